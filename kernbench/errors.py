@@ -1,0 +1,38 @@
+"""The one user-facing error class and the process exit codes.
+
+Every mistake a user can make (a bad bench file, an unknown name, a missing data file)
+is raised as a `UserError` and turned into one line on stderr by the CLI, never a
+traceback. The exit codes are distinct so scripts can tell the cases apart.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # the run finished, but some cell (or A/B variant) failed
+EXIT_USAGE = 2  # bad input: bench file, option, unknown name
+EXIT_INTERRUPTED = 130  # Ctrl-C; the journal keeps what was measured
+
+
+class UserError(Exception):
+    """A mistake in the user's input, reported as one line and exit code `code`."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class SpecError(UserError):
+    """A bench or hardware file that does not validate: `PATH:LINE: field.path: message`."""
+
+    def __init__(self, path: str, line: int | None, field: str, message: str) -> None:
+        where = f"{path}:{line}" if line else path
+        text = f"{where}: {field}: {message}" if field else f"{where}: {message}"
+        super().__init__(text, EXIT_USAGE)
+        self.path = path
+        self.line = line
+        self.field = field
+        self.detail = message

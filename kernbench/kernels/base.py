@@ -1,0 +1,73 @@
+"""The kernel contract.
+
+A bench names a kernel factory: a built-in name (see `kernbench.kernels.BUILTINS`) or
+`module:factory` imported from the bench file's folder. The factory is called once per
+cell with every cell parameter as a keyword (axis values, variant options, `device`,
+and `dtype` where the bench has a dtype axis) and returns either a zero-argument
+callable that runs one iteration, or a `Kernel` when it has more to say: a correctness
+check, a config space to autotune, stage timings, a tile size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class CorrectnessError(AssertionError):
+    """A kernel's output disagrees with its reference beyond the tolerance."""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    rel_err: float  # ||out - ref|| / ||ref|| against a float64 reference
+    tolerance: float
+
+    @property
+    def ok(self) -> bool:
+        # NaN compares False: a NaN result never passes.
+        return self.rel_err <= self.tolerance
+
+
+@dataclass(frozen=True)
+class TuneReport:
+    """What a self-tuning kernel (e.g. one under @triton.autotune) chose, and why."""
+
+    winner: Mapping[str, Any]
+    candidates: list[dict[str, Any]]  # each {"config": {...}, "time_s": float | None}
+
+
+@dataclass
+class Kernel:
+    run: Callable[[], object]
+    # Called once per cell before timing, on fresh random inputs.
+    check: Callable[[], CheckResult] | None = None
+    # Stage names and, after a call, each stage's duration in seconds (staged variants).
+    stages: tuple[str, ...] = ()
+    stage_times: Callable[[], Mapping[str, float]] | None = None
+    # The kernel's tile (M, N, K): shapes under it cannot fill one tile ("under-tile").
+    tile: tuple[int, ...] | None = None
+    # Autotuning: the config space and a builder. The framework times every candidate on
+    # the first run and pins the winner; replays call build(pinned) and time nothing.
+    configs: list[dict[str, Any]] = field(default_factory=list)
+    build: Callable[[Mapping[str, Any]], Kernel | Callable[[], object]] | None = None
+    # A kernel that tunes itself (triton.autotune) runs its tuner here and reports; a
+    # replay then calls build(pinned) instead.
+    self_tune: Callable[[], TuneReport] | None = None
+    # A synchronize for timers that read a host clock around asynchronous work.
+    synchronize: Callable[[], None] | None = None
+    close: Callable[[], None] | None = None
+    info: dict[str, Any] = field(default_factory=dict)  # anything worth keeping in results
+
+    @property
+    def tunable(self) -> bool:
+        return self.build is not None and (bool(self.configs) or self.self_tune is not None)
+
+
+def as_kernel(made: Kernel | Callable[[], object]) -> Kernel:
+    if isinstance(made, Kernel):
+        return made
+    if callable(made):
+        return Kernel(run=made)
+    raise TypeError(f"a kernel factory must return a callable or a Kernel, not {type(made).__name__}")

@@ -1,0 +1,102 @@
+"""Materialize a bench into cells: one parameter combination of one variant.
+
+The plan is pure: it reads a validated `Bench` and returns cells in a stable order
+(variant, then axes in file order), each with a stable id that journals, results and
+A/B reports key on.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernbench.spec import Bench
+
+
+@dataclass(frozen=True)
+class Cell:
+    variant: str
+    axes: Mapping[str, Any]  # the axis values, as the bench file names them
+    params: Mapping[str, Any]  # what the kernel factory gets: axes flattened + variant options
+    index: int = field(default=0, compare=False)
+
+    @property
+    def id(self) -> str:
+        return cell_id(self.variant, self.axes)
+
+
+def cell_id(variant: str, axes: Mapping[str, Any]) -> str:
+    parts = [f"{name}={_label(value)}" for name, value in axes.items()]
+    return f"{variant}/{','.join(parts)}" if parts else variant
+
+
+def _label(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "x".join(str(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return "x".join(str(v) for v in value)
+    return str(value)
+
+
+def _axis_rows(bench: Bench) -> list[dict[str, Any]]:
+    """The product of the axes, with each zip group moving as one axis."""
+    axes = bench.all_axes()
+    zipped = {axis: group for group in bench.zip for axis in group}
+    dimensions: list[list[dict[str, Any]]] = []
+    done: set[str] = set()
+    for axis in axes:
+        if axis in done:
+            continue
+        group = zipped.get(axis, [axis])
+        done.update(group)
+        columns = [axes[name] for name in group]
+        dimensions.append([dict(zip(group, values)) for values in zip(*columns)])
+    rows = []
+    for combination in itertools.product(*dimensions):
+        row: dict[str, Any] = {}
+        for part in combination:
+            row.update(part)
+        rows.append(row)
+    return rows
+
+
+def _flatten(axes: Mapping[str, Any]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for name, value in axes.items():
+        if isinstance(value, Mapping):
+            params.update(value)
+        else:
+            params[name] = value
+    return params
+
+
+def _excluded(params: Mapping[str, Any], rules: Sequence[Mapping[str, Any]]) -> bool:
+    for rule in rules:
+        if all(_matches(params.get(key, _MISSING), want) for key, want in rule.items()):
+            return True
+    return False
+
+
+_MISSING = object()
+
+
+def _matches(value: Any, want: Any) -> bool:
+    if value is _MISSING:
+        return False
+    if isinstance(want, list) and not isinstance(value, list):
+        return value in want
+    return bool(value == want)
+
+
+def plan(bench: Bench) -> list[Cell]:
+    cells: list[Cell] = []
+    rows = _axis_rows(bench)
+    for variant, options in bench.variants.items():
+        for row in rows:
+            params = {**_flatten(row), **options}
+            if _excluded({**params, "variant": variant}, bench.exclude):
+                continue
+            cells.append(Cell(variant=variant, axes=row, params=params, index=len(cells)))
+    return cells

@@ -1,0 +1,269 @@
+"""Pydantic models of the documents kernbench reads: bench files and hardware profiles.
+
+Every model forbids unknown keys, so a typo in a bench file is an error with its field
+path rather than a setting silently ignored. `schemas/*.schema.json` is generated from
+these models (`kernbench schema`); never edit the JSON by hand.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+
+from kernbench import expr
+from kernbench.dtypes import DTYPES, ITEMSIZE
+
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)]
+Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+EnvVarName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+KernelRef = Annotated[
+    str,
+    StringConstraints(pattern=r"^([a-z][a-z0-9_]*|[A-Za-z_][\w.]*:[A-Za-z_]\w*)$"),
+]
+Scalar = int | float | str | bool
+AxisValue = Scalar | list[Scalar] | dict[Identifier, Scalar]
+PositiveFloat = Annotated[float, Field(gt=0)]
+
+FIGURES = (
+    "throughput",
+    "utilization",
+    "theory_vs_measured",
+    "stage_breakdown",
+    "busbw",
+    "latency",
+)
+# Names a metric expression may use besides the cell's parameters.
+DERIVED_NAMES = ("itemsize",)
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TimerSpec(Strict):
+    """How one cell is sampled in one round."""
+
+    warmup_s: float = Field(0.05, ge=0, description="Seconds of untimed calls first.")
+    budget_s: PositiveFloat = Field(
+        0.5, description="Sampling stops when this many seconds of samples are taken."
+    )
+    min_samples: int = Field(10, ge=3, description="Samples taken whatever the budget.")
+    max_samples: int = Field(100_000, ge=3)
+    rel_ci: PositiveFloat = Field(
+        0.01,
+        description="Stop early once the 95% CI half-width of the median, relative to "
+        "the median, is under this.",
+    )
+    l2: Literal["cold", "warm"] = Field(
+        "cold", description="cold: flush the GPU's L2 before each sample (CUDA timers)."
+    )
+    kind: Literal["auto", "cpu", "event", "graph"] = Field(
+        "auto", description="auto: cpu on the CPU, event on CUDA (graph for tiny kernels)."
+    )
+    cell_timeout_s: PositiveFloat = Field(
+        300.0, description="A cell running longer than this fails with a timeout."
+    )
+
+    @model_validator(mode="after")
+    def _samples_ordered(self) -> TimerSpec:
+        if self.max_samples < self.min_samples:
+            raise ValueError("max_samples must be at least min_samples")
+        return self
+
+
+class Requirements(Strict):
+    device: Literal["any", "cpu", "cuda"] = "any"
+    world_size: int = Field(1, ge=1, le=4096, description="Largest number of ranks needed.")
+    min_gpus: int = Field(0, ge=0)
+
+
+class AbSpec(Strict):
+    """Defaults for `kernbench ab --bench NAME` so the command needs no flags."""
+
+    switch: EnvVarName
+    a: str = "0"
+    b: str = "1"
+    rounds: int = Field(6, ge=2, le=100)
+    aa: bool = False
+    min_effect: float = Field(1.0, ge=0, description="Smallest effect (percent) worth a call.")
+
+
+class Bench(Strict):
+    """One bench file."""
+
+    name: Slug
+    description: str = Field(min_length=1)
+    kernel: KernelRef = Field(
+        description="A built-in kernel name, or module:factory imported from the bench "
+        "file's folder first."
+    )
+    axes: dict[Identifier, Annotated[list[AxisValue], Field(min_length=1)]] = Field(
+        default_factory=dict,
+        description="Named value lists; the cells are their product. A value that is a "
+        "mapping (e.g. {M: 256, N: 256, K: 256}) sets several parameters at once.",
+    )
+    zip: list[Annotated[list[Identifier], Field(min_length=2)]] = Field(
+        default_factory=list, description="Groups of axes that move together."
+    )
+    exclude: list[dict[Identifier, Scalar | list[Scalar]]] = Field(
+        default_factory=list,
+        description="Parameter combinations to drop; a cell matching every key is excluded.",
+    )
+    variants: dict[Identifier, dict[Identifier, Scalar | list[Scalar]]] = Field(
+        default_factory=lambda: {"default": {}},
+        description="Named option sets, each passed to the kernel factory.",
+    )
+    dtypes: list[Literal[DTYPES]] = Field(  # type: ignore[valid-type]
+        default_factory=list, description="Shorthand for a `dtype` axis."
+    )
+    metrics: dict[Identifier, str] = Field(
+        default_factory=dict,
+        description="Arithmetic over cell parameters: flops, bytes (per iteration).",
+    )
+    timer: TimerSpec = Field(default_factory=TimerSpec)
+    rounds: int = Field(1, ge=1, le=100, description="Independent worker processes.")
+    model: Literal["none", "roofline", "alpha_beta"] = "none"
+    figures: list[Literal[FIGURES]] = Field(default_factory=list)  # type: ignore[valid-type]
+    data: str | None = Field(
+        None, description="Committed results file rendered by fast mode, relative to this file."
+    )
+    hardware: Slug | None = Field(
+        None, description="Hardware profile name in configs/hardware; default: detected."
+    )
+    requires: Requirements = Field(default_factory=Requirements)
+    ab: AbSpec | None = None
+
+    @field_validator("variants")
+    @classmethod
+    def _some_variant(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if not value:
+            raise ValueError("at least one variant is needed")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Bench:
+        if self.dtypes and "dtype" in self.axes:
+            raise ValueError("give the dtypes either as `dtypes` or as a `dtype` axis, not both")
+        seen: set[str] = set()
+        for group in self.zip:
+            for axis in group:
+                if axis not in self.axes:
+                    raise ValueError(f"zip names {axis!r}, which is not an axis")
+                if axis in seen:
+                    raise ValueError(f"axis {axis!r} is in two zip groups")
+                seen.add(axis)
+            lengths = {len(self.axes[axis]) for axis in group}
+            if len(lengths) > 1:
+                raise ValueError(f"zipped axes {group} have different lengths")
+        return self
+
+    def all_axes(self) -> dict[str, list[Any]]:
+        """The axes with `dtypes` folded in as the `dtype` axis."""
+        axes = dict(self.axes)
+        if self.dtypes:
+            axes["dtype"] = list(self.dtypes)
+        return axes
+
+    def parameter_names(self) -> set[str]:
+        """Every name a cell's parameters can hold: axis and variant keys."""
+        names: set[str] = set()
+        for axis, values in self.all_axes().items():
+            if all(isinstance(v, dict) for v in values):
+                for value in values:
+                    names.update(value)
+            else:
+                names.add(axis)
+        for options in self.variants.values():
+            names.update(options)
+        return names
+
+
+def check_metrics(bench: Bench) -> dict[str, str]:
+    """Errors per metric (`{name: message}`): a bad expression or an unknown name."""
+    known = bench.parameter_names() | set(DERIVED_NAMES)
+    errors: dict[str, str] = {}
+    for name, text in bench.metrics.items():
+        try:
+            parsed = expr.parse(text)
+        except expr.ExpressionError as exc:
+            errors[name] = str(exc)
+            continue
+        unknown = sorted(parsed.names - known)
+        if unknown:
+            errors[name] = f"unknown name {unknown[0]!r}; known: {', '.join(sorted(known))}"
+    return errors
+
+
+def derived_names(params: dict[str, Any]) -> dict[str, Any]:
+    """The namespace of a cell's metric expressions: its parameters plus `itemsize`."""
+    namespace = dict(params)
+    dtype = params.get("dtype")
+    if isinstance(dtype, str) and dtype in ITEMSIZE:
+        namespace.setdefault("itemsize", ITEMSIZE[dtype])
+    return namespace
+
+
+class Ceiling(Strict):
+    """A rate with its datasheet figure and, once calibrated, the measured one."""
+
+    datasheet: PositiveFloat | None = None
+    measured: PositiveFloat | None = None
+
+    @model_validator(mode="after")
+    def _one_given(self) -> Ceiling:
+        if self.datasheet is None and self.measured is None:
+            raise ValueError("give a datasheet or a measured value")
+        return self
+
+    @property
+    def value(self) -> float:
+        """The ceiling the models use: measured where calibrated, else the datasheet."""
+        return self.measured if self.measured is not None else self.datasheet  # type: ignore[return-value]
+
+
+class HardwareProfile(Strict):
+    """One file of configs/hardware: the single source of every model constant."""
+
+    name: Slug
+    description: str = Field(min_length=1)
+    kind: Literal["cpu", "cuda"]
+    match: list[str] = Field(
+        default_factory=list,
+        description="Substrings of the device name (CPU model or GPU name) this profile fits.",
+    )
+    peak_tflops: dict[Literal[DTYPES], Ceiling] = Field(  # type: ignore[valid-type]
+        default_factory=dict, description="Dense peak rate per dtype, TFLOP/s."
+    )
+    memory_gbs: Ceiling = Field(description="Device memory bandwidth, GB/s (read + write).")
+    host_to_device_gbs: Ceiling | None = None
+    device_to_host_gbs: Ceiling | None = None
+    interconnect_gbs: Ceiling | None = Field(
+        None, description="Per-GPU, one-direction bandwidth between devices (NVLink), GB/s."
+    )
+    l2_bytes: int | None = Field(None, gt=0)
+    memory_bytes: int | None = Field(None, gt=0)
+    calibration: dict[str, Scalar] = Field(
+        default_factory=dict, description="Provenance of the measured figures."
+    )
+
+    def peak(self, dtype: str) -> float | None:
+        ceiling = self.peak_tflops.get(dtype)  # type: ignore[call-overload]
+        return ceiling.value if ceiling is not None else None
+
+
+def bench_json_schema() -> dict[str, Any]:
+    return Bench.model_json_schema()
+
+
+def hardware_json_schema() -> dict[str, Any]:
+    return HardwareProfile.model_json_schema()
+
+

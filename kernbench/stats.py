@@ -1,0 +1,109 @@
+"""Distribution-free statistics shared by the timers, the results and the A/B verdicts.
+
+The confidence interval of a median comes from order statistics: for sorted values
+x(1..n), the pair [x(j), x(n+1-j)] covers the population median with probability
+1 - 2*P(Bin(n, 1/2) <= j-1). No normality is assumed, which matters for timing samples
+(right-skewed, with outliers) and for a handful of per-round deltas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import binom
+
+
+@dataclass(frozen=True)
+class MedianInterval:
+    low: float
+    high: float
+    coverage: float  # the exact coverage of [low, high] for the median
+    rank: int  # j: low is the j-th smallest value, high the j-th largest
+    reached: bool  # False when no pair reaches the requested confidence
+
+
+def median_interval(values: Sequence[float], confidence: float = 0.95) -> MedianInterval:
+    """The narrowest order-statistic pair covering the median with >= `confidence`.
+
+    With too few values for any pair to reach it, the min-max is returned with its own
+    (lower) coverage and `reached=False`, so callers can say so.
+    """
+    data = np.sort(np.asarray(values, dtype=float))
+    n = len(data)
+    if n == 0:
+        raise ValueError("median_interval of no values")
+    if n == 1:
+        return MedianInterval(float(data[0]), float(data[0]), 0.0, 1, False)
+    # Largest m with P(Bin(n, 1/2) <= m) <= (1 - confidence)/2; then j = m + 1.
+    tail = (1.0 - confidence) / 2
+    m = int(binom.ppf(tail, n, 0.5))
+    while m >= 0 and binom.cdf(m, n, 0.5) > tail:
+        m -= 1
+    best = min(max(m + 1, 1), n // 2)
+    coverage = pair_coverage(n, best)
+    return MedianInterval(
+        float(data[best - 1]), float(data[n - best]), coverage, best, coverage >= confidence
+    )
+
+
+def pair_coverage(n: int, j: int) -> float:
+    """Coverage of [x(j), x(n+1-j)] for the median of n values."""
+    return float(1.0 - 2.0 * binom.cdf(j - 1, n, 0.5))
+
+
+@dataclass(frozen=True)
+class Summary:
+    n: int
+    median: float
+    mean: float
+    min: float
+    max: float
+    q1: float
+    q3: float
+    ci_low: float
+    ci_high: float
+    ci_coverage: float
+
+    @property
+    def iqr(self) -> float:
+        return self.q3 - self.q1
+
+    @property
+    def rel_iqr(self) -> float:
+        return self.iqr / self.median if self.median else float("nan")
+
+    @property
+    def rel_ci_halfwidth(self) -> float:
+        return (self.ci_high - self.ci_low) / 2 / self.median if self.median else float("inf")
+
+
+def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary:
+    data = np.asarray(values, dtype=float)
+    interval = median_interval(data, confidence)
+    q1, median, q3 = np.percentile(data, [25, 50, 75])
+    return Summary(
+        n=len(data),
+        median=float(median),
+        mean=float(data.mean()),
+        min=float(data.min()),
+        max=float(data.max()),
+        q1=float(q1),
+        q3=float(q3),
+        ci_low=interval.low,
+        ci_high=interval.high,
+        ci_coverage=interval.coverage,
+    )
+
+
+def rel_ci_halfwidth(values: Sequence[float], confidence: float = 0.95) -> float:
+    """Half-width of the median's CI relative to the median: the timers' stop rule."""
+    data = np.asarray(values, dtype=float)
+    if len(data) < 2:
+        return float("inf")
+    interval = median_interval(data, confidence)
+    median = float(np.median(data))
+    if not interval.reached or median <= 0:
+        return float("inf")
+    return (interval.high - interval.low) / 2 / median

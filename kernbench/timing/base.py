@@ -1,0 +1,29 @@
+"""The timer interface: the CPU timer implements it now, the CUDA timers plug in beside it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from kernbench.kernels.base import Kernel
+from kernbench.spec import TimerSpec
+
+StopReason = Literal["converged", "budget", "max_samples"]
+
+
+@dataclass
+class Measurement:
+    timer: str  # "cpu", "event", "graph"
+    samples_s: list[float]  # every raw sample, in the order taken, seconds per call
+    warmup_calls: int
+    stop_reason: StopReason
+    stages_s: dict[str, list[float]] = field(default_factory=dict)  # per-sample stage times
+    sm_clock_mhz: list[float] = field(default_factory=list)  # where the timer can read it
+    throttled: list[bool] = field(default_factory=list)  # per sample, where readable
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Timer(Protocol):
+    name: str
+
+    def measure(self, kernel: Kernel, spec: TimerSpec) -> Measurement: ...

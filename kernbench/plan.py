@@ -90,12 +90,15 @@ def _matches(value: Any, want: Any) -> bool:
     return bool(value == want)
 
 
-def plan(bench: Bench) -> list[Cell]:
+def plan(bench: Bench, device: str | None = None) -> list[Cell]:
+    """The cells of `bench`; with a `device`, each cell's params carry it and exclusion
+    rules may name it (e.g. `{device: cpu, M: [8192, 16384]}`)."""
     cells: list[Cell] = []
     rows = _axis_rows(bench)
+    extra = {"device": device} if device else {}
     for variant, options in bench.variants.items():
         for row in rows:
-            params = {**_flatten(row), **options}
+            params = {**_flatten(row), **options, **extra}
             if _excluded({**params, "variant": variant}, bench.exclude):
                 continue
             cells.append(Cell(variant=variant, axes=row, params=params, index=len(cells)))

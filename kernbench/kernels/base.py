@@ -55,6 +55,9 @@ class Kernel:
     # A kernel that tunes itself (triton.autotune) runs its tuner here and reports; a
     # replay then calls build(pinned) instead.
     self_tune: Callable[[], TuneReport] | None = None
+    # A kernel that must time itself (collectives: every rank runs the same iteration
+    # count and the slowest rank's time is the cell's) replaces the timer with this.
+    measure: Callable[[Any], Any] | None = None  # (TimerSpec) -> timing.base.Measurement
     # A synchronize for timers that read a host clock around asynchronous work.
     synchronize: Callable[[], None] | None = None
     close: Callable[[], None] | None = None

@@ -1,0 +1,157 @@
+"""The built-in `gemm` kernel: one factory, three backends.
+
+`backend: numpy` runs on the CPU through numpy's BLAS and needs nothing beyond the core;
+`backend: torch` (cuBLAS) and `backend: triton` run on CUDA and are imported only when
+a cell asks for them, so the CPU path never imports torch.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from kernbench.dtypes import TOLERANCE
+from kernbench.kernels.base import CheckResult, Kernel
+
+NUMPY_DTYPES = {"fp32": np.float32, "fp64": np.float64}
+
+
+def make(
+    M: int,
+    N: int,
+    K: int,
+    dtype: str = "fp32",
+    backend: str = "numpy",
+    device: str = "cpu",
+    **options: Any,
+) -> Kernel:
+    if backend == "torch":
+        from kernbench.kernels import gemm_cuda
+
+        return gemm_cuda.make(M=M, N=N, K=K, dtype=dtype, device=device, **options)
+    if backend == "triton":
+        from kernbench.kernels import gemm_triton
+
+        return gemm_triton.make(M=M, N=N, K=K, dtype=dtype, device=device, **options)
+    if backend != "numpy":
+        raise ValueError(f"unknown gemm backend {backend!r}; known: numpy, torch, triton")
+    if device != "cpu":
+        raise ValueError(f"backend numpy runs on the CPU, not {device!r}")
+    return make_numpy(M, N, K, dtype, **options)
+
+
+def make_numpy(
+    M: int,
+    N: int,
+    K: int,
+    dtype: str,
+    staging: str = "resident",
+    autotune: bool = False,
+    **_: Any,
+) -> Kernel:
+    if dtype not in NUMPY_DTYPES:
+        raise ValueError(f"numpy gemm supports {', '.join(NUMPY_DTYPES)}, not {dtype!r}")
+    operands = _Operands(M, N, K, NUMPY_DTYPES[dtype])
+    check = _checker(operands, dtype)
+    if staging == "staged":
+        return _staged(operands, check)
+    if staging != "resident":
+        raise ValueError(f"unknown staging {staging!r}; known: resident, staged")
+    if not autotune:
+        return Kernel(run=operands.matmul, check=check, info={"implementation": "numpy.matmul"})
+    configs = _config_space(M, N)
+    return Kernel(
+        run=operands.matmul,
+        check=check,
+        configs=configs,
+        build=lambda config: _blocked(operands, config, check),
+        info={"implementation": "numpy blocked matmul"},
+    )
+
+
+class _Operands:
+    """Fresh random operands (never zeros: they can run faster than real data)."""
+
+    def __init__(self, M: int, N: int, K: int, dtype: type) -> None:
+        rng = np.random.default_rng(int.from_bytes(os.urandom(8), "little"))
+        self.a = rng.standard_normal((M, K)).astype(dtype)
+        self.b = rng.standard_normal((K, N)).astype(dtype)
+        self.c = np.empty((M, N), dtype=dtype)
+
+    def matmul(self) -> None:
+        np.matmul(self.a, self.b, out=self.c)
+
+
+def _checker(operands: _Operands, dtype: str) -> Any:
+    def check() -> CheckResult:
+        operands.c.fill(np.nan)  # poison: an unwritten element fails the check
+        operands.matmul()
+        reference = operands.a.astype(np.float64) @ operands.b.astype(np.float64)
+        error = np.linalg.norm(operands.c - reference) / np.linalg.norm(reference)
+        return CheckResult(rel_err=float(error), tolerance=TOLERANCE[dtype])
+
+    return check
+
+
+def _config_space(M: int, N: int) -> list[dict[str, int]]:
+    """Thread count x block size: both change how the BLAS call tiles the work."""
+    threads = sorted({1, os.cpu_count() or 1})
+    blocks = [0] + [b for b in (128, 256, 512) if b < max(M, N)]
+    return [{"threads": t, "block": b} for t in threads for b in blocks]
+
+
+def _blocked(operands: _Operands, config: Mapping[str, Any], check: Any) -> Kernel:
+    from threadpoolctl import threadpool_limits
+
+    block = int(config["block"])
+    limiter = threadpool_limits(limits=int(config["threads"]), user_api="blas")
+    a, b, c = operands.a, operands.b, operands.c
+    M, N = c.shape
+
+    def run() -> None:
+        if block == 0:
+            np.matmul(a, b, out=c)
+            return
+        for i in range(0, M, block):
+            for j in range(0, N, block):
+                rows, cols = slice(i, i + block), slice(j, j + block)
+                np.matmul(a[rows], b[:, cols], out=c[rows, cols])
+
+    tile = (block, block, a.shape[1]) if block else None
+    return Kernel(
+        run=run,
+        check=check,
+        tile=tile,
+        close=limiter.restore_original_limits,
+        info={"implementation": "numpy blocked matmul", "config": dict(config)},
+    )
+
+
+def _staged(operands: _Operands, check: Any) -> Kernel:
+    """Copy in, multiply, copy out: the CPU analogue of host-device staging."""
+    host_a, host_b = operands.a.copy(), operands.b.copy()
+    host_c = np.empty_like(operands.c)
+    last: dict[str, float] = {}
+
+    def run() -> None:
+        t0 = time.perf_counter()
+        np.copyto(operands.a, host_a)
+        np.copyto(operands.b, host_b)
+        t1 = time.perf_counter()
+        operands.matmul()
+        t2 = time.perf_counter()
+        np.copyto(host_c, operands.c)
+        t3 = time.perf_counter()
+        last.update(copy_in=t1 - t0, gemm=t2 - t1, copy_out=t3 - t2)
+
+    return Kernel(
+        run=run,
+        check=check,
+        stages=("copy_in", "gemm", "copy_out"),
+        stage_times=lambda: dict(last),
+        info={"implementation": "numpy.matmul with copies in and out"},
+    )

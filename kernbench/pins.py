@@ -1,0 +1,134 @@
+"""Pinned autotune: record each tuning decision once, replay it everywhere after.
+
+A pin is keyed by the kernel and its tuning key (the cell's parameters) and carries a
+fingerprint: the kernel's source hash, the device model and the versions of the
+libraries that shape the code. Replaying a pin whose fingerprint no longer matches would
+time a config chosen for other code or another device, so such a pin is reported as
+stale and never reused silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from kernbench.errors import UserError
+from kernbench.results import write_json
+
+PINS_VERSION = 1
+PinMode = Literal["auto", "record", "replay"]
+# Libraries whose version changes generated code; recorded only when the kernel loaded them.
+TRACKED_LIBRARIES = ("numpy", "torch", "triton")
+
+
+def pin_key(kernel: str, device_model: str, params: Mapping[str, Any]) -> str:
+    """Another device is another pin, not a stale one: the device model is in the key."""
+    tuning = json.dumps(dict(params), sort_keys=True, separators=(",", ":"))
+    return f"{kernel}|{device_model}|{tuning}"
+
+
+def source_hash(paths: Iterable[Path], extra: str = "") -> str:
+    digest = hashlib.sha256(extra.encode())
+    for path in sorted(paths):
+        digest.update(Path(path).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def library_versions() -> dict[str, str]:
+    versions = {}
+    for name in TRACKED_LIBRARIES:
+        module = sys.modules.get(name)
+        if module is not None:
+            versions[name] = str(getattr(module, "__version__", "unknown"))
+    return versions
+
+
+def fingerprint(kernel: str, source: str, device_model: str) -> dict[str, Any]:
+    return {
+        "kernel": kernel,
+        "source_hash": source,
+        "device_model": device_model,
+        "versions": library_versions(),
+    }
+
+
+@dataclass(frozen=True)
+class Lookup:
+    pin: dict[str, Any] | None  # the pin to replay, when its fingerprint matches
+    stale: dict[str, Any] | None  # a pin found for this key whose fingerprint differs
+
+    def describe_stale(self, current: Mapping[str, Any]) -> str:
+        assert self.stale is not None
+        old = self.stale["fingerprint"]
+        changed = sorted(k for k in set(old) | set(current) if old.get(k) != current.get(k))
+        return "stale pin (fingerprint changed: " + ", ".join(changed) + ")"
+
+
+class PinStore:
+    """Pins read from some files and written to others (the run's folder, the user's file)."""
+
+    def __init__(self, read: Iterable[Path] = (), write: Iterable[Path] = ()) -> None:
+        self.read_paths = [Path(p) for p in read]
+        self.write_paths = [Path(p) for p in write]
+        self.pins: dict[str, dict[str, Any]] = {}
+        for path in self.read_paths:
+            self.pins.update(load_pins(path))
+        self.used: dict[str, dict[str, Any]] = {}
+
+    def lookup(self, key: str, current: Mapping[str, Any]) -> Lookup:
+        pin = self.pins.get(key)
+        if pin is None:
+            return Lookup(None, None)
+        if pin["fingerprint"] != dict(current):
+            return Lookup(None, pin)
+        self.used[key] = pin
+        return Lookup(pin, None)
+
+    def record(
+        self,
+        key: str,
+        current: Mapping[str, Any],
+        winner: Mapping[str, Any],
+        candidates: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        pin = {
+            "fingerprint": dict(current),
+            "winner": dict(winner),
+            "candidates": candidates,
+            "recorded_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+        self.pins[key] = pin
+        self.used[key] = pin
+        for path in self.write_paths:
+            merged = load_pins(path) if path.exists() else {}
+            merged[key] = pin
+            save_pins(path, merged)
+        return pin
+
+
+def load_pins(path: Path) -> dict[str, dict[str, Any]]:
+    path = Path(path)
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}:{exc.lineno}: pins file is not valid JSON: {exc.msg}") from None
+    if not isinstance(data, dict) or data.get("schema_version") != PINS_VERSION:
+        raise UserError(
+            f"{path}: schema_version: not a kernbench pins file (version {PINS_VERSION})"
+        )
+    pins = data.get("pins", {})
+    if not isinstance(pins, dict):
+        raise UserError(f"{path}: pins: must be a mapping")
+    return pins
+
+
+def save_pins(path: Path, pins: Mapping[str, Any]) -> None:
+    write_json(Path(path), {"schema_version": PINS_VERSION, "pins": dict(pins)})

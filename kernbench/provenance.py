@@ -1,0 +1,118 @@
+"""Where and how a result was measured: host, CPU, GPU, libraries, commit, command."""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import subprocess
+import sys
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+# Environment variables that can change what a kernel does; recorded with every result.
+ENV_PREFIXES = (
+    "KERNBENCH_", "NVIDIA_", "CUDA_", "NCCL_", "TORCH_", "TRITON_",
+    "OMP_", "MKL_", "OPENBLAS_", "CUBLAS", "PYTORCH_",
+)
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def package_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def blas_info() -> list[dict[str, Any]]:
+    """The BLAS libraries numpy loaded, as threadpoolctl sees them at run time."""
+    import numpy  # noqa: F401 - threadpoolctl reports only libraries already loaded
+    from threadpoolctl import threadpool_info
+
+    keys = ("internal_api", "version", "num_threads", "threading_layer", "architecture")
+    return [{k: info.get(k) for k in keys} for info in threadpool_info()]
+
+
+@lru_cache(maxsize=1)
+def git_commit() -> dict[str, Any]:
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root, capture_output=True, text=True, timeout=5,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    return {"commit": commit or None, "dirty": bool(dirty)} if commit else {}
+
+
+def switch_environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIXES)}
+    switch = os.environ.get("KERNBENCH_SWITCH")
+    if switch and switch in os.environ:
+        env[switch] = os.environ[switch]
+    return dict(sorted(env.items()))
+
+
+def gpu_info() -> dict[str, Any]:
+    """Only called for CUDA runs: imports torch."""
+    import torch
+
+    index = torch.cuda.current_device()
+    props = torch.cuda.get_device_properties(index)
+    info: dict[str, Any] = {
+        "gpu": props.name,
+        "gpu_count": torch.cuda.device_count(),
+        "gpu_memory_bytes": props.total_memory,
+        "gpu_sm_count": props.multi_processor_count,
+        "gpu_l2_bytes": getattr(props, "L2_cache_size", None),
+        "cuda": torch.version.cuda,
+        "capability": f"{props.major}.{props.minor}",
+    }
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        info["driver"] = pynvml.nvmlSystemGetDriverVersion()
+    except Exception:  # noqa: BLE001 - pynvml is optional; absence is not an error
+        pass
+    return info
+
+
+def collect(device: str) -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "host": socket.gethostname(),
+        "cpu": cpu_model(),
+        "cpu_cores": os.cpu_count(),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": package_version("numpy"),
+        "blas": blas_info(),
+        "torch": package_version("torch"),
+        "triton": package_version("triton"),
+        "kernbench": package_version("kernbench"),
+        "git": git_commit(),
+        "command": sys.argv,
+        "environment": switch_environment(),
+        "device": device,
+        "device_name": cpu_model(),
+    }
+    if device == "cuda":
+        info.update(gpu_info())
+        info["device_name"] = info["gpu"]
+    return info

@@ -1,0 +1,257 @@
+"""The worker process: `python -m kernbench.worker TASK.json`.
+
+A worker runs some cells of one round and journals each finished cell atomically, so a
+crash, a timeout or a kill -9 loses at most the cell in flight. Before each cell it
+writes `current.json`, which tells the parent what to blame and when to time out.
+Under a multi-rank launcher every rank runs the same cells; only rank 0 writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernbench import pins as pinning
+from kernbench.kernels.base import Kernel, TuneReport, as_kernel
+from kernbench.plan import Cell
+from kernbench.results import Check, RoundResult, write_json
+from kernbench.spec import TimerSpec
+
+CURRENT = "current.json"
+# Tuning times each candidate with a share of the cell's budget.
+TUNE_BUDGET_SHARE = 0.25
+
+
+@dataclass
+class Task:
+    bench_path: str
+    round: int
+    device: str
+    cells: list[int]
+    journal_dir: str
+    pins_read: list[str] = field(default_factory=list)
+    pins_write: list[str] = field(default_factory=list)
+    pins_mode: str = "auto"
+    device_model: str = ""
+
+    @classmethod
+    def load(cls, path: Path) -> Task:
+        return cls(**json.loads(Path(path).read_text()))
+
+    def save(self, path: Path) -> None:
+        write_json(path, self.__dict__)
+
+
+def journal_path(journal_dir: Path, round_: int, index: int) -> Path:
+    return Path(journal_dir) / f"r{round_}" / f"{index:05d}.json"
+
+
+def current_path(journal_dir: Path, round_: int) -> Path:
+    return Path(journal_dir) / f"r{round_}" / CURRENT
+
+
+def is_primary_rank() -> bool:
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    name = type(exc).__name__
+    if isinstance(exc, MemoryError) or "OutOfMemory" in name:
+        return f"out of memory: {text}"[:500]
+    return f"{name}: {text}"[:500]
+
+
+class CellRunner:
+    """Builds, checks, tunes (or replays) and times one cell."""
+
+    def __init__(
+        self,
+        factory: Callable[..., Any],
+        kernel_name: str,
+        source: str,
+        timer_spec: TimerSpec,
+        store: pinning.PinStore,
+        pins_mode: str,
+        device: str,
+        device_model: str,
+    ) -> None:
+        self.factory = factory
+        self.kernel_name = kernel_name
+        self.source = source
+        self.timer_spec = timer_spec
+        self.store = store
+        self.pins_mode = pins_mode
+        self.device = device
+        self.device_model = device_model
+
+    def run(self, cell: Cell, round_: int) -> RoundResult:
+        started = time.perf_counter()
+        result = RoundResult(round=round_, status="ok", side=os.environ.get("KERNBENCH_SIDE", ""))
+        kernel: Kernel | None = None
+        try:
+            kernel = as_kernel(self.factory(**cell.params))
+            if kernel.check is not None:
+                check = kernel.check()
+                result.check = Check(rel_err=check.rel_err, tolerance=check.tolerance, ok=check.ok)
+                if not check.ok:
+                    raise WrongResult(
+                        f"wrong result: relative error {check.rel_err:.3g} "
+                        f"exceeds tolerance {check.tolerance:.3g}"
+                    )
+            if kernel.tunable:
+                kernel = self._tuned(kernel, cell, result)
+            measurement = self._measure(kernel)
+            result.timer = measurement.timer
+            result.samples_s = measurement.samples_s
+            result.warmup_calls = measurement.warmup_calls
+            result.stop_reason = measurement.stop_reason
+            result.stages_s = measurement.stages_s
+            result.sm_clock_mhz = measurement.sm_clock_mhz
+            result.throttled = measurement.throttled
+            result.extra = {**measurement.extra, **_jsonable(kernel.info)}
+            if kernel.tile:
+                result.extra["tile"] = list(kernel.tile)
+            if measurement.samples_s:
+                result.median_s = sorted(measurement.samples_s)[len(measurement.samples_s) // 2]
+        except WrongResult as exc:
+            result.status, result.reason = "failed", str(exc)
+        except Exception as exc:  # noqa: BLE001 - any failure of a cell is recorded, not raised
+            result.status, result.reason = "failed", one_line(exc)
+            result.extra["traceback"] = traceback.format_exc(limit=8)
+        finally:
+            if kernel is not None and kernel.close is not None:
+                try:
+                    kernel.close()
+                except Exception:  # noqa: BLE001 - cleanup must not mask the result
+                    pass
+        result.wall_s = time.perf_counter() - started
+        return result
+
+    def _measure(self, kernel: Kernel, spec: TimerSpec | None = None) -> Any:
+        spec = spec or self.timer_spec
+        if kernel.measure is not None:
+            return kernel.measure(spec)
+        from kernbench.timing import choose_timer
+
+        return choose_timer(kernel, spec, self.device).measure(kernel, spec)
+
+    def _tuned(self, kernel: Kernel, cell: Cell, result: RoundResult) -> Kernel:
+        key = pinning.pin_key(self.kernel_name, self.device_model, cell.params)
+        source = self.source + str(kernel.info.get("source_hash", ""))
+        current = pinning.fingerprint(self.kernel_name, source, self.device_model)
+        result.pin = key
+        if self.pins_mode != "record":
+            found = self.store.lookup(key, current)
+            if found.pin is not None:
+                result.pin_action = "replayed"
+                return self._build(kernel, found.pin["winner"])
+            if found.stale is not None:
+                message = found.describe_stale(current)
+                if self.pins_mode == "replay":
+                    raise RuntimeError(f"{message}; re-record the pins")
+                result.extra["stale_pin"] = message
+            elif self.pins_mode == "replay":
+                raise RuntimeError(f"no pin for this cell in {self.store.read_paths}")
+        report = self._tune(kernel)
+        self.store.record(key, current, report.winner, report.candidates)
+        result.pin_action = "stale-retuned" if "stale_pin" in result.extra else "recorded"
+        return self._build(kernel, report.winner)
+
+    def _tune(self, kernel: Kernel) -> TuneReport:
+        if kernel.self_tune is not None:
+            return kernel.self_tune()
+        spec = self.timer_spec.model_copy(
+            update={"budget_s": self.timer_spec.budget_s * TUNE_BUDGET_SHARE, "min_samples": 5}
+        )
+        candidates = []
+        for config in kernel.configs:
+            candidate = self._build(kernel, config)
+            try:
+                samples = self._measure(candidate, spec).samples_s
+                time_s = sorted(samples)[len(samples) // 2]
+                candidates.append({"config": dict(config), "time_s": time_s})
+            except Exception as exc:  # noqa: BLE001 - a config that fails is not a winner
+                candidates.append({"config": dict(config), "time_s": None, "error": one_line(exc)})
+            finally:
+                if candidate.close is not None:
+                    candidate.close()
+        timed = [c for c in candidates if c["time_s"] is not None]
+        if not timed:
+            raise RuntimeError("every autotune candidate failed")
+        winner = min(timed, key=lambda c: c["time_s"])["config"]
+        return TuneReport(winner=winner, candidates=candidates)
+
+    @staticmethod
+    def _build(kernel: Kernel, config: Mapping[str, Any]) -> Kernel:
+        assert kernel.build is not None
+        built = as_kernel(kernel.build(config))
+        if built.check is None:
+            built.check = kernel.check
+        built.info = {**kernel.info, **built.info, "pinned_config": dict(config)}
+        return built
+
+
+class WrongResult(AssertionError):
+    pass
+
+
+def _jsonable(info: Mapping[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(dict(info), default=str))
+
+
+def run_task(task: Task) -> None:
+    from kernbench.kernels import kernel_source_path, resolve_factory
+    from kernbench.loader import load_bench
+    from kernbench.plan import plan
+
+    bench_path = Path(task.bench_path)
+    bench = load_bench(bench_path)
+    cells = plan(bench, task.device)
+    factory = resolve_factory(bench.kernel, bench_path.parent)
+    source_file = kernel_source_path(bench.kernel, bench_path.parent)
+    source = pinning.source_hash([source_file] if source_file else [])
+    primary = is_primary_rank()
+    store = pinning.PinStore(
+        read=task.pins_read, write=task.pins_write if primary else []
+    )
+    runner = CellRunner(
+        factory, bench.kernel, source, bench.timer, store, task.pins_mode,
+        task.device, task.device_model,
+    )
+    journal = Path(task.journal_dir)
+    current = current_path(journal, task.round)
+    for index in task.cells:
+        cell = cells[index]
+        if primary:
+            write_json(current, {"index": index, "id": cell.id, "started": time.time()})
+        result = runner.run(cell, task.round)
+        if primary:
+            write_json(journal_path(journal, task.round, index), {
+                "index": index, "id": cell.id, "result": result.model_dump(mode="json"),
+                "pin": store.used.get(result.pin) if result.pin else None,
+            })
+            print(f"r{task.round} {cell.id}: {result.status}"
+                  + (f" ({result.reason})" if result.reason else ""), flush=True)
+    if primary:
+        current.unlink(missing_ok=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m kernbench.worker TASK.json", file=sys.stderr)
+        return 2
+    run_task(Task.load(Path(args[0])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

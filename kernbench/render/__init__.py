@@ -1,0 +1,69 @@
+"""Figures from results: pick the renderer for each requested figure name.
+
+GEMM figures are drawn by `render.gemm`; collective figures (busbw, latency) by
+`render.ccl`, imported only when asked for. Nothing here imports torch: fast mode
+redraws committed results on a machine without it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from kernbench.errors import UserError
+from kernbench.render.gemm import GEMM_FIGURES, gemm_figure_data, render_gemm
+from kernbench.results import Results
+from kernbench.spec import FIGURES
+
+CCL_FIGURES = ("busbw", "latency")
+
+__all__ = ["CCL_FIGURES", "GEMM_FIGURES", "figure_data", "render_results", "requested_figures"]
+
+
+def render_results(
+    results: Results, out_dir: Path, figures: Sequence[str] | None = None
+) -> list[Path]:
+    """Draw the figures (default: the bench's `figures`) into out_dir; return the PNGs.
+
+    GEMM figures are written as `<name>.png` with their plotted data as `<name>.json`.
+    """
+    names = requested_figures(results, figures)
+    out_dir = Path(out_dir)
+    written = render_gemm(results, out_dir, [n for n in names if n in GEMM_FIGURES])
+    if any(name in CCL_FIGURES for name in names):
+        written += _ccl().render_ccl(results, out_dir)
+    return written
+
+
+def figure_data(results: Results, name: str) -> dict[str, Any]:
+    """The data one figure plots, as plain JSON-able values (the golden-test output)."""
+    requested_figures(results, [name])
+    if name in GEMM_FIGURES:
+        return gemm_figure_data(results, name)
+    ccl = _ccl()
+    if not hasattr(ccl, "ccl_figure_data"):
+        raise UserError(f"figure {name!r}: kernbench.render.ccl does not expose its data")
+    return ccl.ccl_figure_data(results, name)  # type: ignore[no-any-return]
+
+
+def requested_figures(results: Results, figures: Sequence[str] | None) -> list[str]:
+    """The figure names to draw, checked and without repeats, in the order given."""
+    names = list(results.spec.get("figures", [])) if figures is None else list(figures)
+    unknown = [name for name in names if name not in FIGURES]
+    if unknown:
+        raise UserError(f"unknown figure {unknown[0]!r}; known: {', '.join(FIGURES)}")
+    return list(dict.fromkeys(names))
+
+
+def _ccl() -> ModuleType:
+    try:
+        return importlib.import_module("kernbench.render.ccl")
+    except ModuleNotFoundError as exc:
+        if exc.name != "kernbench.render.ccl":
+            raise
+        raise UserError(
+            f"figures {', '.join(CCL_FIGURES)} need kernbench.render.ccl, which is missing"
+        ) from None

@@ -1,0 +1,198 @@
+"""The shared look of kernbench figures: colors, units, frames, marks and saving.
+
+Every figure is drawn with matplotlib's object API on an Agg canvas (no pyplot, no
+global state, no display), so rendering works headless and in parallel tests.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.container import BarContainer
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+from matplotlib.transforms import blended_transform_factory
+
+from kernbench.results import Results
+
+# matplotlib's tab10, in a fixed order so a variant keeps its color across figures.
+PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+# Copy-in, compute, copy-out: one hue family each, whatever the kernel calls them.
+STAGE_ORDER = ("h2d", "copy_in", "in", "fetch", "gemm", "compute", "kernel", "d2h", "copy_out")
+STAGE_COLORS = {
+    "h2d": "#4c72b0",
+    "copy_in": "#4c72b0",
+    "in": "#4c72b0",
+    "fetch": "#8172b3",
+    "gemm": "#dd8452",
+    "compute": "#dd8452",
+    "kernel": "#dd8452",
+    "d2h": "#55a868",
+    "copy_out": "#55a868",
+}
+UNDER_TILE_HATCH = "///"
+MISSING_COLOR = "#b22222"
+FOOTNOTE_LIMIT = 6  # cells listed by name under a figure; the rest are counted
+DPI = 120
+
+
+def variant_colors(variants: Sequence[str]) -> dict[str, str]:
+    return {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(variants)}
+
+
+def ordered_stages(names: Iterable[str]) -> list[str]:
+    """Stages in pipeline order (copy in, compute, copy out), unknown ones after, by name."""
+    unique = set(names)
+    known = [name for name in STAGE_ORDER if name in unique]
+    return known + sorted(unique - set(known))
+
+
+def stage_color(name: str, position: int) -> str:
+    return STAGE_COLORS.get(name, PALETTE[(position + 4) % len(PALETTE)])
+
+
+def format_seconds(seconds: float) -> str:
+    """A duration with a unit chosen so the number has one to three integer digits."""
+    if not math.isfinite(seconds):
+        return str(seconds)
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+        if abs(seconds) >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def significant(value: float | None, digits: int = 6) -> float | None:
+    """Rounded for figure data, so golden JSON diffs show changes, not float noise."""
+    if value is None or not math.isfinite(value):
+        return None
+    return float(f"{value:.{digits}g}")
+
+
+def title(results: Results, what: str) -> str:
+    device = results.provenance.get("device_name") or results.device
+    return f"{results.bench}: {what} on {device}"
+
+
+def footnote(results: Results) -> str:
+    """Where the data came from: device, host, date, spec hash, rounds, model constants."""
+    prov = results.provenance
+    device = prov.get("device_name") or results.device
+    parts = [f"device {device}"]
+    if prov.get("host"):
+        parts.append(f"host {prov['host']}")
+    parts.append(f"run {results.created_utc[:16].replace('T', ' ')} UTC")
+    parts.append(f"spec {results.spec_hash[:12]}")
+    rounds = results.rounds
+    parts.append(f"{rounds} round{'s' if rounds != 1 else ''}")
+    if results.hardware:
+        parts.append(f"hardware profile {results.hardware.get('name', '?')}")
+    else:
+        parts.append("no hardware profile")
+    if not results.complete:
+        parts.append("INCOMPLETE run")
+    return "  ·  ".join(parts)
+
+
+def not_plotted_lines(entries: Sequence[Mapping[str, Any]]) -> list[str]:
+    """`cell: status (reason)` for the first few cells left out of a figure."""
+    lines = []
+    for entry in entries[:FOOTNOTE_LIMIT]:
+        reason = f" ({_shorten(entry['reason'], 70)})" if entry.get("reason") else ""
+        lines.append(f"{entry['cell']}: {entry['status']}{reason}")
+    if len(entries) > FOOTNOTE_LIMIT:
+        lines.append(f"... and {len(entries) - FOOTNOTE_LIMIT} more (see results.json)")
+    return lines
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def new_figure(rows: int, cols: int, panel_width: float, panel_height: float) -> Figure:
+    """A figure of rows x cols panels plus room at the bottom for the footnote."""
+    figure = Figure(
+        figsize=(max(7.0, cols * panel_width), rows * panel_height + 1.4), layout="constrained"
+    )
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def finish(figure: Figure, heading: str, data: Mapping[str, Any]) -> None:
+    """Title, the provenance footnote and the list of cells that are not drawn."""
+    figure.suptitle(heading, fontsize=12, fontweight="bold")
+    lines = []
+    if data.get("not_plotted"):
+        lines.append(f"Not plotted ({len(data['not_plotted'])} cells, marked ×):")
+        lines.extend("  " + line for line in not_plotted_lines(data["not_plotted"]))
+    lines.append(data["footnote"])
+    figure.supxlabel("\n".join(lines), fontsize=7, x=0.01, ha="left", color="#444444")
+
+
+def placeholder(heading: str, data: Mapping[str, Any]) -> Figure:
+    """A figure that says why there is nothing to draw, so no stale PNG outlives its data."""
+    figure = new_figure(1, 1, 8.0, 2.6)
+    ax = figure.add_subplot()
+    ax.set_axis_off()
+    ax.text(
+        0.5, 0.5, data["note"], ha="center", va="center", fontsize=11, wrap=True,
+        transform=ax.transAxes,
+    )
+    finish(figure, heading, data)
+    return figure
+
+
+def category_label(label: str, under_tile: bool) -> str:
+    return f"{label}\nunder-tile" if under_tile else label
+
+
+def mark_under_tile(bars: BarContainer, flags: Sequence[bool]) -> None:
+    """Hatch the bars of shapes smaller than the kernel's tile: a padded, not a real, rate."""
+    for bar, flag in zip(bars, flags):
+        if flag:
+            bar.set_hatch(UNDER_TILE_HATCH)
+            bar.set_edgecolor("#333333")
+
+
+def mark_missing(ax: Axes, x: float, text: str) -> None:
+    """A red × at the foot of an empty slot, with why it is empty (failed, invalid, n/a)."""
+    foot = blended_transform_factory(ax.transData, ax.transAxes)
+    ax.text(
+        x, 0.02, f"×\n{text}", transform=foot, ha="center", va="bottom", fontsize=7,
+        color=MISSING_COLOR, rotation=0, linespacing=0.9,
+    )
+
+
+def legend_handles(colors: Mapping[str, str], under_tile: bool, missing: bool) -> list[Any]:
+    handles: list[Any] = [Patch(facecolor=color, label=name) for name, color in colors.items()]
+    if under_tile:
+        handles.append(
+            Patch(facecolor="white", edgecolor="#333333", hatch=UNDER_TILE_HATCH,
+                  label="under-tile shape")
+        )
+    if missing:
+        handles.append(Patch(facecolor="none", edgecolor="none", label="× not measured"))
+    return handles
+
+
+def save_png(figure: Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # No Software/date metadata: the same data gives the same bytes on the same matplotlib.
+    figure.savefig(path, dpi=DPI, metadata={"Software": None})
+    return path

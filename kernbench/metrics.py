@@ -61,6 +61,8 @@ def cell_metrics(
     metrics["util"] = metrics["tflops"] / peak
     staged = params.get("staging") == "staged"
     model_time = roofline_time(profile, dtype, flops, moved or 0.0, staged, use_datasheet=False)
+    if model_time is None:
+        return metrics, None
     metrics["model_time_s"] = model_time
     metrics["model_util"] = flops / (peak * 1e12) / model_time
     floor = roofline_time(profile, dtype, flops, moved or 0.0, staged, use_datasheet=True)
@@ -97,7 +99,9 @@ def roofline_time(
         return None
     seconds = max(flops / (peak * 1e12), moved / (bandwidth * 1e9))
     if staged:
-        link = rate(profile.host_to_device_gbs)
+        # On a CPU "staging" copies memory to memory: the link is the memory itself.
+        link = rate(profile.host_to_device_gbs or (profile.memory_gbs if profile.kind == "cpu"
+                                                   else None))
         if link is None:
             return None
         seconds += moved / (link * 1e9)

@@ -1,0 +1,358 @@
+"""Per-cell A/B statistics and verdicts from the results of every side run.
+
+Pure: the inputs are the plan (`AbManifest`) and each run's loaded `Results` (or why
+there are none); the output is the `AbReport` that `ab.json` serializes. The method is
+in docs/adr/0020-ab-method.md. Everything is computed on per-round paired log ratios
+d = log(B/A); percentages are 100*(exp(d) - 1), so positive means B is slower.
+Order statistics commute with that monotone map, so intervals are exact in either.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from kernbench.ab.manifest import AbManifest, SideRun
+from kernbench.results import CellResult, Results
+from kernbench.stats import median_interval, pair_coverage
+
+AB_VERSION = 1
+CONFIDENCE = 0.95
+Verdict = Literal["faster", "slower", "same", "unstable"]
+VERDICTS: tuple[Verdict, ...] = ("faster", "slower", "same", "unstable")
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What one side run left: its results, or why it left none."""
+
+    results: Results | None
+    problem: str = ""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AbCell(_Model):
+    id: str
+    variant: str
+    axes: dict[str, Any]
+    params: dict[str, Any]
+    verdict: Verdict
+    delta_pct: float  # median over rounds of the paired delta
+    ci_pct: list[float]  # [lo, hi], order statistics of the per-round deltas
+    ci_coverage: float
+    ci_reached: bool  # False: fewer rounds than 95% needs; ci_pct is the min-max
+    round_deltas_pct: list[float]
+    a_medians_s: list[float]
+    b_medians_s: list[float]
+    a_first: list[bool]  # per round: did A run before B
+    sign_flips: int  # rounds whose delta has the opposite sign of the median
+    within_side_noise_pct: float  # median relative IQR of one side's samples
+    delta_spread_pct: float  # max - min of the per-round deltas
+    order_effect_pct: float  # mean delta of A-first rounds minus B-first rounds
+    aa_deltas_pct: list[float] | None = None
+    aa_floor_pct: float | None = None  # max |A/A delta|
+    threshold_pct: float
+
+
+class FailedRun(_Model):
+    variant: str
+    round: int
+    run: str
+    log: str  # relative to the A/B folder
+    reason: str
+
+
+class RunRecord(_Model):
+    name: str
+    round: int
+    side: str
+    value: str
+    position: int
+    slot: int
+    pins_mode: str
+    status: Literal["ok", "failed", "crashed"]
+
+
+class AbSummary(_Model):
+    cells: int
+    verdicts: dict[str, int]
+    geomean_ratio: dict[str, float]  # per variant, B/A over its cells' median deltas
+    geomean_delta_pct: dict[str, float]
+    sign_flip_cells: list[str]
+    expected_false_calls: float  # cells * (1 - coverage): calls to expect with no effect
+    interval_note: str | None = None
+
+
+class AbReport(_Model):
+    schema_version: int = AB_VERSION
+    bench: str
+    device: str
+    switch: str
+    a: str
+    b: str
+    rounds: int
+    aa: bool
+    min_effect_pct: float
+    created_utc: str
+    order: list[list[str]]  # per round, the sides in the order they ran
+    runs: list[RunRecord]
+    cells: list[AbCell]
+    failed_variants: dict[str, list[int]]
+    failed_runs: list[FailedRun]
+    summary: AbSummary
+
+
+def to_pct(log_ratio: float) -> float:
+    return 100.0 * math.expm1(log_ratio)
+
+
+def verdict(low_pct: float, high_pct: float, threshold_pct: float) -> Verdict:
+    """faster/slower when the whole interval is beyond the threshold, same when it lies
+    within it, unstable when it straddles a threshold edge."""
+    if high_pct < -threshold_pct:
+        return "faster"
+    if low_pct > threshold_pct:
+        return "slower"
+    if -threshold_pct <= low_pct and high_pct <= threshold_pct:
+        return "same"
+    return "unstable"
+
+
+def aa_floor(aa_deltas_pct: Sequence[float]) -> float:
+    """The A/A noise floor: the largest |delta| two identical sides showed."""
+    return max(abs(d) for d in aa_deltas_pct)
+
+
+def sign_flips(deltas: Sequence[float], median: float) -> int:
+    return sum(1 for d in deltas if d * median < 0)
+
+
+def order_effect(deltas_pct: Sequence[float], a_first: Sequence[bool]) -> float:
+    first = [d for d, flag in zip(deltas_pct, a_first, strict=True) if flag]
+    second = [d for d, flag in zip(deltas_pct, a_first, strict=True) if not flag]
+    if not first or not second:
+        return float("nan")
+    return float(np.mean(first) - np.mean(second))
+
+
+def rel_iqr_pct(samples: Sequence[float]) -> float:
+    q1, median, q3 = np.percentile(np.asarray(samples, dtype=float), [25, 50, 75])
+    return float(100.0 * (q3 - q1) / median) if median > 0 else float("nan")
+
+
+@dataclass(frozen=True)
+class _Side:
+    median_s: float
+    samples_s: list[float]
+
+
+def _measured(cell: CellResult | None) -> _Side | str:
+    """The cell's round median and samples in one run, or why there are none."""
+    if cell is None:
+        return "cell missing from the run's results"
+    if cell.status != "ok":
+        return f"{cell.status}: {cell.reason or 'no reason given'}"
+    for round_result in cell.rounds:
+        if round_result.status == "ok" and round_result.samples_s:
+            median = round_result.median_s
+            if median is None:
+                median = float(np.median(round_result.samples_s))
+            return _Side(median, list(round_result.samples_s))
+    return "no ok round with samples"
+
+
+def analyze(
+    manifest: AbManifest,
+    outcomes: Mapping[str, RunOutcome],
+    min_effect: float | None = None,
+) -> AbReport:
+    """The A/B report of a finished (or partly failed) set of runs.
+
+    `outcomes` maps each run name (r<k>_<side>) to what it left; a name missing from it
+    counts as a run that left nothing. `min_effect` overrides the manifest's."""
+    min_effect = manifest.min_effect if min_effect is None else min_effect
+    tables = {run.name: _cells_by_id(outcomes.get(run.name)) for run in manifest.runs}
+    order_of_cells = _cell_order(manifest, outcomes)
+    variants = list(manifest.variants)
+    for cell in order_of_cells.values():
+        if cell.variant not in variants:
+            variants.append(cell.variant)
+
+    failed_runs: list[FailedRun] = []
+    statuses: dict[str, Literal["ok", "failed", "crashed"]] = {}
+    for run in manifest.runs:
+        outcome = outcomes.get(run.name)
+        if outcome is None or outcome.results is None:
+            statuses[run.name] = "crashed"
+            reason = outcome.problem if outcome else "the run left nothing"
+            failed_runs += [_failure(variant, run, reason) for variant in variants]
+            continue
+        table = tables[run.name]
+        statuses[run.name] = "ok"
+        seen: set[str] = set()
+        for cell_id, cell in order_of_cells.items():
+            found = _measured(table.get(cell_id))
+            if isinstance(found, str) and cell.variant not in seen:
+                seen.add(cell.variant)
+                statuses[run.name] = "failed"
+                failed_runs.append(_failure(cell.variant, run, f"{cell_id}: {found}"))
+
+    failed_variants: dict[str, list[int]] = {}
+    for failure in failed_runs:
+        failed_variants.setdefault(failure.variant, [])
+        if failure.round not in failed_variants[failure.variant]:
+            failed_variants[failure.variant].append(failure.round)
+    failed_variants = {v: sorted(rounds) for v, rounds in failed_variants.items()}
+
+    cells = [
+        _cell_report(manifest, tables, cell, min_effect)
+        for cell_id, cell in order_of_cells.items()
+        if cell.variant not in failed_variants
+    ]
+    runs = [RunRecord(**run.model_dump(), status=statuses[run.name]) for run in manifest.runs]
+    return AbReport(
+        bench=manifest.bench,
+        device=manifest.device,
+        switch=manifest.switch,
+        a=manifest.a,
+        b=manifest.b,
+        rounds=manifest.rounds,
+        aa=manifest.aa,
+        min_effect_pct=min_effect,
+        created_utc=manifest.created_utc,
+        order=_order(manifest),
+        runs=runs,
+        cells=cells,
+        failed_variants=failed_variants,
+        failed_runs=failed_runs,
+        summary=summarize(cells, manifest.rounds),
+    )
+
+
+def _failure(variant: str, run: SideRun, reason: str) -> FailedRun:
+    return FailedRun(
+        variant=variant, round=run.round, run=run.name, log=f"{run.name}/log.txt", reason=reason
+    )
+
+
+def _cells_by_id(outcome: RunOutcome | None) -> dict[str, CellResult]:
+    if outcome is None or outcome.results is None:
+        return {}
+    return {cell.id: cell for cell in outcome.results.cells}
+
+
+def _cell_order(manifest: AbManifest, outcomes: Mapping[str, RunOutcome]) -> dict[str, CellResult]:
+    """Every cell any run reported, in plan order (schedule order breaks ties)."""
+    found: dict[str, CellResult] = {}
+    for run in manifest.runs:
+        outcome = outcomes.get(run.name)
+        if outcome is None or outcome.results is None:
+            continue
+        for cell in sorted(outcome.results.cells, key=lambda c: c.index):
+            found.setdefault(cell.id, cell)
+    return found
+
+
+def _order(manifest: AbManifest) -> list[list[str]]:
+    rounds: dict[int, list[SideRun]] = {}
+    for run in manifest.runs:
+        rounds.setdefault(run.round, []).append(run)
+    return [
+        [run.side for run in sorted(rounds[k], key=lambda r: r.position)] for k in sorted(rounds)
+    ]
+
+
+def _log_ratios(
+    manifest: AbManifest,
+    tables: Mapping[str, Mapping[str, CellResult]],
+    cell_id: str,
+    sides: tuple[Any, Any],
+) -> tuple[list[float], list[_Side], list[_Side], list[bool]]:
+    ratios, firsts, seconds, a_first = [], [], [], []
+    for k in range(1, manifest.rounds + 1):
+        pair = manifest.pair(k, sides)
+        assert pair is not None, f"round {k} has no {sides} pair"
+        one = _measured(tables[pair[0].name].get(cell_id))
+        two = _measured(tables[pair[1].name].get(cell_id))
+        assert isinstance(one, _Side) and isinstance(two, _Side), "failed cells are filtered"
+        ratios.append(math.log(two.median_s / one.median_s))
+        firsts.append(one)
+        seconds.append(two)
+        a_first.append(pair[0].position < pair[1].position)
+    return ratios, firsts, seconds, a_first
+
+
+def _cell_report(
+    manifest: AbManifest,
+    tables: Mapping[str, Mapping[str, CellResult]],
+    cell: CellResult,
+    min_effect: float,
+) -> AbCell:
+    logs, a_sides, b_sides, a_first = _log_ratios(manifest, tables, cell.id, ("A", "B"))
+    median_log = float(np.median(logs))
+    interval = median_interval(logs, CONFIDENCE)
+    deltas = [to_pct(d) for d in logs]
+    low, high = to_pct(interval.low), to_pct(interval.high)
+
+    aa_deltas: list[float] | None = None
+    floor: float | None = None
+    if manifest.aa:
+        aa_logs = _log_ratios(manifest, tables, cell.id, ("AA1", "AA2"))[0]
+        aa_deltas = [to_pct(d) for d in aa_logs]
+        floor = aa_floor(aa_deltas)
+    threshold = max(min_effect, floor if floor is not None else 0.0)
+    noise = [rel_iqr_pct(side.samples_s) for side in a_sides + b_sides]
+    return AbCell(
+        id=cell.id,
+        variant=cell.variant,
+        axes=cell.axes,
+        params=cell.params,
+        verdict=verdict(low, high, threshold),
+        delta_pct=to_pct(median_log),
+        ci_pct=[low, high],
+        ci_coverage=interval.coverage,
+        ci_reached=interval.reached,
+        round_deltas_pct=deltas,
+        a_medians_s=[side.median_s for side in a_sides],
+        b_medians_s=[side.median_s for side in b_sides],
+        a_first=a_first,
+        sign_flips=sign_flips(logs, median_log),
+        within_side_noise_pct=float(np.median(noise)),
+        delta_spread_pct=max(deltas) - min(deltas),
+        order_effect_pct=order_effect(deltas, a_first),
+        aa_deltas_pct=aa_deltas,
+        aa_floor_pct=floor,
+        threshold_pct=threshold,
+    )
+
+
+def summarize(cells: Sequence[AbCell], rounds: int) -> AbSummary:
+    counts = {name: sum(1 for c in cells if c.verdict == name) for name in VERDICTS}
+    by_variant: dict[str, list[float]] = {}
+    for cell in cells:
+        by_variant.setdefault(cell.variant, []).append(math.log1p(cell.delta_pct / 100))
+    ratios = {v: math.exp(float(np.mean(logs))) for v, logs in by_variant.items()}
+    interval = median_interval([0.0] * rounds, CONFIDENCE)
+    note = None
+    if not interval.reached:
+        note = (
+            f"with {rounds} rounds no order-statistic pair covers the median with "
+            f"{CONFIDENCE:.0%}; each interval is the min-max, coverage {interval.coverage:.1%}"
+        )
+    return AbSummary(
+        cells=len(cells),
+        verdicts=counts,
+        geomean_ratio=ratios,
+        geomean_delta_pct={v: 100 * (r - 1) for v, r in ratios.items()},
+        sign_flip_cells=[c.id for c in cells if c.sign_flips],
+        expected_false_calls=len(cells) * (1 - pair_coverage(rounds, interval.rank)),
+        interval_note=note,
+    )

@@ -1,0 +1,42 @@
+"""Read what the side runs left in an A/B folder: one `RunOutcome` per scheduled run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kernbench import results
+from kernbench.ab.analysis import RunOutcome
+from kernbench.ab.manifest import AbManifest
+from kernbench.errors import UserError
+
+RESULTS_NAME = "results.json"
+LOG_NAME = "log.txt"
+STATUS_NAME = "status.json"  # the runner's note: exit code, wall time, or why skipped
+
+
+def load_outcomes(folder: Path, manifest: AbManifest) -> dict[str, RunOutcome]:
+    return {run.name: load_outcome(Path(folder) / run.name) for run in manifest.runs}
+
+
+def load_outcome(run_dir: Path) -> RunOutcome:
+    path = run_dir / RESULTS_NAME
+    if path.is_file():
+        try:
+            return RunOutcome(results.load(path))
+        except UserError as exc:
+            return RunOutcome(None, f"unreadable results: {exc}")
+    return RunOutcome(None, _why_no_results(run_dir))
+
+
+def _why_no_results(run_dir: Path) -> str:
+    status_path = run_dir / STATUS_NAME
+    if not status_path.is_file():
+        return "no results.json (the run never finished)"
+    try:
+        status = json.loads(status_path.read_text())
+    except json.JSONDecodeError:
+        return "no results.json"
+    if status.get("skipped"):
+        return f"not run: {status['skipped']}"
+    return f"exited with code {status.get('returncode')} and wrote no results.json"

@@ -1,0 +1,71 @@
+"""The A/B figure: per cell, the per-round deltas, their interval and the threshold band."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from kernbench.ab.analysis import AbReport
+
+VERDICT_COLORS = {
+    "faster": "#2e7d32",
+    "slower": "#c62828",
+    "same": "#607d8b",
+    "unstable": "#ef8f00",
+}
+
+
+def draw_ab_figure(report: AbReport, path: Path) -> Path | None:
+    """Write the figure to `path` (PNG); None when no cell has a verdict to draw."""
+    cells = report.cells
+    if not cells:
+        return None
+    # Figure (not pyplot): no global state, no display backend needed.
+    figure = Figure(figsize=(8.0, 1.4 + 0.45 * len(cells)), layout="constrained")
+    axes = figure.add_subplot()
+    for row, cell in enumerate(cells):
+        y = len(cells) - 1 - row  # first cell on top
+        color = VERDICT_COLORS[cell.verdict]
+        axes.fill_betweenx(
+            [y - 0.35, y + 0.35],
+            -cell.threshold_pct,
+            cell.threshold_pct,
+            color="#9e9e9e",
+            alpha=0.25,
+            linewidth=0,
+        )
+        low, high = cell.ci_pct
+        axes.plot([low, high], [y, y], color=color, linewidth=3, solid_capstyle="butt")
+        axes.plot([cell.delta_pct], [y], marker="|", markersize=14, color=color)
+        for delta, a_first in zip(cell.round_deltas_pct, cell.a_first, strict=True):
+            axes.plot(
+                [delta],
+                [y + 0.15],
+                linestyle="none",
+                color=color,
+                alpha=0.8,
+                marker="o" if a_first else "^",
+                markersize=5,
+            )
+    axes.axvline(0.0, color="black", linewidth=0.8)
+    axes.set_yticks(range(len(cells)), [cell.id for cell in reversed(cells)])
+    axes.set_ylim(-0.7, len(cells) - 0.3)
+    axes.set_xlabel(f"time delta of B vs A (%), positive: B ({report.switch}={report.b}) slower")
+    axes.set_ylabel("cell")
+    axes.set_title(
+        f"{report.bench}: {report.switch}={report.b} vs {report.a}, {report.rounds} rounds"
+    )
+    handles = [Patch(color=color, label=name) for name, color in VERDICT_COLORS.items()]
+    handles += [
+        Patch(color="#9e9e9e", alpha=0.25, label="±threshold"),
+        Line2D([], [], linestyle="none", marker="o", color="black", label="round, A first"),
+        Line2D([], [], linestyle="none", marker="^", color="black", label="round, B first"),
+    ]
+    axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
+    axes.grid(axis="x", alpha=0.3)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    return path

@@ -1,0 +1,41 @@
+"""Write an A/B folder's outputs (ab.json, report.md, ab.png), and rebuild them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernbench.ab.analysis import AbReport, analyze
+from kernbench.ab.collect import load_outcomes
+from kernbench.ab.figure import draw_ab_figure
+from kernbench.ab.manifest import MANIFEST_NAME, load_manifest
+from kernbench.ab.report import render_markdown
+from kernbench.results import write_json
+
+AB_JSON = "ab.json"
+REPORT_MD = "report.md"
+FIGURE_PNG = "ab.png"
+
+
+def is_ab_folder(folder: Path) -> bool:
+    return (Path(folder) / MANIFEST_NAME).is_file()
+
+
+def write_outputs(folder: Path, report: AbReport) -> None:
+    folder = Path(folder)
+    write_json(folder / AB_JSON, report.model_dump(mode="json"))
+    figure = draw_ab_figure(report, folder / FIGURE_PNG)
+    if figure is None:
+        (folder / FIGURE_PNG).unlink(missing_ok=True)
+    text = render_markdown(report, FIGURE_PNG if figure else None)
+    (folder / REPORT_MD).write_text(text)
+
+
+def summarize_ab(folder: Path, min_effect: float | None = None) -> AbReport:
+    """Rebuild ab.json, report.md and the figure from an A/B folder, running nothing.
+
+    With the manifest's minimum effect this reproduces ab.json exactly."""
+    folder = Path(folder)
+    manifest = load_manifest(folder)
+    report = analyze(manifest, load_outcomes(folder, manifest), min_effect)
+    write_outputs(folder, report)
+    return report

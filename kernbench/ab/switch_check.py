@@ -1,0 +1,30 @@
+"""Before an A/B: is the switch read by the code under test at all?
+
+If it is not, both sides run the same code and the A/B reports "no difference", a
+false result that looks like a real one. The check is textual: the switch's name must
+appear in the kernel factory's module file. Code that reads it indirectly (a library
+below the kernel, a name built at run time) is not seen, so a miss is a warning only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def switch_warning(switch: str, kernel: str, source: Path | None) -> str | None:
+    """A one-line warning, or None when the switch's name is in the kernel's source."""
+    if source is None:
+        return (
+            f"note: cannot check that {switch} is read: the source of kernel {kernel!r} "
+            "was not found"
+        )
+    try:
+        text = source.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return f"note: cannot check that {switch} is read: {source}: {exc.strerror}"
+    if switch in text:
+        return None
+    return (
+        f"warning: {switch} appears nowhere in {source} (kernel {kernel!r}); if nothing "
+        "reads it, both sides run the same code and the A/B can only say 'same'"
+    )

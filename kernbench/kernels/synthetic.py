@@ -1,0 +1,43 @@
+"""The built-in `sleep` kernel: a CPU busy-wait whose duration the test and demo set.
+
+It exists to test methods (A/B verdicts, failure handling) against a known truth: a
+cell takes `work_us` microseconds per call, `effect_pct` percent longer when the
+environment variable named by `switch` is "1", and raises in round `fail_round`.
+The wait spins on perf_counter rather than calling time.sleep, whose wake-up latency
+is coarse and scheduler-dependent; a spin is as long as asked, give or take preemption.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def spin(seconds: float) -> None:
+    """Busy-wait `seconds` on the high-resolution clock."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def make_sleep(
+    work_us: float = 100.0,
+    switch: str | None = None,
+    effect_pct: float = 0.0,
+    fail_round: int | None = None,
+    **_: Any,  # the other cell parameters (device, axes the bench adds) change nothing
+) -> Callable[[], None]:
+    if work_us <= 0:
+        raise ValueError(f"work_us must be positive, not {work_us}")
+    if fail_round is not None and os.environ.get("KERNBENCH_ROUND") == str(fail_round):
+        raise RuntimeError(f"synthetic failure in round {fail_round}")
+    seconds = work_us * 1e-6
+    if switch and os.environ.get(switch) == "1":
+        seconds *= 1 + effect_pct / 100
+
+    def run() -> None:
+        spin(seconds)
+
+    return run

@@ -1,0 +1,1 @@
+"""Builders of fake side-run results for the A/B tests."""

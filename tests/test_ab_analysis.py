@@ -1,0 +1,189 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+from ab_fixtures.build import manifest, outcomes
+
+from kernbench.ab.analysis import RunOutcome, aa_floor, analyze, order_effect, verdict
+
+# Per-round B/A ratios that are never exactly equal, so intervals have width.
+JITTER = [1.000, 1.004, 0.997, 1.002, 0.999, 1.003, 0.998, 1.001]
+
+
+def ratio_plan(ratio_of_round):
+    """A MedianOf where B (and only B) runs `ratio_of_round(k)` times A's time."""
+
+    def median_of(run: str, variant: str, size: int) -> float:
+        k = int(run[1 : run.index("_")])
+        base = size * 1e-6
+        return base * ratio_of_round(k) if run.endswith("_B") else base
+
+    return median_of
+
+
+def test_a_ten_percent_slower_b_is_slower_everywhere():
+    plan = manifest(rounds=6)
+    report = analyze(plan, outcomes(plan, ratio_plan(lambda k: 1.10 * JITTER[k - 1])))
+    assert [c.verdict for c in report.cells] == ["slower"] * 4
+    cell = report.cells[0]
+    assert cell.round_deltas_pct == pytest.approx([100 * (1.1 * j - 1) for j in JITTER[:6]])
+    assert cell.ci_pct == [min(cell.round_deltas_pct), max(cell.round_deltas_pct)]
+    assert cell.ci_coverage == pytest.approx(1 - 2 / 64)
+    assert cell.ci_reached
+    spread = max(cell.round_deltas_pct) - min(cell.round_deltas_pct)
+    assert cell.delta_spread_pct == pytest.approx(spread)
+    assert cell.sign_flips == 0
+    assert cell.threshold_pct == 1.0
+    assert report.failed_variants == {}
+    assert report.summary.verdicts == {"faster": 0, "slower": 4, "same": 0, "unstable": 0}
+    assert report.summary.geomean_ratio["fast"] == pytest.approx(1.10, rel=2e-3)
+    assert report.summary.expected_false_calls == pytest.approx(4 * 2 ** (1 - 6))
+
+
+def test_delta_is_percent_of_time_from_the_log_ratio():
+    plan = manifest(rounds=3)
+    report = analyze(plan, outcomes(plan, ratio_plan(lambda k: 1.25)))
+    assert report.cells[0].delta_pct == pytest.approx(25.0)
+    assert report.cells[0].ci_pct == pytest.approx([25.0, 25.0])
+
+
+def test_a_faster_b_and_a_null_switch():
+    plan = manifest(rounds=6)
+    faster = analyze(plan, outcomes(plan, ratio_plan(lambda k: 0.9 * JITTER[k - 1])))
+    assert {c.verdict for c in faster.cells} == {"faster"}
+    null = analyze(plan, outcomes(plan, ratio_plan(lambda k: JITTER[k - 1])))
+    assert {c.verdict for c in null.cells} == {"same"}
+
+
+def test_an_interval_across_the_threshold_is_unstable_and_flips_are_counted():
+    plan = manifest(rounds=6)
+    ratios = [1.03, 0.99, 1.02, 1.04, 1.03, 1.05]
+    report = analyze(plan, outcomes(plan, ratio_plan(lambda k: ratios[k - 1])))
+    cell = report.cells[0]
+    assert cell.verdict == "unstable"
+    assert cell.sign_flips == 1
+    assert report.summary.sign_flip_cells == [c.id for c in report.cells]
+
+
+def test_order_effect_is_a_first_minus_b_first():
+    # Odd rounds run A first: give them +4 %, even rounds +2 %.
+    plan = manifest(rounds=6)
+    report = analyze(plan, outcomes(plan, ratio_plan(lambda k: 1.04 if k % 2 else 1.02)))
+    cell = report.cells[0]
+    assert cell.a_first == [True, False, True, False, True, False]
+    assert cell.order_effect_pct == pytest.approx(2.0)
+    assert math.isnan(order_effect([1.0, 3.0], [True, True]))
+
+
+def test_within_side_noise_is_the_samples_relative_iqr_not_the_delta_spread():
+    plan = manifest(rounds=6)
+    report = analyze(plan, outcomes(plan, ratio_plan(lambda k: 1.10 * JITTER[k - 1])))
+    cell = report.cells[0]
+    # samples_around(m, 0.01): quartiles at -1 and +1 steps of 1 %.
+    assert cell.within_side_noise_pct == pytest.approx(2.0)
+    assert cell.delta_spread_pct == pytest.approx(110 * (1.004 - 0.997))
+
+
+def test_fewer_than_six_rounds_reports_the_min_max_and_its_coverage():
+    plan = manifest(rounds=4)
+    report = analyze(plan, outcomes(plan, ratio_plan(lambda k: 1.10 * JITTER[k - 1])))
+    cell = report.cells[0]
+    assert not cell.ci_reached
+    assert cell.ci_coverage == pytest.approx(1 - 2 / 16)
+    assert cell.ci_pct == [min(cell.round_deltas_pct), max(cell.round_deltas_pct)]
+    assert "87.5%" in report.summary.interval_note
+    assert report.summary.expected_false_calls == pytest.approx(4 * 2 ** (1 - 4))
+
+
+def test_the_aa_floor_raises_the_threshold():
+    plan = manifest(rounds=6, aa=True)
+    aa_noise = [1.00, 1.03, 0.99, 1.01, 0.98, 1.00]
+
+    def median_of(run: str, variant: str, size: int) -> float:
+        k = int(run[1 : run.index("_")])
+        base = size * 1e-6
+        if run.endswith("_B"):
+            return base * 1.02 * JITTER[k - 1]
+        if run.endswith("_AA2"):
+            return base * aa_noise[k - 1]
+        return base
+
+    report = analyze(plan, outcomes(plan, median_of))
+    cell = report.cells[0]
+    assert cell.aa_deltas_pct == pytest.approx([100 * (r - 1) for r in aa_noise])
+    assert cell.aa_floor_pct == pytest.approx(3.0)
+    assert cell.threshold_pct == pytest.approx(3.0)
+    assert cell.verdict == "same"
+    # Without the control the same deltas clear the 1 % minimum effect.
+    plain = manifest(rounds=6)
+    assert analyze(plain, outcomes(plain, median_of)).cells[0].verdict == "slower"
+
+
+def test_min_effect_override():
+    plan = manifest(rounds=6)
+    report = analyze(plan, outcomes(plan, ratio_plan(lambda k: 1.10 * JITTER[k - 1])), 20.0)
+    assert report.min_effect_pct == 20.0
+    assert {c.verdict for c in report.cells} == {"same"}
+
+
+def test_a_variant_failing_in_one_round_gets_no_verdicts():
+    plan = manifest(rounds=6)
+
+    def median_of(run: str, variant: str, size: int) -> float | None:
+        if variant == "slow" and run.startswith("r2_"):
+            return None
+        return size * 1e-6 * (1.1 if run.endswith("_B") else 1.0)
+
+    report = analyze(plan, outcomes(plan, median_of))
+    assert report.failed_variants == {"slow": [2]}
+    assert {c.variant for c in report.cells} == {"fast"}
+    assert [(f.run, f.log) for f in report.failed_runs] == [
+        ("r2_B", "r2_B/log.txt"),
+        ("r2_A", "r2_A/log.txt"),
+    ]
+    assert "RuntimeError: boom" in report.failed_runs[0].reason
+    assert report.summary.cells == 2
+    statuses = {run.name: run.status for run in report.runs}
+    assert statuses["r2_A"] == "failed" and statuses["r1_A"] == "ok"
+
+
+def test_a_crashed_side_fails_every_variant_in_its_round():
+    plan = manifest(rounds=6)
+    runs = outcomes(plan, ratio_plan(lambda k: 1.1))
+    runs["r3_B"] = RunOutcome(None, "exited with code -9 and wrote no results.json")
+    del runs["r5_A"]
+    report = analyze(plan, runs)
+    assert report.failed_variants == {"fast": [3, 5], "slow": [3, 5]}
+    assert report.cells == []
+    assert report.summary.verdicts == {"faster": 0, "slower": 0, "same": 0, "unstable": 0}
+    assert any("code -9" in f.reason for f in report.failed_runs)
+
+
+def test_run_metadata_keeps_order_and_positions():
+    plan = manifest(rounds=3, aa=True)
+    report = analyze(plan, outcomes(plan, ratio_plan(lambda k: 1.1)))
+    a_first, b_first = ["A", "B", "AA1", "AA2"], ["B", "A", "AA1", "AA2"]
+    assert report.order == [a_first, b_first, a_first]
+    assert [r.position for r in report.runs] == list(range(1, 13))
+    assert [r.pins_mode for r in report.runs].count("record") == 1
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "expected"),
+    [
+        (1.5, 3.0, "slower"),
+        (-3.0, -1.5, "faster"),
+        (-1.0, 1.0, "same"),
+        (-0.5, 1.5, "unstable"),
+        (-1.5, -0.5, "unstable"),
+        (1.0, 2.0, "unstable"),  # touching the edge is not beyond it
+    ],
+)
+def test_verdict_rules(low, high, expected):
+    assert verdict(low, high, 1.0) == expected
+
+
+def test_aa_floor_is_the_largest_absolute_delta():
+    assert aa_floor([0.5, -2.5, 1.0]) == 2.5
+    assert math.isclose(aa_floor([0.1]), 0.1)

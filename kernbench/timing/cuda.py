@@ -1,0 +1,436 @@
+"""CUDA timers: CUDA events per sample, and CUDA graphs for launches of a few microseconds.
+
+Both share one sampling loop (`sample`): enqueue a batch of timed samples, read the SM
+clock and throttle reasons while the batch runs, synchronize once, convert the events,
+and stop on the median's confidence interval, the budget or the sample cap. The loop
+talks to the GPU only through a `CudaDevice`, so its arithmetic is tested on the CPU
+with a fake device. torch is imported inside `CudaDevice` alone.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kernbench import stats
+from kernbench.kernels.base import Kernel
+from kernbench.spec import TimerSpec
+from kernbench.timing.base import Measurement, StopReason, Timer
+from kernbench.timing.nvml import ClockReader, Reading
+
+MAX_BATCH = 32  # samples enqueued between two synchronizations
+FLUSH_FACTOR = 2  # the flush buffer is this many times the L2
+MIN_FLUSH_BYTES = 8 << 20
+GRAPH_THRESHOLD_S = 20e-6  # auto: an eager median under this is timed with graphs
+GRAPH_TARGET_S = 1e-3  # kernel time captured in one graph
+GRAPH_MAX_S = 20e-3  # one graph replay, flushes included
+MAX_GRAPH_LAUNCHES = 1000
+ESTIMATE_CALLS = 5
+
+
+def flush_bytes(l2_bytes: int, factor: int = FLUSH_FACTOR) -> int:
+    """Flush buffer size: `factor` times the L2, rounded up to a MiB, at least 8 MiB."""
+    mib = 1 << 20
+    wanted = max(int(l2_bytes) * factor, MIN_FLUSH_BYTES)
+    return -(-wanted // mib) * mib
+
+
+def graph_launches(
+    estimate_s: float,
+    flush_s: float = 0.0,
+    target_s: float = GRAPH_TARGET_S,
+    max_graph_s: float = GRAPH_MAX_S,
+    max_launches: int = MAX_GRAPH_LAUNCHES,
+) -> int:
+    """How many launches one graph captures: enough for `target_s` of kernel time, while one
+    replay (each launch with its flush) stays under `max_graph_s`."""
+    if not estimate_s > 0:
+        return max_launches
+    launches = math.ceil(target_s / estimate_s)
+    launches = min(launches, int(max_graph_s / (estimate_s + flush_s)))
+    return max(1, min(launches, max_launches))
+
+
+def per_launch(graph_s: float, flush_graph_s: float, launches: int) -> float:
+    """One launch's time from a graph of `launches` (flush + run) and the flush-only graph.
+
+    Both graphs hold the same flushes in the same order, so their difference is the
+    launches alone; the launch gaps inside a graph are what eager launches cannot avoid.
+    """
+    return (graph_s - flush_graph_s) / launches
+
+
+def batch_size(
+    taken: int,
+    spent_s: float,
+    per_sample_s: float | None,
+    spec: TimerSpec,
+    limit: int = MAX_BATCH,
+) -> int:
+    """Samples to enqueue next: one while nothing is known, then as many as fit the budget
+    left (at least those still missing to `min_samples`), never past `max_samples`."""
+    if per_sample_s is None:
+        n = 1
+    else:
+        left = max(spec.budget_s - spent_s, 0.0)
+        n = int(left / per_sample_s) if per_sample_s > 0 else limit
+        n = max(n, spec.min_samples - taken, 1)
+    return max(1, min(n, limit, spec.max_samples - taken))
+
+
+@dataclass
+class Batch:
+    seconds: list[float]
+    stages: list[Mapping[str, float]] = field(default_factory=list)
+
+
+class Event(Protocol):
+    def record(self) -> None: ...
+    def elapsed_time(self, end: Any) -> float: ...  # milliseconds, as torch's
+
+
+class CudaDevice:
+    """The GPU side of the timers: events, L2 flush, synchronize, graphs, clock readings."""
+
+    def __init__(self, index: int | None = None) -> None:
+        import torch
+
+        self._torch = torch
+        self.index = torch.cuda.current_device() if index is None else index
+        props = torch.cuda.get_device_properties(self.index)
+        self.name = props.name
+        self.l2_bytes = int(props.L2_cache_size)
+        self._uuid = str(getattr(props, "uuid", "") or "")
+        self._buffer: Any = None
+        self._scratch: Any = None
+        self._events: list[tuple[Any, Any]] = []
+        self._clock: ClockReader | None = None
+        self.prepared: dict[str, Any] = {}
+
+    def prepare(self) -> dict[str, Any]:
+        """Once per measurement: return persisting L2 lines to normal (a memset or read
+        flush does not evict lines held by a persisting access policy)."""
+        self.synchronize()
+        self.prepared = reset_persisting_l2()
+        return self.prepared
+
+    def events(self, n: int) -> list[tuple[Any, Any]]:
+        """n (start, end) timing events, reused between batches (each batch is synchronized
+        before the next is enqueued)."""
+        while len(self._events) < n:
+            make = self._torch.cuda.Event
+            self._events.append((make(enable_timing=True), make(enable_timing=True)))
+        return self._events[:n]
+
+    def flush(self) -> None:
+        """Evict L2 by reading a buffer twice its size. A read leaves clean lines: a zero_()
+        flush leaves dirty ones, whose write-back then lands inside the timed kernel."""
+        torch = self._torch
+        if self._buffer is None:
+            n = flush_bytes(self.l2_bytes) // 4
+            self._buffer = torch.ones(n, dtype=torch.float32, device=self.index)
+            self._scratch = torch.empty((), dtype=torch.float32, device=self.index)
+        torch.sum(self._buffer, dim=0, out=self._scratch)
+
+    def synchronize(self) -> None:
+        self._torch.cuda.synchronize(self.index)
+
+    def capture(self, body: Callable[[], None]) -> Any:
+        """A CUDA graph of `body`, warmed up on a side stream first as torch asks."""
+        torch = self._torch
+        side = torch.cuda.Stream(self.index)
+        side.wait_stream(torch.cuda.current_stream(self.index))
+        with torch.cuda.stream(side):
+            body()
+        torch.cuda.current_stream(self.index).wait_stream(side)
+        self.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            body()
+        self.synchronize()
+        return graph
+
+    def read_clock(self) -> Reading | None:
+        if self._clock is None:
+            self._clock = ClockReader(uuid=self._uuid or None, index=self.index)
+        return self._clock.read()
+
+
+def reset_persisting_l2() -> dict[str, Any]:
+    """cuCtxResetPersistingL2Cache on the current context, through the driver library
+    (torch exposes no binding). Returns what happened, for the measurement's `extra`."""
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+    except OSError as exc:
+        return {"persisting_l2_reset": f"unavailable: {exc}"}
+    rc = int(lib.cuCtxResetPersistingL2Cache())
+    limit = ctypes.c_size_t(0)
+    persisting_limit = 0x06  # CU_LIMIT_PERSISTING_L2_CACHE_SIZE
+    limit_rc = int(lib.cuCtxGetLimit(ctypes.byref(limit), persisting_limit))
+    return {
+        "persisting_l2_reset": "ok" if rc == 0 else f"CUresult {rc}",
+        "persisting_l2_limit_bytes": int(limit.value) if limit_rc == 0 else None,
+    }
+
+
+def warm_up(
+    run: Callable[[], object],
+    synchronize: Callable[[], None],
+    seconds: float,
+    wall: Callable[[], float] = time.perf_counter,
+) -> int:
+    """Call (and synchronize) until `seconds` of wall time have passed; at least once."""
+    calls = 0
+    deadline = wall() + seconds
+    while calls == 0 or wall() < deadline:
+        run()
+        synchronize()
+        calls += 1
+    return calls
+
+
+@dataclass
+class Sampled:
+    samples_s: list[float]
+    stop_reason: StopReason
+    stages_s: dict[str, list[float]]
+    sm_clock_mhz: list[float]
+    throttled: list[bool]
+    throttle_reasons: list[int]
+
+
+def sample(
+    spec: TimerSpec,
+    enqueue: Callable[[int], Callable[[], Batch]],
+    read_clock: Callable[[], Reading | None] | None = None,
+    max_batch: int = MAX_BATCH,
+    wall: Callable[[], float] = time.perf_counter,
+) -> Sampled:
+    """The stop rule around batches: `enqueue(n)` queues n samples and returns a collector
+    that synchronizes and gives their seconds. The clock is read between the two, while the
+    batch is (most likely) still running on the GPU."""
+    samples: list[float] = []
+    stages: dict[str, list[float]] = {}
+    clocks: list[float] = []
+    throttled: list[bool] = []
+    reasons: list[int] = []
+    spent = 0.0
+    per_sample: float | None = None
+    while True:
+        n = batch_size(len(samples), spent, per_sample, spec, max_batch)
+        start = wall()
+        collect = enqueue(n)
+        reading = read_clock() if read_clock is not None else None
+        batch = collect()
+        spent += wall() - start
+        samples.extend(batch.seconds)
+        for stage_times in batch.stages:
+            for name, seconds in stage_times.items():
+                stages.setdefault(name, []).append(seconds)
+        if reading is not None:
+            clocks.extend([reading.sm_clock_mhz] * len(batch.seconds))
+            throttled.extend([reading.throttled] * len(batch.seconds))
+            reasons.extend([reading.reasons] * len(batch.seconds))
+        per_sample = spent / len(samples)
+        reason = _stop_reason(samples, spent, spec)
+        if reason is not None:
+            return Sampled(samples, reason, stages, clocks, throttled, reasons)
+
+
+def _stop_reason(samples: Sequence[float], spent_s: float, spec: TimerSpec) -> StopReason | None:
+    if len(samples) >= spec.min_samples:
+        if stats.rel_ci_halfwidth(samples) < spec.rel_ci:
+            return "converged"
+        if spent_s >= spec.budget_s:
+            return "budget"
+    if len(samples) >= spec.max_samples:
+        return "max_samples"
+    return None
+
+
+def _measurement(
+    timer: str, sampled: Sampled, warmup_calls: int, extra: dict[str, Any]
+) -> Measurement:
+    if sampled.throttle_reasons:
+        extra = {**extra, "throttle_reasons_seen": sorted(set(sampled.throttle_reasons))}
+    return Measurement(
+        timer=timer,
+        samples_s=sampled.samples_s,
+        warmup_calls=warmup_calls,
+        stop_reason=sampled.stop_reason,
+        stages_s=sampled.stages_s,
+        sm_clock_mhz=sampled.sm_clock_mhz,
+        throttled=sampled.throttled,
+        extra=extra,
+    )
+
+
+class EventTimer:
+    """CUDA events around each call; with `l2: cold`, an L2 flush before each, untimed."""
+
+    name = "event"
+
+    def __init__(self, device: Any = None) -> None:
+        self._device = device
+
+    def measure(self, kernel: Kernel, spec: TimerSpec) -> Measurement:
+        device = self._device or CudaDevice()
+        extra = dict(device.prepare())
+        cold = spec.l2 == "cold"
+        warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s)
+        staged = kernel.stage_times is not None
+
+        def enqueue(n: int) -> Callable[[], Batch]:
+            pairs = device.events(n)
+            for start, end in pairs:
+                if cold:
+                    device.flush()
+                start.record()
+                kernel.run()
+                end.record()
+
+            def collect() -> Batch:
+                device.synchronize()
+                seconds = [start.elapsed_time(end) * 1e-3 for start, end in pairs]
+                stages = [dict(kernel.stage_times())] if kernel.stage_times is not None else []
+                return Batch(seconds, stages)
+
+            return collect
+
+        # A staged kernel keeps only its last call's stage times: one sample per batch.
+        sampled = sample(spec, enqueue, device.read_clock, 1 if staged else MAX_BATCH)
+        extra.update(l2=spec.l2, flush_bytes=flush_bytes(device.l2_bytes) if cold else 0)
+        return _measurement(self.name, sampled, warmup_calls, extra)
+
+
+def eager_estimate(kernel: Kernel, device: Any, calls: int = ESTIMATE_CALLS) -> float:
+    """Median of a few event-timed eager calls (after one untimed call), seconds."""
+    kernel.run()
+    device.synchronize()
+    pairs = device.events(calls)
+    for start, end in pairs:
+        start.record()
+        kernel.run()
+        end.record()
+    device.synchronize()
+    return statistics.median(start.elapsed_time(end) * 1e-3 for start, end in pairs)
+
+
+def flush_estimate(device: Any, calls: int = 3) -> float:
+    device.flush()
+    device.synchronize()
+    pairs = device.events(calls)
+    for start, end in pairs:
+        start.record()
+        device.flush()
+        end.record()
+    device.synchronize()
+    return statistics.median(start.elapsed_time(end) * 1e-3 for start, end in pairs)
+
+
+class GraphTimer:
+    """Many launches captured in one CUDA graph, replayed per sample.
+
+    Cold L2: the graph holds `launches` x (flush, run) and a second graph the same flushes
+    alone; a sample is (replay(run graph) - replay(flush graph)) / launches, the two
+    replays taken back to back so drift cancels.
+    """
+
+    name = "graph"
+
+    def __init__(self, device: Any = None, fallback: Timer | None = None) -> None:
+        self._device = device
+        self._fallback = fallback
+
+    def measure(self, kernel: Kernel, spec: TimerSpec) -> Measurement:
+        device = self._device or CudaDevice()
+        extra: dict[str, Any] = dict(device.prepare())
+        cold = spec.l2 == "cold"
+        warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s)
+        estimate = eager_estimate(kernel, device)
+        flush_s = flush_estimate(device) if cold else 0.0
+        launches = graph_launches(estimate, flush_s)
+
+        def runs() -> None:
+            for _ in range(launches):
+                if cold:
+                    device.flush()
+                kernel.run()
+
+        def flushes() -> None:
+            for _ in range(launches):
+                device.flush()
+
+        try:
+            graph = device.capture(runs)
+            flush_graph = device.capture(flushes) if cold else None
+        except Exception as exc:
+            if self._fallback is None:
+                raise
+            measured = self._fallback.measure(kernel, spec)
+            measured.extra["graph_capture_failed"] = f"{type(exc).__name__}: {exc}"
+            return measured
+
+        def enqueue(n: int) -> Callable[[], Batch]:
+            pairs = device.events(2 * n)
+            for i in range(n):
+                start, end = pairs[2 * i]
+                start.record()
+                graph.replay()
+                end.record()
+                if flush_graph is not None:
+                    start, end = pairs[2 * i + 1]
+                    start.record()
+                    flush_graph.replay()
+                    end.record()
+
+            def collect() -> Batch:
+                device.synchronize()
+                seconds = []
+                for i in range(n):
+                    start, end = pairs[2 * i]
+                    graph_s = start.elapsed_time(end) * 1e-3
+                    flush_graph_s = 0.0
+                    if flush_graph is not None:
+                        start, end = pairs[2 * i + 1]
+                        flush_graph_s = start.elapsed_time(end) * 1e-3
+                    seconds.append(per_launch(graph_s, flush_graph_s, launches))
+                return Batch(seconds)
+
+            return collect
+
+        sampled = sample(spec, enqueue, device.read_clock, MAX_BATCH)
+        extra.update(
+            l2=spec.l2,
+            launches_per_graph=launches,
+            eager_estimate_s=estimate,
+            flush_estimate_s=flush_s,
+            flush_bytes=flush_bytes(device.l2_bytes) if cold else 0,
+        )
+        return _measurement(self.name, sampled, warmup_calls, extra)
+
+
+def choose_timer(kernel: Kernel, spec: TimerSpec, device: str = "cuda") -> Timer:
+    """spec.kind when explicit; "auto": events, or graphs when an eager call is under
+    GRAPH_THRESHOLD_S (a staged kernel, which synchronizes inside, always gets events)."""
+    if spec.kind == "cpu" or device == "cpu":
+        from kernbench.timing.cpu import CpuTimer
+
+        return CpuTimer()
+    if spec.kind == "event":
+        return EventTimer()
+    if spec.kind == "graph":
+        return GraphTimer()
+    gpu = CudaDevice()
+    events = EventTimer(gpu)
+    if kernel.stage_times is not None:
+        return events
+    if eager_estimate(kernel, gpu) < GRAPH_THRESHOLD_S:
+        return GraphTimer(gpu, fallback=events)
+    return events

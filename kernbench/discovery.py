@@ -1,0 +1,117 @@
+"""Find benches: the project's `benches/`, then `--bench-dir` folders, then
+`KERNBENCH_BENCH_PATH` (folders separated by `os.pathsep`).
+
+A bench is any `*.yaml`/`*.yml` file directly in one of those folders. Discovery reads
+only each file's `name` key, so one broken file never hides the others: a file whose
+name cannot be read is listed under its file stem, and loading it reports its error.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from kernbench.errors import SpecError, UserError
+from kernbench.loader import load_bench, read_document, shown_path
+from kernbench.spec import Bench
+
+BENCH_PATH_ENV = "KERNBENCH_BENCH_PATH"
+BENCH_SUFFIXES = (".yaml", ".yml")
+_PROJECT_NAME = re.compile(r'^name\s*=\s*["\']kernbench["\']\s*$', re.MULTILINE)
+
+
+def project_root() -> Path:
+    """The folder holding benches/ and configs/: the nearest kernbench checkout above the
+    working directory, else the folder the package was installed from."""
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "benches").is_dir() and _is_kernbench_project(folder / "pyproject.toml"):
+            return folder
+    return Path(__file__).resolve().parent.parent
+
+
+def _is_kernbench_project(pyproject: Path) -> bool:
+    try:
+        return bool(_PROJECT_NAME.search(pyproject.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def bench_dirs(extra: Sequence[Path] = ()) -> list[Path]:
+    """The folders searched, in order, each once; folders that do not exist are skipped,
+    except an explicit --bench-dir, which is an error."""
+    folders = [project_root() / "benches"]
+    for folder in extra:
+        if not Path(folder).is_dir():
+            raise UserError(f"--bench-dir {folder}: not a folder")
+        folders.append(Path(folder))
+    env = os.environ.get(BENCH_PATH_ENV, "")
+    folders.extend(Path(part) for part in env.split(os.pathsep) if part)
+    unique: dict[Path, Path] = {}
+    for folder in folders:
+        if folder.is_dir():
+            unique.setdefault(folder.resolve(), folder)
+    return list(unique.values())
+
+
+def bench_files(extra: Sequence[Path] = ()) -> list[Path]:
+    """Every bench file in the searched folders, sorted within each folder."""
+    files = []
+    for folder in bench_dirs(extra):
+        files.extend(
+            sorted(p for p in folder.iterdir() if p.suffix in BENCH_SUFFIXES and p.is_file())
+        )
+    return files
+
+
+def discover(extra: Sequence[Path] = ()) -> dict[str, Path]:
+    """Bench name -> file, sorted by name. Two files with one name are an error."""
+    found: dict[str, Path] = {}
+    for path in bench_files(extra):
+        name = bench_name(path)
+        if name in found:
+            line = _name_line(path)
+            raise SpecError(
+                shown_path(path),
+                line,
+                "name",
+                f"bench {name!r} is also defined in {shown_path(found[name])}",
+            )
+        found[name] = path
+    return dict(sorted(found.items()))
+
+
+def bench_name(path: Path) -> str:
+    """The file's `name` key, or its stem where the name cannot be read."""
+    try:
+        data = read_document(path).data
+    except SpecError:
+        return path.stem
+    name = data.get("name") if isinstance(data, dict) else None
+    return name if isinstance(name, str) and name else path.stem
+
+
+def _name_line(path: Path) -> int | None:
+    try:
+        return read_document(path).line(("name",))
+    except SpecError:
+        return None
+
+
+def is_bench_path(name: str) -> bool:
+    return name.endswith(BENCH_SUFFIXES) or os.sep in name
+
+
+def find_bench(name: str, extra: Sequence[Path] = ()) -> tuple[Bench, Path]:
+    """The bench called `name` (or the bench file at path `name`), loaded and checked."""
+    if is_bench_path(name):
+        path = Path(name)
+        if not path.is_file():
+            raise UserError(f"{name}: bench file not found")
+        return load_bench(path), path
+    known = discover(extra)
+    if name not in known:
+        raise UserError(f"unknown bench {name!r}; known: {', '.join(known) or '(none)'}")
+    return load_bench(known[name]), known[name]

@@ -1,0 +1,119 @@
+"""The kernel registry: built-in names, and `module:factory` references beside a bench.
+
+Built-in kernels are named here as "module:function" strings and imported only when a
+cell is built, so validating a bench never imports torch or triton. A bench's own
+kernel (`kernel: mymod:make`) is imported from the bench file's folder first, under a
+private module name, so a same-named module imported from elsewhere neither shadows it
+nor is replaced by it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+BUILTINS: dict[str, str] = {
+    "gemm": "kernbench.kernels.gemm:make",
+    "collective": "kernbench.kernels.collective:make",
+    "sleep": "kernbench.kernels.synthetic:make_sleep",
+}
+
+
+class FactoryError(Exception):
+    """A kernel reference that cannot be resolved; the message is one line."""
+
+
+def split_ref(kernel: str) -> tuple[str, str]:
+    """`module:factory` (a built-in name first mapped through BUILTINS) -> (module, factory)."""
+    ref = BUILTINS.get(kernel, kernel)
+    module, sep, factory = ref.partition(":")
+    if not sep:
+        known = ", ".join(sorted(BUILTINS))
+        raise FactoryError(f"unknown kernel {kernel!r}; built-in: {known} (or give module:factory)")
+    return module, factory
+
+
+def resolve_factory(kernel: str, bench_dir: Path) -> Callable[..., object]:
+    """Import and return the factory that `kernel` names (a built-in or module:factory)."""
+    module_name, factory_name = split_ref(kernel)
+    module = _import(module_name, None if kernel in BUILTINS else Path(bench_dir))
+    factory = getattr(module, factory_name, None)
+    if factory is None:
+        raise FactoryError(f"module {module_name!r} has no factory {factory_name!r}")
+    if not callable(factory):
+        raise FactoryError(f"{module_name}:{factory_name} is not callable")
+    return factory  # type: ignore[no-any-return]
+
+
+def kernel_source_path(kernel: str, bench_dir: Path) -> Path | None:
+    """The file of the factory's module, without importing it (None if not found)."""
+    try:
+        module_name, _ = split_ref(kernel)
+    except FactoryError:
+        return None
+    if kernel not in BUILTINS:
+        local = _local_file(module_name, Path(bench_dir))
+        if local is not None:
+            return local
+    try:
+        spec = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not Path(spec.origin).is_file():
+        return None
+    return Path(spec.origin)
+
+
+def _local_file(module_name: str, bench_dir: Path) -> Path | None:
+    base = bench_dir.joinpath(*module_name.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate.resolve()
+    return None
+
+
+def _import(module_name: str, bench_dir: Path | None) -> ModuleType:
+    local = _local_file(module_name, bench_dir) if bench_dir is not None else None
+    try:
+        if local is not None:
+            return _import_file(module_name, local, bench_dir)  # type: ignore[arg-type]
+        return importlib.import_module(module_name)
+    except FactoryError:
+        raise
+    except BaseException as exc:  # a user's module may raise anything, even SystemExit
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        detail = " ".join(str(exc).split()) or "no message"
+        raise FactoryError(
+            f"cannot import {module_name!r}: {type(exc).__name__}: {detail}"
+        ) from exc
+
+
+def _import_file(module_name: str, path: Path, bench_dir: Path) -> ModuleType:
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:10]
+    private = f"_kernbench_bench_{digest}_{module_name.replace('.', '_')}"
+    cached = sys.modules.get(private)
+    if cached is not None and getattr(cached, "__file__", None) == str(path):
+        return cached
+    spec = importlib.util.spec_from_file_location(private, path)
+    if spec is None or spec.loader is None:
+        raise FactoryError(f"cannot import {module_name!r} from {path}")
+    module = importlib.util.module_from_spec(spec)
+    # Registered before running so dataclasses and pickling inside it can find it;
+    # its folder is on the path meanwhile so it can import its own helpers.
+    sys.modules[private] = module
+    folder = str(bench_dir.resolve())
+    sys.path.insert(0, folder)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(private, None)
+        raise
+    finally:
+        sys.path.remove(folder)
+    return module

@@ -1,0 +1,287 @@
+"""Read bench and hardware files: YAML with line numbers -> validated models.
+
+Every problem becomes one `SpecError` line, `PATH:LINE: field.path: message`, and
+nothing else escapes: the YAML is read with a safe loader (no Python tags), the line of
+each key is taken from the composed node tree, and a pydantic `ValidationError` is
+rewritten with the line of the deepest part of its field path that exists in the file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar, get_args
+
+import yaml
+from pydantic import BaseModel, ValidationError
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from kernbench.errors import SpecError
+from kernbench.kernels import BUILTINS, FactoryError, resolve_factory
+from kernbench.spec import Bench, HardwareProfile, check_metrics
+
+LinePath = tuple[str, ...]
+Model = TypeVar("Model", bound=BaseModel)
+_SHOWN_INPUT_CHARS = 40
+
+
+class _SafeLoader(yaml.SafeLoader):
+    """SafeLoader's constructors only; a subclass so nothing we add leaks into PyYAML."""
+
+
+@dataclass(frozen=True)
+class Document:
+    path: Path
+    shown: str  # the path as error messages print it
+    data: Any
+    lines: Mapping[LinePath, int]  # key path (list indices as strings) -> 1-based line
+
+    def line(self, parts: Sequence[object]) -> int | None:
+        """The line of the deepest prefix of `parts` present in the file."""
+        key = tuple(str(part) for part in parts)
+        while key not in self.lines and key:
+            key = key[:-1]
+        return self.lines.get(key)
+
+
+def shown_path(path: Path) -> str:
+    """`path` relative to the working directory when under it, so messages stay short."""
+    try:
+        return (
+            os.path.relpath(path) if Path(path).resolve().is_relative_to(Path.cwd()) else str(path)
+        )
+    except (OSError, ValueError):
+        return str(path)
+
+
+def read_document(path: Path) -> Document:
+    """Parse one YAML file with line numbers; a problem is a `SpecError`."""
+    path = Path(path)
+    shown = shown_path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(shown, None, "", "file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(shown, None, "", f"cannot read: {_one_line(exc)}") from None
+    loader = _SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        lines: dict[LinePath, int] = {}
+        if root is not None:
+            lines[()] = root.start_mark.line + 1
+            _walk(root, (), lines, shown, set())
+        data = loader.construct_document(root) if root is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise SpecError(
+            shown, mark.line + 1 if mark else None, "yaml", _one_line(problem)
+        ) from None
+    except yaml.YAMLError as exc:
+        raise SpecError(shown, None, "yaml", _one_line(exc)) from None
+    except RecursionError:
+        raise SpecError(shown, None, "yaml", "document nested too deeply") from None
+    finally:
+        loader.dispose()
+    return Document(path=path, shown=shown, data=data, lines=lines)
+
+
+def _walk(
+    node: Node, path: LinePath, lines: dict[LinePath, int], shown: str, seen: set[int]
+) -> None:
+    # Aliases share nodes: visiting each node once keeps "billion laughs" documents
+    # and alias cycles linear; an aliased copy's keys then fall back to its parent's line.
+    if id(node) in seen:
+        return
+    seen.add(id(node))
+    if isinstance(node, MappingNode):
+        first: dict[tuple[str, str], int] = {}
+        for key, value in node.value:
+            if not isinstance(key, ScalarNode):
+                continue  # construction reports unhashable keys
+            line = key.start_mark.line + 1
+            if (key.tag, key.value) in first:
+                field = ".".join((*path, key.value))
+                raise SpecError(
+                    shown, line, field, f"duplicate key (first on line {first[key.tag, key.value]})"
+                )
+            first[key.tag, key.value] = line
+            lines[(*path, key.value)] = line
+            _walk(value, (*path, key.value), lines, shown, seen)
+    elif isinstance(node, SequenceNode):
+        for index, item in enumerate(node.value):
+            lines[(*path, str(index))] = item.start_mark.line + 1
+            _walk(item, (*path, str(index)), lines, shown, seen)
+
+
+def load_bench(path: Path) -> Bench:
+    """Read, validate and check one bench file: models, metric expressions, the kernel."""
+    doc = read_document(path)
+    try:
+        bench = _validate(Bench, doc, "bench fields")
+        _check_bench(bench, doc)
+    except SpecError:
+        raise
+    except RecursionError:
+        raise SpecError(doc.shown, None, "", "document nested too deeply") from None
+    except Exception as exc:  # never a traceback for a bad file
+        raise SpecError(doc.shown, None, "", f"cannot load: {_describe(exc)}") from None
+    return bench
+
+
+def load_hardware(path: Path) -> HardwareProfile:
+    """Read and validate one hardware profile."""
+    doc = read_document(path)
+    try:
+        return _validate(HardwareProfile, doc, "hardware profile fields")
+    except SpecError:
+        raise
+    except RecursionError:
+        raise SpecError(doc.shown, None, "", "document nested too deeply") from None
+    except Exception as exc:
+        raise SpecError(doc.shown, None, "", f"cannot load: {_describe(exc)}") from None
+
+
+def _validate(model: type[Model], doc: Document, what: str) -> Model:
+    if doc.data is None:
+        raise SpecError(doc.shown, None, "", f"empty file; expected a mapping of {what}")
+    if not isinstance(doc.data, dict):
+        kind = _yaml_kind(doc.data)
+        raise SpecError(doc.shown, doc.line(()), "", f"expected a mapping of {what}, not {kind}")
+    try:
+        return model.model_validate(doc.data)
+    except ValidationError as exc:
+        raise _spec_error(exc, model, doc) from None
+
+
+def _spec_error(exc: ValidationError, model: type[BaseModel], doc: Document) -> SpecError:
+    """The first error as one line; errors on the same field from union members merge."""
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for error in exc.errors(include_url=False):
+        groups.setdefault(_field_parts(error, doc.data), []).append(dict(error))
+    parts, errors = next(iter(groups.items()))
+    message = _message(errors, model, parts)
+    if len(groups) > 1:
+        message += f" (and {len(groups) - 1} more)"
+    field = ".".join(str(part) for part in parts)
+    return SpecError(doc.shown, doc.line(parts), field, message)
+
+
+def _field_parts(error: Mapping[str, Any], data: Any) -> tuple[Any, ...]:
+    """The error's location in the document, without pydantic's union-member labels."""
+    loc = tuple(error["loc"])
+    parts: list[Any] = []
+    node = data
+    for position, part in enumerate(loc):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        elif error["type"] == "missing" and position == len(loc) - 1:
+            pass
+        else:
+            # A label such as 'int' or 'list[...]' naming a union member: every member's
+            # error belongs to the value the union checks, so they are reported together.
+            break
+        parts.append(part)
+    return tuple(parts)
+
+
+def _message(errors: list[dict[str, Any]], model: type[BaseModel], parts: tuple[Any, ...]) -> str:
+    first = errors[0]
+    if first["type"] == "extra_forbidden":
+        known = _known_fields(model, parts[:-1])
+        return f"unknown key; known: {', '.join(known)}" if known else "unknown key"
+    texts = [_clean(error["msg"]) for error in errors]
+    prefix = "Input should be "
+    if len(texts) > 1 and all(text.startswith(prefix) for text in texts):
+        kinds = dict.fromkeys(text[len(prefix) :] for text in texts)
+        message = prefix + " or ".join(kinds)
+    else:
+        message = texts[0]
+    if first["type"] != "missing":
+        shown = _shown_input(first.get("input"))
+        if shown:
+            message += f" (got {shown})"
+    return message
+
+
+def _clean(msg: str) -> str:
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            return msg[len(prefix) :]
+    return msg
+
+
+def _shown_input(value: Any) -> str | None:
+    if isinstance(value, bool | int | float | str) or value is None:
+        text = repr(value)
+        return text if len(text) <= _SHOWN_INPUT_CHARS else None
+    return None
+
+
+def _known_fields(model: type[BaseModel], parts: tuple[Any, ...]) -> list[str]:
+    """Field names of the model found at `parts` (for 'unknown key; known: ...')."""
+    current: type[BaseModel] | None = model
+    for part in parts:
+        if current is None or part not in current.model_fields:
+            return []
+        current = _model_in(current.model_fields[part].annotation)
+    return list(current.model_fields) if current is not None else []
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _check_bench(bench: Bench, doc: Document) -> None:
+    """What the models cannot see: metric names, exclusion keys, the kernel's factory."""
+    errors = check_metrics(bench)
+    for name in bench.metrics:
+        if name in errors:
+            field = ("metrics", name)
+            raise SpecError(doc.shown, doc.line(field), ".".join(field), errors[name])
+    known = bench.parameter_names() | {"variant", "device"}
+    for index, rule in enumerate(bench.exclude):
+        for key in rule:
+            if key not in known:
+                field = ("exclude", str(index), key)
+                message = f"unknown parameter {key!r}; known: {', '.join(sorted(known))}"
+                raise SpecError(doc.shown, doc.line(field), ".".join(field), message)
+    if ":" not in bench.kernel and bench.kernel not in BUILTINS:
+        message = (
+            f"unknown kernel {bench.kernel!r}; built-in: {', '.join(sorted(BUILTINS))} "
+            "(or give module:factory)"
+        )
+        raise SpecError(doc.shown, doc.line(("kernel",)), "kernel", message)
+    if ":" in bench.kernel:
+        try:
+            resolve_factory(bench.kernel, doc.path.parent)
+        except FactoryError as exc:
+            raise SpecError(doc.shown, doc.line(("kernel",)), "kernel", str(exc)) from None
+
+
+def _yaml_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    return f"a {type(value).__name__}"
+
+
+def _one_line(value: object) -> str:
+    return " ".join(str(value).split())
+
+
+def _describe(exc: BaseException) -> str:
+    text = _one_line(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

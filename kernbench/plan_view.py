@@ -1,0 +1,60 @@
+"""`kernbench plan`: the cells a run would measure, as a table, and a time estimate."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from kernbench.discovery import find_bench
+from kernbench.estimate import CELL_OVERHEAD_S, ROUND_OVERHEAD_S, estimate_run_s
+from kernbench.hardware import resolve_device
+from kernbench.loader import shown_path
+from kernbench.plan import Cell, plan
+
+
+def show_plan(
+    name: str, device: str, extra: Sequence[Path] = (), console: Console | None = None
+) -> list[Cell]:
+    """Print the plan of bench `name` on `device` (cpu, cuda or auto); return its cells."""
+    bench, path = find_bench(name, extra)
+    device = resolve_device(device)
+    cells = plan(bench, device)
+    console = console or Console(highlight=False)
+    console.print(f"bench {bench.name} ({shown_path(path)}) on {device}: {len(cells)} cells")
+    if bench.requires.device not in ("any", device):
+        console.print(f"note: this bench requires device {bench.requires.device}")
+    if bench.requires.world_size > 1:
+        console.print(f"note: each cell runs on {bench.requires.world_size} ranks")
+    axes = list(bench.all_axes())
+    table = Table("index", "variant", *axes)
+    for cell in cells:
+        table.add_row(str(cell.index), cell.variant, *(_label(cell.axes[a]) for a in axes))
+    console.print(table)
+    seconds = estimate_run_s(bench, len(cells))
+    console.print(
+        f"estimate (rough): about {_duration(seconds)} = {len(cells)} cells x {bench.rounds} "
+        f"rounds x ({bench.timer.warmup_s:g} s warm-up + {bench.timer.budget_s:g} s budget "
+        f"+ {CELL_OVERHEAD_S:g} s overhead) + {ROUND_OVERHEAD_S:g} s start-up per round",
+        soft_wrap=True,
+    )
+    return cells
+
+
+def _label(value: object) -> str:
+    """An axis value as the cell ids write it: mappings and lists joined with 'x'."""
+    if isinstance(value, dict):
+        return "x".join(str(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return "x".join(str(v) for v in value)
+    return str(value)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -1,0 +1,43 @@
+"""`kernbench validate`: check bench files and hardware profiles, every problem reported."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from kernbench.discovery import bench_files, discover
+from kernbench.errors import SpecError
+from kernbench.hardware import profile_files
+from kernbench.loader import load_bench, load_hardware
+
+
+def validate_files(
+    paths: Sequence[Path] | None = None, extra: Sequence[Path] = ()
+) -> list[tuple[Path, SpecError | None]]:
+    """(file, its error or None) for each file: `paths`, or by default every bench found
+    (plus a check that no two share a name) and every hardware profile."""
+    targets: list[tuple[Path, Callable[[Path], object]]]
+    if paths:
+        targets = [(Path(p), _loader_for(Path(p))) for p in paths]
+    else:
+        targets = [(p, load_bench) for p in bench_files(extra)]
+        targets += [(p, load_hardware) for p in profile_files()]
+    outcomes: list[tuple[Path, SpecError | None]] = []
+    for path, load in targets:
+        try:
+            load(path)
+        except SpecError as exc:
+            outcomes.append((path, exc))
+        else:
+            outcomes.append((path, None))
+    if not paths:
+        try:
+            discover(extra)
+        except SpecError as exc:
+            outcomes.append((Path(exc.path), exc))
+    return outcomes
+
+
+def _loader_for(path: Path) -> Callable[[Path], object]:
+    """Hardware profiles live in a `hardware` folder; everything else is a bench."""
+    return load_hardware if path.resolve().parent.name == "hardware" else load_bench

@@ -99,7 +99,12 @@ def make_gemm_results(
         complete=True,
         device="cuda",
         rounds=rounds,
-        provenance={"device_name": "NVIDIA H200", "host": "gpu-node-07", "git_commit": "46c26f4"},
+        provenance={
+            "device_name": "NVIDIA H200",
+            "host": "gpu-node-07",
+            "kernbench": "0.1.0",
+            "git": {"commit": "46c26f4c1d0e9b2a", "dirty": False},
+        },
         hardware=profile.model_dump(mode="json") if hardware else None,
         cells=cells,
     )
@@ -158,8 +163,13 @@ def _cell(
         model_s += in_bytes / (profile.host_to_device_gbs.value * 1e9)
         model_s += out_bytes / (profile.device_to_host_gbs.value * 1e9)
         median = sum(stages.values()) * 1.01
-    metrics = {"flops": flops, "bytes": nbytes, "tflops": flops / median / 1e12,
-               "gbs": nbytes / median / 1e9, "intensity": flops / nbytes}
+    metrics = {
+        "flops": flops,
+        "bytes": nbytes,
+        "tflops": flops / median / 1e12,
+        "gbs": nbytes / median / 1e9,
+        "intensity": flops / nbytes,
+    }
     if hardware:
         metrics.update(
             util=metrics["tflops"] / peak, model_time_s=model_s, model_util=compute_s / model_s

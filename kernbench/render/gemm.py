@@ -220,8 +220,12 @@ def utilization_data(results: Results) -> dict[str, Any]:
 
 def theory_vs_measured_data(results: Results) -> dict[str, Any]:
     data = _bar_data(
-        results, "theory_vs_measured", "roofline model vs measured utilization", "util",
-        100.0, "%",
+        results,
+        "theory_vs_measured",
+        "roofline model vs measured utilization",
+        "util",
+        100.0,
+        "%",
     )
     data["log_y"] = False
     table = _table(results.cells)
@@ -310,25 +314,30 @@ def _draw_bars(data: dict[str, Any]) -> Figure:
     colors = style.variant_colors(data["variants"])
     panels = data["panels"]
     widest = max(len(p["shapes"]) * max(1, len(p["variants"])) for p in panels)
-    figure = style.new_figure(len(panels), 1, 2.0 + 0.32 * widest, 3.8)
+    room = 2.0 + 0.4 * widest
+    figure = style.new_figure(len(panels), 1, room, 3.8)
     axes = figure.subplots(len(panels), 1, squeeze=False)[:, 0]
-    for ax, panel in zip(axes, panels):
-        _draw_bar_panel(ax, panel, data, colors)
+    for ax, panel in zip(axes, panels, strict=True):
+        _draw_bar_panel(ax, panel, data, colors, room)
     any_under = any(b["under_tile"] for p in panels for b in p["bars"])
     handles = style.legend_handles(colors, any_under, bool(data["not_plotted"]))
     if data["figure"] == "theory_vs_measured":
         handles += [
             Patch(facecolor="#999999", label="measured (filled)"),
-            Patch(facecolor="none", edgecolor="#333333", linestyle="--",
-                  label="roofline model (outline)"),
+            Patch(
+                facecolor="none",
+                edgecolor="#333333",
+                linestyle="--",
+                label="roofline model (outline)",
+            ),
         ]
-    figure.legend(handles=handles, loc="outside right upper", fontsize=8)
+    style.legend(axes[0], handles)
     style.finish(figure, data["title"], data)
     return figure
 
 
 def _draw_bar_panel(
-    ax: Axes, panel: dict[str, Any], data: dict[str, Any], colors: dict[str, str]
+    ax: Axes, panel: dict[str, Any], data: dict[str, Any], colors: dict[str, str], room: float
 ) -> None:
     variants = panel["variants"]
     width = 0.8 / max(1, len(variants))
@@ -342,20 +351,23 @@ def _draw_bar_panel(
         heights = [b["value"] for b in drawn]
         errors = _error_extents(drawn)
         bars = ax.bar(
-            xs, heights, width * 0.95, color=colors[variant], yerr=errors,
+            xs,
+            heights,
+            width * 0.95,
+            color=colors[variant],
+            yerr=errors,
             error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#222222"},
         )
         style.mark_under_tile(bars, [b["under_tile"] for b in drawn])
         if data["figure"] == "theory_vs_measured":
             _draw_model_outline(ax, xs, drawn, width, colors[variant])
         if label_bars:
-            ax.bar_label(bars, labels=_bar_labels(drawn, data), fontsize=6.5, rotation=90,
-                         padding=2)
+            _label_bars(ax, xs, drawn, data)
         for bar in mine:
             if bar["value"] is None:
                 text = bar["status"] if bar["status"] != "ok" else "n/a"
                 style.mark_missing(ax, position[bar["shape"]] + slot[variant], text)
-    _finish_bar_axes(ax, panel, data)
+    _finish_bar_axes(ax, panel, data, room)
 
 
 def _error_extents(bars: list[dict[str, Any]]) -> list[list[float]] | None:
@@ -369,27 +381,49 @@ def _error_extents(bars: list[dict[str, Any]]) -> list[list[float]] | None:
 def _draw_model_outline(
     ax: Axes, xs: list[float], bars: list[dict[str, Any]], width: float, color: str
 ) -> None:
-    modelled = [(x, b["model"]) for x, b in zip(xs, bars) if b.get("model") is not None]
+    modelled = [
+        (x, b["model"]) for x, b in zip(xs, bars, strict=True) if b.get("model") is not None
+    ]
     if modelled:
         ax.bar(
-            [x for x, _ in modelled], [m for _, m in modelled], width * 0.95,
-            facecolor="none", edgecolor=color, linestyle="--", linewidth=1.3,
+            [x for x, _ in modelled],
+            [m for _, m in modelled],
+            width * 0.95,
+            facecolor="none",
+            edgecolor=color,
+            linestyle="--",
+            linewidth=1.3,
         )
 
 
-def _bar_labels(bars: list[dict[str, Any]], data: dict[str, Any]) -> list[str]:
-    if data["figure"] == "theory_vs_measured":
-        return [f"{b['of_model']:.0%} of model" if b.get("of_model") else "" for b in bars]
-    if data["unit"] == "%":
-        return [f"{b['value']:.1f}%" for b in bars]
-    return [f"{b['value']:.3g}" for b in bars]
+def _label_bars(
+    ax: Axes, xs: list[float], bars: list[dict[str, Any]], data: dict[str, Any]
+) -> None:
+    """The value above each bar (above its CI and model outline, so nothing overlaps)."""
+    for x, bar in zip(xs, bars, strict=True):
+        if data["figure"] == "theory_vs_measured":
+            text = f"{bar['of_model']:.0%}" if bar.get("of_model") else ""
+        elif data["unit"] == "%":
+            text = f"{bar['value']:.3g}%"
+        else:
+            text = f"{bar['value']:.3g}"
+        top = max(bar.get("high") or bar["value"], bar.get("model") or 0.0)
+        ax.annotate(
+            text,
+            (x, top),
+            xytext=(0, 2),
+            textcoords="offset points",
+            rotation=90,
+            ha="center",
+            va="bottom",
+            fontsize=6.5,
+        )
 
 
-def _finish_bar_axes(ax: Axes, panel: dict[str, Any], data: dict[str, Any]) -> None:
+def _finish_bar_axes(ax: Axes, panel: dict[str, Any], data: dict[str, Any], room: float) -> None:
     shapes = panel["shapes"]
     under = {b["shape"] for b in panel["bars"] if b["under_tile"]}
-    ax.set_xticks(range(len(shapes)))
-    ax.set_xticklabels([style.category_label(s, s in under) for s in shapes], fontsize=8)
+    style.category_ticks(ax, [style.category_label(s, s in under) for s in shapes], room)
     ax.set_xlim(-0.6, len(shapes) - 0.4)
     ax.set_xlabel("GEMM shape M×N×K (sorted by FLOPs)")
     ax.grid(axis="y", alpha=0.3)
@@ -408,8 +442,12 @@ def _finish_bar_axes(ax: Axes, panel: dict[str, Any], data: dict[str, Any]) -> N
             ax.axhline(peak, color="#555555", linestyle=":", linewidth=1)
             ax.annotate(
                 f"{dtype} peak {peak:.4g} {data['unit']} ({panel['peak_source']})",
-                (0.995, peak), xycoords=("axes fraction", "data"), ha="right", va="bottom",
-                fontsize=7, color="#555555",
+                (0.005, peak),
+                xycoords=("axes fraction", "data"),
+                ha="left",
+                va="bottom",
+                fontsize=7,
+                color="#555555",
             )
             tops.append(peak)
         if data["log_y"]:
@@ -418,8 +456,8 @@ def _finish_bar_axes(ax: Axes, panel: dict[str, Any], data: dict[str, Any]) -> N
         elif tops:
             ax.set_ylim(0, max(tops) * 1.25)
     ax.set_title(f"dtype {dtype}", fontsize=10, loc="left")
-    if data["figure"] == "throughput" and peak is not None:
-        ax.set_title(f"dashed line: {dtype} peak", fontsize=8, loc="right", color="#555555")
+    if data["figure"] == "theory_vs_measured":
+        ax.set_title("label: measured ÷ model", fontsize=8, loc="right", color="#555555")
 
 
 def _draw_stages(data: dict[str, Any]) -> Figure:
@@ -427,7 +465,8 @@ def _draw_stages(data: dict[str, Any]) -> Figure:
     variants = list(dict.fromkeys(p["variant"] for p in panels))
     dtypes = list(dict.fromkeys(p["dtype"] for p in panels))
     widest = max(len(p["shapes"]) for p in panels)
-    figure = style.new_figure(len(variants), len(dtypes), 2.0 + 0.7 * widest, 3.6)
+    room = 2.0 + 0.8 * widest
+    figure = style.new_figure(len(variants), len(dtypes), room, 3.6)
     grid = figure.subplots(len(variants), len(dtypes), squeeze=False)
     for ax in grid.flat:
         ax.set_axis_off()
@@ -435,17 +474,17 @@ def _draw_stages(data: dict[str, Any]) -> Figure:
     for panel in panels:
         ax = grid[variants.index(panel["variant"]), dtypes.index(panel["dtype"])]
         ax.set_axis_on()
-        _draw_stage_panel(ax, panel, data["stages"], colors)
+        _draw_stage_panel(ax, panel, data["stages"], colors, room)
     handles = [Patch(facecolor=colors[s], label=s) for s in data["stages"]]
     if data["not_plotted"]:
         handles.append(Patch(facecolor="none", edgecolor="none", label="× not measured"))
-    figure.legend(handles=handles, loc="outside right upper", fontsize=8, title="stage")
+    style.legend(grid[0, -1], handles)
     style.finish(figure, data["title"], data)
     return figure
 
 
 def _draw_stage_panel(
-    ax: Axes, panel: dict[str, Any], stages: list[str], colors: dict[str, str]
+    ax: Axes, panel: dict[str, Any], stages: list[str], colors: dict[str, str], room: float
 ) -> None:
     xs = range(len(panel["shapes"]))
     bottom = [0.0] * len(panel["bars"])
@@ -453,21 +492,27 @@ def _draw_stage_panel(
         shares = [b["percent"].get(stage) or 0.0 for b in panel["bars"]]
         bars = ax.bar(xs, shares, 0.6, bottom=bottom, color=colors[stage])
         style.mark_under_tile(bars, [b["under_tile"] for b in panel["bars"]])
-        for x, share, base in zip(xs, shares, bottom):
+        for x, share, base in zip(xs, shares, bottom, strict=True):
             if share >= 8:
-                ax.text(x, base + share / 2, f"{share:.0f}%", ha="center", va="center",
-                        fontsize=7, color="white")
-        bottom = [b + s for b, s in zip(bottom, shares)]
-    for x, bar in zip(xs, panel["bars"]):
+                ax.text(
+                    x,
+                    base + share / 2,
+                    f"{share:.0f}%",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white",
+                )
+        bottom = [b + s for b, s in zip(bottom, shares, strict=True)]
+    for x, bar in zip(xs, panel["bars"], strict=True):
         if bar["total_s"] is None:
             style.mark_missing(ax, x, bar["status"] if bar["status"] != "ok" else "n/a")
         else:
-            ax.text(x, 101, style.format_seconds(bar["total_s"]), ha="center", va="bottom",
-                    fontsize=7)
+            ax.text(
+                x, 101, style.format_seconds(bar["total_s"]), ha="center", va="bottom", fontsize=7
+            )
     under = {b["shape"] for b in panel["bars"] if b["under_tile"]}
-    ax.set_xticks(list(xs))
-    ax.set_xticklabels([style.category_label(s, s in under) for s in panel["shapes"]],
-                       fontsize=8)
+    style.category_ticks(ax, [style.category_label(s, s in under) for s in panel["shapes"]], room)
     ax.set_ylim(0, 112)
     ax.set_ylabel("% of staged time")
     ax.set_xlabel("GEMM shape M×N×K (label: sum of stage medians)")

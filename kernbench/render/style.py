@@ -97,16 +97,24 @@ def footnote(results: Results) -> str:
     if prov.get("host"):
         parts.append(f"host {prov['host']}")
     parts.append(f"run {results.created_utc[:16].replace('T', ' ')} UTC")
-    parts.append(f"spec {results.spec_hash[:12]}")
     rounds = results.rounds
     parts.append(f"{rounds} round{'s' if rounds != 1 else ''}")
+    split = len(parts)
+    parts.append(f"spec {results.spec_hash[:12]}")
     if results.hardware:
         parts.append(f"hardware profile {results.hardware.get('name', '?')}")
     else:
         parts.append("no hardware profile")
+    version = prov.get("kernbench")
+    commit = (prov.get("git") or {}).get("commit")
+    if version or commit:
+        dirty = " (dirty)" if (prov.get("git") or {}).get("dirty") else ""
+        at = f" @ {commit[:10]}{dirty}" if commit else ""
+        parts.append(f"kernbench {version or '?'}{at}")
     if not results.complete:
         parts.append("INCOMPLETE run")
-    return "  ·  ".join(parts)
+    # Two lines: where and when it ran, then what defines the data.
+    return "  ·  ".join(parts[:split]) + "\n" + "  ·  ".join(parts[split:])
 
 
 def not_plotted_lines(entries: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -151,7 +159,13 @@ def placeholder(heading: str, data: Mapping[str, Any]) -> Figure:
     ax = figure.add_subplot()
     ax.set_axis_off()
     ax.text(
-        0.5, 0.5, data["note"], ha="center", va="center", fontsize=11, wrap=True,
+        0.5,
+        0.5,
+        data["note"],
+        ha="center",
+        va="center",
+        fontsize=11,
+        wrap=True,
         transform=ax.transAxes,
     )
     finish(figure, heading, data)
@@ -162,9 +176,21 @@ def category_label(label: str, under_tile: bool) -> str:
     return f"{label}\nunder-tile" if under_tile else label
 
 
+def category_ticks(ax: Axes, labels: Sequence[str], panel_width_in: float) -> None:
+    """Category labels on the x axis, slanted when they would not fit side by side."""
+    ax.set_xticks(range(len(labels)))
+    longest = max((len(line) for label in labels for line in label.splitlines()), default=0)
+    # About 0.075 in per character at 8 pt; leave a quarter of the panel for the margins.
+    crowded = len(labels) * longest * 0.075 > 0.75 * panel_width_in
+    if crowded:
+        ax.set_xticklabels(labels, fontsize=8, rotation=25, ha="right", rotation_mode="anchor")
+    else:
+        ax.set_xticklabels(labels, fontsize=8)
+
+
 def mark_under_tile(bars: BarContainer, flags: Sequence[bool]) -> None:
     """Hatch the bars of shapes smaller than the kernel's tile: a padded, not a real, rate."""
-    for bar, flag in zip(bars, flags):
+    for bar, flag in zip(bars, flags, strict=True):
         if flag:
             bar.set_hatch(UNDER_TILE_HATCH)
             bar.set_edgecolor("#333333")
@@ -174,8 +200,16 @@ def mark_missing(ax: Axes, x: float, text: str) -> None:
     """A red × at the foot of an empty slot, with why it is empty (failed, invalid, n/a)."""
     foot = blended_transform_factory(ax.transData, ax.transAxes)
     ax.text(
-        x, 0.02, f"×\n{text}", transform=foot, ha="center", va="bottom", fontsize=7,
-        color=MISSING_COLOR, rotation=0, linespacing=0.9,
+        x,
+        0.02,
+        f"×\n{text}",
+        transform=foot,
+        ha="center",
+        va="bottom",
+        fontsize=7,
+        color=MISSING_COLOR,
+        rotation=0,
+        linespacing=0.9,
     )
 
 
@@ -183,12 +217,27 @@ def legend_handles(colors: Mapping[str, str], under_tile: bool, missing: bool) -
     handles: list[Any] = [Patch(facecolor=color, label=name) for name, color in colors.items()]
     if under_tile:
         handles.append(
-            Patch(facecolor="white", edgecolor="#333333", hatch=UNDER_TILE_HATCH,
-                  label="under-tile shape")
+            Patch(
+                facecolor="white",
+                edgecolor="#333333",
+                hatch=UNDER_TILE_HATCH,
+                label="under-tile (M, N or K < tile)",
+            )
         )
     if missing:
         handles.append(Patch(facecolor="none", edgecolor="none", label="× not measured"))
     return handles
+
+
+def legend(ax: Axes, handles: Sequence[Any]) -> None:
+    """One legend for all panels, right of the top panel (constrained layout makes room)."""
+    ax.legend(
+        handles=list(handles),
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        fontsize=8,
+        frameon=False,
+    )
 
 
 def save_png(figure: Figure, path: Path) -> Path:

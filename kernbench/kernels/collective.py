@@ -1,0 +1,407 @@
+"""The `collective` built-in kernel: one torch.distributed collective per cell.
+
+Parameters (every cell's axes): `op` (allreduce, allgather, reduce_scatter), `bytes`,
+`world_size`, `inplace`, `dtype`, and `device` (gloo on cpu, nccl on cuda). Sizes follow
+nccl-tests: `bytes` is one rank's allreduce buffer, the whole output of an allgather and
+the whole input of a reduce-scatter (every rank's data counted).
+
+The kernel times itself (`Kernel.measure`): every rank must run the same number of
+operations, and a collective is only as fast as its slowest rank. Each decision (warm-up
+length, operations per sample, when to stop) is taken from times reduced with MAX
+across the ranks, so every rank reaches the same decision without a broadcast.
+
+Inputs hold small integers (1..4, shifted by the rank), so sums are exact in every
+supported dtype while they stay under the dtype's largest exact integer, and the check
+compares bit for bit. Timed iterations reuse the buffers, so in-place sums grow (to inf
+eventually), as in nccl-tests: the data's values do not change a collective's speed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import math
+import os
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from kernbench.dtypes import ITEMSIZE, TOLERANCE
+from kernbench.kernels.base import CheckResult, Kernel
+from kernbench.spec import TimerSpec
+from kernbench.stats import rel_ci_halfwidth
+from kernbench.timing.base import Measurement, StopReason
+
+OPS = ("allreduce", "allgather", "reduce_scatter")
+BACKENDS = {"cpu": "gloo", "cuda": "nccl"}
+TORCH_DTYPES = {
+    "fp64": "float64",
+    "fp32": "float32",
+    "bf16": "bfloat16",
+    "fp16": "float16",
+    "int32": "int32",
+    "int64": "int64",
+}
+# Largest integer each dtype holds exactly: sums under it make the check bit-exact.
+EXACT_INTEGER = {
+    "fp64": 2**53,
+    "fp32": 2**24,
+    "bf16": 2**8,
+    "fp16": 2**11,
+    "int32": 2**31 - 1,
+    "int64": 2**63 - 1,
+}
+PATTERN_PERIOD = 4  # inputs cycle through 1..PATTERN_PERIOD
+TIMEOUT_ENV = "KERNBENCH_COLLECTIVE_TIMEOUT_S"
+DEFAULT_TIMEOUT_S = 300.0
+# Operations are timed in batches of about this long, so the clock's and the
+# synchronization's overhead stays small against microsecond-scale collectives.
+SAMPLE_TARGET_S = 1e-3
+
+
+def make(
+    *,
+    op: str,
+    bytes: int,
+    world_size: int = 1,
+    inplace: bool = True,
+    dtype: str = "fp32",
+    device: str = "cpu",
+) -> Kernel:
+    """One cell's collective, on the process group this process joins on first call."""
+    _validate(op, bytes, world_size, inplace, dtype, device)
+    ensure_process_group(device, world_size)
+    collective = Collective(op, bytes, inplace, dtype, device)
+    return Kernel(
+        run=collective.run,
+        check=collective.check,
+        measure=collective.measure,
+        synchronize=collective.synchronize,
+        close=collective.close,
+        info=collective.info(),
+    )
+
+
+def _validate(op: str, size: int, world_size: int, inplace: bool, dtype: str, device: str) -> None:
+    if op not in OPS:
+        raise ValueError(f"unknown op {op!r}; known: {', '.join(OPS)}")
+    if device not in BACKENDS:
+        raise ValueError(f"unknown device {device!r}; known: {', '.join(BACKENDS)}")
+    if dtype not in TORCH_DTYPES:
+        raise ValueError(f"dtype {dtype!r} is not supported; supported: {', '.join(TORCH_DTYPES)}")
+    if world_size < 1:
+        raise ValueError(f"world_size must be at least 1, not {world_size}")
+    if op == "allreduce" and not inplace:
+        raise ValueError(
+            "allreduce has no out-of-place form in torch.distributed (all_reduce writes its "
+            "input; a copy first would be timed too); use inplace: true"
+        )
+    unit = ITEMSIZE[dtype] * (1 if op == "allreduce" else world_size)
+    if size <= 0 or size % unit:
+        what = "the item size" if op == "allreduce" else "world_size × item size"
+        raise ValueError(f"bytes={size} is not a positive multiple of {what} ({unit}) for {op}")
+
+
+def ensure_process_group(device: str, world_size: int) -> str:
+    """Join the process group once per process; return its backend.
+
+    Under a launcher the rendezvous comes from the environment (RANK, WORLD_SIZE,
+    MASTER_ADDR, ...); a lone process with world_size 1 gets an in-memory store. The
+    timeout bounds a collective waiting on a rank that never comes.
+    """
+    import torch
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        backend = BACKENDS[device]
+        timeout = timedelta(seconds=float(os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT_S)))
+        options: dict[str, Any] = {"backend": backend, "timeout": timeout}
+        if device == "cuda":
+            local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+            torch.cuda.set_device(local_rank)
+            options["device_id"] = torch.device("cuda", local_rank)
+        if "RANK" not in os.environ:
+            if world_size != 1:
+                raise RuntimeError(
+                    f"world_size={world_size} needs {world_size} ranks; start them through "
+                    "kernbench.launch (the runner does)"
+                )
+            options.update(store=dist.HashStore(), rank=0, world_size=1)
+        dist.init_process_group(**options)
+        atexit.register(_destroy_process_group)
+    running = dist.get_world_size()
+    if running != world_size:
+        raise ValueError(f"the cell wants world_size={world_size} but {running} ranks run")
+    return str(dist.get_backend())
+
+
+def _destroy_process_group() -> None:
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
+class Collective:
+    """Buffers and calls of one collective on this rank."""
+
+    def __init__(self, op: str, size: int, inplace: bool, dtype: str, device: str) -> None:
+        import torch
+        import torch.distributed as dist
+
+        self.op, self.size, self.inplace, self.dtype, self.device = op, size, inplace, dtype, device
+        self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
+        self.backend = str(dist.get_backend())
+        self.torch_dtype = getattr(torch, TORCH_DTYPES[dtype])
+        self.elements = size // ITEMSIZE[dtype]  # of the whole message (nccl-tests' S)
+        self.chunk = self.elements // self.world_size
+        error: BaseException | None = None
+        try:
+            self.input, self.output = self._allocate()
+            self._call = self._bind()
+        except Exception as exc:  # noqa: BLE001 - every rank must learn of it, see below
+            error = exc
+        # An allocation that fails on one rank only would leave the others waiting in
+        # the next collective; all ranks agree first and fail together.
+        self._agree_no_error(error)
+
+    def _allocate(self) -> tuple[Any, Any]:
+        import torch
+
+        def empty(count: int) -> Any:
+            return torch.empty(count, dtype=self.torch_dtype, device=self.device)
+
+        if self.op == "allreduce":
+            buffer = empty(self.elements)
+            return buffer, buffer
+        full = empty(self.elements)
+        own = slice(self.rank * self.chunk, (self.rank + 1) * self.chunk)
+        if self.op == "allgather":
+            return (full[own] if self.inplace else empty(self.chunk)), full
+        return full, (full[own] if self.inplace else empty(self.chunk))
+
+    def _bind(self) -> Callable[[], object]:
+        import torch.distributed as dist
+
+        inp, out = self.input, self.output
+        if self.op == "allreduce":
+            return lambda: dist.all_reduce(out)
+        # torch 2.13 renamed the *_tensor forms and warns on the old names.
+        if self.op == "allgather":
+            gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+            return lambda: gather(out, inp)
+        scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+        return lambda: scatter(out, inp)
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "world_size": self.world_size,
+            "elements": self.elements,
+            "elements_per_rank_input": self.input.numel(),
+        }
+
+    def run(self) -> None:
+        self._call()
+
+    def synchronize(self) -> None:
+        if self.device == "cuda":
+            import torch
+
+            torch.cuda.synchronize()
+
+    def close(self) -> None:
+        del self.input, self.output, self._call
+        if self.device == "cuda":
+            import torch
+
+            torch.cuda.empty_cache()
+
+    # -- correctness ---------------------------------------------------------------
+
+    def check(self) -> CheckResult:
+        """Fill known inputs, run once, compare; the error is the worst rank's."""
+        self.output.zero_()
+        self.input.copy_(self._pattern(self.input.numel(), self.rank))
+        self.run()
+        self.synchronize()
+        expected = self._expected()
+        if self.output.numel() == expected.numel() and bool((self.output == expected).all()):
+            rel_err = 0.0
+        else:
+            rel_err = _relative_error(self.output, expected)
+        worst = self._agreed([rel_err])[0]
+        exact = PATTERN_PERIOD * self.world_size <= EXACT_INTEGER[self.dtype]
+        return CheckResult(rel_err=worst, tolerance=0.0 if exact else TOLERANCE[self.dtype])
+
+    def _pattern(self, count: int, rank: int, offset: int = 0) -> Any:
+        """Rank `rank`'s input elements offset..offset+count: ((i + rank) % P) + 1."""
+        return self._pattern_int(count, rank, offset).to(self.torch_dtype)
+
+    def _pattern_int(self, count: int, rank: int, offset: int) -> Any:
+        import torch
+
+        wide = offset + count + rank >= 2**31
+        index = torch.arange(
+            offset, offset + count, device=self.device, dtype=torch.int64 if wide else torch.int32
+        )
+        return (index + rank) % PATTERN_PERIOD + 1
+
+    def _summed(self, count: int, offset: int) -> Any:
+        """Sum over all ranks of their inputs at offset..offset+count, rounded once."""
+        import torch
+
+        # Every PATTERN_PERIOD consecutive ranks add 1 + 2 + ... + P to each element.
+        cycles, rest = divmod(self.world_size, PATTERN_PERIOD)
+        per_cycle = PATTERN_PERIOD * (PATTERN_PERIOD + 1) // 2
+        total = torch.full((count,), cycles * per_cycle, dtype=torch.int32, device=self.device)
+        for rank in range(rest):
+            total += self._pattern_int(count, rank, offset)
+        return total.to(self.torch_dtype)
+
+    def _expected(self) -> Any:
+        import torch
+
+        if self.op == "allreduce":
+            return self._summed(self.elements, 0)
+        if self.op == "allgather":
+            parts = [self._pattern(self.chunk, rank) for rank in range(self.world_size)]
+            return torch.cat(parts)
+        return self._summed(self.chunk, self.rank * self.chunk)
+
+    # -- timing --------------------------------------------------------------------
+
+    def measure(self, spec: TimerSpec) -> Measurement:
+        import torch.distributed as dist
+
+        dist.barrier()
+        warmup_calls, per_call_s = self._warm_up(spec.warmup_s)
+        reps = max(1, round(SAMPLE_TARGET_S / per_call_s))
+        samples: list[float] = []  # seconds per call, the slowest rank's
+        own: list[float] = []  # seconds per call, this rank's
+        elapsed = 0.0
+        stop: StopReason | None = None
+        while stop is None:
+            count = _next_chunk(len(samples), spec, elapsed, reps * per_call_s)
+            local = [t / reps for t in self._time_batches(count, reps)]
+            own.extend(local)
+            agreed = self._agreed(local)
+            samples.extend(agreed)
+            elapsed += sum(agreed) * reps
+            stop = _stop_reason(samples, spec, elapsed)
+        return Measurement(
+            timer="collective",
+            samples_s=samples,
+            warmup_calls=warmup_calls,
+            stop_reason=stop,
+            extra={
+                "per_rank_median_s": self._per_rank(_median(own)),
+                "world_size": self.world_size,
+                "backend": self.backend,
+                "calls_per_sample": reps,
+            },
+        )
+
+    def _warm_up(self, warmup_s: float) -> tuple[int, float]:
+        """Run batches of doubling length until `warmup_s` is spent; (calls, s per call)."""
+        self.run()  # lazy set-up (communicators, allocator) stays out of the estimate
+        calls, spent, batch = 1, 0.0, 1
+        while True:
+            took = self._agreed(self._time_batches(1, batch))[0]
+            calls, spent = calls + batch, spent + took
+            if spent >= warmup_s and took >= SAMPLE_TARGET_S / 4:
+                return calls, took / batch
+            batch *= 2
+
+    def _time_batches(self, count: int, reps: int) -> list[float]:
+        """This rank's seconds for each of `count` batches of `reps` calls."""
+        call = self._call
+        if self.device == "cuda":
+            import torch
+
+            events = [
+                (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                for _ in range(count)
+            ]
+            for start, end in events:
+                start.record()
+                for _ in range(reps):
+                    call()
+                end.record()
+            torch.cuda.synchronize()
+            return [start.elapsed_time(end) / 1e3 for start, end in events]
+        times = []
+        for _ in range(count):
+            began = time.perf_counter()
+            for _ in range(reps):
+                call()
+            times.append(time.perf_counter() - began)
+        return times
+
+    def _agreed(self, values: list[float]) -> list[float]:
+        """Each value's maximum over the ranks (every rank gets the same list)."""
+        import torch
+        import torch.distributed as dist
+
+        tensor = torch.tensor(values, dtype=torch.float64, device=self.device)
+        dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+        return [float(v) for v in tensor.tolist()]
+
+    def _per_rank(self, value: float) -> list[float]:
+        """Every rank's `value`, in rank order."""
+        import torch
+        import torch.distributed as dist
+
+        tensor = torch.zeros(self.world_size, dtype=torch.float64, device=self.device)
+        tensor[self.rank] = value
+        dist.all_reduce(tensor)
+        return [float(v) for v in tensor.tolist()]
+
+    def _agree_no_error(self, error: BaseException | None) -> None:
+        failed = self._per_rank(1.0 if error is not None else 0.0)
+        if error is not None:
+            raise error
+        bad = [rank for rank, flag in enumerate(failed) if flag]
+        if bad:
+            raise RuntimeError(f"rank(s) {bad} could not set up the cell (see the log)")
+
+
+def _next_chunk(taken: int, spec: TimerSpec, elapsed: float, sample_s: float) -> int:
+    """How many samples to take before the ranks compare notes again.
+
+    Chunks grow with the samples taken (few synchronizations), but never past the
+    samples allowed nor much past the budget.
+    """
+    count = max(spec.min_samples - taken, taken // 2, 1)
+    if taken >= spec.min_samples:
+        left = max(spec.budget_s - elapsed, 0.0)
+        count = min(count, max(1, math.ceil(left / sample_s)))
+    return min(count, spec.max_samples - taken)
+
+
+def _stop_reason(samples: list[float], spec: TimerSpec, elapsed: float) -> StopReason | None:
+    if len(samples) >= spec.max_samples:
+        return "max_samples"
+    if len(samples) < spec.min_samples:
+        return None
+    if rel_ci_halfwidth(samples) <= spec.rel_ci:
+        return "converged"
+    if elapsed >= spec.budget_s:
+        return "budget"
+    return None
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def _relative_error(output: Any, expected: Any) -> float:
+    if output.shape != expected.shape:
+        return math.inf
+    got, want = output.double(), expected.double()
+    reference = float(want.norm())
+    error = float((got - want).norm())
+    value = error / reference if reference else error
+    return value if math.isfinite(value) else math.inf

@@ -1,0 +1,67 @@
+"""A script the slow collective tests start as ranks through `kernbench.launch`.
+
+`collective_ranks.py cells OUT.json`: run a few gloo cells through the `collective`
+factory (make, check, measure, as the worker does); rank 0 writes what it saw.
+`collective_ranks.py die`: rank 1 exits mid-collective while rank 0 waits in it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from kernbench.kernels.collective import make
+from kernbench.spec import TimerSpec
+
+CELLS = [
+    {"op": "allreduce", "bytes": 4096, "inplace": True, "dtype": "fp32"},
+    {"op": "allreduce", "bytes": 4096, "inplace": True, "dtype": "bf16"},
+    {"op": "allgather", "bytes": 4096, "inplace": False, "dtype": "fp32"},
+    {"op": "allgather", "bytes": 4096, "inplace": True, "dtype": "bf16"},
+    {"op": "reduce_scatter", "bytes": 4096, "inplace": False, "dtype": "bf16"},
+    {"op": "reduce_scatter", "bytes": 4096, "inplace": True, "dtype": "fp32"},
+]
+SPEC = TimerSpec(warmup_s=0.01, budget_s=0.05, min_samples=5)
+
+
+def run_cells(out_path: str) -> None:
+    world_size = int(os.environ["WORLD_SIZE"])
+    seen = []
+    for params in CELLS:
+        kernel = make(**params, world_size=world_size, device="cpu")
+        check = kernel.check()
+        measurement = kernel.measure(SPEC)
+        kernel.close()
+        seen.append(
+            {
+                "params": params,
+                "rel_err": check.rel_err,
+                "ok": check.ok,
+                "samples": len(measurement.samples_s),
+                "median_s": sorted(measurement.samples_s)[len(measurement.samples_s) // 2],
+                "stop_reason": measurement.stop_reason,
+                "extra": measurement.extra,
+            }
+        )
+    if int(os.environ["RANK"]) == 0:
+        with open(out_path, "w") as handle:
+            json.dump(seen, handle)
+
+
+def die_mid_collective() -> None:
+    kernel = make(op="allreduce", bytes=4096, world_size=2, device="cpu")
+    kernel.run()
+    if int(os.environ["RANK"]) == 1:
+        time.sleep(0.5)
+        os._exit(9)
+    while True:  # rank 0 waits in a collective its peer never joins
+        kernel.run()
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "cells":
+        run_cells(sys.argv[2])
+    else:
+        die_mid_collective()

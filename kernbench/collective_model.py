@@ -1,0 +1,95 @@
+"""The collective model: algorithm and bus bandwidth, and the α-β (latency-bandwidth) fit.
+
+Sizes follow nccl-tests: S counts every rank's data for allgather, reduce-scatter and
+all-to-all. algbw = S / t; busbw = algbw × a factor that makes the figure comparable
+with the link bandwidth on a flat topology (allreduce moves 2(n−1)/n of S over each
+rank's link). busbw is a normalization, not a measured rate; report algbw beside it.
+GB = 1e9 bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+GB = 1e9
+
+BUSBW_FACTOR: dict[str, Callable[[int], float]] = {
+    "allreduce": lambda n: 2 * (n - 1) / n,
+    "allgather": lambda n: (n - 1) / n,
+    "reduce_scatter": lambda n: (n - 1) / n,
+    "alltoall": lambda n: (n - 1) / n,
+    "broadcast": lambda n: 1.0,
+    "reduce": lambda n: 1.0,
+    "sendrecv": lambda n: 1.0,
+}
+
+
+def busbw_factor(op: str, world_size: int) -> float:
+    if op not in BUSBW_FACTOR:
+        raise ValueError(f"unknown collective {op!r}; known: {', '.join(BUSBW_FACTOR)}")
+    if world_size < 1:
+        raise ValueError(f"world_size must be at least 1, not {world_size}")
+    return BUSBW_FACTOR[op](world_size)
+
+
+def bandwidths(op: str, bytes: float, world_size: int, time_s: float) -> dict[str, float]:
+    """`{"algbw_gbs": S/t, "busbw_gbs": S/t × factor}` in GB/s (1e9 bytes per second)."""
+    factor = busbw_factor(op, world_size)
+    algbw = bytes / time_s / GB if time_s > 0 else math.inf
+    return {"algbw_gbs": algbw, "busbw_gbs": algbw * factor}
+
+
+@dataclass(frozen=True)
+class AlphaBeta:
+    """t(S) = α + S/β: a fixed cost per call and a bandwidth (β may be inf: no slope)."""
+
+    alpha_s: float
+    beta_bytes_per_s: float
+    r2: float  # of log t against log t(S): the fit as the log-log figure shows it
+
+
+def fit_alpha_beta(sizes_bytes: Sequence[float], times_s: Sequence[float]) -> AlphaBeta:
+    """Least squares of t = α + S/β over relative errors, with α ≥ 0 and 1/β ≥ 0.
+
+    Sizes span six decades: plain least squares would fit the largest messages alone
+    and leave α to their noise. Dividing each residual by its t weighs every point by
+    its relative error, as the log-log figure reads them. The problem stays linear in
+    (α, 1/β): minimize Σ (α/t + (1/β)·S/t − 1)², solved as non-negative least squares.
+    """
+    from scipy.optimize import nnls
+
+    sizes = np.asarray(sizes_bytes, dtype=float)
+    times = np.asarray(times_s, dtype=float)
+    if sizes.shape != times.shape or sizes.ndim != 1:
+        raise ValueError("sizes and times must be equal-length sequences")
+    if np.any(times <= 0) or np.any(sizes < 0) or not np.all(np.isfinite(times)):
+        raise ValueError("times must be positive and finite, sizes non-negative")
+    if len(np.unique(sizes)) < 2:
+        raise ValueError("an α-β fit needs at least two different sizes")
+    design = np.column_stack([1.0 / times, sizes / times])
+    (alpha, inverse_beta), _ = nnls(design, np.ones_like(times))
+    fit = AlphaBeta(
+        alpha_s=float(alpha),
+        beta_bytes_per_s=float(1.0 / inverse_beta) if inverse_beta > 0 else math.inf,
+        r2=math.nan,
+    )
+    return AlphaBeta(fit.alpha_s, fit.beta_bytes_per_s, _log_r2(times, model_time(fit, sizes)))
+
+
+def model_time(fit: AlphaBeta, size_bytes: Any) -> Any:
+    """α + S/β for a size or an array of sizes."""
+    return fit.alpha_s + np.asarray(size_bytes, dtype=float) / fit.beta_bytes_per_s
+
+
+def _log_r2(measured: np.ndarray, modeled: np.ndarray) -> float:
+    if np.any(modeled <= 0):
+        return math.nan
+    observed, predicted = np.log(measured), np.log(modeled)
+    spread = float(np.sum((observed - observed.mean()) ** 2))
+    residual = float(np.sum((observed - predicted) ** 2))
+    return 1.0 - residual / spread if spread > 0 else math.nan

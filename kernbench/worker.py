@@ -116,7 +116,7 @@ class CellRunner:
             result.stages_s = measurement.stages_s
             result.sm_clock_mhz = measurement.sm_clock_mhz
             result.throttled = measurement.throttled
-            result.extra = {**measurement.extra, **_jsonable(kernel.info)}
+            result.extra.update({**measurement.extra, **_jsonable(kernel.info)})
             if kernel.tile:
                 result.extra["tile"] = list(kernel.tile)
             if measurement.samples_s:
@@ -226,6 +226,7 @@ def run_task(task: Task) -> None:
         factory, bench.kernel, source, bench.timer, store, task.pins_mode,
         task.device, task.device_model,
     )
+    _preload(task.device)
     journal = Path(task.journal_dir)
     current = current_path(journal, task.round)
     for index in task.cells:
@@ -244,13 +245,42 @@ def run_task(task: Task) -> None:
         current.unlink(missing_ok=True)
 
 
+def _preload(device: str) -> None:
+    """Import the timers (scipy, and torch on CUDA) now, so the first cell's timeout and
+    wall time do not pay for the process's imports."""
+    import kernbench.stats  # noqa: F401
+    import kernbench.timing.cpu  # noqa: F401
+
+    if device == "cuda":
+        import torch
+
+        torch.cuda.init()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
         print("usage: python -m kernbench.worker TASK.json", file=sys.stderr)
         return 2
+    if "LOCAL_RANK" not in os.environ:  # ranks under the launcher die with its agent
+        die_with_parent(os.getppid())
     run_task(Task.load(Path(args[0])))
     return 0
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """A kill -9 of the runner must not leave this worker journaling beside a --resume."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,172 @@
+"""The run engine end to end on the CPU: workers, failures, timeouts, pins, resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from kernbench import results as results_io
+from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
+from kernbench.run import RunRequest, run
+
+pytestmark = pytest.mark.slow
+
+FACTORY = '''
+import os, time
+import numpy as np
+from kernbench.kernels.base import Kernel
+
+def make(n, mode="ok", device="cpu", **_):
+    a = np.random.default_rng().standard_normal((n, n))
+    if mode == "raise" and n == 16:
+        raise RuntimeError("boom in cell n=16")
+    if mode == "hang" and n == 16:
+        return lambda: time.sleep(3600)
+    if mode == "die" and n == 16:
+        os.kill(os.getpid(), 9)
+    if mode == "slow":
+        return lambda: time.sleep(0.2)
+    if mode == "tuned":
+        return Kernel(run=lambda: a @ a, configs=[{"k": 1}, {"k": 2}],
+                      build=lambda cfg: (lambda: a @ a))
+    return lambda: a @ a
+'''
+
+
+def write_bench(folder: Path, mode: str, rounds: int = 1, timeout: float = 60.0,
+                sizes: tuple[int, ...] = (8, 16, 32)) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "factory.py").write_text(FACTORY)
+    bench = folder / "engine.yaml"
+    bench.write_text(textwrap.dedent(f"""\
+        name: engine-{mode}
+        description: engine test
+        kernel: factory:make
+        axes:
+          n: {list(sizes)}
+        variants:
+          v: {{mode: {mode}}}
+        metrics:
+          flops: 2*n*n*n
+        timer: {{warmup_s: 0.0, budget_s: 0.02, min_samples: 3, cell_timeout_s: {timeout}}}
+        rounds: {rounds}
+        """))
+    return bench
+
+
+def by_n(results: results_io.Results) -> dict[int, results_io.CellResult]:
+    return {cell.params["n"]: cell for cell in results.cells}
+
+
+def test_a_raising_cell_fails_alone(tmp_path: Path) -> None:
+    bench = write_bench(tmp_path / "b", "raise")
+    code = run(RunRequest(bench=str(bench), out=tmp_path / "out", device="cpu"))
+    assert code == EXIT_FAILED
+    cells = by_n(results_io.load(tmp_path / "out" / "results.json"))
+    assert cells[16].status == "failed"
+    assert cells[16].reason == "round 1: RuntimeError: boom in cell n=16"
+    assert cells[8].status == "ok" and cells[32].status == "ok"
+    assert cells[8].summary is not None and cells[8].summary.n >= 3
+    assert cells[8].metrics["flops"] == 2 * 8**3
+
+
+def test_a_hanging_cell_times_out_and_the_run_goes_on(tmp_path: Path) -> None:
+    bench = write_bench(tmp_path / "b", "hang", timeout=1.5)
+    started = time.monotonic()
+    code = run(RunRequest(bench=str(bench), out=tmp_path / "out", device="cpu"))
+    assert time.monotonic() - started < 30
+    assert code == EXIT_FAILED
+    cells = by_n(results_io.load(tmp_path / "out" / "results.json"))
+    assert cells[16].reason == "round 1: timeout: cell ran longer than 1.5 s"
+    assert cells[8].status == "ok" and cells[32].status == "ok"
+
+
+def test_a_worker_killed_by_a_signal_fails_its_cell_only(tmp_path: Path) -> None:
+    bench = write_bench(tmp_path / "b", "die")
+    code = run(RunRequest(bench=str(bench), out=tmp_path / "out", device="cpu"))
+    assert code == EXIT_FAILED
+    cells = by_n(results_io.load(tmp_path / "out" / "results.json"))
+    assert cells[16].status == "failed"
+    assert "signal SIGKILL" in (cells[16].reason or "")
+    assert cells[32].status == "ok"
+
+
+def test_later_rounds_replay_round_one_pins(tmp_path: Path) -> None:
+    bench = write_bench(tmp_path / "b", "tuned", rounds=3, sizes=(8,))
+    assert run(RunRequest(bench=str(bench), out=tmp_path / "out", device="cpu")) == EXIT_OK
+    cell = results_io.load(tmp_path / "out" / "results.json").cells[0]
+    assert [r.pin_action for r in cell.rounds] == ["recorded", "replayed", "replayed"]
+    assert len({r.pin for r in cell.rounds}) == 1
+    pins = json.loads((tmp_path / "b" / "pins" / "engine-tuned.json").read_text())["pins"]
+    (pin,) = pins.values()
+    assert {c["config"]["k"] for c in pin["candidates"]} == {1, 2}
+    # A second run replays the committed pins file from its first round on.
+    assert run(RunRequest(bench=str(bench), out=tmp_path / "out2", device="cpu")) == EXIT_OK
+    again = results_io.load(tmp_path / "out2" / "results.json").cells[0]
+    assert [r.pin_action for r in again.rounds] == ["replayed"] * 3
+
+
+def _make_stale(pins_path: Path) -> None:
+    data = json.loads(pins_path.read_text())
+    for pin in data["pins"].values():
+        pin["fingerprint"]["source_hash"] = "0" * 16
+    pins_path.write_text(json.dumps(data))
+
+
+def test_a_stale_pin_is_reported_and_never_reused(tmp_path: Path) -> None:
+    bench = write_bench(tmp_path / "b", "tuned", sizes=(8,))
+    assert run(RunRequest(bench=str(bench), out=tmp_path / "out", device="cpu")) == EXIT_OK
+    project_pins = tmp_path / "b" / "pins" / "engine-tuned.json"
+    _make_stale(project_pins)
+    assert run(RunRequest(bench=str(bench), out=tmp_path / "out2", device="cpu")) == EXIT_OK
+    results = results_io.load(tmp_path / "out2" / "results.json")
+    assert results.cells[0].rounds[0].pin_action == "stale-retuned"
+    assert "fingerprint changed: source_hash" in results.stale_pins[0]
+    # An explicit replay of a stale pins file fails the cell instead of retuning.
+    _make_stale(project_pins)
+    code = run(RunRequest(bench=str(bench), out=tmp_path / "out3", device="cpu",
+                          pins=project_pins))
+    assert code == EXIT_FAILED
+    cell = results_io.load(tmp_path / "out3" / "results.json").cells[0]
+    assert "stale pin (fingerprint changed: source_hash)" in (cell.reason or "")
+
+
+def test_resume_after_kill_9_does_not_remeasure_finished_cells(tmp_path: Path) -> None:
+    bench = write_bench(tmp_path / "b", "slow", sizes=(1, 2, 3, 4, 5, 6))
+    out = tmp_path / "out"
+    code = (
+        "import sys; from pathlib import Path; from kernbench.run import run, RunRequest; "
+        f"sys.exit(run(RunRequest(bench={str(bench)!r}, out=Path({str(out)!r}), device='cpu')))"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL)
+    journal = out / "journal" / "r1"
+    deadline = time.monotonic() + 60
+    while len(list(journal.glob("0*.json"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    time.sleep(0.5)  # the worker dies with its parent
+    finished = {p.name: p.stat().st_mtime_ns for p in journal.glob("0*.json")}
+    assert 2 <= len(finished) < 6
+    assert run(RunRequest(resume=out)) == EXIT_OK
+    after = {p.name: p.stat().st_mtime_ns for p in journal.glob("0*.json")}
+    assert len(after) == 6
+    assert all(after[name] == mtime for name, mtime in finished.items())
+    results = results_io.load(out / "results.json")
+    assert results.complete and all(c.status == "ok" for c in results.cells)
+
+
+def test_resume_refuses_a_changed_bench(tmp_path: Path) -> None:
+    bench = write_bench(tmp_path / "b", "ok", sizes=(4,))
+    run(RunRequest(bench=str(bench), out=tmp_path / "out", device="cpu"))
+    bench.write_text(bench.read_text().replace("engine test", "changed"))
+    with pytest.raises(UserError, match="changed since the run started"):
+        run(RunRequest(resume=tmp_path / "out"))

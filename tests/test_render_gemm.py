@@ -1,0 +1,248 @@
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+
+import pytest
+from fixtures_results import FAILED, INVALID, make_gemm_results
+
+from kernbench.errors import UserError
+from kernbench.render import figure_data, render_results
+from kernbench.render.gemm import GEMM_FIGURES, shape_label
+from kernbench.render.style import format_seconds, ordered_stages
+from kernbench.results import CellResult, load, save
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def results():
+    return make_gemm_results()
+
+
+@pytest.fixture(scope="module")
+def small():
+    """Quick to draw: for tests of where figures go rather than what they show."""
+    return make_gemm_results(
+        shapes=[(256, 256, 256)], dtypes=["bf16"], variants=["resident", "staged_pinned"]
+    )
+
+
+def _bars(data, dtype):
+    (panel,) = [p for p in data["panels"] if p["dtype"] == dtype]
+    return {(b["shape"], b["variant"]): b for b in panel["bars"]}
+
+
+def _cell(results, variant, shape, dtype) -> CellResult:
+    (cell,) = [
+        c
+        for c in results.cells
+        if c.variant == variant and shape_label(c) == shape and c.params["dtype"] == dtype
+    ]
+    return cell
+
+
+def test_render_writes_each_figure_as_png_with_its_data(results, tmp_path):
+    written = render_results(results, tmp_path)
+    assert [p.name for p in written] == [f"{name}.png" for name in GEMM_FIGURES]
+    for path in written:
+        assert path.read_bytes()[:8] == PNG_SIGNATURE
+        assert path.stat().st_size > 30_000
+        data = json.loads(path.with_suffix(".json").read_text())
+        assert data == json.loads(json.dumps(figure_data(results, path.stem)))
+
+
+def test_rendering_twice_gives_the_same_data_bytes(small, tmp_path):
+    render_results(small, tmp_path / "a", ["throughput"])
+    render_results(small, tmp_path / "b", ["throughput"])
+    first = (tmp_path / "a" / "throughput.json").read_bytes()
+    assert first == (tmp_path / "b" / "throughput.json").read_bytes()
+
+
+def test_throughput_is_flops_over_median_time(results):
+    data = figure_data(results, "throughput")
+    assert data["unit"] == "TFLOP/s"
+    checked = 0
+    for dtype in ("bf16", "fp16"):
+        for (shape, variant), bar in _bars(data, dtype).items():
+            cell = _cell(results, variant, shape, dtype)
+            if cell.status != "ok":
+                continue
+            expected = 2 * cell.params["M"] * cell.params["N"] * cell.params["K"]
+            expected /= cell.summary.median_s * 1e12
+            assert bar["value"] == pytest.approx(expected, rel=1e-5)
+            assert bar["low"] < bar["value"] < bar["high"]
+            checked += 1
+    assert checked == 30  # 4 variants x 4 shapes x 2 dtypes, less one failed, one invalid
+
+
+def test_peak_line_comes_from_the_hardware_profile(results):
+    panels = {p["dtype"]: p for p in figure_data(results, "throughput")["panels"]}
+    assert (panels["bf16"]["peak_tflops"], panels["bf16"]["peak_source"]) == (989.4, "datasheet")
+    assert (panels["fp16"]["peak_tflops"], panels["fp16"]["peak_source"]) == (900.0, "measured")
+
+
+def test_shapes_are_sorted_by_flops_whatever_the_axis_order():
+    shuffled = make_gemm_results(shapes=[(4096, 4096, 4096), (64, 64, 64), (4096, 1024, 512)])
+    (panel, *_) = figure_data(shuffled, "throughput")["panels"]
+    assert panel["shapes"] == ["64x64x64", "4096x1024x512", "4096x4096x4096"]
+
+
+def test_under_tile_shapes_are_flagged(results):
+    bars = _bars(figure_data(results, "utilization"), "bf16")
+    flagged = {shape for (shape, _), bar in bars.items() if bar["under_tile"]}
+    assert flagged == {"64x64x64"}
+
+
+def test_failed_and_invalid_cells_are_listed_not_drawn(results):
+    data = figure_data(results, "throughput")
+    listed = {(entry["status"], entry["reason"]) for entry in data["not_plotted"]}
+    assert listed == {("failed", FAILED[3]), ("invalid", INVALID[3])}
+    variant, (m, n, k), dtype, _ = FAILED
+    bar = _bars(data, dtype)[(f"{m}x{n}x{k}", variant)]
+    assert (bar["status"], bar["value"]) == ("failed", None)
+
+
+def test_utilization_is_the_util_metric_in_percent(results):
+    bars = _bars(figure_data(results, "utilization"), "fp16")
+    cell = _cell(results, "resident", "4096x4096x4096", "fp16")
+    assert bars[("4096x4096x4096", "resident")]["value"] == pytest.approx(
+        100 * cell.metrics["util"], rel=1e-5
+    )
+
+
+def test_theory_vs_measured_pairs_model_and_measured_utilization(results):
+    bars = _bars(figure_data(results, "theory_vs_measured"), "bf16")
+    cell = _cell(results, "staged_pinned", "8192x8192x8192", "bf16")
+    bar = bars[("8192x8192x8192", "staged_pinned")]
+    assert bar["model"] == pytest.approx(100 * cell.metrics["model_util"], rel=1e-5)
+    assert bar["value"] == pytest.approx(100 * cell.metrics["util"], rel=1e-5)
+    assert bar["of_model"] == pytest.approx(cell.metrics["util"] / cell.metrics["model_util"], 1e-2)
+    assert 0 < bar["of_model"] < 1
+
+
+def test_stage_breakdown_shows_staged_variants_in_pipeline_order(results, tmp_path):
+    # Saved results have sorted keys (d2h, gemm, h2d); the figure must not follow them.
+    save(results, tmp_path / "results.json")
+    data = figure_data(load(tmp_path / "results.json"), "stage_breakdown")
+    assert data["stages"] == ["h2d", "gemm", "d2h"]
+    assert {(p["variant"], p["dtype"]) for p in data["panels"]} == {
+        (v, d) for v in ("staged_pinned", "staged_pageable") for d in ("bf16", "fp16")
+    }
+    for panel in data["panels"]:
+        for bar in panel["bars"]:
+            assert sum(bar["percent"].values()) == pytest.approx(100, abs=0.01)
+            assert bar["total_s"] == pytest.approx(sum(bar["stages_s"].values()), rel=1e-5)
+
+
+def test_pinned_staging_copies_take_less_time_than_pageable(results):
+    panels = {p["variant"]: p for p in figure_data(results, "stage_breakdown")["panels"]}
+    pinned = panels["staged_pinned"]["bars"][-1]["stages_s"]["h2d"]
+    pageable = panels["staged_pageable"]["bars"][-1]["stages_s"]["h2d"]
+    assert pinned == pytest.approx(pageable / 2, rel=1e-4)
+
+
+def test_a_run_without_staged_variants_gets_an_explaining_figure(tmp_path):
+    resident = make_gemm_results(variants=["resident", "triton"])
+    data = figure_data(resident, "stage_breakdown")
+    assert data["panels"] == [] and "No staged variant" in data["note"]
+    (path,) = render_results(resident, tmp_path, ["stage_breakdown"])
+    assert path.read_bytes()[:8] == PNG_SIGNATURE
+
+
+def test_without_a_hardware_profile_utilization_explains_itself(tmp_path):
+    bare = make_gemm_results(hardware=False, shapes=[(1024, 1024, 1024)])
+    data = figure_data(bare, "utilization")
+    assert data["panels"] == [] and "no hardware profile" in data["note"]
+    assert all(p["peak_tflops"] is None for p in figure_data(bare, "throughput")["panels"])
+    written = render_results(bare, tmp_path)
+    assert len(written) == 4 and all(p.stat().st_size > 10_000 for p in written)
+
+
+def test_a_run_where_every_cell_failed_still_renders(tmp_path):
+    broken = make_gemm_results(shapes=[(256, 256, 256)], dtypes=["bf16"])
+    for cell in broken.cells:
+        cell.status, cell.reason, cell.summary, cell.metrics = "failed", "timeout", None, {}
+        cell.stages_s = {}
+    written = render_results(broken, tmp_path)
+    assert len(written) == 4
+    assert len(figure_data(broken, "throughput")["not_plotted"]) == 4
+
+
+def test_footnote_carries_provenance(results):
+    footnote = figure_data(results, "throughput")["footnote"]
+    for part in ("NVIDIA H200", "gpu-node-07", "2026-11-20 09:30", "3f9a1c77e0b2", "3 rounds"):
+        assert part in footnote
+    assert "46c26f4c1d" in footnote
+
+
+def test_unknown_figure_names_are_refused(results, tmp_path):
+    with pytest.raises(UserError, match=r"unknown figure 'thruput'; known: throughput, "):
+        render_results(results, tmp_path, ["thruput"])
+    with pytest.raises(UserError, match="unknown figure 'bogus'"):
+        figure_data(results, "bogus")
+
+
+def test_default_figures_come_from_the_spec(small, tmp_path):
+    narrowed = small.model_copy(
+        update={"spec": {**small.spec, "figures": ["utilization", "utilization"]}}
+    )
+    assert [p.name for p in render_results(narrowed, tmp_path)] == ["utilization.png"]
+
+
+def test_collective_figures_go_to_the_ccl_renderer_once(results, tmp_path, monkeypatch):
+    calls = []
+
+    def render_ccl(results, out_dir):
+        calls.append(out_dir)
+        return [out_dir / "busbw.png", out_dir / "latency.png"]
+
+    fake = types.ModuleType("kernbench.render.ccl")
+    fake.render_ccl = render_ccl  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "kernbench.render.ccl", fake)
+    written = render_results(results, tmp_path, ["busbw", "latency"])
+    assert calls == [tmp_path]
+    assert [p.name for p in written] == ["busbw.png", "latency.png"]
+
+
+def test_a_missing_ccl_renderer_is_a_clear_error(results, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "kernbench.render.ccl", None)
+    with pytest.raises(UserError, match="need kernbench.render.ccl"):
+        render_results(results, tmp_path, ["busbw"])
+
+
+def test_cells_without_mnk_are_labelled_by_their_axes():
+    cell = CellResult(
+        id="x",
+        index=0,
+        variant="v",
+        axes={"size": [4, 8], "dtype": "bf16"},
+        params={"size": [4, 8], "dtype": "bf16"},
+        status="pending",
+    )
+    assert shape_label(cell) == "4x8"
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(2.5, "2.5 s"), (0.00222, "2.22 ms"), (1.27e-6, "1.27 µs"), (7.71e-7, "771 ns")],
+)
+def test_durations_get_a_readable_unit(seconds, text):
+    assert format_seconds(seconds) == text
+
+
+def test_stages_follow_the_pipeline_then_their_names():
+    assert ordered_stages(["d2h", "zeta", "gemm", "alpha", "h2d"]) == [
+        "h2d",
+        "gemm",
+        "d2h",
+        "alpha",
+        "zeta",
+    ]
+
+
+def test_paths_are_pathlib(small, tmp_path):
+    (path,) = render_results(small, str(tmp_path), ["utilization"])  # type: ignore[arg-type]
+    assert isinstance(path, Path) and path.parent == tmp_path

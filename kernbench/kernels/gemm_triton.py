@@ -75,18 +75,34 @@ def normalize_config(config: Mapping[str, Any]) -> dict[str, int]:
     return pin
 
 
+def config_dict(config: Any) -> dict[str, int]:
+    """A triton.Config as the JSON-serializable dict pins store."""
+    values = {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
+    return {key: int(values[key]) for key in CONFIG_KEYS}
+
+
+def prune_to(configs: list[Any], pin: Mapping[str, int] | None) -> list[Any]:
+    """The autotuner's candidates narrowed to the pinned one (all of them without a pin)."""
+    if pin is None:
+        return list(configs)
+    chosen = [config for config in configs if config_dict(config) == dict(pin)]
+    if not chosen:
+        raise ValueError(f"pinned config {dict(pin)} is not among the triton gemm candidates")
+    return chosen[:1]
+
+
 def tile_of(config: Mapping[str, Any]) -> tuple[int, int, int]:
     return (int(config["BLOCK_M"]), int(config["BLOCK_N"]), int(config["BLOCK_K"]))
 
 
-def candidates_from_timings(timings: Mapping[Any, Any], as_dict: Any) -> list[dict[str, Any]]:
+def candidates_from_timings(timings: Mapping[Any, Any]) -> list[dict[str, Any]]:
     """The autotuner's {Config: [median, p20, p80] ms} as [{"config", "time_s"}]; a config that
     failed to compile (inf) has time_s None."""
     out = []
     for config, value in timings.items():
         ms = value[0] if isinstance(value, list | tuple) else value
         seconds = float(ms) * 1e-3 if math.isfinite(float(ms)) else None
-        out.append({"config": as_dict(config), "time_s": seconds})
+        out.append({"config": config_dict(config), "time_s": seconds})
     return out
 
 
@@ -144,11 +160,11 @@ def make(
         before = jit.BENCH_CALLS[0]
         operands.launch()
         torch.cuda.synchronize()
-        winner = jit.as_dict(jit.matmul.best_config)
+        winner = config_dict(jit.matmul.best_config)
         timings = getattr(jit.matmul, "configs_timings", None) or {}
         kernel.tile = tile_of(winner)
         kernel.info.update(config=winner, tuning_bench_calls=jit.BENCH_CALLS[0] - before)
-        return TuneReport(winner=winner, candidates=candidates_from_timings(timings, jit.as_dict))
+        return TuneReport(winner=winner, candidates=candidates_from_timings(timings))
 
     kernel.self_tune = self_tune
     return kernel

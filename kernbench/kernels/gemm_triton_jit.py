@@ -10,6 +10,8 @@ from typing import Any
 import triton
 import triton.language as tl
 
+from kernbench.kernels.gemm_triton import prune_to
+
 # Hopper-minded candidates: 128x256 / 256x128 tiles for large shapes, smaller ones for the
 # rest. A 128x256x64 bf16 stage takes 48 KiB of shared memory; four stages fit in 228.
 CONFIG_SPACE: list[dict[str, int]] = [
@@ -26,7 +28,6 @@ CONFIG_SPACE: list[dict[str, int]] = [
     {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8, "num_warps": 4, "num_stages": 5},
     {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 4, "num_warps": 2, "num_stages": 5},
 ]
-CONFIG_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_warps", "num_stages")
 
 # Pinned config per tuning key (M, N, K, dtype name): the prune hook narrows the candidates
 # to it, and the autotuner skips benchmarking when one candidate is left.
@@ -41,11 +42,6 @@ def tuning_key(M: int, N: int, K: int, dtype: Any) -> tuple[int, int, int, str]:
     return (int(M), int(N), int(K), str(dtype))
 
 
-def as_dict(config: Any) -> dict[str, int]:
-    values = {**config.kwargs, "num_warps": config.num_warps, "num_stages": config.num_stages}
-    return {key: int(values[key]) for key in CONFIG_KEYS}
-
-
 def as_config(values: dict[str, int]) -> triton.Config:
     meta = {key: values[key] for key in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")}
     return triton.Config(meta, num_warps=values["num_warps"], num_stages=values["num_stages"])
@@ -55,12 +51,7 @@ def prune_to_pin(configs: list[Any], named_args: dict[str, Any], **_: Any) -> li
     a = named_args["a_ptr"]
     pin = PINNED.get(tuning_key(named_args["M"], named_args["N"], named_args["K"], a.dtype))
     _REPLAYING[0] = pin is not None
-    if pin is None:
-        return configs
-    chosen = [config for config in configs if as_dict(config) == pin]
-    if not chosen:
-        raise ValueError(f"pinned config {pin} is not among this kernel's candidates")
-    return chosen
+    return prune_to(configs, pin)
 
 
 def counting_bench(kernel_call: Any, quantiles: Any = None, **kwargs: Any) -> Any:

@@ -50,7 +50,7 @@ def graph_launches(
     replay (each launch with its flush) stays under `max_graph_s`."""
     if not estimate_s > 0:
         return max_launches
-    launches = math.ceil(target_s / estimate_s)
+    launches = math.ceil(target_s / estimate_s - 1e-9)  # 1e-3 / 2e-6 is 500.00000000000006
     launches = min(launches, int(max_graph_s / (estimate_s + flush_s)))
     return max(1, min(launches, max_launches))
 

@@ -1,0 +1,264 @@
+"""`kernbench calibrate`: measure this machine's ceilings and write a hardware profile.
+
+Measured figures are written beside the datasheet's, never over them: the models use the
+measured one where there is one, and a reader can see how far the card is from its
+datasheet. CUDA: a large GEMM per dtype through cuBLAS (event timer, cold L2, random
+data), a device-to-device copy (bytes read + written), pinned host<->device copies each
+way. CPU: numpy GEMM (fp32, fp64) and a memory copy (read + write).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+import re
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernbench.spec import Ceiling, HardwareProfile, Scalar, TimerSpec
+
+MODELINE = "# yaml-language-server: $schema=../../schemas/hardware.schema.json\n"
+CUDA_GEMM_DTYPES = ("bf16", "fp16", "tf32", "fp32", "fp8")
+CPU_GEMM_DTYPES = ("fp32", "fp64")
+
+
+@dataclass(frozen=True)
+class Sizes:
+    gemm: int = 8192  # M = N = K of the CUDA GEMMs
+    cpu_gemm: int = 2048
+    copy_bytes: int = 2 << 30  # device-to-device copy, each buffer
+    host_bytes: int = 1 << 30  # host<->device copies, each direction
+    cpu_copy_bytes: int = 256 << 20
+    reps: int = 10  # timed repetitions (CPU) / minimum samples (CUDA)
+
+
+@dataclass
+class Measured:
+    """What one calibration read off the machine (rates in TFLOP/s and GB/s)."""
+
+    device_name: str
+    kind: str
+    peak_tflops: dict[str, float]
+    memory_gbs: float
+    host_to_device_gbs: float | None = None
+    device_to_host_gbs: float | None = None
+    l2_bytes: int | None = None
+    memory_bytes: int | None = None
+    method: str = ""
+    notes: dict[str, Scalar] = field(default_factory=dict)
+
+
+def calibrate(
+    device: str,
+    name: str | None = None,
+    datasheet: HardwareProfile | None = None,
+    sizes: Sizes | None = None,
+    measure: Callable[[Sizes], Measured] | None = None,
+) -> HardwareProfile:
+    """Measure `device` ("cpu" or "cuda") and return its profile; `datasheet` supplies the
+    datasheet figures, name, description and match strings kept beside the measured ones.
+    `measure` replaces the measurement (tests)."""
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"unknown device {device!r}; known: cpu, cuda")
+    sizes = sizes or Sizes()
+    if measure is None:
+        measure = measure_cuda if device == "cuda" else measure_cpu
+    return profile_from(measure(sizes), name=name, datasheet=datasheet)
+
+
+def profile_from(
+    measured: Measured,
+    name: str | None = None,
+    datasheet: HardwareProfile | None = None,
+    now: dt.datetime | None = None,
+) -> HardwareProfile:
+    """The measured figures beside the datasheet's (a datasheet's old measured values are
+    replaced, its datasheet values kept)."""
+    sheet = datasheet
+    peaks: dict[str, Ceiling] = {}
+    dtypes = list(sheet.peak_tflops) if sheet else []
+    dtypes += [d for d in measured.peak_tflops if d not in dtypes]
+    for dtype in dtypes:
+        old = sheet.peak_tflops.get(dtype) if sheet else None  # type: ignore[call-overload]
+        peaks[dtype] = _ceiling(old, measured.peak_tflops.get(dtype))
+    calibration: dict[str, Scalar] = {
+        "date": (now or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "device_name": measured.device_name,
+        "host": platform.node(),
+        "method": measured.method,
+        **measured.notes,
+    }
+    return HardwareProfile(
+        name=name or (sheet.name if sheet else slug(measured.device_name)),
+        description=sheet.description if sheet else f"{measured.device_name}, measured",
+        kind=measured.kind,  # type: ignore[arg-type]
+        match=list(sheet.match) if sheet and sheet.match else [measured.device_name],
+        peak_tflops=peaks,  # type: ignore[arg-type]
+        memory_gbs=_ceiling(sheet.memory_gbs if sheet else None, measured.memory_gbs),
+        host_to_device_gbs=_optional(
+            sheet.host_to_device_gbs if sheet else None, measured.host_to_device_gbs
+        ),
+        device_to_host_gbs=_optional(
+            sheet.device_to_host_gbs if sheet else None, measured.device_to_host_gbs
+        ),
+        interconnect_gbs=sheet.interconnect_gbs if sheet else None,
+        l2_bytes=measured.l2_bytes or (sheet.l2_bytes if sheet else None),
+        memory_bytes=measured.memory_bytes or (sheet.memory_bytes if sheet else None),
+        calibration=calibration,
+    )
+
+
+def _ceiling(old: Ceiling | None, measured: float | None) -> Ceiling:
+    return Ceiling(
+        datasheet=old.datasheet if old else None,
+        measured=measured if measured is not None else (old.measured if old else None),
+    )
+
+
+def _optional(old: Ceiling | None, measured: float | None) -> Ceiling | None:
+    if old is None and measured is None:
+        return None
+    return _ceiling(old, measured)
+
+
+def slug(text: str) -> str:
+    """A profile name from a device name: "NVIDIA H200" -> "nvidia-h200"."""
+    value = re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-._")
+    return value[:80] or "device"
+
+
+def write_profile(profile: HardwareProfile, path: Path) -> None:
+    """The profile as YAML, with the schema modeline editors read."""
+    import yaml
+
+    data = profile.model_dump(mode="json", exclude_none=True)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100)
+    path.write_text(MODELINE + text)
+
+
+def _median_seconds(run: Callable[[], object], reps: int, sync: Callable[[], None]) -> float:
+    run()
+    sync()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        run()
+        sync()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def measure_cpu(sizes: Sizes) -> Measured:
+    import numpy as np
+
+    from kernbench.provenance import cpu_model
+
+    rng = np.random.default_rng()
+    n = sizes.cpu_gemm
+    peaks = {}
+    for dtype, np_dtype in (("fp32", np.float32), ("fp64", np.float64)):
+        a = rng.standard_normal((n, n)).astype(np_dtype)
+        b = rng.standard_normal((n, n)).astype(np_dtype)
+        c = np.empty((n, n), dtype=np_dtype)
+        seconds = _median_seconds(lambda a=a, b=b, c=c: np.matmul(a, b, out=c), sizes.reps, _none)
+        peaks[dtype] = 2.0 * n**3 / seconds / 1e12
+    count = sizes.cpu_copy_bytes // 8
+    src = rng.standard_normal(count)
+    dst = np.empty_like(src)
+    seconds = _median_seconds(lambda: np.copyto(dst, src), sizes.reps, _none)
+    return Measured(
+        device_name=cpu_model(),
+        kind="cpu",
+        peak_tflops=peaks,
+        memory_gbs=2.0 * src.nbytes / seconds / 1e9,
+        method=(
+            f"numpy matmul {n}^3 and np.copyto of {src.nbytes >> 20} MiB (read + write), "
+            f"median of {sizes.reps} after one warm-up call"
+        ),
+        notes={"numpy": np.__version__},
+    )
+
+
+def _copy_gbs(
+    median_s: Callable[[Any], float],
+    source: str,
+    target: str,
+    nbytes: int,
+    read_and_write: bool = False,
+) -> float:
+    """GB/s of copying `nbytes` from `source` to `target` memory ("cpu" is pinned host
+    memory); a device copy counts bytes read plus bytes written."""
+    import torch
+
+    from kernbench.kernels.base import Kernel
+
+    def buffer(where: str) -> Any:
+        if where == "cpu":
+            return torch.empty(nbytes // 4).pin_memory()
+        return torch.empty(nbytes // 4, device=where)
+
+    src, dst = buffer(source), buffer(target)
+    src.normal_()
+    seconds = median_s(Kernel(run=lambda: dst.copy_(src, non_blocking=True)))
+    return (2 if read_and_write else 1) * src.nbytes / seconds / 1e9
+
+
+def _none() -> None:
+    return None
+
+
+def measure_cuda(sizes: Sizes) -> Measured:
+    import torch
+
+    from kernbench.kernels import gemm_cuda
+    from kernbench.kernels.base import Kernel
+    from kernbench.timing.cuda import EventTimer
+
+    spec = TimerSpec(warmup_s=0.2, budget_s=2.0, min_samples=sizes.reps, rel_ci=0.005, l2="cold")
+    timer = EventTimer()
+
+    def median_s(kernel: Kernel) -> float:
+        return statistics.median(timer.measure(kernel, spec).samples_s)
+
+    n = sizes.gemm
+    peaks: dict[str, float] = {}
+    notes: dict[str, Scalar] = {"torch": torch.__version__, "cuda": str(torch.version.cuda)}
+    for dtype in CUDA_GEMM_DTYPES:
+        try:
+            kernel = gemm_cuda.make(M=n, N=n, K=n, dtype=dtype)
+        except RuntimeError as exc:  # fp8 where the GPU or torch lacks it
+            notes[f"{dtype}_skipped"] = str(exc)
+            continue
+        peaks[dtype] = 2.0 * n**3 / median_s(kernel) / 1e12
+        del kernel
+        torch.cuda.empty_cache()
+
+    device_gbs = _copy_gbs(median_s, "cuda", "cuda", sizes.copy_bytes, read_and_write=True)
+    h2d = _copy_gbs(median_s, "cpu", "cuda", sizes.host_bytes)
+    d2h = _copy_gbs(median_s, "cuda", "cpu", sizes.host_bytes)
+    torch.cuda.empty_cache()
+
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    return Measured(
+        device_name=props.name,
+        kind="cuda",
+        peak_tflops=peaks,
+        memory_gbs=device_gbs,
+        host_to_device_gbs=h2d,
+        device_to_host_gbs=d2h,
+        l2_bytes=int(props.L2_cache_size),
+        memory_bytes=int(props.total_memory),
+        method=(
+            f"cuBLAS GEMM {n}^3 per dtype (fp8: torch._scaled_mm), random data; device copy of "
+            f"{sizes.copy_bytes >> 20} MiB (read + write); pinned host copies of "
+            f"{sizes.host_bytes >> 20} MiB each way; CUDA events, L2 flushed, median of "
+            f">= {sizes.reps} samples"
+        ),
+        notes=notes,
+    )

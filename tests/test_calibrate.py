@@ -1,0 +1,99 @@
+"""calibrate: the CPU measurement at tiny sizes, and profiles from injected measurements."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from kernbench import calibrate
+from kernbench.loader import load_hardware
+from kernbench.spec import Ceiling, HardwareProfile
+
+TINY = calibrate.Sizes(cpu_gemm=64, cpu_copy_bytes=1 << 20, reps=3)
+NOW = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
+
+
+def _datasheet() -> HardwareProfile:
+    return HardwareProfile(
+        name="h200",
+        description="NVIDIA H200 SXM",
+        kind="cuda",
+        match=["H200"],
+        peak_tflops={
+            "bf16": Ceiling(datasheet=989.5, measured=700.0),
+            "fp64": Ceiling(datasheet=67.0),
+        },
+        memory_gbs=Ceiling(datasheet=4800.0),
+        host_to_device_gbs=Ceiling(datasheet=64.0),
+        interconnect_gbs=Ceiling(datasheet=450.0),
+        l2_bytes=50_000_000,
+    )
+
+
+def _measured() -> calibrate.Measured:
+    return calibrate.Measured(
+        device_name="NVIDIA H200",
+        kind="cuda",
+        peak_tflops={"bf16": 780.0, "fp8": 1250.0},
+        memory_gbs=4250.0,
+        host_to_device_gbs=55.0,
+        device_to_host_gbs=54.0,
+        l2_bytes=62914560,
+        memory_bytes=150_000_000_000,
+        method="injected",
+        notes={"torch": "2.11.0"},
+    )
+
+
+def test_measured_figures_sit_beside_the_datasheet() -> None:
+    profile = calibrate.profile_from(_measured(), datasheet=_datasheet(), now=NOW)
+    assert profile.name == "h200" and profile.match == ["H200"]
+    assert profile.peak_tflops["bf16"] == Ceiling(datasheet=989.5, measured=780.0)
+    assert profile.peak_tflops["fp64"] == Ceiling(datasheet=67.0)  # not measured: kept
+    assert profile.peak_tflops["fp8"] == Ceiling(measured=1250.0)  # measured only
+    assert profile.memory_gbs == Ceiling(datasheet=4800.0, measured=4250.0)
+    assert profile.host_to_device_gbs == Ceiling(datasheet=64.0, measured=55.0)
+    assert profile.device_to_host_gbs == Ceiling(measured=54.0)
+    assert profile.interconnect_gbs == Ceiling(datasheet=450.0)
+    assert profile.l2_bytes == 62914560  # the device's own figure wins
+    assert profile.calibration["date"] == "2026-11-20T12:00:00Z"
+    assert profile.calibration["device_name"] == "NVIDIA H200"
+    assert profile.calibration["torch"] == "2.11.0"
+
+
+def test_without_a_datasheet_the_name_comes_from_the_device() -> None:
+    profile = calibrate.profile_from(_measured(), now=NOW)
+    assert profile.name == "nvidia-h200"
+    assert profile.match == ["NVIDIA H200"]
+    assert profile.peak_tflops["bf16"] == Ceiling(measured=780.0)
+    assert calibrate.slug("Intel(R) Xeon(R) Platinum 8480+") == "intel-r-xeon-r-platinum-8480"
+
+
+def test_written_profile_loads_back(tmp_path: Path) -> None:
+    profile = calibrate.profile_from(_measured(), datasheet=_datasheet(), now=NOW)
+    path = tmp_path / "configs" / "hardware" / "h200.yaml"
+    calibrate.write_profile(profile, path)
+    text = path.read_text()
+    assert text.startswith("# yaml-language-server: $schema=../../schemas/hardware.schema.json\n")
+    assert load_hardware(path) == profile
+
+
+def test_calibrate_uses_the_injected_measurement() -> None:
+    profile = calibrate.calibrate("cuda", name="lab-h200", measure=lambda sizes: _measured())
+    assert profile.name == "lab-h200"
+    assert profile.peak("bf16") == 780.0
+    with pytest.raises(ValueError, match="unknown device"):
+        calibrate.calibrate("tpu")
+
+
+def test_cpu_calibration_at_tiny_sizes(tmp_path: Path) -> None:
+    profile = calibrate.calibrate("cpu", name="this-cpu", sizes=TINY)
+    assert profile.kind == "cpu"
+    assert set(profile.peak_tflops) == {"fp32", "fp64"}
+    assert all(c.measured and c.measured > 0 for c in profile.peak_tflops.values())
+    assert profile.memory_gbs.measured and profile.memory_gbs.measured > 0
+    assert "numpy matmul 64^3" in str(profile.calibration["method"])
+    calibrate.write_profile(profile, tmp_path / "cpu.yaml")
+    assert load_hardware(tmp_path / "cpu.yaml").name == "this-cpu"

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from kernbench.ab.analysis import AbReport, analyze
+from kernbench.ab.analysis import AB_VERSION, AbReport, analyze
 from kernbench.ab.collect import load_outcomes
 from kernbench.ab.figure import draw_ab_figure
 from kernbench.ab.manifest import MANIFEST_NAME, load_manifest
 from kernbench.ab.report import render_markdown
+from kernbench.errors import UserError
 from kernbench.results import write_json
 
 AB_JSON = "ab.json"
@@ -39,3 +41,15 @@ def summarize_ab(folder: Path, min_effect: float | None = None) -> AbReport:
     report = analyze(manifest, load_outcomes(folder, manifest), min_effect)
     write_outputs(folder, report)
     return report
+
+
+def load_report(folder: Path) -> AbReport:
+    """A written ab.json, checked against this kernbench's format."""
+    path = Path(folder) / AB_JSON
+    if not path.is_file():
+        raise UserError(f"{folder}: no {AB_JSON}; run `kernbench summarize {folder}`")
+    data = json.loads(path.read_text())
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if not isinstance(version, int) or version > AB_VERSION:
+        raise UserError(f"{path}: schema_version: {version!r} is not one this kernbench reads")
+    return AbReport.model_validate(data)

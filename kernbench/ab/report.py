@@ -20,7 +20,7 @@ minimum effect and the cell's A/A floor){% endif %}.
 
 - Verdicts: {% for name, count in r.summary.verdicts.items() %}{{ name }} {{ count }}\
 {{ ", " if not loop.last }}{% endfor %} (of {{ r.summary.cells }} cells).
-{% for variant, ratio in r.summary.geomean_ratio.items() %}
+{%- for variant, ratio in r.summary.geomean_ratio.items() %}
 - `{{ variant }}`: geometric-mean B/A time ratio {{ "%.4f" | format(ratio) }} \
 ({{ r.summary.geomean_delta_pct[variant] | pct }}).
 {%- endfor %}
@@ -42,25 +42,29 @@ minimum effect and the cell's A/A floor){% endif %}.
 {% endfor %}
 {%- endif %}
 ## Cells
-
-| cell | verdict | delta | interval | coverage | threshold | within-side noise | \
-delta spread | sign flips | order effect |
-| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+{% if r.cells %}
+| cell | verdict | delta | interval | coverage | threshold |{{ " A/A floor |" if r.aa }} \
+within-side noise | delta spread | sign flips | order effect |
+| --- | --- | ---: | ---: | ---: | ---: |{{ " ---: |" if r.aa }} ---: | ---: | ---: | ---: |
 {% for c in r.cells -%}
 | {{ c.id }} | {{ c.verdict }} | {{ c.delta_pct | pct }} | \
 [{{ c.ci_pct[0] | pct }}, {{ c.ci_pct[1] | pct }}] | \
-{{ "%.1f" | format(100 * c.ci_coverage) }} % | \
-±{{ c.threshold_pct | num }} % | {{ c.within_side_noise_pct | num }} % | \
+{{ "%.1f" | format(100 * c.ci_coverage) }} % | ±{{ c.threshold_pct | num }} % |\
+{{ (" " ~ (c.aa_floor_pct | num) ~ " % |") if r.aa }} {{ c.within_side_noise_pct | num }} % | \
 {{ c.delta_spread_pct | num }} % | {{ c.sign_flips }} | {{ c.order_effect_pct | pct }} |
 {% endfor %}
 {%- if figure %}
 ![per-round deltas]({{ figure }})
 {% endif %}
+{%- else %}
+No cell has a verdict.
+{% endif %}
 delta: median over rounds of the paired per-round delta 100·(B/A − 1) of the two sides' \
 round medians; positive means B is slower. interval: order statistics of the per-round \
 deltas covering the median with the coverage shown. within-side noise: median relative \
 IQR of one side's samples, over rounds and sides. delta spread: max − min of the per-round \
-deltas. order effect: mean delta of A-first rounds minus B-first rounds.
+deltas. order effect: mean delta of A-first rounds minus B-first rounds.\
+{% if r.aa %} A/A floor: the largest |delta| between two A sides over the A/A rounds.{% endif %}
 """
 
 

@@ -1,0 +1,206 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from ab_fixtures.build import results
+
+from kernbench import results as results_io
+from kernbench.ab.manifest import load_manifest
+from kernbench.ab.outputs import load_report, summarize_ab
+from kernbench.ab.runner import AbOutcome, SideRequest, run_ab
+from kernbench.errors import UserError
+
+BENCH = """\
+name: fake-ab
+description: a bench the fake side runner answers for
+kernel: {kernel}
+axes:
+  size: [100, 400]
+variants:
+  fast: {{work_us: 50}}
+  slow: {{work_us: 100}}
+{ab}"""
+AB_BLOCK = "ab:\n  switch: KB_X\n  rounds: 4\n"
+
+
+def write_bench(folder: Path, kernel: str = "sleep", ab: str = AB_BLOCK) -> Path:
+    path = folder / "fake-ab.yaml"
+    path.write_text(BENCH.format(kernel=kernel, ab=ab))
+    return path
+
+
+class FakeSides:
+    """Answers each side run with results where B (switch=1) is 10 % slower."""
+
+    def __init__(self, crash: set[str] = frozenset(), code: int = 1) -> None:
+        self.requests: list[SideRequest] = []
+        self.crash = crash
+        self.code = code
+
+    def __call__(self, request: SideRequest) -> int:
+        self.requests.append(request)
+        request.log_path.write_text("fake log\n")
+        if request.run.name in self.crash:
+            return self.code
+        slow = request.env["KB_X"] == "1"
+
+        def median_of(run: str, variant: str, size: int) -> float:
+            return size * 1e-6 * (1.1 if slow else 1.0)
+
+        made = results(request.run.name, request.run.round, median_of)
+        results_io.save(made, request.run_dir / "results.json")
+        return 0
+
+
+MESSAGES: list[str] = []
+
+
+def run(tmp_path: Path, sides: FakeSides, out: str = "ab", **options) -> AbOutcome:
+    """run_ab on the fake bench; what it echoed is left in MESSAGES."""
+    bench = write_bench(tmp_path)
+    MESSAGES.clear()
+    return run_ab(
+        str(bench),
+        out=tmp_path / out,
+        device="cpu",
+        run_side=sides,
+        echo=MESSAGES.append,
+        **options,
+    )
+
+
+def test_schedule_pins_and_environment(tmp_path):
+    sides = FakeSides()
+    outcome = run(tmp_path, sides, rounds=4)
+    names = [r.run.name for r in sides.requests]
+    assert names == ["r1_A", "r1_B", "r2_B", "r2_A", "r3_A", "r3_B", "r4_B", "r4_A"]
+    modes = [r.run.pins_mode for r in sides.requests]
+    assert modes == ["record"] + ["replay"] * 7
+    first = sides.requests[0]
+    assert first.env == {"KB_X": "0", "KERNBENCH_SIDE": "A", "KERNBENCH_ROUND": "1"}
+    assert sides.requests[2].env == {"KB_X": "1", "KERNBENCH_SIDE": "B", "KERNBENCH_ROUND": "2"}
+    command = sides.requests[3].command
+    assert command[1:4] == ["-m", "kernbench", "run"]
+    pins = str(outcome.folder / "pins.json")
+    assert command[command.index("--pins") + 1] == pins
+    assert command[command.index("--pins-mode") + 1] == "replay"
+    assert command[command.index("--first-round") + 1] == "2"
+    assert command[command.index("--rounds") + 1] == "1"
+    assert command[command.index("--out") + 1] == str(outcome.folder / "r2_A")
+    assert "--no-figures" in command
+    # Replays need the pins file even when nothing was tuned.
+    assert json.loads(Path(pins).read_text())["pins"] == {}
+
+
+def test_outputs_and_summarize_reproduces_ab_json(tmp_path):
+    outcome = run(tmp_path, FakeSides(), rounds=6)
+    folder = outcome.folder
+    assert outcome.exit_code == 0
+    assert [c.verdict for c in outcome.report.cells] == ["slower"] * 4
+    for name in ("ab-run.json", "ab.json", "report.md", "ab.png", "r6_A/status.json"):
+        assert (folder / name).is_file(), name
+    data = json.loads((folder / "ab.json").read_text())
+    assert {"cells", "failed_variants", "summary", "order", "runs", "switch"} <= set(data)
+    cell = data["cells"][0]
+    for key in (
+        "variant", "params", "verdict", "delta_pct", "ci_pct", "ci_coverage",
+        "round_deltas_pct", "sign_flips", "within_side_noise_pct", "delta_spread_pct",
+        "threshold_pct",
+    ):  # fmt: skip
+        assert key in cell, key
+    assert "| fast/size=100 | slower |" in (folder / "report.md").read_text()
+
+    original = (folder / "ab.json").read_bytes()
+    (folder / "ab.json").unlink()
+    (folder / "report.md").unlink()
+    summarize_ab(folder)
+    assert (folder / "ab.json").read_bytes() == original
+    assert (folder / "report.md").is_file()
+
+    summarize_ab(folder, min_effect=50.0)
+    assert {c.verdict for c in load_report(folder).cells} == {"same"}
+
+
+def test_bench_ab_block_supplies_defaults_and_options_override(tmp_path):
+    outcome = run(tmp_path, FakeSides())
+    manifest = load_manifest(outcome.folder)
+    assert (manifest.switch, manifest.rounds, manifest.a, manifest.b) == ("KB_X", 4, "0", "1")
+    assert manifest.variants == ["fast", "slow"]
+    other = run(tmp_path, FakeSides(), out="ab2", rounds=2, b="2", min_effect=0.5)
+    manifest = load_manifest(other.folder)
+    assert (manifest.rounds, manifest.b, manifest.min_effect) == (2, "2", 0.5)
+
+
+def test_a_crashed_side_fails_every_variant_and_exits_1(tmp_path):
+    outcome = run(tmp_path, FakeSides(crash={"r2_B"}), rounds=4)
+    assert outcome.exit_code == 1
+    assert outcome.report.failed_variants == {"fast": [2], "slow": [2]}
+    assert outcome.report.cells == []
+    reasons = {f.reason for f in outcome.report.failed_runs}
+    assert reasons == {"exited with code 1 and wrote no results.json"}
+    assert any("failed: fast in round(s) 2" in m for m in MESSAGES)
+    report = (outcome.folder / "report.md").read_text()
+    assert "r2_B/log.txt" in report and "Failed variants" in report
+
+
+def test_without_the_recording_run_the_rest_is_skipped(tmp_path):
+    sides = FakeSides(crash={"r1_A"})
+    outcome = run(tmp_path, sides, rounds=2)
+    assert [r.run.name for r in sides.requests] == ["r1_A"]
+    assert outcome.report.failed_variants == {"fast": [1, 2], "slow": [1, 2]}
+    assert "not run: the first run (r1_A)" in (outcome.folder / "r2_A" / "log.txt").read_text()
+    assert outcome.exit_code == 1
+
+
+def test_a_rejected_first_run_is_a_user_error(tmp_path):
+    with pytest.raises(UserError, match=r"the first run \(r1_A\) rejected its input: fake log"):
+        run(tmp_path, FakeSides(crash={"r1_A"}, code=2), rounds=2)
+
+
+def test_warns_when_the_kernel_source_never_names_the_switch(tmp_path):
+    run(tmp_path, FakeSides(), rounds=2)
+    assert any(m.startswith("warning: KB_X appears nowhere in") for m in MESSAGES)
+
+
+def test_no_warning_when_the_kernel_module_reads_the_switch(tmp_path):
+    (tmp_path / "reads.py").write_text(
+        "import os\n\ndef make(**params):\n    slow = os.environ.get('KB_X') == '1'\n"
+        "    return lambda: None\n"
+    )
+    write_bench(tmp_path, kernel="reads:make")
+    messages: list[str] = []
+    run_ab(
+        str(tmp_path / "fake-ab.yaml"), out=tmp_path / "ab", device="cpu",
+        run_side=FakeSides(), echo=messages.append, rounds=2,
+    )  # fmt: skip
+    assert not any("KB_X appears nowhere" in m for m in messages)
+
+
+@pytest.mark.parametrize(
+    ("options", "ab", "message"),
+    [
+        ({}, "", r"--switch: bench 'fake-ab' has no ab: block naming a switch; give --switch VAR"),
+        ({"switch": "1BAD"}, "", r"--switch: '1BAD' is not an environment variable name"),
+        ({"a": "1"}, AB_BLOCK, r"--a/--b: both sides would set KB_X=1"),
+        ({"rounds": 1}, AB_BLOCK, r"--rounds: 1: give 2 to 100"),
+        ({"min_effect": -1.0}, AB_BLOCK, r"--min-effect: -1.0: must not be negative"),
+    ],
+)
+def test_bad_options_are_user_errors(tmp_path, options, ab, message):
+    bench = write_bench(tmp_path, ab=ab)
+    with pytest.raises(UserError, match=message):
+        run_ab(str(bench), out=tmp_path / "ab", device="cpu", run_side=FakeSides(), **options)
+
+
+def test_refuses_a_non_empty_out_folder(tmp_path):
+    (tmp_path / "ab").mkdir()
+    (tmp_path / "ab" / "x").write_text("")
+    with pytest.raises(UserError, match="is not empty"):
+        run(tmp_path, FakeSides())
+
+
+def test_summarize_needs_an_ab_folder(tmp_path):
+    with pytest.raises(UserError, match=r"not an A/B folder \(no ab-run.json\)"):
+        summarize_ab(tmp_path)

@@ -1,0 +1,172 @@
+"""Finding benches, and custom kernels dropped beside them with no code change."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernbench import discovery
+from kernbench.errors import SpecError, UserError
+from kernbench.kernels import BUILTINS, FactoryError, kernel_source_path, resolve_factory
+from kernbench.plan import plan
+
+REPO = Path(__file__).resolve().parent.parent
+CUSTOM = Path(__file__).resolve().parent / "fixtures" / "custom"
+
+
+def bench_text(name: str, description: str = "d") -> str:
+    return f"name: {name}\ndescription: {description}\nkernel: sleep\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A kernbench checkout of its own, as the working directory."""
+    root = tmp_path / "proj"
+    (root / "benches").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "kernbench"\nversion = "0"\n')
+    (root / "benches" / "alpha.yaml").write_text(bench_text("alpha"))
+    (root / "benches" / "beta.yml").write_text(bench_text("beta"))
+    (root / "benches" / "notes.txt").write_text("not a bench")
+    monkeypatch.chdir(root / "benches")
+    monkeypatch.delenv(discovery.BENCH_PATH_ENV, raising=False)
+    return root
+
+
+def test_project_root_walks_up_from_the_working_directory(project: Path) -> None:
+    assert discovery.project_root() == project
+
+
+def test_project_root_ignores_other_projects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "benches").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "other"\n')
+    monkeypatch.chdir(tmp_path)
+    assert discovery.project_root() == REPO
+
+
+def test_discover_reads_yaml_and_yml(project: Path) -> None:
+    assert discovery.discover() == {
+        "alpha": project / "benches" / "alpha.yaml",
+        "beta": project / "benches" / "beta.yml",
+    }
+
+
+def test_bench_dirs_order_and_env(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    extra, env_a, env_b = (tmp_path / n for n in ("extra", "env_a", "env_b"))
+    for folder in (extra, env_a, env_b):
+        folder.mkdir()
+    monkeypatch.setenv(discovery.BENCH_PATH_ENV, f"{env_a}:{tmp_path / 'missing'}:{env_b}:")
+    dirs = discovery.bench_dirs([extra, project / "benches"])
+    assert dirs == [project / "benches", extra, env_a, env_b]
+
+
+def test_missing_bench_dir_is_a_user_error(project: Path, tmp_path: Path) -> None:
+    with pytest.raises(UserError) as info:
+        discovery.bench_dirs([tmp_path / "nope"])
+    assert str(info.value) == f"--bench-dir {tmp_path / 'nope'}: not a folder"
+
+
+def test_env_path_adds_benches(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "more").mkdir()
+    (tmp_path / "more" / "gamma.yaml").write_text(bench_text("gamma"))
+    monkeypatch.setenv(discovery.BENCH_PATH_ENV, str(tmp_path / "more"))
+    assert list(discovery.discover()) == ["alpha", "beta", "gamma"]
+
+
+def test_duplicate_names_across_files(project: Path, tmp_path: Path) -> None:
+    (tmp_path / "more").mkdir()
+    other = tmp_path / "more" / "copy.yaml"
+    other.write_text("# same name\n" + bench_text("alpha"))
+    with pytest.raises(SpecError) as info:
+        discovery.discover([tmp_path / "more"])
+    assert str(info.value) == f"{other}:2: name: bench 'alpha' is also defined in alpha.yaml"
+
+
+def test_broken_file_does_not_hide_the_others(project: Path) -> None:
+    (project / "benches" / "zeta.yaml").write_text("name: [unclosed\n")
+    (project / "benches" / "eta.yaml").write_text("- a list\n")
+    found = discovery.discover()
+    assert list(found) == ["alpha", "beta", "eta", "zeta"]
+    with pytest.raises(SpecError):
+        discovery.find_bench("zeta")
+
+
+def test_find_bench_by_name_and_by_path(project: Path) -> None:
+    bench, path = discovery.find_bench("alpha")
+    assert (bench.name, path) == ("alpha", project / "benches" / "alpha.yaml")
+    bench, path = discovery.find_bench("beta.yml")
+    assert (bench.name, path) == ("beta", Path("beta.yml"))
+
+
+def test_unknown_bench_lists_the_known_ones(project: Path) -> None:
+    with pytest.raises(UserError) as info:
+        discovery.find_bench("alpah")
+    assert str(info.value) == "unknown bench 'alpah'; known: alpha, beta"
+    with pytest.raises(UserError) as info:
+        discovery.find_bench("gone.yaml")
+    assert str(info.value) == "gone.yaml: bench file not found"
+
+
+def test_dropped_in_bench_is_listed_validated_and_planned(project: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "mine"
+    shutil.copytree(CUSTOM, folder)
+    assert "custom-sum" in discovery.discover([folder])
+    bench, path = discovery.find_bench("custom-sum", [folder])
+    cells = plan(bench, "cpu")
+    assert [cell.id for cell in cells] == [
+        "once/n=10,shape=2x3",
+        "once/n=100,shape=2x3",
+        "once/n=1000,shape=2x3",
+        "twice/n=10,shape=2x3",
+        "twice/n=100,shape=2x3",
+    ]
+    factory = resolve_factory(bench.kernel, path.parent)
+    run = factory(**cells[4].params)
+    assert run() == sum(range(200))
+    assert run.params == {"n": 100, "rows": 2, "cols": 3, "scale": 2, "device": "cpu"}
+    assert kernel_source_path(bench.kernel, path.parent) == (folder / "mymod.py").resolve()
+
+
+def test_local_module_does_not_shadow_or_replace_an_imported_one(tmp_path: Path) -> None:
+    (tmp_path / "json.py").write_text("def make(**params):\n    return lambda: 'local'\n")
+    factory = resolve_factory("json:make", tmp_path)
+    assert factory()() == "local"
+    assert sys.modules["json"] is json
+    assert str(tmp_path) not in sys.path
+
+
+def test_local_module_may_import_its_helpers(tmp_path: Path) -> None:
+    (tmp_path / "helper_kb.py").write_text("VALUE = 7\n")
+    (tmp_path / "user_kb.py").write_text(
+        "import helper_kb\n\ndef make(**params):\n    return lambda: helper_kb.VALUE\n"
+    )
+    assert resolve_factory("user_kb:make", tmp_path)()() == 7
+
+
+def test_factory_from_sys_path_when_not_beside_the_bench(tmp_path: Path) -> None:
+    assert resolve_factory("kernbench.plan:plan", tmp_path) is plan
+
+
+def test_builtins_resolve_lazily_to_files() -> None:
+    assert set(BUILTINS) == {"gemm", "collective", "sleep"}
+    path = kernel_source_path("gemm", REPO)
+    assert path is not None and path.name == "gemm.py" and path.parent.name == "kernels"
+    assert kernel_source_path("nope_kb_mod:make", REPO) is None
+    assert kernel_source_path("unknown", REPO) is None
+
+
+def test_unknown_kernel_name_is_a_factory_error(tmp_path: Path) -> None:
+    with pytest.raises(FactoryError) as info:
+        resolve_factory("gemmm", tmp_path)
+    assert str(info.value) == (
+        "unknown kernel 'gemmm'; built-in: collective, gemm, sleep (or give module:factory)"
+    )

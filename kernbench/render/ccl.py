@@ -1,0 +1,265 @@
+"""Collective figures: bus bandwidth vs message size and latency vs message size.
+
+One panel per collective; one color per series (world size, dtype, in-place or not).
+The bandwidth figure draws busbw solid and algbw dashed in the same color (busbw is a
+normalization for a flat topology, algbw what one call moved), the latency figure the
+median with its confidence interval; both draw the α-β model fitted to the series as a
+dotted line. Like the GEMM figures, each PNG comes with the data it plots as JSON.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+from kernbench import collective_model
+from kernbench.errors import UserError
+from kernbench.render import style
+from kernbench.results import CellResult, Results, write_json
+
+CCL_FIGURES = ("busbw", "latency")
+MODEL_POINTS = 64
+PANEL_WIDTH_IN, PANEL_HEIGHT_IN = 5.2, 4.0
+MAX_SIZE_TICKS = 6
+_WHAT = {"busbw": "bus bandwidth vs message size", "latency": "latency vs message size"}
+
+
+def render_ccl(results: Results, out_dir: Path, figures: Sequence[str] | None = None) -> list[Path]:
+    """Write `<name>.png` and `<name>.json` for each collective figure; return the PNGs.
+
+    `figures` defaults to the collective figures the bench asks for (both if it names none).
+    """
+    if figures is None:
+        asked = [name for name in results.spec.get("figures", []) if name in CCL_FIGURES]
+        figures = asked or CCL_FIGURES
+    out_dir = Path(out_dir)
+    written = []
+    for name in figures:
+        data = ccl_figure_data(results, name)
+        written.append(style.save_png(draw(data), out_dir / f"{name}.png"))
+        write_json(out_dir / f"{name}.json", data)
+    return written
+
+
+def ccl_figure_data(results: Results, name: str) -> dict[str, Any]:
+    """The series one collective figure plots, as JSON-able data."""
+    if name not in CCL_FIGURES:
+        raise UserError(f"unknown collective figure {name!r}; known: {', '.join(CCL_FIGURES)}")
+    plotted = [cell for cell in results.cells if _plottable(cell)]
+    panels = []
+    for op in dict.fromkeys(str(cell.params["op"]) for cell in plotted):
+        keys = dict.fromkeys(_series_key(cell) for cell in plotted if cell.params["op"] == op)
+        series = [
+            _series(op, key, [c for c in plotted if c.params["op"] == op and _series_key(c) == key])
+            for key in keys
+        ]
+        missing = [
+            {"bytes": float(cell.params["bytes"]), "status": cell.status}
+            for cell in results.cells
+            if not _plottable(cell) and cell.params.get("op") == op and "bytes" in cell.params
+        ]
+        panels.append({"op": op, "series": series, "missing": missing})
+    data: dict[str, Any] = {
+        "figure": name,
+        "bench": results.bench,
+        "title": style.title(results, _WHAT[name]),
+        "footnote": style.footnote(results),
+        "panels": panels,
+        "not_plotted": [
+            {"cell": cell.id, "status": cell.status, "reason": cell.reason}
+            for cell in results.cells
+            if not _plottable(cell)
+        ],
+    }
+    if not panels:
+        data["note"] = "No collective cell finished: nothing to plot."
+    return data
+
+
+def _plottable(cell: CellResult) -> bool:
+    return cell.status == "ok" and cell.summary is not None and "op" in cell.params
+
+
+def _series_key(cell: CellResult) -> tuple[int, str, bool]:
+    params = cell.params
+    return (
+        int(params.get("world_size", 1)),
+        str(params.get("dtype", "-")),
+        bool(params.get("inplace", True)),
+    )
+
+
+def _series(op: str, key: tuple[int, str, bool], cells: list[CellResult]) -> dict[str, Any]:
+    world_size, dtype, inplace = key
+    cells = sorted(cells, key=lambda cell: float(cell.params["bytes"]))
+    sizes = [float(cell.params["bytes"]) for cell in cells]
+    medians = [cell.summary.median_s for cell in cells if cell.summary is not None]
+    rates = [_rates(op, cell, world_size) for cell in cells]
+    series: dict[str, Any] = {
+        "label": f"n={world_size} {dtype} {'in-place' if inplace else 'out-of-place'}",
+        "world_size": world_size,
+        "dtype": dtype,
+        "inplace": inplace,
+        "bytes": sizes,
+        "latency_s": [style.significant(t) for t in medians],
+        "ci_low_s": [style.significant(c.summary.ci_low_s) for c in cells if c.summary],
+        "ci_high_s": [style.significant(c.summary.ci_high_s) for c in cells if c.summary],
+        "busbw_gbs": [style.significant(r["busbw_gbs"]) for r in rates],
+        "algbw_gbs": [style.significant(r["algbw_gbs"]) for r in rates],
+        "model": None,
+    }
+    if len(set(sizes)) >= 2:
+        fit = collective_model.fit_alpha_beta(sizes, medians)
+        grid = np.geomspace(min(sizes), max(sizes), MODEL_POINTS)
+        times = collective_model.model_time(fit, grid)
+        series["model"] = {
+            "alpha_s": style.significant(fit.alpha_s),
+            "beta_gbs": style.significant(fit.beta_bytes_per_s / collective_model.GB),
+            "r2": style.significant(fit.r2, 4),
+            "bytes": [style.significant(s) for s in grid],
+            "latency_s": [style.significant(t) for t in times],
+            "busbw_gbs": [
+                style.significant(collective_model.bandwidths(op, s, world_size, t)["busbw_gbs"])
+                for s, t in zip(grid, times, strict=True)
+            ],
+        }
+    return series
+
+
+def _rates(op: str, cell: CellResult, world_size: int) -> dict[str, float]:
+    """The bandwidths the metrics recorded, else computed from the median the same way."""
+    if "busbw_gbs" in cell.metrics and "algbw_gbs" in cell.metrics:
+        return {key: cell.metrics[key] for key in ("algbw_gbs", "busbw_gbs")}
+    assert cell.summary is not None
+    return collective_model.bandwidths(
+        op, float(cell.params["bytes"]), world_size, cell.summary.median_s
+    )
+
+
+# ---- drawing ----------------------------------------------------------------------------
+
+
+def draw(data: dict[str, Any]) -> Figure:
+    """The figure for data made by `ccl_figure_data`."""
+    if not data["panels"]:
+        return style.placeholder(data["title"], data)
+    panels = data["panels"]
+    figure = style.new_figure(1, len(panels), PANEL_WIDTH_IN, PANEL_HEIGHT_IN)
+    axes = figure.subplots(1, len(panels), squeeze=False)[0]
+    labels = list(dict.fromkeys(s["label"] for panel in panels for s in panel["series"]))
+    colors = {label: style.PALETTE[i % len(style.PALETTE)] for i, label in enumerate(labels)}
+    for ax, panel in zip(axes, panels, strict=True):
+        for series in panel["series"]:
+            if data["figure"] == "busbw":
+                _draw_bandwidth(ax, series, colors[series["label"]])
+            else:
+                _draw_latency(ax, series, colors[series["label"]])
+        ax.set_title(panel["op"], fontsize=11)
+        _fit_box(ax, panel["series"])
+        sizes = [b for s in panel["series"] for b in s["bytes"]]
+        _size_axis(ax, sizes + [m["bytes"] for m in panel["missing"]])
+        for missing in panel["missing"]:
+            style.mark_missing(ax, missing["bytes"], missing["status"])
+        ax.grid(True, which="major", alpha=0.3)
+        ax.grid(True, which="minor", alpha=0.1)
+    if data["figure"] == "busbw":
+        axes[0].set_ylabel("bandwidth (GB/s, 1 GB = 10⁹ bytes)")
+    else:
+        axes[0].set_ylabel("latency per call (µs)")
+    style.legend(axes[-1], _legend_handles(data, colors))
+    style.finish(figure, data["title"], data)
+    return figure
+
+
+def _draw_bandwidth(ax: Axes, series: dict[str, Any], color: str) -> None:
+    sizes = series["bytes"]
+    ax.plot(sizes, series["busbw_gbs"], "o-", color=color, markersize=4, linewidth=1.6)
+    ax.plot(sizes, series["algbw_gbs"], "--", color=color, linewidth=1.0, alpha=0.7)
+    model = series["model"]
+    if model:
+        ax.plot(model["bytes"], model["busbw_gbs"], ":", color=color, linewidth=1.2)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+
+
+def _draw_latency(ax: Axes, series: dict[str, Any], color: str) -> None:
+    sizes = np.asarray(series["bytes"], dtype=float)
+    median = np.asarray(series["latency_s"], dtype=float) * 1e6
+    low = np.asarray(series["ci_low_s"], dtype=float) * 1e6
+    high = np.asarray(series["ci_high_s"], dtype=float) * 1e6
+    error = np.vstack([np.clip(median - low, 0, None), np.clip(high - median, 0, None)])
+    ax.errorbar(sizes, median, yerr=error, fmt="o-", color=color, markersize=4, capsize=2)
+    model = series["model"]
+    if model:
+        model_us = np.asarray(model["latency_s"], dtype=float) * 1e6
+        ax.plot(model["bytes"], model_us, ":", color=color, linewidth=1.2)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+
+
+def _legend_handles(data: dict[str, Any], colors: dict[str, str]) -> list[Any]:
+    handles: list[Any] = [
+        Line2D([], [], color=color, label=label) for label, color in colors.items()
+    ]
+    if data["figure"] == "busbw":
+        handles += [
+            Line2D([], [], color="#333333", marker="o", markersize=4, label="busbw (measured)"),
+            Line2D([], [], color="#333333", linestyle="--", label="algbw = bytes / time"),
+        ]
+    else:
+        handles.append(
+            Line2D([], [], color="#333333", marker="o", markersize=4, label="median, 95% CI")
+        )
+    handles.append(Line2D([], [], color="#333333", linestyle=":", label="α-β model: t = α + S/β"))
+    return handles
+
+
+def _fit_box(ax: Axes, series: Sequence[dict[str, Any]]) -> None:
+    lines = [f"{s['label']}: {_fit_text(s['model'])}" for s in series if s["model"]]
+    if lines:
+        ax.text(
+            0.02,
+            0.98,
+            "\n".join(lines),
+            transform=ax.transAxes,
+            ha="left",
+            va="top",
+            fontsize=7,
+            bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "#cccccc"},
+        )
+
+
+def _fit_text(model: dict[str, Any]) -> str:
+    alpha = style.format_seconds(model["alpha_s"]) if model["alpha_s"] is not None else "?"
+    beta = model["beta_gbs"]
+    beta_text = f"{beta:.3g} GB/s" if beta is not None and math.isfinite(beta) else "∞"
+    return f"α={alpha}, β={beta_text}, R²={model['r2']}"
+
+
+def _size_axis(ax: Axes, sizes: Sequence[float]) -> None:
+    """Log2 size axis with ticks at powers of two labelled in B/KiB/MiB/GiB."""
+    ax.set_xscale("log", base=2)
+    low = math.floor(math.log2(min(sizes)))
+    high = math.ceil(math.log2(max(sizes)))
+    step = max(1, math.ceil((high - low + 1) / MAX_SIZE_TICKS))
+    ax.xaxis.set_major_locator(FixedLocator([2.0**p for p in range(low, high + 1, step)]))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlim(min(sizes) / 1.4, max(sizes) * 1.4)  # room for a × at either end
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: format_bytes(value)))
+    ax.set_xlabel("message size (bytes; nccl-tests convention)")
+
+
+def format_bytes(size: float) -> str:
+    """1024 -> '1 KiB'; binary units, up to three integer digits."""
+    for power, unit in ((3, "GiB"), (2, "MiB"), (1, "KiB")):
+        if size >= 1024**power:
+            return f"{size / 1024**power:g} {unit}"
+    return f"{size:g} B"

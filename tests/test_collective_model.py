@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from kernbench.collective_model import (
+    BUSBW_FACTOR,
+    AlphaBeta,
+    bandwidths,
+    busbw_factor,
+    fit_alpha_beta,
+    model_time,
+)
+
+SIZES = 2.0 ** np.arange(10, 31)  # 1 KiB .. 1 GiB
+
+
+def test_busbw_factors_follow_nccl_tests() -> None:
+    assert busbw_factor("allreduce", 8) == pytest.approx(2 * 7 / 8)
+    assert busbw_factor("allgather", 4) == pytest.approx(3 / 4)
+    assert busbw_factor("reduce_scatter", 2) == pytest.approx(1 / 2)
+    assert busbw_factor("alltoall", 8) == pytest.approx(7 / 8)
+    assert {busbw_factor(op, 8) for op in ("broadcast", "reduce", "sendrecv")} == {1.0}
+    assert set(BUSBW_FACTOR) == {
+        "allreduce",
+        "allgather",
+        "reduce_scatter",
+        "alltoall",
+        "broadcast",
+        "reduce",
+        "sendrecv",
+    }
+
+
+def test_bandwidths_in_gb_per_s() -> None:
+    rates = bandwidths("allreduce", 1e9, 2, 0.01)
+    assert rates == {"algbw_gbs": pytest.approx(100.0), "busbw_gbs": pytest.approx(100.0)}
+    rates = bandwidths("allreduce", 1e9, 4, 0.01)
+    assert rates["busbw_gbs"] == pytest.approx(150.0)
+
+
+def test_unknown_collective_lists_the_known() -> None:
+    with pytest.raises(ValueError, match="unknown collective 'allgatherv'; known: allreduce"):
+        bandwidths("allgatherv", 1024, 2, 1e-5)
+
+
+def test_fit_recovers_alpha_and_beta_from_exact_points() -> None:
+    fit = fit_alpha_beta(SIZES, 25e-6 + SIZES / 330e9)
+    assert fit.alpha_s == pytest.approx(25e-6, rel=1e-9)
+    assert fit.beta_bytes_per_s == pytest.approx(330e9, rel=1e-9)
+    assert fit.r2 == pytest.approx(1.0)
+
+
+def test_fit_with_noise_keeps_both_ends() -> None:
+    rng = np.random.default_rng(7)
+    times = (8e-6 + SIZES / 50e9) * (1 + 0.03 * rng.standard_normal(len(SIZES)))
+    fit = fit_alpha_beta(SIZES, times)
+    # Relative weighting: the microsecond end fixes alpha, the GiB end fixes beta.
+    assert fit.alpha_s == pytest.approx(8e-6, rel=0.05)
+    assert fit.beta_bytes_per_s == pytest.approx(50e9, rel=0.05)
+    assert 0.99 < fit.r2 <= 1.0
+
+
+def test_fit_without_slope_gives_infinite_beta() -> None:
+    fit = fit_alpha_beta([1024, 2048, 4096], [1e-5, 1e-5, 1e-5])
+    assert fit.alpha_s == pytest.approx(1e-5)
+    assert math.isinf(fit.beta_bytes_per_s)
+    assert model_time(fit, 1 << 20) == pytest.approx(1e-5)
+
+
+def test_fit_needs_two_sizes_and_positive_times() -> None:
+    with pytest.raises(ValueError, match="two different sizes"):
+        fit_alpha_beta([1024, 1024], [1e-5, 2e-5])
+    with pytest.raises(ValueError, match="positive"):
+        fit_alpha_beta([1024, 2048], [1e-5, 0.0])
+
+
+def test_model_time_takes_arrays() -> None:
+    fit = AlphaBeta(alpha_s=1e-5, beta_bytes_per_s=1e9, r2=1.0)
+    assert model_time(fit, [0, 1e9]).tolist() == pytest.approx([1e-5, 1.00001])

@@ -1,0 +1,125 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kernbench.collective_model import bandwidths
+from kernbench.plan import cell_id
+from kernbench.render.ccl import ccl_figure_data, format_bytes, render_ccl
+from kernbench.results import CellResult, Results, Summary
+from kernbench.spec import Bench
+
+OPS = ("allreduce", "allgather")
+SIZES = [2**p for p in range(10, 31, 2)]  # 1 KiB .. 1 GiB
+ALPHA_S, BETA = {"allreduce": 20e-6, "allgather": 12e-6}, {"allreduce": 160e9, "allgather": 300e9}
+
+
+def _summary(median: float) -> Summary:
+    return Summary(
+        n=9,
+        median_s=median,
+        mean_s=median,
+        min_s=median * 0.98,
+        max_s=median * 1.03,
+        q1_s=median * 0.99,
+        q3_s=median * 1.01,
+        iqr_s=median * 0.02,
+        rel_iqr=0.02,
+        ci_low_s=median * 0.99,
+        ci_high_s=median * 1.015,
+        ci_coverage=0.96,
+        round_medians_s=[median] * 3,
+    )
+
+
+def make_ccl_results(failed: bool = True, ok: bool = True) -> Results:
+    spec = Bench.model_validate(
+        {
+            "name": "milestone-1h-ccl",
+            "description": "collectives",
+            "kernel": "collective",
+            "axes": {"op": list(OPS), "world_size": [2], "bytes": SIZES, "dtype": ["bf16"]},
+            "metrics": {"bytes": "bytes"},
+            "model": "alpha_beta",
+            "figures": ["busbw", "latency"],
+        }
+    ).model_dump(mode="json")
+    cells = []
+    for op in OPS:
+        for size in SIZES:
+            axes = {"op": op, "world_size": 2, "bytes": size, "dtype": "bf16"}
+            common = {
+                "id": cell_id("default", axes),
+                "index": len(cells),
+                "variant": "default",
+                "axes": axes,
+                "params": {**axes, "device": "cuda"},
+            }
+            if (failed and op == "allgather" and size == SIZES[-1]) or not ok:
+                cells.append(CellResult(status="failed", reason="out of memory", **common))
+                continue
+            median = ALPHA_S[op] + size / BETA[op]
+            metrics = {"bytes": float(size), **bandwidths(op, size, 2, median)}
+            cells.append(
+                CellResult(status="ok", summary=_summary(median), metrics=metrics, **common)
+            )
+    return Results(
+        bench="milestone-1h-ccl",
+        spec_hash="c0ffee00c0ffee00",
+        spec=spec,
+        created_utc="2026-11-20T09:30:12Z",
+        complete=True,
+        device="cuda",
+        rounds=3,
+        provenance={"device_name": "NVIDIA H200", "host": "gpu-node-07"},
+        cells=cells,
+    )
+
+
+def test_render_writes_both_figures_with_their_data(tmp_path: Path) -> None:
+    written = render_ccl(make_ccl_results(), tmp_path)
+    assert [p.name for p in written] == ["busbw.png", "latency.png"]
+    for path in written:
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert path.stat().st_size > 10_000
+        assert json.loads(path.with_suffix(".json").read_text())["figure"] == path.stem
+
+
+def test_figure_data_skips_failed_cells_and_fits_the_model() -> None:
+    data = ccl_figure_data(make_ccl_results(), "busbw")
+    assert [p["op"] for p in data["panels"]] == list(OPS)
+    assert [c["cell"] for c in data["not_plotted"]] == [
+        "default/op=allgather,world_size=2,bytes=1073741824,dtype=bf16"
+    ]
+    allgather = data["panels"][1]["series"][0]
+    assert allgather["bytes"] == SIZES[:-1]
+    assert allgather["label"] == "n=2 bf16 in-place"
+    model = allgather["model"]
+    assert model["alpha_s"] == pytest.approx(ALPHA_S["allgather"], rel=1e-4)
+    assert model["beta_gbs"] == pytest.approx(BETA["allgather"] / 1e9, rel=1e-4)
+
+
+def test_bus_bandwidth_uses_the_collective_factor() -> None:
+    series = ccl_figure_data(make_ccl_results(), "busbw")["panels"][0]["series"][0]
+    # allreduce over two ranks: busbw = 2(n-1)/n algbw = algbw.
+    assert series["busbw_gbs"] == series["algbw_gbs"]
+    big = 2**30
+    expected = big / (ALPHA_S["allreduce"] + big / BETA["allreduce"]) / 1e9
+    assert series["busbw_gbs"][-1] == pytest.approx(expected, rel=1e-5)
+
+
+def test_nothing_finished_draws_a_placeholder(tmp_path: Path) -> None:
+    results = make_ccl_results(ok=False)
+    data = ccl_figure_data(results, "latency")
+    assert data["panels"] == [] and "nothing to plot" in data["note"]
+    (path,) = render_ccl(results, tmp_path, ["latency"])
+    assert path.stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    ("size", "text"), [(512, "512 B"), (1024, "1 KiB"), (3 * 2**20, "3 MiB"), (2**30, "1 GiB")]
+)
+def test_byte_labels(size: int, text: str) -> None:
+    assert format_bytes(size) == text

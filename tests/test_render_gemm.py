@@ -168,7 +168,8 @@ def test_a_run_where_every_cell_failed_still_renders(tmp_path):
         cell.stages_s = {}
     written = render_results(broken, tmp_path)
     assert len(written) == 4
-    assert len(figure_data(broken, "throughput")["not_plotted"]) == 4
+    data = figure_data(broken, "throughput")
+    assert len(data["not_plotted"]) == 4 and "every cell failed" in data["note"]
 
 
 def test_footnote_carries_provenance(results):

@@ -199,13 +199,16 @@ def _bar_data(
     values = [b["value"] for p in data["panels"] for b in p["bars"] if b["value"]]
     if not values:
         data["panels"] = []
-        data["note"] = (
-            f"No cell has a {metric!r} metric to plot"
-            + ("" if results.hardware else " (no hardware profile: no peak rates)")
-            + "."
-        )
+        data["note"] = _empty_note(results, metric)
     data["log_y"] = bool(values) and max(values) / min(values) > LOG_SCALE_RANGE
     return data
+
+
+def _empty_note(results: Results, metric: str) -> str:
+    if all(cell.status != "ok" for cell in results.cells):
+        return "Nothing measured: every cell failed or was invalid (listed below)."
+    missing = "" if results.hardware else " (no hardware profile, so no peak rates)"
+    return f"No cell has a {metric!r} metric to plot{missing}."
 
 
 def throughput_data(results: Results) -> dict[str, Any]:
@@ -437,7 +440,8 @@ def _finish_bar_axes(ax: Axes, panel: dict[str, Any], data: dict[str, Any], room
         ax.axhline(100.0, color="#555555", linestyle=":", linewidth=1)
         ax.set_ylim(0, max([100.0, *tops]) * 1.22)
     else:
-        ax.set_ylabel(f"{data['unit']} ({dtype})")
+        scale = ", log scale" if data["log_y"] else ""
+        ax.set_ylabel(f"{data['unit']} ({dtype}{scale})")
         if peak is not None:
             ax.axhline(peak, color="#555555", linestyle=":", linewidth=1)
             ax.annotate(

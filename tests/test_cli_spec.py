@@ -1,0 +1,197 @@
+"""The spec commands through typer's runner: list, validate, plan, schema; exit codes."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kernbench import cli, discovery, schema_files
+from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+
+REPO = Path(__file__).resolve().parent.parent
+CUSTOM = Path(__file__).resolve().parent / "fixtures" / "custom"
+runner = CliRunner()
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(cli.app, list(args))
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "proj"
+    (root / "benches").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "kernbench"\n')
+    for name in ("alpha", "beta"):
+        (root / "benches" / f"{name}.yaml").write_text(
+            f"name: {name}\ndescription: the {name} bench\nkernel: sleep\n"
+        )
+    monkeypatch.chdir(root)
+    monkeypatch.delenv(discovery.BENCH_PATH_ENV, raising=False)
+    monkeypatch.delenv("KERNBENCH_DEVICE", raising=False)
+    return root
+
+
+def test_list(project: Path) -> None:
+    code, out, err = invoke("list")
+    assert (code, err) == (EXIT_OK, "")
+    assert out == "alpha  the alpha bench\nbeta   the beta bench\n"
+
+
+def test_list_shows_broken_benches_without_failing(project: Path) -> None:
+    (project / "benches" / "gamma.yaml").write_text("name: gamma\ndescription: g\nkernel: gemmm\n")
+    code, out, _ = invoke("list")
+    assert code == EXIT_OK
+    assert out.splitlines()[-1] == (
+        "gamma  (invalid: benches/gamma.yaml:3: kernel: unknown kernel 'gemmm'; "
+        "built-in: collective, gemm, sleep (or give module:factory))"
+    )
+
+
+def test_list_with_bench_dir_and_custom_kernel(project: Path, tmp_path: Path) -> None:
+    shutil.copytree(CUSTOM, tmp_path / "mine")
+    code, out, _ = invoke("list", "--bench-dir", str(tmp_path / "mine"))
+    assert code == EXIT_OK
+    assert "custom-sum  A custom kernel dropped beside its bench file" in out.splitlines()
+
+
+def test_validate_all(project: Path) -> None:
+    code, out, err = invoke("validate")
+    assert (code, err) == (EXIT_OK, "")
+    assert out == "ok benches/alpha.yaml\nok benches/beta.yaml\n"
+
+
+def test_validate_reports_every_error_and_exits_2(project: Path) -> None:
+    (project / "benches" / "bad.yaml").write_text(
+        "name: bad\ndescription: b\nkernel: gemm\nrounds: x\n"
+    )
+    (project / "benches" / "twin.yaml").write_text("name: alpha\ndescription: b\nkernel: gemm\n")
+    code, out, err = invoke("validate")
+    assert code == EXIT_USAGE
+    assert out == "ok benches/alpha.yaml\nok benches/beta.yaml\nok benches/twin.yaml\n"
+    assert err == (
+        "benches/bad.yaml:4: rounds: Input should be a valid integer, unable to parse string "
+        "as an integer (got 'x')\n"
+        "benches/twin.yaml:1: name: bench 'alpha' is also defined in benches/alpha.yaml\n"
+    )
+
+
+def test_validate_given_paths(project: Path) -> None:
+    code, out, _ = invoke("validate", "benches/beta.yaml", str(REPO / "configs/hardware/h200.yaml"))
+    assert code == EXIT_OK
+    assert out.splitlines()[0] == "ok benches/beta.yaml"
+    code, _, err = invoke("validate", "benches/none.yaml")
+    assert (code, err) == (EXIT_USAGE, "benches/none.yaml: file not found\n")
+
+
+def test_validate_the_committed_benches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv(discovery.BENCH_PATH_ENV, raising=False)
+    code, out, err = invoke("validate")
+    assert (code, err) == (EXIT_OK, "")
+    assert "ok benches/milestone-1h-gemm.yaml" in out.splitlines()
+    assert "ok configs/hardware/h200.yaml" in out.splitlines()
+
+
+def test_plan_prints_cells_and_an_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    code, out, _ = invoke("plan", "--bench", "milestone-1h-gemm", "--device", "cpu")
+    assert code == EXIT_OK
+    lines = out.splitlines()
+    assert lines[0] == "bench milestone-1h-gemm (benches/milestone-1h-gemm.yaml) on cpu: 35 cells"
+    assert lines[-1].startswith("estimate (rough): about ")
+    assert "cpu_blocked" in out and "2048x2048x2048" in out and "16384" not in out
+
+
+def test_plan_device_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    result = runner.invoke(
+        cli.app, ["plan", "--bench", "milestone-1h-ccl"], env={"KERNBENCH_DEVICE": "cuda"}
+    )
+    assert result.exit_code == EXIT_OK
+    assert result.stdout.splitlines()[0].endswith("on cuda: 252 cells")
+
+
+def test_plan_unknown_bench_and_device(project: Path) -> None:
+    code, out, err = invoke("plan", "--bench", "alpah", "--device", "cpu")
+    assert (code, out, err) == (EXIT_USAGE, "", "unknown bench 'alpah'; known: alpha, beta\n")
+    code, _, err = invoke("plan", "--bench", "alpha", "--device", "tpu")
+    assert (code, err) == (EXIT_USAGE, "unknown device 'tpu'; choose cpu, cuda or auto\n")
+
+
+def test_usage_error_exits_2(project: Path) -> None:
+    code, _, err = invoke("plan")
+    assert code == EXIT_USAGE
+    assert "Missing option '--bench'" in err
+
+
+def test_interrupt_exits_130(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(discovery, "discover", interrupted)
+    code, _, err = invoke("list")
+    assert (code, err) == (EXIT_INTERRUPTED, "kernbench: interrupted\n")
+
+
+def test_main_prints_one_line_and_exits_with_the_code(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["kernbench", "plan", "--bench", "nope", "--device", "cpu"])
+    with pytest.raises(SystemExit) as info:
+        cli.main()
+    assert info.value.code == EXIT_USAGE
+    assert capsys.readouterr().err == "unknown bench 'nope'; known: alpha, beta\n"
+
+
+def test_schema_check_passes_on_the_committed_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+    code, out, err = invoke("schema", "--check")
+    assert (code, out, err) == (EXIT_OK, "schemas up to date\n", "")
+
+
+def test_schema_check_reports_a_changed_model(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copytree(REPO / "schemas", project / "schemas")
+    assert invoke("schema", "--check")[0] == EXIT_OK
+
+    original = schema_files.SCHEMAS["hardware.schema.json"]
+
+    def changed_model() -> dict[str, object]:
+        return {**original(), "title": "Changed"}
+
+    monkeypatch.setitem(schema_files.SCHEMAS, "hardware.schema.json", changed_model)
+    code, out, err = invoke("schema", "--check")
+    assert (code, out) == (EXIT_FAILED, "")
+    assert err == "drifted: schemas/hardware.schema.json (run kernbench schema)\n"
+    code, out, _ = invoke("schema")
+    assert code == EXIT_OK
+    assert invoke("schema", "--check")[0] == EXIT_OK
+
+
+def test_schema_check_reports_an_edited_or_missing_file(project: Path) -> None:
+    shutil.copytree(REPO / "schemas", project / "schemas")
+    bench_schema = project / "schemas" / "bench.schema.json"
+    bench_schema.write_text(bench_schema.read_text().replace('"name"', '"nom"'))
+    (project / "schemas" / "results.schema.json").unlink()
+    code, _, err = invoke("schema", "--check")
+    assert code == EXIT_FAILED
+    assert err.splitlines() == [
+        "drifted: schemas/bench.schema.json (run kernbench schema)",
+        "drifted: schemas/results.schema.json (run kernbench schema)",
+    ]
+
+
+def test_written_schemas_are_sorted_with_a_trailing_newline(project: Path) -> None:
+    invoke("schema")
+    text = (project / "schemas" / "bench.schema.json").read_text()
+    assert text.endswith("}\n") and not text.endswith("\n\n")
+    assert text == schema_files.render(schema_files.SCHEMAS["bench.schema.json"]())

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kernbench.dtypes import TOLERANCE
-from kernbench.kernels.base import CheckResult, Kernel, TuneReport
+from kernbench.kernels.base import CheckResult, CorrectnessError, Kernel, TuneReport
 
 JIT_SOURCE = Path(__file__).with_name("gemm_triton_jit.py")
 KERNEL_FUNCTION = "matmul_kernel"
@@ -128,26 +128,48 @@ def make(
     check = _checker(operands, dtype)
     info = _info(M, N, K, dtype)
 
-    def build(config: Mapping[str, Any]) -> Kernel:
-        pin = normalize_config(config)
-        jit.PINNED[key] = pin
+    def pin(config: Mapping[str, Any]) -> dict[str, int]:
+        chosen = normalize_config(config)
+        jit.PINNED[key] = chosen
         # A winner this process tuned earlier sits in the autotuner's cache and would be
         # used before the prune hook is asked: drop it.
         jit.matmul.cache.clear()
+        return chosen
+
+    def build(config: Mapping[str, Any]) -> Kernel:
+        """The kernel with `config` pinned, its output checked once right here: the caller
+        checked the unpinned kernel, which runs the default config (see check_untuned)."""
+        chosen = pin(config)
+        result = check()
+        if not result.ok:
+            raise CorrectnessError(
+                f"triton gemm config {chosen}: relative error {result.rel_err:.3g} exceeds "
+                f"{result.tolerance:.3g}"
+            )
         return Kernel(
             run=operands.launch,
             check=check,
-            tile=tile_of(pin),
+            tile=tile_of(chosen),
             synchronize=torch.cuda.synchronize,
-            info={**info, "config": pin, "pinned": True},
+            info={**info, "config": chosen, "pinned": True, "check_rel_err": result.rel_err},
         )
+
+    def check_untuned() -> CheckResult:
+        """Checking before tuning must not tune (a replay would time every candidate):
+        run the default config, pinned for this one call."""
+        pin(DEFAULT_CONFIG)
+        try:
+            return check()
+        finally:
+            jit.PINNED.pop(key, None)
+            jit.matmul.cache.clear()
 
     if not autotune:
         return build(DEFAULT_CONFIG)
 
     kernel = Kernel(
         run=operands.launch,
-        check=check,
+        check=check_untuned,
         configs=config_space(),
         build=build,
         synchronize=torch.cuda.synchronize,

@@ -1,0 +1,100 @@
+"""Plans: products, zips, exclusions (incl. the device), ids and counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kernbench.loader import load_bench
+from kernbench.plan import cell_id, plan
+from kernbench.spec import Bench
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def bench(**fields: Any) -> Bench:
+    return Bench.model_validate({"name": "b", "description": "d", "kernel": "sleep", **fields})
+
+
+def test_no_axes_is_one_cell_per_variant() -> None:
+    cells = plan(bench(variants={"a": {}, "b": {"x": 1}}))
+    assert [(c.id, dict(c.params), c.index) for c in cells] == [("a", {}, 0), ("b", {"x": 1}, 1)]
+
+
+def test_product_in_file_order_variant_first() -> None:
+    cells = plan(bench(axes={"n": [1, 2], "m": ["p", "q"]}, variants={"v": {}, "w": {}}))
+    assert [c.id for c in cells] == [
+        "v/n=1,m=p", "v/n=1,m=q", "v/n=2,m=p", "v/n=2,m=q",
+        "w/n=1,m=p", "w/n=1,m=q", "w/n=2,m=p", "w/n=2,m=q",
+    ]  # fmt: skip
+    assert [c.index for c in cells] == list(range(8))
+
+
+def test_mapping_axis_values_are_flattened_into_params() -> None:
+    cells = plan(bench(axes={"shape": [{"M": 2, "N": 3, "K": 4}]}, dtypes=["bf16"]))
+    assert cells[0].id == "default/shape=2x3x4,dtype=bf16"
+    assert dict(cells[0].params) == {"M": 2, "N": 3, "K": 4, "dtype": "bf16"}
+    assert dict(cells[0].axes) == {"shape": {"M": 2, "N": 3, "K": 4}, "dtype": "bf16"}
+
+
+def test_zip_moves_axes_together() -> None:
+    cells = plan(bench(axes={"a": [1, 2, 3], "b": [4, 5, 6], "c": [0, 1]}, zip=[["a", "b"]]))
+    assert [(c.params["a"], c.params["b"], c.params["c"]) for c in cells] == [
+        (1, 4, 0), (1, 4, 1), (2, 5, 0), (2, 5, 1), (3, 6, 0), (3, 6, 1),
+    ]  # fmt: skip
+
+
+def test_exclude_matches_every_key_and_lists() -> None:
+    spec = bench(
+        axes={"n": [1, 2, 3], "dtype": ["fp32", "bf16"]},
+        variants={"v": {"backend": "x"}, "w": {"backend": "y"}},
+        exclude=[{"n": [1, 2], "dtype": "bf16"}, {"variant": "w", "n": 3}],
+    )
+    assert [c.id for c in plan(spec)] == [
+        "v/n=1,dtype=fp32", "v/n=2,dtype=fp32", "v/n=3,dtype=fp32", "v/n=3,dtype=bf16",
+        "w/n=1,dtype=fp32", "w/n=2,dtype=fp32",
+    ]  # fmt: skip
+
+
+def test_device_exclusions_apply_only_with_a_device() -> None:
+    spec = bench(axes={"n": [1, 2]}, exclude=[{"device": "cpu", "n": 2}])
+    assert len(plan(spec)) == 2
+    cpu = plan(spec, "cpu")
+    assert [c.id for c in cpu] == ["default/n=1"]
+    assert cpu[0].params["device"] == "cpu"
+    assert len(plan(spec, "cuda")) == 2
+
+
+def test_cell_ids_are_stable() -> None:
+    assert (
+        cell_id("v", {"shape": {"M": 1, "N": 2}, "s": [3, 4], "x": True})
+        == "v/shape=1x2,s=3x4,x=True"
+    )
+    assert cell_id("v", {}) == "v"
+
+
+def test_milestone_gemm_counts() -> None:
+    spec = load_bench(REPO / "benches" / "milestone-1h-gemm.yaml")
+    cpu = plan(spec, "cpu")
+    assert len(cpu) == 35
+    assert {c.variant for c in cpu} == {"cpu_numpy", "cpu_blocked", "cpu_staged"}
+    assert {c.params["dtype"] for c in cpu} == {"fp32", "fp64"}
+    assert max(max(c.params["M"], c.params["N"], c.params["K"]) for c in cpu) == 2048
+    cuda = plan(spec, "cuda")
+    assert len(cuda) == 153
+    assert {c.params["backend"] for c in cuda} == {"torch", "triton"}
+    assert "fp64" not in {c.params["dtype"] for c in cuda}
+    assert {c.params["dtype"] for c in cuda if c.variant == "triton"} == {"bf16", "fp16"}
+    assert {c.params["dtype"] for c in cuda if c.variant.startswith("staged")} == {"bf16"}
+    assert {c.variant for c in cuda if c.params["dtype"] == "fp8"} == {"resident"}
+
+
+def test_milestone_ccl_counts() -> None:
+    spec = load_bench(REPO / "benches" / "milestone-1h-ccl.yaml")
+    cpu = plan(spec, "cpu")
+    assert len(cpu) == 51
+    assert max(c.params["bytes"] for c in cpu) == 64 * 2**20
+    assert {(c.params["dtype"], c.params["inplace"]) for c in cpu} == {("fp32", True)}
+    cuda = plan(spec, "cuda")
+    assert len(cuda) == 3 * 21 * 2 * 2
+    assert max(c.params["bytes"] for c in cuda) == 2**30

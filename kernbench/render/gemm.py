@@ -25,6 +25,8 @@ from kernbench.spec import HardwareProfile
 GEMM_FIGURES = ("throughput", "utilization", "theory_vs_measured", "stage_breakdown")
 NO_DTYPE = "-"
 LOG_SCALE_RANGE = 30.0  # bars spanning more than this factor get a log axis
+MAX_LABELLED_BARS = 48  # more value labels than this per panel overlap; leave them out
+MAX_PANEL_WIDTH_IN = 16.0  # wider sweeps get thinner bars and slanted labels
 
 
 @dataclass
@@ -317,7 +319,7 @@ def _draw_bars(data: dict[str, Any]) -> Figure:
     colors = style.variant_colors(data["variants"])
     panels = data["panels"]
     widest = max(len(p["shapes"]) * max(1, len(p["variants"])) for p in panels)
-    room = 2.0 + 0.4 * widest
+    room = min(MAX_PANEL_WIDTH_IN, 2.0 + 0.4 * widest)
     figure = style.new_figure(len(panels), 1, room, 3.8)
     axes = figure.subplots(len(panels), 1, squeeze=False)[:, 0]
     for ax, panel in zip(axes, panels, strict=True):
@@ -346,7 +348,7 @@ def _draw_bar_panel(
     width = 0.8 / max(1, len(variants))
     position = {shape: i for i, shape in enumerate(panel["shapes"])}
     slot = {v: (i - (len(variants) - 1) / 2) * width for i, v in enumerate(variants)}
-    label_bars = len(panel["bars"]) <= 48
+    label_bars = len(panel["bars"]) <= MAX_LABELLED_BARS
     for variant in variants:
         mine = [b for b in panel["bars"] if b["variant"] == variant]
         drawn = [b for b in mine if b["value"] is not None]
@@ -460,7 +462,7 @@ def _finish_bar_axes(ax: Axes, panel: dict[str, Any], data: dict[str, Any], room
         elif tops:
             ax.set_ylim(0, max(tops) * 1.25)
     ax.set_title(f"dtype {dtype}", fontsize=10, loc="left")
-    if data["figure"] == "theory_vs_measured":
+    if data["figure"] == "theory_vs_measured" and len(panel["bars"]) <= MAX_LABELLED_BARS:
         ax.set_title("label: measured ÷ model", fontsize=8, loc="right", color="#555555")
 
 
@@ -469,7 +471,7 @@ def _draw_stages(data: dict[str, Any]) -> Figure:
     variants = list(dict.fromkeys(p["variant"] for p in panels))
     dtypes = list(dict.fromkeys(p["dtype"] for p in panels))
     widest = max(len(p["shapes"]) for p in panels)
-    room = 2.0 + 0.8 * widest
+    room = min(MAX_PANEL_WIDTH_IN / 2, 2.0 + 0.8 * widest)
     figure = style.new_figure(len(variants), len(dtypes), room, 3.6)
     grid = figure.subplots(len(variants), len(dtypes), squeeze=False)
     for ax in grid.flat:

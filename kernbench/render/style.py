@@ -144,6 +144,10 @@ def new_figure(rows: int, cols: int, panel_width: float, panel_height: float) ->
 
 def finish(figure: Figure, heading: str, data: Mapping[str, Any]) -> None:
     """Title, the provenance footnote and the list of cells that are not drawn."""
+    # About 0.11 in per character at 12 pt bold: a long device name goes to a second line.
+    if len(heading) * 0.11 > figure.get_figwidth() and " on " in heading:
+        head, device = heading.rsplit(" on ", 1)
+        heading = f"{head}\non {device}"
     figure.suptitle(heading, fontsize=12, fontweight="bold")
     lines = []
     if data.get("not_plotted"):

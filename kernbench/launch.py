@@ -14,7 +14,6 @@ also asks the kernel to kill it when the agent dies (Linux), so no rank outlives
 
 from __future__ import annotations
 
-import argparse
 import ctypes
 import os
 import runpy
@@ -23,6 +22,7 @@ import sys
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 WORKER_MODULE = "kernbench.worker"
 # Seconds between the agent's looks at its ranks: how soon a dead rank is noticed.
@@ -89,18 +89,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m kernbench.launch")
-    parser.add_argument("--nproc-per-node", type=int, required=True)
-    parser.add_argument(
-        "target", nargs=argparse.REMAINDER, help="-m MODULE ARGS... | SCRIPT ARGS..."
-    )
-    args = parser.parse_args(argv)
-    if args.nproc_per_node < 1:
-        parser.error("--nproc-per-node must be at least 1")
-    if not args.target or args.target == ["-m"]:
-        parser.error("give -m MODULE or a script to run")
-    return args
+class LaunchArgs(NamedTuple):
+    nproc_per_node: int
+    target: list[str]  # `-m MODULE ARGS...` or `SCRIPT ARGS...`
+
+
+USAGE = "usage: python -m kernbench.launch --nproc-per-node N (-m MODULE | SCRIPT) [ARGS...]"
+
+
+def _parse(argv: Sequence[str] | None) -> LaunchArgs:
+    # By hand: argparse would take the target's own `-m` or `--flag` for its options.
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) < 2 or args[0] != "--nproc-per-node" or not args[1].isdigit():
+        raise SystemExit(f"{USAGE}\nkernbench.launch: start with --nproc-per-node N")
+    count, target = int(args[1]), args[2:]
+    if count < 1:
+        raise SystemExit(f"{USAGE}\nkernbench.launch: --nproc-per-node must be at least 1")
+    if not target or target == ["-m"]:
+        raise SystemExit(f"{USAGE}\nkernbench.launch: give -m MODULE or a script to run")
+    return LaunchArgs(count, target)
 
 
 def run_target(agent_pid: int, target: list[str]) -> None:

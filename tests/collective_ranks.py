@@ -3,6 +3,8 @@
 `collective_ranks.py cells OUT.json`: run a few gloo cells through the `collective`
 factory (make, check, measure, as the worker does); rank 0 writes what it saw.
 `collective_ranks.py die`: rank 1 exits mid-collective while rank 0 waits in it.
+`collective_ranks.py sleep DIR`: each rank writes its pid and process group to DIR, then
+sleeps (to test that no rank outlives its launcher).
 """
 
 from __future__ import annotations
@@ -60,8 +62,20 @@ def die_mid_collective() -> None:
         kernel.run()
 
 
+def sleep_forever(folder: str) -> None:
+    rank = os.environ["RANK"]
+    path = os.path.join(folder, f"rank{rank}.json")
+    with open(path + ".tmp", "w") as handle:
+        json.dump({"pid": os.getpid(), "pgid": os.getpgid(0)}, handle)
+    os.replace(path + ".tmp", path)
+    while True:
+        time.sleep(1)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "cells":
         run_cells(sys.argv[2])
+    elif sys.argv[1] == "sleep":
+        sleep_forever(sys.argv[2])
     else:
         die_mid_collective()

@@ -32,7 +32,10 @@ GEMM_SIZES = (1024, 2048, 4096, 8192)
 ADD_ELEMENTS = 65536
 NCU_CALLS = 3  # profiled calls per case
 NVTX_RANGE = "kernbench-fidelity"
-UNIT_SECONDS = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0}
+UNIT_SECONDS = {
+    "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0,
+    "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0,
+}  # fmt: skip
 
 
 def make_case(name: str) -> Any:

@@ -28,8 +28,13 @@ ROWS: list[dict[str, Any]] = []
 DETAILS: dict[str, Any] = {}
 
 
+ONLY: list[str] = []
+
+
 def step(name: str, fn: Callable[[], tuple[str, str] | str]) -> None:
     """Run one check; record (status, value, note) whatever happens."""
+    if ONLY and not any(word in name for word in ONLY):
+        return
     started = time.perf_counter()
     try:
         value = fn()
@@ -238,7 +243,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-fidelity", action="store_true")
+    parser.add_argument("--only", default="", help="comma-separated substrings of step names")
     args = parser.parse_args()
+    ONLY.extend(word for word in args.only.split(",") if word)
     args.out.mkdir(parents=True, exist_ok=True)
     import torch
 

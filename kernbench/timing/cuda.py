@@ -20,7 +20,7 @@ from kernbench import stats
 from kernbench.kernels.base import Kernel
 from kernbench.spec import TimerSpec
 from kernbench.timing.base import Measurement, StopReason, Timer
-from kernbench.timing.nvml import ClockReader, Reading
+from kernbench.timing.nvml import ClockReader, Reading, reason_names
 
 MAX_BATCH = 32  # samples enqueued between two synchronizations
 FLUSH_FACTOR = 2  # the flush buffer is this many times the L2
@@ -121,9 +121,16 @@ class CudaDevice:
     def events(self, n: int) -> list[tuple[Any, Any]]:
         """n (start, end) timing events, reused between batches (each batch is synchronized
         before the next is enqueued)."""
-        while len(self._events) < n:
+        if len(self._events) < n:
             make = self._torch.cuda.Event
-            self._events.append((make(enable_timing=True), make(enable_timing=True)))
+            fresh = [(make(enable_timing=True), make(enable_timing=True)) for _ in range(n)]
+            # torch creates the CUDA event at its first record: do that here, or the
+            # creation's host time lands between a sample's two events.
+            for start, end in fresh[len(self._events) :]:
+                start.record()
+                end.record()
+            self.synchronize()
+            self._events.extend(fresh[len(self._events) :])
         return self._events[:n]
 
     def flush(self) -> None:
@@ -258,7 +265,8 @@ def _measurement(
     timer: str, sampled: Sampled, warmup_calls: int, extra: dict[str, Any]
 ) -> Measurement:
     if sampled.throttle_reasons:
-        extra = {**extra, "throttle_reasons_seen": sorted(set(sampled.throttle_reasons))}
+        seen = {name for mask in set(sampled.throttle_reasons) for name in reason_names(mask)}
+        extra = {**extra, "clock_event_reasons": " ".join(sorted(seen))}
     return Measurement(
         timer=timer,
         samples_s=sampled.samples_s,

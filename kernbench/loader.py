@@ -16,6 +16,7 @@ from typing import Any, TypeVar, get_args
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kernbench.errors import SpecError
@@ -29,6 +30,17 @@ _SHOWN_INPUT_CHARS = 40
 
 class _SafeLoader(yaml.SafeLoader):
     """SafeLoader's constructors only; a subclass so nothing we add leaks into PyYAML."""
+
+    def construct_object(self, node: Node, deep: bool = False) -> Any:
+        # A scalar the safe constructors reject (`2001-02-30`, `!!int x`) raises a bare
+        # ValueError without a position; give it the node's line.
+        try:
+            return super().construct_object(node, deep)
+        except yaml.YAMLError:
+            raise
+        except (ValueError, TypeError, OverflowError) as exc:
+            problem = f"cannot read {_one_line(node.value)[:40]!r}: {_one_line(exc)}"
+            raise ConstructorError(None, None, problem, node.start_mark) from None
 
 
 @dataclass(frozen=True)
@@ -84,6 +96,10 @@ def read_document(path: Path) -> Document:
         raise SpecError(shown, None, "yaml", _one_line(exc)) from None
     except RecursionError:
         raise SpecError(shown, None, "yaml", "document nested too deeply") from None
+    except SpecError:
+        raise
+    except Exception as exc:  # never a traceback for a bad file
+        raise SpecError(shown, None, "yaml", _describe(exc)) from None
     finally:
         loader.dispose()
     return Document(path=path, shown=shown, data=data, lines=lines)

@@ -1,0 +1,142 @@
+"""Reference collective timings: a plain torch.distributed loop, nccl-tests style.
+
+Nothing of kernbench runs here, so its numbers check the `collective` kernel's:
+
+    torchrun --standalone --nproc-per-node 2 scripts/ccl_reference.py \\
+        --sizes 4194304,67108864,1073741824 --out ref.json
+
+For each op and size: barrier, `--warmup` untimed calls, then `--iters` calls timed as
+one loop (CUDA events on GPUs, perf_counter on CPU) and divided by the count; the
+cell's time is the slowest rank's. busbw uses the nccl-tests factors (inlined here on
+purpose). Rank 0 prints a table and writes JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from datetime import timedelta
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+OPS = ("allreduce", "allgather", "reduce_scatter")
+
+
+def busbw_factor(op: str, n: int) -> float:
+    return 2 * (n - 1) / n if op == "allreduce" else (n - 1) / n
+
+
+def parse() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", default=",".join(OPS))
+    parser.add_argument("--sizes", default=",".join(str(2**p) for p in range(10, 31, 2)))
+    parser.add_argument("--dtype", default="bf16", choices=sorted(DTYPES))
+    parser.add_argument("--inplace", action="store_true", help="allgather/reduce_scatter in place")
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--out", default=None)
+    return parser.parse_args()
+
+
+def buffers(op: str, size: int, dtype: torch.dtype, inplace: bool, device: Any) -> Any:
+    rank, n = dist.get_rank(), dist.get_world_size()
+    elements = size // torch.tensor([], dtype=dtype).element_size()
+    chunk = elements // n
+    full = torch.ones(elements, dtype=dtype, device=device)
+    if op == "allreduce":
+        return lambda: dist.all_reduce(full)
+    own = full[rank * chunk : (rank + 1) * chunk]
+    if op == "allgather":
+        source = own if inplace else torch.ones(chunk, dtype=dtype, device=device)
+        gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+        return lambda: gather(full, source)
+    target = own if inplace else torch.empty(chunk, dtype=dtype, device=device)
+    scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
+    return lambda: scatter(target, full)
+
+
+def time_loop(call: Any, iters: int, cuda: bool) -> float:
+    if cuda:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(iters):
+            call()
+        end.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(end) / 1e3 / iters
+    began = time.perf_counter()
+    for _ in range(iters):
+        call()
+    return (time.perf_counter() - began) / iters
+
+
+def main() -> None:
+    args = parse()
+    cuda = torch.cuda.is_available()
+    device: Any = "cpu"
+    if cuda:
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+        torch.cuda.set_device(device)
+    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+    dist.init_process_group(
+        "nccl" if cuda else "gloo",
+        timeout=timedelta(seconds=300),
+        **({"device_id": device} if cuda else {}),
+    )
+    rank, n = dist.get_rank(), dist.get_world_size()
+    rows = []
+    for op in args.ops.split(","):
+        for size in (int(s) for s in args.sizes.split(",")):
+            call = buffers(op, size, DTYPES[args.dtype], args.inplace, device)
+            dist.barrier()
+            for _ in range(args.warmup):
+                call()
+            if cuda:
+                torch.cuda.synchronize()
+            dist.barrier()
+            mine = torch.tensor([time_loop(call, args.iters, cuda)], dtype=torch.float64)
+            mine = mine.to(device)
+            dist.all_reduce(mine, op=dist.ReduceOp.MAX)
+            seconds = float(mine.item())
+            algbw = size / seconds / 1e9
+            rows.append(
+                {
+                    "op": op,
+                    "bytes": size,
+                    "time_s": seconds,
+                    "algbw_gbs": algbw,
+                    "busbw_gbs": algbw * busbw_factor(op, n),
+                }
+            )
+            if rank == 0:
+                row = rows[-1]
+                print(
+                    f"{op:>15} {size:>12} B  {seconds * 1e6:12.2f} us  "
+                    f"algbw {row['algbw_gbs']:8.2f} GB/s  busbw {row['busbw_gbs']:8.2f} GB/s",
+                    flush=True,
+                )
+            del call
+    if rank == 0 and args.out:
+        report = {
+            "world_size": n,
+            "backend": dist.get_backend(),
+            "dtype": args.dtype,
+            "inplace": args.inplace,
+            "warmup": args.warmup,
+            "iters": args.iters,
+            "device": torch.cuda.get_device_name() if cuda else "cpu",
+            "torch": torch.__version__,
+            "results": rows,
+        }
+        with open(args.out, "w") as handle:
+            json.dump(report, handle, indent=1, sort_keys=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -196,16 +196,16 @@ def test_default_figures_come_from_the_spec(small, tmp_path):
 def test_collective_figures_go_to_the_ccl_renderer_once(results, tmp_path, monkeypatch):
     calls = []
 
-    def render_ccl(results, out_dir):
-        calls.append(out_dir)
-        return [out_dir / "busbw.png", out_dir / "latency.png"]
+    def render_ccl(results, out_dir, figures):
+        calls.append((out_dir, figures))
+        return [out_dir / f"{name}.png" for name in figures]
 
     fake = types.ModuleType("kernbench.render.ccl")
     fake.render_ccl = render_ccl  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "kernbench.render.ccl", fake)
-    written = render_results(results, tmp_path, ["busbw", "latency"])
-    assert calls == [tmp_path]
-    assert [p.name for p in written] == ["busbw.png", "latency.png"]
+    written = render_results(results, tmp_path, ["latency", "utilization", "busbw"])
+    assert calls == [(tmp_path, ["latency", "busbw"])]
+    assert [p.name for p in written] == ["utilization.png", "latency.png", "busbw.png"]
 
 
 def test_a_missing_ccl_renderer_is_a_clear_error(results, tmp_path, monkeypatch):

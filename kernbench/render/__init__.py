@@ -1,8 +1,9 @@
 """Figures from results: pick the renderer for each requested figure name.
 
 GEMM figures are drawn by `render.gemm`; collective figures (busbw, latency) by
-`render.ccl`, imported only when asked for. Nothing here imports torch: fast mode
-redraws committed results on a machine without it.
+`render.ccl`, imported only when asked for. Each writes `<name>.png` and the data it
+plotted as `<name>.json`, the golden output (docs/adr/0050-figures-from-results.md).
+Nothing here imports torch: fast mode redraws committed results on a machine without it.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ def render_results(
     names = requested_figures(results, figures)
     out_dir = Path(out_dir)
     written = render_gemm(results, out_dir, [n for n in names if n in GEMM_FIGURES])
-    if any(name in CCL_FIGURES for name in names):
-        written += _ccl().render_ccl(results, out_dir)
+    collective = [name for name in names if name in CCL_FIGURES]
+    if collective:
+        written += _ccl().render_ccl(results, out_dir, collective)
     return written
 
 
@@ -43,10 +45,7 @@ def figure_data(results: Results, name: str) -> dict[str, Any]:
     requested_figures(results, [name])
     if name in GEMM_FIGURES:
         return gemm_figure_data(results, name)
-    ccl = _ccl()
-    if not hasattr(ccl, "ccl_figure_data"):
-        raise UserError(f"figure {name!r}: kernbench.render.ccl does not expose its data")
-    return ccl.ccl_figure_data(results, name)  # type: ignore[no-any-return]
+    return _ccl().ccl_figure_data(results, name)  # type: ignore[no-any-return]
 
 
 def requested_figures(results: Results, figures: Sequence[str] | None) -> list[str]:

@@ -19,7 +19,8 @@ from kernbench.render.gemm import GEMM_FIGURES, gemm_figure_data, render_gemm
 from kernbench.results import Results
 from kernbench.spec import FIGURES
 
-CCL_FIGURES = ("busbw", "latency")
+# Every figure a bench may name that is not a GEMM one is drawn by render.ccl.
+CCL_FIGURES = tuple(name for name in FIGURES if name not in GEMM_FIGURES)
 
 __all__ = ["CCL_FIGURES", "GEMM_FIGURES", "figure_data", "render_results", "requested_figures"]
 

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from ab_fixtures.build import manifest, outcomes
+
+from kernbench.ab.analysis import analyze
+from kernbench.ab.figure import draw_ab_figure
+from kernbench.ab.report import render_markdown
+
+
+def slower_on_b(run: str, variant: str, size: int) -> float:
+    return size * 1e-6 * (1.1 if run.endswith("_B") else 1.0)
+
+
+def test_figure_is_a_png_and_skipped_without_cells(tmp_path):
+    plan = manifest(rounds=6, aa=True)
+    report = analyze(plan, outcomes(plan, slower_on_b))
+    path = draw_ab_figure(report, tmp_path / "ab.png")
+    assert path is not None and path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    empty = report.model_copy(update={"cells": []})
+    assert draw_ab_figure(empty, tmp_path / "none.png") is None
+    assert not (tmp_path / "none.png").exists()
+
+
+def test_markdown_has_the_table_summary_and_the_low_coverage_note():
+    plan = manifest(rounds=4, aa=True)
+    text = render_markdown(analyze(plan, outcomes(plan, slower_on_b)), "ab.png")
+    assert "| fast/size=100 | slower | +10.00 % | [+10.00 %, +10.00 %] | 87.5 % |" in text
+    assert "A/A floor |" in text
+    assert "- Verdicts: faster 0, slower 4, same 0, unstable 0 (of 4 cells)." in text
+    assert "`fast`: geometric-mean B/A time ratio 1.1000 (+10.00 %)." in text
+    assert "each interval is the min-max, coverage 87.5%" in text
+    assert "![per-round deltas](ab.png)" in text
+
+
+def test_markdown_without_cells_says_so():
+    plan = manifest(rounds=6)
+    report = analyze(plan, outcomes(plan, lambda run, variant, size: None))
+    text = render_markdown(report, None)
+    assert "No cell has a verdict." in text
+    assert "| fast | 1, 2, 3, 4, 5, 6 | r1_A | [r1_A/log.txt](r1_A/log.txt) |" in text

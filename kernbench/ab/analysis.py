@@ -276,7 +276,10 @@ def _log_ratios(
     cell_id: str,
     sides: tuple[Any, Any],
 ) -> tuple[list[float], list[_Side], list[_Side], list[bool]]:
-    ratios, firsts, seconds, a_first = [], [], [], []
+    ratios: list[float] = []
+    firsts: list[_Side] = []
+    seconds: list[_Side] = []
+    a_first: list[bool] = []
     for k in range(1, manifest.rounds + 1):
         pair = manifest.pair(k, sides)
         assert pair is not None, f"round {k} has no {sides} pair"

@@ -2,7 +2,9 @@
 
 `collective_ranks.py cells OUT.json`: run a few gloo cells through the `collective`
 factory (make, check, measure, as the worker does); rank 0 writes what it saw.
-`collective_ranks.py die`: rank 1 exits mid-collective while rank 0 waits in it.
+`collective_ranks.py die [DEVICE]`: rank 1 exits mid-collective while rank 0 waits in it.
+`collective_ranks.py sweep OUT.json DEVICE SIZES`: every op at the comma-separated sizes
+with the default timer settings (for a GPU comparison with scripts/ccl_reference.py).
 `collective_ranks.py sleep DIR`: each rank writes its pid and process group to DIR, then
 sleeps (to test that no rank outlives its launcher).
 """
@@ -28,13 +30,15 @@ CELLS = [
 SPEC = TimerSpec(warmup_s=0.01, budget_s=0.05, min_samples=5)
 
 
-def run_cells(out_path: str) -> None:
+def run_cells(
+    out_path: str, cells: list[dict] = CELLS, device: str = "cpu", spec: TimerSpec = SPEC
+) -> None:
     world_size = int(os.environ["WORLD_SIZE"])
     seen = []
-    for params in CELLS:
-        kernel = make(**params, world_size=world_size, device="cpu")
+    for params in cells:
+        kernel = make(**params, world_size=world_size, device=device)
         check = kernel.check()
-        measurement = kernel.measure(SPEC)
+        measurement = kernel.measure(spec)
         kernel.close()
         seen.append(
             {
@@ -52,8 +56,8 @@ def run_cells(out_path: str) -> None:
             json.dump(seen, handle)
 
 
-def die_mid_collective() -> None:
-    kernel = make(op="allreduce", bytes=4096, world_size=2, device="cpu")
+def die_mid_collective(device: str = "cpu") -> None:
+    kernel = make(op="allreduce", bytes=4096, world_size=2, device=device)
     kernel.run()
     if int(os.environ["RANK"]) == 1:
         time.sleep(0.5)
@@ -75,7 +79,17 @@ def sleep_forever(folder: str) -> None:
 if __name__ == "__main__":
     if sys.argv[1] == "cells":
         run_cells(sys.argv[2])
+    elif sys.argv[1] == "sweep":
+        sizes = [int(size) for size in sys.argv[4].split(",")]
+        sweep = [
+            {"op": op, "bytes": size, "inplace": inplace, "dtype": "bf16"}
+            for op in ("allreduce", "allgather", "reduce_scatter")
+            for inplace in (True, False)
+            for size in sizes
+            if inplace or op != "allreduce"
+        ]
+        run_cells(sys.argv[2], sweep, sys.argv[3], TimerSpec())
     elif sys.argv[1] == "sleep":
         sleep_forever(sys.argv[2])
     else:
-        die_mid_collective()
+        die_mid_collective(*sys.argv[2:3])

@@ -18,7 +18,7 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
 from kernbench import collective_model
 from kernbench.errors import UserError
@@ -186,8 +186,7 @@ def _draw_bandwidth(ax: Axes, series: dict[str, Any], color: str) -> None:
     model = series["model"]
     if model:
         ax.plot(model["bytes"], model["busbw_gbs"], ":", color=color, linewidth=1.2)
-    ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    _log_value_axis(ax)
 
 
 def _draw_latency(ax: Axes, series: dict[str, Any], color: str) -> None:
@@ -201,8 +200,7 @@ def _draw_latency(ax: Axes, series: dict[str, Any], color: str) -> None:
     if model:
         model_us = np.asarray(model["latency_s"], dtype=float) * 1e6
         ax.plot(model["bytes"], model_us, ":", color=color, linewidth=1.2)
-    ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    _log_value_axis(ax)
 
 
 def _legend_handles(data: dict[str, Any], colors: dict[str, str]) -> list[Any]:
@@ -235,6 +233,17 @@ def _fit_box(ax: Axes, series: Sequence[dict[str, Any]]) -> None:
             fontsize=7,
             bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "#cccccc"},
         )
+
+
+def _log_value_axis(ax: Axes) -> None:
+    """Log scale with plain numbers (0.01, 30, 200), never 3×10⁻²."""
+    ax.set_yscale("log")
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
+    ax.yaxis.set_major_formatter(plain)
+    # Minor labels only where the axis spans under about a decade (else no major ones).
+    low, high = ax.get_ylim()
+    few_decades = high / low < 20 if low > 0 else False
+    ax.yaxis.set_minor_formatter(plain if few_decades else NullFormatter())
 
 
 def _fit_text(model: dict[str, Any]) -> str:

@@ -8,11 +8,15 @@ x(1..n), the pair [x(j), x(n+1-j)] covers the population median with probability
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import binom
+
+# scipy.special, not scipy.stats: the same binomial CDF for a third of the import time,
+# which every worker process pays.
+from scipy.special import bdtr, ndtri
 
 
 @dataclass(frozen=True)
@@ -37,9 +41,12 @@ def median_interval(values: Sequence[float], confidence: float = 0.95) -> Median
     if n == 1:
         return MedianInterval(float(data[0]), float(data[0]), 0.0, 1, False)
     # Largest m with P(Bin(n, 1/2) <= m) <= (1 - confidence)/2; then j = m + 1.
+    # Start from the normal approximation and walk to the exact answer.
     tail = (1.0 - confidence) / 2
-    m = int(binom.ppf(tail, n, 0.5))
-    while m >= 0 and binom.cdf(m, n, 0.5) > tail:
+    m = max(int(n / 2 + ndtri(tail) * math.sqrt(n) / 2), -1)
+    while m + 1 < n and _binom_cdf(m + 1, n) <= tail:
+        m += 1
+    while m >= 0 and _binom_cdf(m, n) > tail:
         m -= 1
     best = min(max(m + 1, 1), n // 2)
     coverage = pair_coverage(n, best)
@@ -50,7 +57,12 @@ def median_interval(values: Sequence[float], confidence: float = 0.95) -> Median
 
 def pair_coverage(n: int, j: int) -> float:
     """Coverage of [x(j), x(n+1-j)] for the median of n values."""
-    return float(1.0 - 2.0 * binom.cdf(j - 1, n, 0.5))
+    return 1.0 - 2.0 * _binom_cdf(j - 1, n)
+
+
+def _binom_cdf(k: int, n: int) -> float:
+    """P(Bin(n, 1/2) <= k)."""
+    return float(bdtr(k, n, 0.5)) if k >= 0 else 0.0
 
 
 @dataclass(frozen=True)

@@ -131,13 +131,146 @@ def schema_command(
         typer.echo(f"wrote {shown_path(path)}")
 
 
-# --- runs: run, render, summarize (added by the run layer) ---------------------------
+# --- runs: run, render --------------------------------------------------------------
 
 
-# --- A/B: ab (added by the A/B layer) -------------------------------------------------
+@app.command("run")
+def run_command(
+    bench: Annotated[
+        str | None, typer.Option("--bench", help="Bench name, or a path to its file.")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Output folder; default runs/NAME/<UTC>/.")
+    ] = None,
+    device: Device = "auto",
+    rounds: Annotated[
+        int | None, typer.Option("--rounds", min=1, help="Rounds (fresh worker processes).")
+    ] = None,
+    fast: Annotated[
+        bool,
+        typer.Option("--fast", help="Redraw the figures from the bench's committed data "
+                     "(also MILESTONE_FAST=1); runs nothing."),
+    ] = False,
+    resume: Annotated[
+        Path | None, typer.Option("--resume", help="Finish an interrupted run in this folder.")
+    ] = None,
+    pins: Annotated[
+        Path | None, typer.Option("--pins", help="Replay the autotune pins of this file.")
+    ] = None,
+    pins_mode: Annotated[
+        str | None,
+        typer.Option("--pins-mode", help="auto, record, or replay (the default with --pins)."),
+    ] = None,
+    first_round: Annotated[
+        int, typer.Option("--first-round", min=1, help="Number of the first round (A/B sides).")
+    ] = 1,
+    figures: Annotated[
+        bool, typer.Option("--figures/--no-figures", help="Draw the bench's figures.")
+    ] = True,
+    bench_dir: BenchDirs = None,
+) -> None:
+    """Measure a bench: every cell, every round, then results.json and figures."""
+    from kernbench.run import RunRequest, run
+
+    code = run(RunRequest(
+        bench=bench, bench_dirs=bench_dir or (), out=out, device=device, rounds=rounds,
+        first_round=first_round, fast=fast, resume=resume, pins=pins, pins_mode=pins_mode,
+        figures=figures,
+    ))
+    raise typer.Exit(code)
 
 
-# --- hardware: calibrate (added by the calibration layer) ----------------------------
+@app.command("render")
+def render_command(
+    results: Annotated[Path, typer.Argument(help="A results.json file.")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Folder for the figures; default: beside it.")
+    ] = None,
+) -> None:
+    """Draw the figures of a results file (no kernel runs, no torch import)."""
+    from kernbench import results as results_io
+    from kernbench.render import render_results
+
+    loaded = results_io.load(results)
+    for path in render_results(loaded, out or results.parent / "figures"):
+        typer.echo(str(path))
+
+
+# --- A/B: ab, summarize -----------------------------------------------------------------
+
+
+@app.command("ab")
+def ab_command(
+    bench: BenchName,
+    switch: Annotated[
+        str | None, typer.Option("--switch", help="Environment variable switched A -> B.")
+    ] = None,
+    a: Annotated[str | None, typer.Option("--a", help="Value on side A (default 0).")] = None,
+    b: Annotated[str | None, typer.Option("--b", help="Value on side B (default 1).")] = None,
+    rounds: Annotated[
+        int | None, typer.Option("--rounds", min=2, help="Rounds (default 6).")
+    ] = None,
+    aa: Annotated[
+        bool | None, typer.Option("--aa/--no-aa", help="Also run A/A rounds: a noise floor.")
+    ] = None,
+    min_effect: Annotated[
+        float | None,
+        typer.Option("--min-effect", min=0, help="Smallest effect worth a call, % (default 1)."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Output folder; default runs/ab_VAR_<UTC>/.")
+    ] = None,
+    device: Device = "auto",
+    bench_dir: BenchDirs = None,
+) -> None:
+    """A/B a switch over rounds of fresh processes; a verdict per cell.
+
+    Unset options come from the bench's `ab:` block, then the defaults."""
+    from kernbench.ab.runner import run_ab
+
+    outcome = run_ab(
+        bench, switch=switch, a=a, b=b, rounds=rounds, aa=aa, min_effect=min_effect,
+        out=out, device=device, bench_dirs=bench_dir or (),
+    )
+    raise typer.Exit(outcome.exit_code)
+
+
+@app.command("summarize")
+def summarize_command(
+    folder: Annotated[Path, typer.Argument(help="An A/B folder (holding ab-run.json).")],
+    min_effect: Annotated[
+        float | None, typer.Option("--min-effect", min=0, help="Re-judge with this effect, %.")
+    ] = None,
+) -> None:
+    """Rebuild ab.json, report.md and the figure of an A/B folder; runs nothing."""
+    from kernbench.ab.outputs import summarize_ab
+    from kernbench.errors import EXIT_FAILED
+
+    report = summarize_ab(folder, min_effect)
+    typer.echo(f"wrote {folder / 'ab.json'}, {folder / 'report.md'}")
+    if report.failed_variants:
+        raise typer.Exit(EXIT_FAILED)
+
+
+# --- hardware: calibrate ---------------------------------------------------------------
+
+
+@app.command("calibrate")
+def calibrate_command(
+    device: Device = "auto",
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Profile to write; default configs/hardware/NAME.yaml."),
+    ] = None,
+    name: Annotated[
+        str | None, typer.Option("--name", help="Profile name; default from the device.")
+    ] = None,
+) -> None:
+    """Measure this machine's ceilings and write a hardware profile (datasheet kept beside)."""
+    from kernbench.calibrate_command import calibrate_profile
+
+    path = calibrate_profile(device, out, name)
+    typer.echo(f"wrote {path}")
 
 
 def main() -> None:

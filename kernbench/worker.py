@@ -169,7 +169,7 @@ class CellRunner:
         if kernel.self_tune is not None:
             return kernel.self_tune()
         spec = self.timer_spec.model_copy(
-            update={"budget_s": self.timer_spec.budget_s * TUNE_BUDGET_SHARE, "min_samples": 5}
+            update={"budget_s": self.timer_spec.budget_s * TUNE_BUDGET_SHARE, "min_samples": 3}
         )
         candidates = []
         for config in kernel.configs:

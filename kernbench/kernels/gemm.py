@@ -100,7 +100,7 @@ def _checker(operands: _Operands, dtype: str) -> Any:
 def _config_space(M: int, N: int) -> list[dict[str, int]]:
     """Thread count x block size: both change how the BLAS call tiles the work."""
     threads = sorted({1, os.cpu_count() or 1})
-    blocks = [0] + [b for b in (128, 256, 512) if b < max(M, N)]
+    blocks = [0] + [b for b in (256, 512) if b < max(M, N)]
     return [{"threads": t, "block": b} for t in threads for b in blocks]
 
 

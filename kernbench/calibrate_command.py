@@ -1,0 +1,27 @@
+"""`kernbench calibrate`: measure the ceilings and write them beside the datasheet's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernbench import hardware
+from kernbench.calibrate import calibrate, write_profile
+from kernbench.discovery import project_root
+from kernbench.errors import UserError
+
+
+def calibrate_profile(device: str, out: Path | None, name: str | None) -> Path:
+    from kernbench.runner import detect_device, device_model
+
+    device = detect_device(device)
+    try:
+        datasheet = hardware.select_profile(device_model(device), device, name)
+    except UserError:
+        datasheet = None  # a new device: the profile will hold measured figures only
+    if datasheet is not None and datasheet.name == "cpu-generic" and name is None:
+        datasheet = None  # the placeholder has no datasheet to keep
+    profile = calibrate(device, name=name or (datasheet.name if datasheet else None),
+                        datasheet=datasheet)
+    path = out or project_root() / "configs" / "hardware" / f"{profile.name}.yaml"
+    write_profile(profile, path)
+    return path

@@ -3,6 +3,10 @@
 `backend: numpy` runs on the CPU through numpy's BLAS and needs nothing beyond the core;
 `backend: torch` (cuBLAS) and `backend: triton` run on CUDA and are imported only when
 a cell asks for them, so the CPU path never imports torch.
+
+Switches read below this code, by the CUDA libraries, that an A/B may flip:
+NVIDIA_TF32_OVERRIDE=0 makes cuBLAS ignore torch's permission to use tf32, and
+TORCH_BLAS_PREFER_CUBLASLT=1 routes torch.matmul through cuBLASLt.
 """
 
 from __future__ import annotations

@@ -2,10 +2,13 @@
 
 Format history (bump SCHEMA_VERSION and add a migration in `_MIGRATIONS` on change):
   1: first format.
+
+A results file may be gzipped (`.json.gz`); `load` reads both.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import tempfile
@@ -120,6 +123,7 @@ def write_json(path: Path, data: Any) -> None:
             handle.write("\n")
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; results are meant to be shared
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -130,6 +134,23 @@ def save(results: Results, path: Path) -> None:
     write_json(path, results.model_dump(mode="json"))
 
 
+def read_text(path: Path) -> str:
+    """A results file, plain or gzipped (`.json.gz`: committed sweeps with raw samples)."""
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt") as handle:
+            return handle.read()
+    return path.read_text()
+
+
+def save_gzip(results: Results, path: Path) -> None:
+    """Deterministic gzip (no name, mtime 0): the same results give the same bytes."""
+    text = json.dumps(results.model_dump(mode="json"), indent=1, sort_keys=True) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb",
+                                                 mtime=0) as handle:
+        handle.write(text.encode())
+
+
 # Older format -> next format, keyed by the older version.
 _MIGRATIONS: dict[int, Any] = {}
 
@@ -137,7 +158,7 @@ _MIGRATIONS: dict[int, Any] = {}
 def load(path: Path) -> Results:
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(read_text(path))
     except FileNotFoundError:
         raise UserError(f"{path}: results file not found") from None
     except json.JSONDecodeError as exc:

@@ -105,9 +105,9 @@ def test_plan_prints_cells_and_an_estimate(monkeypatch: pytest.MonkeyPatch) -> N
     code, out, _ = invoke("plan", "--bench", "milestone-1h-gemm", "--device", "cpu")
     assert code == EXIT_OK
     lines = out.splitlines()
-    assert lines[0] == "bench milestone-1h-gemm (benches/milestone-1h-gemm.yaml) on cpu: 35 cells"
+    assert lines[0] == "bench milestone-1h-gemm (benches/milestone-1h-gemm.yaml) on cpu: 24 cells"
     assert lines[-1].startswith("estimate (rough): about ")
-    assert "cpu_blocked" in out and "2048x2048x2048" in out and "16384" not in out
+    assert "cpu_blocked" in out and "1024x1024x1024" in out and "16384" not in out
 
 
 def test_plan_device_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -116,7 +116,7 @@ def test_plan_device_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
         cli.app, ["plan", "--bench", "milestone-1h-ccl"], env={"KERNBENCH_DEVICE": "cuda"}
     )
     assert result.exit_code == EXIT_OK
-    assert result.stdout.splitlines()[0].endswith("on cuda: 252 cells")
+    assert result.stdout.splitlines()[0].endswith("on cuda: 210 cells")
 
 
 def test_plan_unknown_bench_and_device(project: Path) -> None:

@@ -183,11 +183,25 @@ def render_fast(bench: Bench, bench_path: Path, out: Path) -> int:
     if not data_path.exists():
         raise UserError(f"{bench_path}: data: {data_path} not found; run the bench first")
     results = results_io.load(data_path)
+    drifted = spec_drift(results.spec, bench.model_dump(mode="json"))
+    if drifted:
+        print(f"note: {data_path.name} was measured with a different {', '.join(drifted)} "
+              f"than {bench_path.name} now has; re-run the bench to refresh it", file=sys.stderr)
     written = render_results(results, out / "figures", bench.figures or None)
     print(f"{bench.name}: fast mode, {len(written)} figures from {data_path}")
     for path in written:
         print(f"  {path}")
     return EXIT_OK
+
+
+# Bench fields that change what is measured; the others only change how it is shown.
+PRESENTATION_FIELDS = ("description", "figures", "data", "ab")
+
+
+def spec_drift(measured: dict, current: dict) -> list[str]:  # type: ignore[type-arg]
+    """The measurement fields of a bench that changed since its results were taken."""
+    fields = (set(measured) | set(current)) - set(PRESENTATION_FIELDS)
+    return sorted(f for f in fields if measured.get(f) != current.get(f))
 
 
 def _check_requirements(bench: Bench, bench_path: Path, device: str) -> None:

@@ -1,0 +1,87 @@
+"""Fast mode on the committed data: the golden check CI runs on every change.
+
+The committed H200 results are re-rendered through the CLI and the plotted data (not
+the pixels) must equal the golden copies in tests/golden/. After a deliberate change
+to the figures or the data, refresh them with:
+    MILESTONE_FAST=1 kernbench run --bench NAME --out /tmp/x  and copy figures/*.json.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kernbench import cli
+from kernbench.errors import EXIT_OK, EXIT_USAGE
+
+REPO = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).resolve().parent / "golden"
+FIGURES = {
+    "milestone-1h-gemm": ["throughput", "utilization", "theory_vs_measured", "stage_breakdown"],
+    "milestone-1h-ccl": ["busbw", "latency"],
+}
+
+
+@pytest.mark.parametrize("bench", sorted(FIGURES))
+def test_fast_mode_redraws_the_committed_figures(
+    bench: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    monkeypatch.setenv("MILESTONE_FAST", "1")
+    result = CliRunner().invoke(cli.app, ["run", "--bench", bench, "--out", str(tmp_path)])
+    assert result.exit_code == EXIT_OK, result.output
+    for name in FIGURES[bench]:
+        png = tmp_path / "figures" / f"{name}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+        drawn = json.loads((tmp_path / "figures" / f"{name}.json").read_text())
+        golden = json.loads((GOLDEN / f"{bench}-{name}.json").read_text())
+        assert drawn == golden, f"{name}: plotted data differs from tests/golden"
+
+
+def test_committed_data_names_the_h200() -> None:
+    from kernbench import results
+
+    gemm = results.load(REPO / "benches/data/milestone-1h-gemm.json.gz")
+    assert gemm.provenance["device_name"] == "NVIDIA H200"
+    assert all(cell.status == "ok" for cell in gemm.cells)
+    triton = [c for c in gemm.cells if c.variant == "triton"]
+    assert triton and all(
+        [r.pin_action for r in c.rounds] == ["recorded", "replayed", "replayed"] for c in triton
+    )
+    ccl = results.load(REPO / "benches/data/milestone-1h-ccl.json")
+    assert ccl.provenance["device_name"] == "NVIDIA H200"
+    assert all(cell.rounds[0].check and cell.rounds[0].check.ok for cell in ccl.cells)
+
+
+@pytest.mark.slow
+def test_fast_mode_never_imports_torch(tmp_path: Path) -> None:
+    code = (
+        "import sys; from pathlib import Path; from kernbench.run import RunRequest, run; "
+        f"run(RunRequest(bench='milestone-1h-gemm', fast=True, out=Path({str(tmp_path)!r}))); "
+        "print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                         text=True, check=True).stdout
+    assert out.split()[-1] == "False"
+
+
+def test_fast_mode_without_data_is_a_clear_error(tmp_path: Path) -> None:
+    bench = tmp_path / "nodata.yaml"
+    bench.write_text("name: nodata\ndescription: d\nkernel: gemm\ndata: missing.json\n")
+    result = CliRunner().invoke(cli.app, ["run", "--bench", str(bench), "--fast"])
+    assert result.exit_code == EXIT_USAGE
+    assert "data:" in result.stderr and "not found" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_a_newer_results_file_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "new.json"
+    data.write_text(json.dumps({"schema_version": 99}))
+    result = CliRunner().invoke(cli.app, ["render", str(data)])
+    assert result.exit_code == EXIT_USAGE
+    assert "schema_version: 99 is newer than this kernbench understands" in result.stderr

@@ -1,15 +1,20 @@
 """Timer fidelity: kernbench's CUDA timers against triton.testing.do_bench and Nsight Compute.
 
-Every case is timed in one process by kernbench's EventTimer (and GraphTimer for the tiny
-add) and by do_bench (median), all with a cold L2; where `ncu` works, a child process runs
-each case a few times inside an NVTX range and ncu reads gpu__time_duration.sum per launch.
+In one process, each case is timed by several tools, interleaved: `--reps` repetitions of
+[kernbench event timer with its read flush, the same timer with do_bench's write flush,
+kernbench graph timer, do_bench], the order reversed every other repetition, each tool a
+short run (~0.1 s of samples) so all see the same power and clock state. A thread reads
+the SM clock (NVML) every few ms while each tool runs. Each tool's number is the median
+of its repetition medians; each ratio comes with its per-repetition spread.
 
-How each flushes L2: kernbench reads a buffer twice the device's L2 before each sample
-(clean lines, no write-back inside the timed kernel); do_bench zero-fills a fixed 256 MB
-buffer (dirty lines); ncu's default --cache-control all flushes every cache before each
-profiled launch. do_bench_cudagraph is shown for the add too, and does not flush.
+The flushes: kernbench "read" sums a buffer of 2x L2 (clean lines); do_bench zero-fills
+256 MiB (dirty lines, written back inside the next kernel); kernbench "write" zero-fills
+the same 256 MiB, so event-write vs do_bench compares the timers alone. ncu (run after,
+in a child process) times isolated launches, flushing caches (--cache-control all) or not
+(none), never touching clocks, and reads the SM clock each launch ran at.
 
     python3 scripts/fidelity.py --out fidelity.json   # also writes fidelity.md beside it
+    python3 scripts/fidelity.py --render fidelity.json  # rebuild the .md from the JSON
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,72 +37,331 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 GEMM_SIZES = (1024, 2048, 4096, 8192)
+EXTRA_GEMMS = ("gemm-bf16-4096x4096x1024", "gemm-fp16-4096")
 ADD_ELEMENTS = 65536
-NCU_CALLS = 3  # profiled calls per case
+REPS = 6
+TARGET = 0.01  # the agreement asked for
+MIN_KERNEL_S = 20e-6  # ... for kernels at least this long
+DO_BENCH_FLUSH_BYTES = 256 << 20  # triton's get_empty_cache_for_benchmark (int32)
+DO_BENCH_MS = {"warmup": 25, "rep": 100}
+SPEC = {"warmup_s": 0.025, "budget_s": 0.1, "min_samples": 20, "rel_ci": 1e-4, "l2": "cold"}
+CLOCK_PERIOD_S = 0.005
+CLOCK_MATCH_MHZ = 15.0
+NCU_CALLS = 5  # profiled calls per case
+NCU_CACHE = ("all", "none")
 NVTX_RANGE = "kernbench-fidelity"
+NCU_TIME = "gpu__time_duration.sum"
+NCU_CLOCK = "sm__cycles_elapsed.avg.per_second"
+MARKER = "FillFunctor"  # the kernel of marker.fill_(): splits the ncu launches into cases
+GEMM_TOOLS = ("event_read", "event_write", "graph_read", "do_bench")
+ADD_TOOLS = GEMM_TOOLS + ("graph_warm", "do_bench_cudagraph")
 UNIT_SECONDS = {
     "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0,
     "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0,
 }  # fmt: skip
+UNIT_MHZ = {
+    "cycle/nsecond": 1e3, "cycle/usecond": 1.0, "cycle/msecond": 1e-3, "cycle/second": 1e-6,
+    "ghz": 1e3, "mhz": 1.0, "khz": 1e-3, "hz": 1e-6,
+}  # fmt: skip
+
+
+# -- cases -----------------------------------------------------------------------------------
+
+
+def cases(sizes: Sequence[int], extra: Iterable[str] = EXTRA_GEMMS) -> list[str]:
+    return [f"gemm-bf16-{n}" for n in sizes] + list(extra) + [f"add-{ADD_ELEMENTS}"]
+
+
+def parse_case(name: str) -> dict[str, Any]:
+    """'gemm-bf16-4096' (M=N=K), 'gemm-bf16-4096x4096x1024' (MxNxK) or 'add-65536'."""
+    kind, *rest = name.split("-")
+    if kind == "add":
+        return {"kind": "add", "elements": int(rest[0])}
+    if kind != "gemm" or len(rest) != 2:
+        raise ValueError(f"unknown case {name!r}")
+    dims = [int(d) for d in rest[1].split("x")]
+    m, n, k = dims * 3 if len(dims) == 1 else dims
+    return {"kind": "gemm", "dtype": rest[0], "M": m, "N": n, "K": k}
+
+
+def tools_for(name: str) -> tuple[str, ...]:
+    return ADD_TOOLS if parse_case(name)["kind"] == "add" else GEMM_TOOLS
+
+
+def order(rep: int, tools: Sequence[str]) -> list[str]:
+    """Tools in order on even repetitions, reversed on odd ones."""
+    return list(tools) if rep % 2 == 0 else list(reversed(tools))
 
 
 def make_case(name: str) -> Any:
-    """A case by name: 'gemm-bf16-N' (cuBLAS through kernbench's gemm_cuda) or 'add-N'."""
     import torch
 
     from kernbench.kernels import gemm_cuda
     from kernbench.kernels.base import Kernel
 
-    kind, *rest = name.split("-")
-    if kind == "gemm":
-        n = int(rest[1])
-        return gemm_cuda.make(M=n, N=n, K=n, dtype=rest[0])
-    n = int(rest[0])
-    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    case = parse_case(name)
+    if case["kind"] == "gemm":
+        return gemm_cuda.make(M=case["M"], N=case["N"], K=case["K"], dtype=case["dtype"])
+    x = torch.randn(case["elements"], device="cuda")
+    y = torch.randn(case["elements"], device="cuda")
     z = torch.empty_like(x)
     return Kernel(run=lambda: torch.add(x, y, out=z), synchronize=torch.cuda.synchronize)
 
 
-def cases(sizes: tuple[int, ...]) -> list[str]:
-    return [f"gemm-bf16-{n}" for n in sizes] + [f"add-{ADD_ELEMENTS}"]
+# -- in-process measurement --------------------------------------------------------------------
+
+
+class ClockSampler:
+    """Reads the SM clock every CLOCK_PERIOD_S on a thread while a tool runs."""
+
+    def __init__(self, read: Callable[[], Any]) -> None:
+        self._read = read
+        self.readings: list[Any] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            reading = self._read()
+            if reading is not None:
+                self.readings.append(reading)
+            self._stop.wait(CLOCK_PERIOD_S)
+
+    def __enter__(self) -> ClockSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def by_clock(samples_s: Sequence[float], clocks: Sequence[float]) -> dict[str, list[float]]:
+    """{SM MHz: [median seconds, count]} of the samples read at each clock."""
+    groups: dict[float, list[float]] = {}
+    for seconds, mhz in zip(samples_s, clocks, strict=False):
+        groups.setdefault(mhz, []).append(seconds)
+    return {f"{mhz:.0f}": [statistics.median(v), len(v)] for mhz, v in sorted(groups.items())}
+
+
+class Tools:
+    """The tools, each `run(name, kernel) -> {median_s, n, ...}` on one shared set of devices."""
+
+    def __init__(self) -> None:
+        import torch
+        import triton.testing
+
+        from kernbench.spec import TimerSpec
+        from kernbench.timing.cuda import CudaDevice
+
+        self.torch = torch
+        self.testing = triton.testing
+        self.spec = TimerSpec(**SPEC)
+        self.read_device = CudaDevice(flush="read")
+        self.write_device = CudaDevice(flush="write", flush_size=DO_BENCH_FLUSH_BYTES)
+        self.side = torch.cuda.Stream()
+
+    def run(self, tool: str, kernel: Any) -> dict[str, Any]:
+        with ClockSampler(self.read_device.read_clock) as clock:
+            row = getattr(self, tool)(kernel)
+        mhz = [r.sm_clock_mhz for r in clock.readings]
+        row["clock_mhz"] = statistics.median(mhz) if mhz else None
+        row["throttled"] = sum(r.throttled for r in clock.readings) / len(mhz) if mhz else None
+        return row
+
+    def _timer(self, timer: Any, kernel: Any, **update: Any) -> dict[str, Any]:
+        spec = self.spec.model_copy(update=update) if update else self.spec
+        measured = timer.measure(kernel, spec)
+        return {
+            "median_s": statistics.median(measured.samples_s),
+            "n": len(measured.samples_s),
+            "timer": measured.timer,
+            "by_clock": by_clock(measured.samples_s, measured.sm_clock_mhz),
+            "launches_per_graph": measured.extra.get("launches_per_graph"),
+        }
+
+    def event_read(self, kernel: Any) -> dict[str, Any]:
+        from kernbench.timing.cuda import EventTimer
+
+        return self._timer(EventTimer(self.read_device), kernel)
+
+    def event_write(self, kernel: Any) -> dict[str, Any]:
+        from kernbench.timing.cuda import EventTimer
+
+        return self._timer(EventTimer(self.write_device), kernel)
+
+    def graph_read(self, kernel: Any) -> dict[str, Any]:
+        from kernbench.timing.cuda import GraphTimer
+
+        return self._timer(GraphTimer(self.read_device), kernel)
+
+    def graph_warm(self, kernel: Any) -> dict[str, Any]:
+        from kernbench.timing.cuda import GraphTimer
+
+        return self._timer(GraphTimer(self.read_device), kernel, l2="warm")
+
+    def do_bench(self, kernel: Any) -> dict[str, Any]:
+        ms = self.testing.do_bench(kernel.run, return_mode="median", **DO_BENCH_MS)
+        return {"median_s": ms * 1e-3}
+
+    def do_bench_cudagraph(self, kernel: Any) -> dict[str, Any]:
+        with self.torch.cuda.stream(self.side):  # it refuses to capture on the default stream
+            ms = self.testing.do_bench_cudagraph(kernel.run, return_mode="median")
+        return {"median_s": ms * 1e-3}
+
+
+def warm(kernel: Any, seconds: float = 0.2) -> None:
+    """Run the case alone for a while, so the first tool does not meet an idle card."""
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        kernel.run()
+        kernel.synchronize()
+
+
+def measure_case(tools: Tools, name: str, reps: int) -> dict[str, Any]:
+    from kernbench.timing.cuda import choose_timer
+
+    kernel = make_case(name)
+    check = kernel.check() if kernel.check else None
+    auto = choose_timer(kernel, tools.spec.model_copy(update={"kind": "auto"})).name
+    warm(kernel)
+    names = list(tools_for(name))
+    runs: dict[str, list[dict[str, Any]]] = {tool: [] for tool in names}
+    errors: dict[str, str] = {}
+    orders = []
+    for rep in range(reps):
+        orders.append(order(rep, names))
+        for tool in orders[-1]:
+            try:
+                runs[tool].append(tools.run(tool, kernel))
+            except Exception as exc:  # noqa: BLE001 - a tool that fails is left out, named
+                errors[tool] = f"{type(exc).__name__}: {exc}"[:300]
+                names.remove(tool)
+                del runs[tool]
+    medians = {tool: rep_stats([r["median_s"] for r in rows]) for tool, rows in runs.items()}
+    return {
+        "auto_timer": auto,
+        "check_rel_err": check.rel_err if check else None,
+        "orders": orders,
+        "runs": runs,
+        "tool_errors": errors,
+        # read by scripts/gpu_smoke.py
+        "event_median_s": medians.get("event_read", {}).get("median"),
+        "do_bench_median_s": medians.get("do_bench", {}).get("median"),
+    }
+
+
+def measure(names: list[str], reps: int) -> dict[str, dict[str, Any]]:
+    import torch
+
+    tools = Tools()
+    out = {}
+    for name in names:
+        started = time.perf_counter()
+        try:
+            out[name] = measure_case(tools, name, reps)
+        except Exception as exc:  # noqa: BLE001 - one broken case must not cost the GPU call
+            out[name] = {"error": f"{type(exc).__name__}: {exc}"}
+        torch.cuda.empty_cache()
+        print(f"{name}: {time.perf_counter() - started:.1f} s", flush=True)
+    return out
+
+
+# -- ncu -------------------------------------------------------------------------------------
 
 
 def child(names: list[str]) -> None:
-    """Under ncu: warm each case up, then NCU_CALLS calls inside the NVTX range."""
+    """Under ncu: per case, a marker kernel, then NCU_CALLS calls, inside one NVTX range."""
     import torch
 
-    for name in names:
-        kernel = make_case(name)
+    marker = torch.empty(1, device="cuda")
+    kernels = [make_case(name) for name in names]
+    for kernel in kernels:
         for _ in range(3):
             kernel.run()
-        torch.cuda.synchronize()
-        torch.cuda.nvtx.range_push(NVTX_RANGE)
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_push(NVTX_RANGE)
+    for kernel in kernels:
+        marker.fill_(1.0)
         for _ in range(NCU_CALLS):
             kernel.run()
         torch.cuda.synchronize()
-        torch.cuda.nvtx.range_pop()
+    torch.cuda.nvtx.range_pop()
 
 
-def parse_ncu_csv(text: str) -> list[tuple[str, float]]:
-    """(kernel name, seconds) per profiled launch, in launch order."""
+def parse_ncu_csv(text: str) -> list[dict[str, Any]]:
+    """One row per profiled launch, in launch order: id, kernel, and each metric as
+    (value, unit) exactly as ncu printed it."""
     start = text.find('"ID"')
     if start < 0:
         return []
-    rows = []
+    launches: dict[int, dict[str, Any]] = {}
     for row in csv.DictReader(io.StringIO(text[start:])):
-        if row.get("Metric Name") != "gpu__time_duration.sum":
-            continue
-        value = float(row["Metric Value"].replace(",", ""))
-        rows.append((int(row["ID"]), row["Kernel Name"], value * UNIT_SECONDS[row["Metric Unit"]]))
-    return [(name, seconds) for _, name, seconds in sorted(rows)]
+        launch = launches.setdefault(int(row["ID"]), {"kernel": row["Kernel Name"]})
+        launch[row["Metric Name"]] = [row["Metric Value"], row["Metric Unit"]]
+    return [{"id": i, **launches[i]} for i in sorted(launches)]
 
 
-def run_ncu(names: list[str], timeout_s: float) -> dict[str, Any]:
+def ncu_value(pair: Sequence[str] | None, units: dict[str, float]) -> float | None:
+    """A metric in seconds or MHz (per `units`); None when absent or in an unknown unit."""
+    if not pair:
+        return None
+    value, unit = pair
+    scale = units.get(unit.strip().lower())
+    return None if scale is None else float(value.replace(",", "")) * scale
+
+
+def split_cases(launches: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
+    """Launches after each marker belong to the next case; each case's launches are grouped
+    into NCU_CALLS calls of equal length (cuBLAS may launch more than one kernel a call)."""
+    segments: list[list[dict[str, Any]]] = []
+    for launch in launches:
+        if MARKER in launch["kernel"]:
+            segments.append([])
+        elif segments:
+            segments[-1].append(launch)
+    if len(segments) != len(names):
+        return {"error": f"{len(segments)} markers for {len(names)} cases"}
+    return {name: case_calls(segment) for name, segment in zip(names, segments, strict=True)}
+
+
+def case_calls(segment: list[dict[str, Any]]) -> dict[str, Any]:
+    if not segment or len(segment) % NCU_CALLS:
+        return {"error": f"{len(segment)} launches for {NCU_CALLS} calls"}
+    per_call = len(segment) // NCU_CALLS
+    calls_s, clocks = [], []
+    for i in range(NCU_CALLS):
+        call = segment[i * per_call : (i + 1) * per_call]
+        seconds = [ncu_value(k.get(NCU_TIME), UNIT_SECONDS) for k in call]
+        mhz = [ncu_value(k.get(NCU_CLOCK), UNIT_MHZ) for k in call]
+        if None in seconds:
+            return {"error": f"unreadable {NCU_TIME}: {call[0].get(NCU_TIME)}"}
+        calls_s.append(sum(seconds))
+        if None not in mhz:  # the call's clock, weighted by its kernels' times
+            clocks.append(sum(s * f for s, f in zip(seconds, mhz, strict=True)) / sum(seconds))
+    return {
+        "median_s": statistics.median(calls_s),
+        "calls_s": calls_s,
+        "clock_mhz": statistics.median(clocks) if clocks else None,
+        "kernels_per_call": per_call,
+        "kernel": segment[0]["kernel"][:120],
+    }
+
+
+def run_ncu(names: list[str], cache: str, timeout_s: float) -> dict[str, Any]:
+    """ncu on a child process; without the clock metric if ncu refuses it."""
     ncu = shutil.which("ncu")
     if ncu is None:
         return {"error": "ncu not on PATH"}
+    found = ncu_once(ncu, names, cache, f"{NCU_TIME},{NCU_CLOCK}", timeout_s)
+    if "error" in found and "took over" not in found["error"]:
+        found = ncu_once(ncu, names, cache, NCU_TIME, timeout_s) | {"first_error": found["error"]}
+    return found
+
+
+def ncu_once(ncu: str, names: list[str], cache: str, metrics: str, timeout_s: float) -> dict:
     command = [
-        ncu, "--clock-control", "none", "--metrics", "gpu__time_duration.sum", "--csv",
+        ncu, "--clock-control", "none", "--cache-control", cache, "--metrics", metrics, "--csv",
         "--nvtx", "--nvtx-include", f"{NVTX_RANGE}/",
         sys.executable, __file__, "--child", *names,
     ]  # fmt: skip
@@ -103,53 +370,303 @@ def run_ncu(names: list[str], timeout_s: float) -> dict[str, Any]:
     except subprocess.TimeoutExpired:
         return {"error": f"ncu took over {timeout_s:.0f} s"}
     launches = parse_ncu_csv(done.stdout)
-    if len(launches) != len(names) * NCU_CALLS:
-        tail = (done.stdout + done.stderr)[-600:]
-        return {"error": f"ncu gave {len(launches)} launches, expected "
-                f"{len(names) * NCU_CALLS}; rc {done.returncode}: {tail}"}  # fmt: skip
-    out: dict[str, Any] = {}
-    for i, name in enumerate(names):
-        mine = launches[i * NCU_CALLS : (i + 1) * NCU_CALLS]
-        out[name] = {
-            "median_s": statistics.median(s for _, s in mine),
-            "kernel": mine[0][0][:120],
-        }
+    if not launches:
+        return {"error": f"no launches; rc {done.returncode}: {(done.stdout + done.stderr)[-600:]}"}
+    return {"launches": launches, "metrics": metrics}
+
+
+def ncu_cases(ncu: dict[str, Any], names: list[str]) -> dict[str, dict[str, Any]]:
+    """{cache: {case: numbers}} from the raw launches, so a parsing fix needs no GPU run."""
+    out = {}
+    for cache in NCU_CACHE:
+        raw = ncu.get(cache, {})
+        out[cache] = split_cases(raw["launches"], names) if "launches" in raw else raw
     return out
 
 
-def measure(names: list[str]) -> dict[str, dict[str, Any]]:
-    import torch
-    import triton.testing
+# -- summaries (pure: the .md is rebuilt from the JSON alone) --------------------------------
 
-    from kernbench.spec import TimerSpec
-    from kernbench.timing.cuda import EventTimer, GraphTimer
 
-    spec = TimerSpec(warmup_s=0.1, budget_s=1.0, min_samples=20, rel_ci=0.005, l2="cold")
-    rows: dict[str, dict[str, Any]] = {}
-    for name in names:
-        kernel = make_case(name)
-        check = kernel.check() if kernel.check else None
-        event = EventTimer().measure(kernel, spec)
-        row: dict[str, Any] = {
-            "event_median_s": statistics.median(event.samples_s),
-            "event_samples": len(event.samples_s),
-            "do_bench_median_s": triton.testing.do_bench(kernel.run, return_mode="median") * 1e-3,
-            "check_rel_err": check.rel_err if check else None,
-        }
-        if name.startswith("add"):
-            graph = GraphTimer().measure(kernel, spec)
-            row["graph_median_s"] = statistics.median(graph.samples_s)
-            row["graph_launches"] = graph.extra.get("launches_per_graph")
-            warm = GraphTimer().measure(kernel, spec.model_copy(update={"l2": "warm"}))
-            row["graph_warm_median_s"] = statistics.median(warm.samples_s)
-            with torch.cuda.stream(torch.cuda.Stream()):
-                row["do_bench_cudagraph_median_s"] = (
-                    triton.testing.do_bench_cudagraph(kernel.run, return_mode="median") * 1e-3
-                )
-        rows[name] = row
-        del kernel
-        torch.cuda.empty_cache()
-    return rows
+def rep_stats(values: Sequence[float]) -> dict[str, float]:
+    """Median of repetition medians, and their spread (max - min) relative to it."""
+    mid = statistics.median(values)
+    return {"median": mid, "spread": (max(values) - min(values)) / mid}
+
+
+def paired_ratio(a: Sequence[float], b: Sequence[float]) -> dict[str, float]:
+    """a/b from the medians of repetition medians, and the spread of the per-repetition
+    ratios (each taken a few hundred ms apart, in the same clock state)."""
+    per_rep = [x / y for x, y in zip(a, b, strict=True)]
+    return {
+        "ratio": statistics.median(a) / statistics.median(b),
+        "spread": max(per_rep) - min(per_rep),
+        "low": min(per_rep),
+        "high": max(per_rep),
+    }
+
+
+def within(summary: dict[str, float] | None, target: float = TARGET) -> bool:
+    """Agreement within `target`, backed by a repetition spread under it."""
+    if not summary:
+        return False
+    return abs(summary["ratio"] - 1) <= target and summary.get("spread", 0.0) < target
+
+
+def cycles_ratio(t_a: float, mhz_a: float | None, t_b: float, mhz_b: float | None) -> float | None:
+    """(t_a x f_a) / (t_b x f_b): the ratio in SM cycles, for kernels bound by SM clock."""
+    if not mhz_a or not mhz_b:
+        return None
+    return (t_a * mhz_a) / (t_b * mhz_b)
+
+
+def at_clock(runs: list[dict[str, Any]], mhz: float | None) -> float | None:
+    """Median of the event timer's per-clock medians read within CLOCK_MATCH_MHZ of `mhz`."""
+    if mhz is None:
+        return None
+    near = [
+        seconds
+        for run in runs
+        for clock, (seconds, _) in run.get("by_clock", {}).items()
+        if abs(float(clock) - mhz) <= CLOCK_MATCH_MHZ
+    ]
+    return statistics.median(near) if near else None
+
+
+def ncu_errors(found: dict[str, Any]) -> list[str]:
+    errors = [found["error"]] if isinstance(found.get("error"), str) else []
+    cases = [(name, v) for name, v in found.items() if isinstance(v, dict) and "error" in v]
+    return errors + [f"{name}: {v['error']}" for name, v in cases]
+
+
+def summarize(name: str, case: dict[str, Any], ncu: dict[str, Any]) -> dict[str, Any]:
+    """One case's numbers; `ncu` as ncu_cases gives it."""
+    runs = case["runs"]
+    series = {tool: [r["median_s"] for r in rows] for tool, rows in runs.items()}
+    clocks = {
+        tool: [r["clock_mhz"] for r in rows if r.get("clock_mhz")] for tool, rows in runs.items()
+    }
+    out: dict[str, Any] = {
+        "case": name,
+        "auto_timer": case["auto_timer"],
+        "tools": {tool: rep_stats(v) for tool, v in series.items()},
+        "clock_mhz": {tool: statistics.median(v) if v else None for tool, v in clocks.items()},
+        "write_vs_do_bench": pair(series, "event_write", "do_bench"),
+        "read_vs_do_bench": pair(series, "event_read", "do_bench"),
+        "graph_vs_event": pair(series, "graph_read", "event_read"),
+        "graph_warm_vs_cudagraph": pair(series, "graph_warm", "do_bench_cudagraph"),
+    }
+    out["kernel_s"] = median_of(out, "do_bench") or median_of(out, "event_read")
+    for cache in NCU_CACHE:
+        found = ncu.get(cache, {}).get(name)
+        if isinstance(found, dict) and "median_s" in found:
+            out[f"ncu_{cache}"] = found
+    if "ncu_all" in out:
+        out["vs_ncu"] = vs_ncu(out, runs.get("event_read", []))
+    return out
+
+
+def pair(series: dict[str, list[float]], a: str, b: str) -> dict[str, float] | None:
+    return paired_ratio(series[a], series[b]) if a in series and b in series else None
+
+
+def median_of(row: dict[str, Any], tool: str) -> float | None:
+    found = row["tools"].get(tool)
+    return found["median"] if found else None
+
+
+def vs_ncu(row: dict[str, Any], event_runs: list[dict[str, Any]]) -> dict[str, Any]:
+    ncu_s, ncu_mhz = row["ncu_all"]["median_s"], row["ncu_all"]["clock_mhz"]
+    out: dict[str, Any] = {}
+    for tool in ("event", "graph"):
+        seconds = median_of(row, f"{tool}_read")
+        mhz = row["clock_mhz"].get(f"{tool}_read")
+        out[tool] = seconds / ncu_s if seconds else None
+        out[f"{tool}_cycles"] = cycles_ratio(seconds, mhz, ncu_s, ncu_mhz) if seconds else None
+    matched = at_clock(event_runs, ncu_mhz)
+    out["event_at_ncu_clock"] = matched / ncu_s if matched else None
+    return out
+
+
+def fmt_us(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1e6:.2f}"
+
+
+def fmt_ratio(summary: dict[str, float] | float | None) -> str:
+    if summary is None:
+        return "-"
+    if isinstance(summary, float):
+        return f"{summary:.3f}"
+    return f"{summary['ratio']:.3f} ({summary['low']:.3f}-{summary['high']:.3f})"
+
+
+def fmt_mhz(mhz: float | None) -> str:
+    return "-" if mhz is None else f"{mhz:.0f}"
+
+
+def fmt_pct(x: float) -> str:
+    return f"{x * 100:.2f}%"
+
+
+def main_table(rows: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        "| case | kernel µs | auto timer | event read µs | event write µs | graph read µs "
+        "| do_bench µs | write / do_bench | read / do_bench | graph / event "
+        "| max tool spread | SM MHz event / do_bench |",
+        "| --- " * 12 + "|",
+    ]
+    for row in rows:
+        tools = row["tools"]
+        spread = max(t["spread"] for t in tools.values())
+        mhz = row["clock_mhz"]
+        lines.append(
+            f"| {row['case']} | {fmt_us(row['kernel_s'])} | {row['auto_timer']} "
+            f"| {fmt_us(median_of(row, 'event_read'))} | {fmt_us(median_of(row, 'event_write'))} "
+            f"| {fmt_us(median_of(row, 'graph_read'))} | {fmt_us(median_of(row, 'do_bench'))} "
+            f"| {fmt_ratio(row['write_vs_do_bench'])} | {fmt_ratio(row['read_vs_do_bench'])} "
+            f"| {fmt_ratio(row['graph_vs_event'])} | {fmt_pct(spread)} "
+            f"| {fmt_mhz(mhz.get('event_read'))} / {fmt_mhz(mhz.get('do_bench'))} |"
+        )
+    return lines
+
+
+def ncu_table(rows: list[dict[str, Any]]) -> list[str]:
+    """ncu's clock is the SM clock averaged over the kernel; the NVML clock is a reading every
+    few ms, which stays at the boost clock while short kernels run slower: cycle ratios from
+    it would mislead, so the table gives times."""
+    lines = [
+        "| case | ncu all µs | ncu none µs | ncu in-kernel SM MHz | event read µs @ NVML MHz "
+        "| event / ncu | graph / ncu | do_bench / ncu |",
+        "| --- " * 8 + "|",
+    ]
+    for row in rows:
+        if "vs_ncu" not in row:
+            continue
+        got, ncu = row["vs_ncu"], row["ncu_all"]
+        none = row.get("ncu_none", {}).get("median_s")
+        bench = median_of(row, "do_bench")
+        lines.append(
+            f"| {row['case']} | {fmt_us(ncu['median_s'])} | {fmt_us(none)} "
+            f"| {fmt_mhz(ncu['clock_mhz'])} | {fmt_us(median_of(row, 'event_read'))} @ "
+            f"{fmt_mhz(row['clock_mhz'].get('event_read'))} | {fmt_ratio(got['event'])} "
+            f"| {fmt_ratio(got['graph'])} "
+            f"| {fmt_ratio(bench / ncu['median_s'] if bench else None)} |"
+        )
+    return lines
+
+
+def small_table(rows: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for row in rows:
+        if "graph_warm" not in row["tools"]:
+            continue
+        ncu = row.get("ncu_all", {}).get("median_s")
+        lines += [
+            f"### {row['case']} (under {MIN_KERNEL_S * 1e6:.0f} µs: outside the 1% target)",
+            "",
+            "| tool | µs | L2 |",
+            "| --- | --- | --- |",
+            f"| kernbench event | {fmt_us(median_of(row, 'event_read'))} | cold |",
+            f"| kernbench graph | {fmt_us(median_of(row, 'graph_read'))} | cold |",
+            f"| kernbench graph | {fmt_us(median_of(row, 'graph_warm'))} | warm |",
+            f"| do_bench | {fmt_us(median_of(row, 'do_bench'))} | cold (write flush) |",
+            f"| do_bench_cudagraph | {fmt_us(median_of(row, 'do_bench_cudagraph'))} "
+            "| warm (no flush) |",
+            f"| ncu | {fmt_us(ncu)} | cold (--cache-control all) |",
+            f"| ncu | {fmt_us(row.get('ncu_none', {}).get('median_s'))} | --cache-control none |",
+            "",
+        ]
+    return lines
+
+
+def span(values: list[float]) -> str:
+    return f"{min(values):.3f}-{max(values):.3f}" if values else "-"
+
+
+def reached(rows: list[dict[str, Any]]) -> str:
+    """The 'what was reached' paragraph, from the numbers."""
+    long = [r for r in rows if r["kernel_s"] >= MIN_KERNEL_S]
+    if not long:
+        return "No case ran 20 µs or longer."
+    met = [r["case"] for r in long if within(r["write_vs_do_bench"])]
+    missed = [r["case"] for r in long if not within(r["write_vs_do_bench"])]
+    write = [r["write_vs_do_bench"]["ratio"] for r in long if r["write_vs_do_bench"]]
+    read = [r["read_vs_do_bench"]["ratio"] for r in long if r["read_vs_do_bench"]]
+    spreads = [r["write_vs_do_bench"]["spread"] for r in long if r["write_vs_do_bench"]] or [0.0]
+    text = [
+        f"Kernels of 20 µs and more (n = {len(long)}): kernbench's event timer with do_bench's "
+        f"flush agrees with do_bench at {span(write)} (largest per-repetition spread of the "
+        f"ratio {fmt_pct(max(spreads))}); within 1% with a spread under 1%: "
+        f"{', '.join(met) or 'none'}" + (f"; not: {', '.join(missed)}." if missed else "."),
+        f"With its own read flush the ratio is {span(read)}: the difference between the two "
+        "is the flush policy (do_bench's dirty lines are written back inside the timed "
+        "kernel), not the timer.",
+    ]
+    with_ncu = [r for r in long if "vs_ncu" in r]
+    if with_ncu:
+        ev = [r["vs_ncu"]["event"] for r in with_ncu if r["vs_ncu"]["event"]]
+        gr = [r["vs_ncu"]["graph"] for r in with_ncu if r["vs_ncu"]["graph"]]
+        mhz = [r["ncu_all"]["clock_mhz"] for r in with_ncu if r["ncu_all"]["clock_mhz"]]
+        ok = [r["case"] for r in with_ncu if abs((r["vs_ncu"]["event"] or 0) - 1) <= TARGET]
+        text.append(
+            f"Against ncu's isolated cold launches: event/ncu {span(ev)}, graph/ncu {span(gr)}, "
+            f"ncu's launches ran at {fmt_mhz(min(mhz, default=None))}-"
+            f"{fmt_mhz(max(mhz, default=None))} MHz in-kernel; event within 1% of ncu: "
+            f"{', '.join(ok) or 'none'}."
+        )
+    else:
+        text.append("ncu gave no numbers in this run.")
+    return " ".join(text)
+
+
+def markdown(data: dict[str, Any]) -> str:
+    meta, names = data["provenance"], data["settings"]["cases"]
+    ncu = ncu_cases(data.get("ncu", {}), names)
+    rows = [
+        summarize(name, data["cases"][name], ncu) for name in names if "runs" in data["cases"][name]
+    ]
+    failed = [
+        f"- {name}: {case['error']}" for name, case in data["cases"].items() if "error" in case
+    ]
+    failed += [
+        f"- {name}, {tool}: {error}"
+        for name, case in data["cases"].items()
+        for tool, error in case.get("tool_errors", {}).items()
+    ]
+    lines = [
+        "# kernbench timer fidelity",
+        "",
+        f"{meta['gpu']}, driver {meta['driver']}, torch {meta['torch']} (CUDA {meta['cuda']}), "
+        f"triton {meta['triton']}, {meta['date']}; {data['settings']['reps']} interleaved "
+        "repetitions per case, order reversed every other one. Ratios: median of repetition "
+        "medians, with the per-repetition range in brackets. All cold L2 unless marked.",
+        "",
+        "## What was reached",
+        "",
+        reached(rows),
+        "",
+        "## kernbench against do_bench (same process, interleaved)",
+        "",
+        *main_table(rows),
+        "",
+        "## kernbench against ncu (isolated launches, --clock-control none)",
+        "",
+        *ncu_table(rows),
+        "",
+        *small_table(rows),
+        "## Flushes",
+        "",
+        *[f"- {tool}: {how}" for tool, how in meta["flush"].items()],
+    ]
+    for cache in NCU_CACHE:
+        errors = ncu_errors(ncu[cache]) if cache in ncu else []
+        if errors:
+            lines += ["", f"ncu --cache-control {cache}: {'; '.join(errors)}"]
+    if failed:
+        lines += ["", "## Failed cases", "", *failed]
+    return "\n".join(lines) + "\n"
+
+
+# -- provenance and main ----------------------------------------------------------------------
 
 
 def provenance() -> dict[str, Any]:
@@ -167,61 +684,70 @@ def provenance() -> dict[str, Any]:
         "triton": triton.__version__,
         "l2_bytes": torch.cuda.get_device_properties(0).L2_cache_size,
         "flush": {
-            "kernbench": "reads a buffer of 2x the device L2 before each sample (clean lines)",
-            "do_bench": "cache.zero_() on a fixed 256 MB buffer before each call (dirty lines)",
-            "ncu": "--cache-control all (default): caches flushed before each profiled launch",
-            "do_bench_cudagraph": "no flush",
+            "event_read, graph_read": "kernbench: sum of a buffer of 2x the device L2 "
+            "before each sample (clean lines)",
+            "event_write": f"kernbench with flush='write': zero_() of {DO_BENCH_FLUSH_BYTES} "
+            "bytes before each sample (do_bench's flush)",
+            "do_bench": f"cache.zero_() on {DO_BENCH_FLUSH_BYTES} bytes before each call (dirty "
+            "lines)",
+            "ncu all": "--cache-control all: caches flushed before each profiled launch",
+            "ncu none": "--cache-control none: no flush",
+            "graph_warm, do_bench_cudagraph": "no flush",
         },
     }
 
 
-def markdown(rows: dict[str, dict[str, Any]], ncu: dict[str, Any], meta: dict[str, Any]) -> str:
-    def us(value: Any) -> str:
-        return f"{value * 1e6:.2f}" if isinstance(value, float) else "-"
+def settings(names: list[str], reps: int) -> dict[str, Any]:
+    return {
+        "cases": names,
+        "reps": reps,
+        "kernbench_spec": SPEC,
+        "do_bench_ms": DO_BENCH_MS,
+        "clock_period_s": CLOCK_PERIOD_S,
+        "ncu_calls": NCU_CALLS,
+        "ncu_metrics": [NCU_TIME, NCU_CLOCK],
+    }
 
-    lines = [
-        f"# Timer fidelity: {meta['gpu']}, torch {meta['torch']}, triton {meta['triton']}, "
-        f"driver {meta['driver']}, {meta['date']}",
-        "",
-        "| case | kernbench event µs | kernbench graph µs | do_bench µs | ncu µs "
-        "| event / do_bench | event / ncu |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
-    ]
-    for name, row in rows.items():
-        event, bench = row["event_median_s"], row["do_bench_median_s"]
-        ncu_s = ncu.get(name, {}).get("median_s") if isinstance(ncu.get(name), dict) else None
-        lines.append(
-            f"| {name} | {us(event)} | {us(row.get('graph_median_s'))} | {us(bench)} "
-            f"| {us(ncu_s)} | {event / bench:.3f} | "
-            f"{f'{event / ncu_s:.3f}' if ncu_s else '-'} |"
-        )
-    lines += ["", "All cold L2. " + "; ".join(f"{k}: {v}" for k, v in meta["flush"].items())]
-    if "error" in ncu:
-        lines.append(f"\nncu: {ncu['error']}")
-    return "\n".join(lines) + "\n"
+
+def write(out: Path, data: dict[str, Any]) -> str:
+    from kernbench.results import write_json
+
+    write_json(out, data)
+    text = markdown(data)
+    out.with_suffix(".md").write_text(text)
+    return text
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path("fidelity.json"))
     parser.add_argument("--sizes", type=int, nargs="*", default=list(GEMM_SIZES))
+    parser.add_argument("--reps", type=int, default=REPS)
     parser.add_argument("--no-ncu", action="store_true")
-    parser.add_argument("--ncu-timeout", type=float, default=240.0)
+    parser.add_argument("--ncu-timeout", type=float, default=120.0)
+    parser.add_argument("--render", type=Path, help="rebuild the .md of this JSON and exit")
     parser.add_argument("--child", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
         child(args.child)
         return
-    names = cases(tuple(args.sizes))
-    meta = provenance()
-    rows = measure(names)
-    ncu = {"error": "skipped (--no-ncu)"} if args.no_ncu else run_ncu(names, args.ncu_timeout)
-    from kernbench.results import write_json
+    if args.render is not None:
+        import json
 
-    write_json(args.out, {"provenance": meta, "cases": rows, "ncu": ncu})
-    text = markdown(rows, ncu, meta)
-    args.out.with_suffix(".md").write_text(text)
-    print(text)
+        print(write(args.render, json.loads(args.render.read_text())))
+        return
+    names = cases(args.sizes)
+    data: dict[str, Any] = {"provenance": provenance(), "settings": settings(names, args.reps)}
+    data["cases"] = measure(names, args.reps)
+    data["ncu"] = {}
+    for cache in NCU_CACHE:
+        if args.no_ncu:
+            data["ncu"][cache] = {"error": "skipped (--no-ncu)"}
+            continue
+        started = time.perf_counter()
+        data["ncu"][cache] = run_ncu(names, cache, args.ncu_timeout)
+        print(f"ncu {cache}: {time.perf_counter() - started:.1f} s", flush=True)
+    print(write(args.out, data))
 
 
 if __name__ == "__main__":

@@ -149,6 +149,11 @@ class FakeDevice:
     l2_bytes: int = 60 * MIB
     flushes: int = 0
     captured: list = field(default_factory=list)
+    flush_mode: str = "read"
+
+    @property
+    def flush_size(self) -> int:
+        return cuda.flush_bytes(self.l2_bytes)
 
     def prepare(self) -> dict:
         return {"persisting_l2_reset": "ok"}
@@ -189,6 +194,21 @@ def test_event_timer_times_the_call_not_the_flush() -> None:
     assert measured.sm_clock_mhz[0] == 1980.0 and measured.throttled[0] is False
     assert measured.extra["persisting_l2_reset"] == "ok"
     assert measured.extra["flush_bytes"] == 120 * MIB
+    assert measured.extra["flush"] == "read"
+
+
+def test_event_timer_reports_the_device_flush_and_rejects_unknown_ones() -> None:
+    clock = Clock()
+    device = FakeDevice(clock, flush_mode="write")
+    spec = TimerSpec(warmup_s=0.0, min_samples=5, l2="cold")
+    measured = cuda.EventTimer(device).measure(_kernel(clock, 1e-3), spec)
+    assert measured.extra["flush"] == "write"
+    warm = cuda.EventTimer(device).measure(
+        _kernel(clock, 1e-3), spec.model_copy(update={"l2": "warm"})
+    )
+    assert "flush" not in warm.extra and warm.extra["flush_bytes"] == 0
+    with pytest.raises(ValueError, match="unknown flush"):
+        cuda.EventTimer(flush="memset")
 
 
 def test_event_timer_warm_l2_does_not_flush() -> None:
@@ -307,3 +327,153 @@ def test_gpu_modules_import_without_torch() -> None:
         "assert not loaded, loaded"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- scripts/fidelity.py: cases, ncu parsing, ratios, the table --------------------------------
+
+
+def _fidelity():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "fidelity.py"
+    spec = importlib.util.spec_from_file_location("fidelity", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+fidelity = _fidelity()
+
+
+def test_fidelity_cases_and_alternating_order() -> None:
+    assert fidelity.parse_case("gemm-bf16-4096x4096x1024") == {
+        "kind": "gemm", "dtype": "bf16", "M": 4096, "N": 4096, "K": 1024
+    }  # fmt: skip
+    assert fidelity.parse_case("gemm-fp16-2048")["K"] == 2048
+    assert fidelity.parse_case("add-65536") == {"kind": "add", "elements": 65536}
+    with pytest.raises(ValueError):
+        fidelity.parse_case("conv-3")
+    names = fidelity.cases([1024])
+    assert names[0] == "gemm-bf16-1024" and names[-1] == "add-65536"
+    assert "do_bench_cudagraph" in fidelity.tools_for("add-65536")
+    assert fidelity.order(0, "abc") == ["a", "b", "c"]
+    assert fidelity.order(1, "abc") == ["c", "b", "a"]
+
+
+def test_fidelity_ratios_and_spreads() -> None:
+    assert fidelity.rep_stats([1.0, 1.02, 0.99]) == pytest.approx({"median": 1.0, "spread": 0.03})
+    paired = fidelity.paired_ratio([2.0, 2.2, 2.0], [2.0, 2.0, 2.0])
+    assert paired["ratio"] == pytest.approx(1.0)
+    assert paired["spread"] == pytest.approx(0.1)
+    assert not fidelity.within(paired)  # the ratio is 1, but the spread does not back it
+    assert fidelity.within({"ratio": 1.009, "spread": 0.005})
+    assert not fidelity.within({"ratio": 0.985, "spread": 0.001})
+    # 10 us at 1500 MHz and 8 us at 1875 MHz are the same 15000 cycles.
+    assert fidelity.cycles_ratio(10e-6, 1500.0, 8e-6, 1875.0) == pytest.approx(1.0)
+    assert fidelity.cycles_ratio(1.0, None, 1.0, 1980.0) is None
+    runs = [{"by_clock": {"1980": [1.0, 10], "1755": [1.2, 5]}}, {"by_clock": {"1970": [1.1, 3]}}]
+    assert fidelity.at_clock(runs, 1975.0) == pytest.approx(1.05)
+    assert fidelity.at_clock(runs, 1400.0) is None
+    assert fidelity.by_clock([1.0, 3.0, 2.0], [1980.0, 1980.0, 1755.0]) == {
+        "1755": [2.0, 1], "1980": [2.0, 2]
+    }  # fmt: skip
+
+
+NCU_CSV = """==PROF== Connected to process 1
+"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
+"0","1","python3","h","void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>","1","7","(128, 1, 1)","(1, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","usecond","1.50"
+"0","1","python3","h","void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>","1","7","(128, 1, 1)","(1, 1, 1)","0","9.0","Command line profiler metrics","sm__cycles_elapsed.avg.per_second","cycle/nsecond","1.98"
+"""  # noqa: E501
+
+
+def _ncu_rows(kernel: str, us: float, ghz: float, first_id: int) -> str:
+    head = f'"{first_id}","1","python3","h","{kernel}","1","7","(1,1,1)","(1,1,1)","0","9.0","m",'
+    return (
+        f'{head}"gpu__time_duration.sum","usecond","{us:,.2f}"\n'
+        f'{head}"sm__cycles_elapsed.avg.per_second","cycle/nsecond","{ghz}"\n'
+    )
+
+
+def test_fidelity_reads_ncu_launches_per_case_and_call() -> None:
+    text = NCU_CSV
+    launch = 1
+    for _ in range(fidelity.NCU_CALLS):  # case one: two kernels per call
+        text += _ncu_rows("nvjet_gemm", 100.0, 1.98, launch) + _ncu_rows(
+            "splitk", 10.0, 1.98, launch + 1
+        )
+        launch += 2
+    text += _ncu_rows("FillFunctor", 1.0, 1.98, launch)
+    for i in range(fidelity.NCU_CALLS):  # case two: one kernel per call, 1 ms
+        text += _ncu_rows("nvjet_gemm", 1000.0 + i, 1.755, launch + 1 + i)
+    launches = fidelity.parse_ncu_csv(text)
+    assert len(launches) == 1 + 2 * fidelity.NCU_CALLS + 1 + fidelity.NCU_CALLS
+    assert launches[1]["gpu__time_duration.sum"] == ["100.00", "usecond"]
+    found = fidelity.split_cases(launches, ["one", "two"])
+    assert found["one"]["kernels_per_call"] == 2
+    assert found["one"]["median_s"] == pytest.approx(110e-6)
+    assert found["one"]["clock_mhz"] == pytest.approx(1980.0)
+    assert found["two"]["median_s"] == pytest.approx(1002e-6)  # "1,002.00" read as 1002
+    assert found["two"]["clock_mhz"] == pytest.approx(1755.0)
+    assert "error" in fidelity.split_cases(launches, ["one"])
+    assert fidelity.ncu_value(["3", "furlong"], fidelity.UNIT_SECONDS) is None
+    assert fidelity.ncu_value(["1.5", "msecond"], fidelity.UNIT_SECONDS) == pytest.approx(1.5e-3)
+
+
+def _fake_run(name: str, kernel_s: float, reps: int = 4) -> dict:
+    """Each tool at a fixed fraction of `kernel_s`, with a +-0.15% drift over repetitions."""
+    scale = {"event_read": 0.98, "graph_read": 0.97, "graph_warm": 0.5, "do_bench_cudagraph": 0.5}
+
+    def run(seconds: float, rep: int) -> dict:
+        drift = 1 + 0.001 * (rep - 1.5)
+        by_clock = {"1980": [seconds, 20]}
+        return {"median_s": seconds * drift, "clock_mhz": 1980.0, "by_clock": by_clock}
+
+    tools = fidelity.tools_for(name)
+    runs = {t: [run(kernel_s * scale.get(t, 1.0), r) for r in range(reps)] for t in tools}
+    return {"auto_timer": "event", "runs": runs, "orders": []}
+
+
+def test_fidelity_markdown_from_json_alone() -> None:
+    names = ["gemm-bf16-4096", "gemm-bf16-1024", "add-65536"]
+    launches = []
+    for seconds in (175e-6, 8e-6, 2.4e-6, 1.4e-3):
+        launches.append({"kernel": "FillFunctor", "gpu__time_duration.sum": ["1", "usecond"]})
+        for _ in range(fidelity.NCU_CALLS):
+            launches.append({
+                "kernel": "k",
+                "gpu__time_duration.sum": [f"{seconds * 1e6:.3f}", "usecond"],
+                "sm__cycles_elapsed.avg.per_second": ["1.98", "cycle/nsecond"],
+            })  # fmt: skip
+    data = {
+        "provenance": {
+            "gpu": "NVIDIA H200", "driver": "580", "torch": "2.11", "cuda": "12.9",
+            "triton": "3.6", "date": "2026-11-20T00:00:00Z", "flush": {"do_bench": "zero_()"},
+        },
+        "settings": {"cases": names + ["gemm-bf16-8192"], "reps": 4},
+        "cases": {
+            "gemm-bf16-4096": _fake_run("gemm-bf16-4096", 175e-6),
+            "gemm-bf16-1024": _fake_run("gemm-bf16-1024", 8e-6),
+            "add-65536": _fake_run("add-65536", 5e-6),
+            "gemm-bf16-8192": {"error": "RuntimeError: out of memory"},
+        },
+        "ncu": {"all": {"launches": launches}, "none": {"error": "ncu took over 120 s"}},
+    }  # fmt: skip
+    small = data["cases"]["gemm-bf16-1024"]
+    del small["runs"]["graph_read"]
+    small["tool_errors"] = {"graph_read": "RuntimeError: capture failed"}
+    text = fidelity.markdown(data)
+    assert "gemm-bf16-1024, graph_read: RuntimeError: capture failed" in text
+    assert "| gemm-bf16-4096 | 175.00 | event |" in text
+    assert "1.000 (1.000-1.000)" in text  # event write / do_bench
+    assert "0.980" in text  # event read / do_bench
+    assert "within 1% with a spread under 1%: gemm-bf16-4096." in text
+    assert "(n = 1)" in text  # only the 4096 GEMM is 20 us or more
+    assert "### add-65536" in text and "ncu took over 120 s" in text
+    assert "gemm-bf16-8192: RuntimeError: out of memory" in text
+    row = next(line for line in text.splitlines() if line.startswith("| gemm-bf16-4096 | 175.00 |"))
+    assert row.count("|") == 13
+    ncu = "| gemm-bf16-4096 | 175.00 | - | 1980 | 171.50 @ 1980 | 0.980 | 0.970 | 1.000 |"
+    assert ncu in text
+    assert "| ncu | 2.40 | cold (--cache-control all) |" in text
+    assert "event/ncu 0.980-0.980" in text

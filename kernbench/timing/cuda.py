@@ -25,6 +25,7 @@ from kernbench.timing.nvml import ClockReader, Reading, reason_names
 MAX_BATCH = 32  # samples enqueued between two synchronizations
 FLUSH_FACTOR = 2  # the flush buffer is this many times the L2
 MIN_FLUSH_BYTES = 8 << 20
+FLUSH_MODES = ("read", "write")
 GRAPH_THRESHOLD_S = 20e-6  # auto: an eager median under this is timed with graphs
 GRAPH_TARGET_S = 1e-3  # kernel time captured in one graph
 GRAPH_MAX_S = 20e-3  # one graph replay, flushes included
@@ -94,16 +95,27 @@ class Event(Protocol):
 
 
 class CudaDevice:
-    """The GPU side of the timers: events, L2 flush, synchronize, graphs, clock readings."""
+    """The GPU side of the timers: events, L2 flush, synchronize, graphs, clock readings.
 
-    def __init__(self, index: int | None = None) -> None:
+    flush: "read" (the default) sums a buffer; "write" zero-fills it, as do_bench does, for
+    comparing with timers that flush that way. flush_size: the buffer's bytes, by default
+    `flush_bytes(L2)`.
+    """
+
+    def __init__(
+        self, index: int | None = None, flush: str = "read", flush_size: int | None = None
+    ) -> None:
         import torch
 
+        if flush not in FLUSH_MODES:
+            raise ValueError(f"unknown flush {flush!r}; known: {', '.join(FLUSH_MODES)}")
         self._torch = torch
         self.index = torch.cuda.current_device() if index is None else index
         props = torch.cuda.get_device_properties(self.index)
         self.name = props.name
         self.l2_bytes = int(props.L2_cache_size)
+        self.flush_mode = flush
+        self.flush_size = int(flush_size) if flush_size else flush_bytes(self.l2_bytes)
         self._uuid = str(getattr(props, "uuid", "") or "")
         self._buffer: Any = None
         self._scratch: Any = None
@@ -135,13 +147,16 @@ class CudaDevice:
 
     def flush(self) -> None:
         """Evict L2 by reading a buffer twice its size. A read leaves clean lines: a zero_()
-        flush leaves dirty ones, whose write-back then lands inside the timed kernel."""
+        flush ("write") leaves dirty ones, whose write-back then lands inside the timed kernel."""
         torch = self._torch
         if self._buffer is None:
-            n = flush_bytes(self.l2_bytes) // 4
+            n = self.flush_size // 4
             self._buffer = torch.ones(n, dtype=torch.float32, device=self.index)
             self._scratch = torch.empty((), dtype=torch.float32, device=self.index)
-        torch.sum(self._buffer, dim=0, out=self._scratch)
+        if self.flush_mode == "write":
+            self._buffer.zero_()
+        else:
+            torch.sum(self._buffer, dim=0, out=self._scratch)
 
     def synchronize(self) -> None:
         self._torch.cuda.synchronize(self.index)
@@ -279,16 +294,30 @@ def _measurement(
     )
 
 
+def flush_extra(device: Any, cold: bool) -> dict[str, Any]:
+    """How the measurement flushed, for its `extra`."""
+    if not cold:
+        return {"flush_bytes": 0}
+    return {"flush": device.flush_mode, "flush_bytes": device.flush_size}
+
+
 class EventTimer:
-    """CUDA events around each call; with `l2: cold`, an L2 flush before each, untimed."""
+    """CUDA events around each call; with `l2: cold`, an L2 flush before each, untimed.
+
+    flush ("read" or "write", see CudaDevice) applies to the device the timer makes; a
+    device passed in brings its own.
+    """
 
     name = "event"
 
-    def __init__(self, device: Any = None) -> None:
+    def __init__(self, device: Any = None, flush: str = "read") -> None:
+        if flush not in FLUSH_MODES:
+            raise ValueError(f"unknown flush {flush!r}; known: {', '.join(FLUSH_MODES)}")
         self._device = device
+        self._flush = flush
 
     def measure(self, kernel: Kernel, spec: TimerSpec) -> Measurement:
-        device = self._device or CudaDevice()
+        device = self._device or CudaDevice(flush=self._flush)
         extra = dict(device.prepare())
         cold = spec.l2 == "cold"
         warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s)
@@ -313,7 +342,7 @@ class EventTimer:
 
         # A staged kernel keeps only its last call's stage times: one sample per batch.
         sampled = sample(spec, enqueue, device.read_clock, 1 if staged else MAX_BATCH)
-        extra.update(l2=spec.l2, flush_bytes=flush_bytes(device.l2_bytes) if cold else 0)
+        extra.update(l2=spec.l2, **flush_extra(device, cold))
         return _measurement(self.name, sampled, warmup_calls, extra)
 
 
@@ -419,7 +448,7 @@ class GraphTimer:
             launches_per_graph=launches,
             eager_estimate_s=estimate,
             flush_estimate_s=flush_s,
-            flush_bytes=flush_bytes(device.l2_bytes) if cold else 0,
+            **flush_extra(device, cold),
         )
         return _measurement(self.name, sampled, warmup_calls, extra)
 

@@ -150,6 +150,7 @@ class FakeDevice:
     flushes: int = 0
     captured: list = field(default_factory=list)
     flush_mode: str = "read"
+    holds: list = field(default_factory=list)
 
     @property
     def flush_size(self) -> int:
@@ -167,6 +168,10 @@ class FakeDevice:
 
     def synchronize(self) -> None:
         pass
+
+    def hold(self, seconds: float) -> None:
+        self.holds.append(seconds)
+        self.clock.now += seconds
 
     def capture(self, body) -> FakeGraph:
         self.captured.append(body)
@@ -477,3 +482,30 @@ def test_fidelity_markdown_from_json_alone() -> None:
     assert ncu in text
     assert "| ncu | 2.40 | cold (--cache-control all) |" in text
     assert "event/ncu 0.980-0.980" in text
+
+
+def test_event_timer_holds_the_gpu_while_the_host_enqueues_each_batch() -> None:
+    clock = Clock()
+    device = FakeDevice(clock)
+    spec = TimerSpec(warmup_s=0.0, min_samples=40, l2="cold")
+    measured = cuda.EventTimer(device).measure(_kernel(clock, 1e-3), spec)
+    # One hold per batch, outside every sample: the samples are the kernel alone.
+    assert len(device.holds) >= 2
+    assert device.holds[0] == cuda.FIRST_HOLD_S
+    assert measured.samples_s == pytest.approx([1e-3] * len(measured.samples_s))
+
+
+def test_host_pace_holds_for_the_enqueue_time_with_a_margin() -> None:
+    pace = cuda.HostPace()
+    assert pace.hold_for(8) == cuda.FIRST_HOLD_S
+    pace.enqueued(4, 200e-6)
+    assert pace.hold_for(10) == pytest.approx(cuda.HOLD_MARGIN * 10 * 50e-6)
+
+
+def test_staged_kernels_are_not_held() -> None:
+    clock = Clock()
+    device = FakeDevice(clock)
+    kernel = _kernel(clock, 1e-3, stages=("h2d", "gemm", "d2h"),
+                     stage_times=lambda: {"h2d": 1.0, "gemm": 2.0, "d2h": 3.0})
+    cuda.EventTimer(device).measure(kernel, TimerSpec(warmup_s=0.0, min_samples=5))
+    assert device.holds == []

@@ -23,6 +23,13 @@ from kernbench.timing.base import Measurement, StopReason, Timer
 from kernbench.timing.nvml import ClockReader, Reading, reason_names
 
 MAX_BATCH = 32  # samples enqueued between two synchronizations
+# Before a batch, the GPU spins while the host enqueues it (as nvbench's blocking kernel):
+# otherwise a host stall lets the GPU reach a start event before its kernel is queued, and
+# the wait is timed. The hold covers the host's measured enqueue time with this margin.
+HOLD_MARGIN = 2.0
+FIRST_HOLD_S = 1e-3  # before the host's enqueue time is known
+MAX_HOLD_S = 50e-3
+HOLD_CLOCK_HZ = 2.0e9  # torch.cuda._sleep counts cycles; at lower clocks it holds longer
 FLUSH_FACTOR = 2  # the flush buffer is this many times the L2
 MIN_FLUSH_BYTES = 8 << 20
 FLUSH_MODES = ("read", "write")
@@ -160,6 +167,11 @@ class CudaDevice:
 
     def synchronize(self) -> None:
         self._torch.cuda.synchronize(self.index)
+
+    def hold(self, seconds: float) -> None:
+        """Keep the GPU busy for about `seconds` (a spinning kernel), so work the host
+        enqueues meanwhile runs back to back, without launch gaps."""
+        self._torch.cuda._sleep(int(min(seconds, MAX_HOLD_S) * HOLD_CLOCK_HZ))
 
     def capture(self, body: Callable[[], None]) -> Any:
         """A CUDA graph of `body`, warmed up on a side stream first as torch asks."""
@@ -323,14 +335,20 @@ class EventTimer:
         warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s)
         staged = kernel.stage_times is not None
 
+        host = HostPace()
+
         def enqueue(n: int) -> Callable[[], Batch]:
             pairs = device.events(n)
+            if not staged:  # a staged kernel synchronizes inside: nothing to hold for
+                device.hold(host.hold_for(n))
+            started = time.perf_counter()
             for start, end in pairs:
                 if cold:
                     device.flush()
                 start.record()
                 kernel.run()
                 end.record()
+            host.enqueued(n, time.perf_counter() - started)
 
             def collect() -> Batch:
                 device.synchronize()
@@ -346,11 +364,31 @@ class EventTimer:
         return _measurement(self.name, sampled, warmup_calls, extra)
 
 
+class HostPace:
+    """How long the host takes to enqueue one sample, from the batches so far."""
+
+    def __init__(self) -> None:
+        self.per_sample_s: float | None = None
+
+    def enqueued(self, n: int, seconds: float) -> None:
+        self.per_sample_s = seconds / n
+
+    def hold_for(self, n: int) -> float:
+        if self.per_sample_s is None:
+            return FIRST_HOLD_S
+        return HOLD_MARGIN * n * self.per_sample_s
+
+
 def eager_estimate(kernel: Kernel, device: Any, calls: int = ESTIMATE_CALLS) -> float:
-    """Median of a few event-timed eager calls (after one untimed call), seconds."""
+    """Median of a few event-timed eager calls (after one untimed call), seconds.
+
+    The calls are queued behind a hold, so they run back to back: a kernel shorter than
+    its launch shows its own time, not the launch rate (which would hide it from the
+    graph timer it needs)."""
     kernel.run()
     device.synchronize()
     pairs = device.events(calls)
+    device.hold(FIRST_HOLD_S)
     for start, end in pairs:
         start.record()
         kernel.run()

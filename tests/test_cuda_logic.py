@@ -495,11 +495,15 @@ def test_event_timer_holds_the_gpu_while_the_host_enqueues_each_batch() -> None:
     assert measured.samples_s == pytest.approx([1e-3] * len(measured.samples_s))
 
 
-def test_host_pace_holds_for_the_enqueue_time_with_a_margin() -> None:
+def test_host_pace_holds_only_as_long_as_the_host_needs() -> None:
     pace = cuda.HostPace()
     assert pace.hold_for(8) == cuda.FIRST_HOLD_S
-    pace.enqueued(4, 200e-6)
-    assert pace.hold_for(10) == pytest.approx(cuda.HOLD_MARGIN * 10 * 50e-6)
+    pace.enqueued(4, 200e-6)  # 50 us of host time per sample
+    lead = cuda.HOLD_MARGIN * cuda.HOLD_LEAD_SAMPLES * 50e-6
+    pace.ran([200e-6] * 4)  # the GPU is slower: the host stays ahead after a short lead
+    assert pace.hold_for(10) == pytest.approx(lead)
+    pace.ran([10e-6] * 4)  # the host is slower: hold for what it loses over the batch
+    assert pace.hold_for(10) == pytest.approx(lead + cuda.HOLD_MARGIN * 10 * 40e-6)
 
 
 def test_staged_kernels_are_not_held() -> None:

@@ -25,8 +25,10 @@ from kernbench.timing.nvml import ClockReader, Reading, reason_names
 MAX_BATCH = 32  # samples enqueued between two synchronizations
 # Before a batch, the GPU spins while the host enqueues it (as nvbench's blocking kernel):
 # otherwise a host stall lets the GPU reach a start event before its kernel is queued, and
-# the wait is timed. The hold covers the host's measured enqueue time with this margin.
+# the wait is timed. The hold is no longer than needed: an idle GPU runs cooler and
+# clocks higher than one under sustained load, which would flatter long kernels.
 HOLD_MARGIN = 2.0
+HOLD_LEAD_SAMPLES = 2  # the host stays this many samples ahead of the GPU
 FIRST_HOLD_S = 1e-3  # before the host's enqueue time is known
 MAX_HOLD_S = 50e-3
 HOLD_CLOCK_HZ = 2.0e9  # torch.cuda._sleep counts cycles; at lower clocks it holds longer
@@ -353,6 +355,7 @@ class EventTimer:
             def collect() -> Batch:
                 device.synchronize()
                 seconds = [start.elapsed_time(end) * 1e-3 for start, end in pairs]
+                host.ran(seconds)
                 stages = [dict(kernel.stage_times())] if kernel.stage_times is not None else []
                 return Batch(seconds, stages)
 
@@ -365,18 +368,26 @@ class EventTimer:
 
 
 class HostPace:
-    """How long the host takes to enqueue one sample, from the batches so far."""
+    """How long the host takes to enqueue one sample and the GPU to run one, from the
+    batches so far: the hold must cover a short lead, plus whatever the host loses to the
+    GPU over the batch when enqueueing is the slower side."""
 
     def __init__(self) -> None:
-        self.per_sample_s: float | None = None
+        self.host_s: float | None = None
+        self.gpu_s = 0.0
 
     def enqueued(self, n: int, seconds: float) -> None:
-        self.per_sample_s = seconds / n
+        self.host_s = seconds / n
+
+    def ran(self, samples_s: Sequence[float]) -> None:
+        if samples_s:
+            self.gpu_s = statistics.median(samples_s)
 
     def hold_for(self, n: int) -> float:
-        if self.per_sample_s is None:
+        if self.host_s is None:
             return FIRST_HOLD_S
-        return HOLD_MARGIN * n * self.per_sample_s
+        behind = max(self.host_s - self.gpu_s, 0.0) * n
+        return HOLD_MARGIN * (HOLD_LEAD_SAMPLES * self.host_s + behind)
 
 
 def eager_estimate(kernel: Kernel, device: Any, calls: int = ESTIMATE_CALLS) -> float:

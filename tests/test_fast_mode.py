@@ -50,9 +50,9 @@ def test_committed_data_names_the_h200() -> None:
     assert gemm.provenance["device_name"] == "NVIDIA H200"
     assert all(cell.status == "ok" for cell in gemm.cells)
     triton = [c for c in gemm.cells if c.variant == "triton"]
-    assert triton and all(
-        [r.pin_action for r in c.rounds] == ["recorded", "replayed", "replayed"] for c in triton
-    )
+    # Round 1 records a pin or replays the committed pins file; later rounds always replay.
+    assert triton and all(c.rounds[0].pin_action in ("recorded", "replayed") for c in triton)
+    assert all([r.pin_action for r in c.rounds[1:]] == ["replayed"] * 2 for c in triton)
     ccl = results.load(REPO / "benches/data/milestone-1h-ccl.json")
     assert ccl.provenance["device_name"] == "NVIDIA H200"
     assert all(cell.rounds[0].check and cell.rounds[0].check.ok for cell in ccl.cells)

@@ -46,7 +46,7 @@ def cell_metrics(
         metrics["gbs"] = moved / median_s / 1e9
     if flops and moved:
         metrics["intensity"] = flops / moved
-    if bench.kernel == "collective" and moved:
+    if moved and params.get("op") in _collective_ops():
         from kernbench.collective_model import bandwidths
 
         metrics.update(
@@ -72,6 +72,13 @@ def cell_metrics(
             f"{floor:.3g} s): a warm cache or a broken timer"
         )
     return metrics, None
+
+
+def _collective_ops() -> set[str]:
+    """Cells with a collective `op` parameter (built-in kernel or not) get algbw/busbw."""
+    from kernbench.collective_model import BUSBW_FACTOR
+
+    return set(BUSBW_FACTOR)
 
 
 def roofline_time(

@@ -223,7 +223,11 @@ class RoundRunner:
             tail = _log_tail(log_path)
             reason = f"worker exited with {_exit_text(process.returncode)}"
             if blamed is not None and blamed in by_index:
-                self._record_failure(round_, by_index[blamed], f"{reason}: {tail}", reported)
+                # A multi-rank worker ends itself after a failed (journaled) cell: then
+                # there is nothing to blame, and a fresh worker takes the rest.
+                if not journal_path(self.journal, round_, blamed).exists():
+                    self._record_failure(round_, by_index[blamed], f"{reason}: {tail}",
+                                         reported)
             else:
                 # Died before starting a cell: nothing would ever succeed; fail them all.
                 for cell in cells:

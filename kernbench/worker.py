@@ -25,6 +25,7 @@ from kernbench.results import Check, RoundResult, write_json
 from kernbench.spec import TimerSpec
 
 CURRENT = "current.json"
+EXIT_GROUP_BROKEN = 3
 # Tuning times each candidate with a share of the cell's budget.
 TUNE_BUDGET_SHARE = 0.25
 
@@ -241,6 +242,11 @@ def run_task(task: Task) -> None:
             })
             print(f"r{task.round} {cell.id}: {result.status}"
                   + (f" ({result.reason})" if result.reason else ""), flush=True)
+        if result.status != "ok" and int(os.environ.get("WORLD_SIZE", "1")) > 1:
+            # A failure in one rank can leave the process group broken for the next cell
+            # (a peer gone, a collective half done): end this group; the runner starts a
+            # fresh one for the cells left.
+            sys.exit(EXIT_GROUP_BROKEN)
     if primary:
         current.unlink(missing_ok=True)
 

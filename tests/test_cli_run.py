@@ -1,0 +1,127 @@
+"""The run-side commands through the CLI: run, render, summarize, ab, calibrate."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kernbench import cli
+from kernbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+
+REPO = Path(__file__).resolve().parent.parent
+runner = CliRunner()
+
+
+def tiny_bench(folder: Path, fail: bool = False) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tiny.py").write_text(textwrap.dedent("""\
+        import numpy as np
+
+        def make(n, fail=False, **_):
+            if fail and n == 8:
+                raise ValueError("no n=8 today")
+            a = np.ones((n, n)) * 1.5
+            return lambda: a @ a
+        """))
+    bench = folder / "tiny.yaml"
+    bench.write_text(textwrap.dedent(f"""\
+        name: tiny
+        description: tiny numpy products
+        kernel: tiny:make
+        axes: {{n: [4, 8]}}
+        variants: {{v: {{fail: {str(fail).lower()}}}}}
+        metrics: {{flops: 2*n*n*n}}
+        timer: {{warmup_s: 0.0, budget_s: 0.02, min_samples: 3}}
+        figures: [throughput]
+        """))
+    return bench
+
+
+@pytest.mark.slow
+def test_run_then_render(tmp_path: Path) -> None:
+    bench = tiny_bench(tmp_path / "b")
+    out = tmp_path / "out"
+    result = runner.invoke(cli.app, ["run", "--bench", str(bench), "--device", "cpu",
+                                     "--out", str(out)])
+    assert result.exit_code == EXIT_OK, result.output
+    assert "tiny: 2 cells (2 ok)" in result.stdout
+    assert (out / "figures" / "throughput.png").exists()
+    data = json.loads((out / "results.json").read_text())
+    assert data["schema_version"] == 1 and data["bench"] == "tiny"
+    assert {"host", "cpu", "python", "numpy", "blas", "git", "command"} <= set(data["provenance"])
+    again = runner.invoke(cli.app, ["render", str(out / "results.json"), "--out",
+                                    str(tmp_path / "redrawn")])
+    assert again.exit_code == EXIT_OK
+    assert (tmp_path / "redrawn" / "throughput.png").exists()
+
+
+@pytest.mark.slow
+def test_run_with_a_failing_cell_exits_1_and_names_it(tmp_path: Path) -> None:
+    bench = tiny_bench(tmp_path / "b", fail=True)
+    result = runner.invoke(cli.app, ["run", "--bench", str(bench), "--device", "cpu",
+                                     "--out", str(tmp_path / "out"), "--no-figures"])
+    assert result.exit_code == EXIT_FAILED
+    assert "failed: v/n=8: round 1: ValueError: no n=8 today" in result.stderr
+
+
+def test_run_refuses_a_folder_that_holds_a_run(tmp_path: Path) -> None:
+    bench = tiny_bench(tmp_path / "b")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "run.json").write_text("{}")
+    result = runner.invoke(cli.app, ["run", "--bench", str(bench), "--device", "cpu",
+                                     "--out", str(tmp_path / "out")])
+    assert result.exit_code == EXIT_USAGE
+    assert "already holds a run; use --resume" in result.stderr
+
+
+def test_summarize_reproduces_the_committed_h200_ab(tmp_path: Path) -> None:
+    folder = tmp_path / "ab"
+    shutil.copytree(REPO / "benches/data/ab-tf32-h200", folder)
+    committed = (folder / "ab.json").read_bytes()
+    (folder / "ab.json").unlink()
+    result = runner.invoke(cli.app, ["summarize", str(folder)])
+    assert result.exit_code == EXIT_OK, result.output
+    assert (folder / "ab.json").read_bytes() == committed
+    cells = json.loads(committed)["cells"]
+    verdicts = {c["params"]["dtype"]: set() for c in cells}
+    for cell in cells:
+        verdicts[cell["params"]["dtype"]].add(cell["verdict"])
+    # cuBLAS without tf32 is several times slower; bf16 GEMMs never read the switch.
+    assert verdicts["tf32"] == {"slower"}
+    assert verdicts["bf16"] <= {"same", "unstable"}
+
+
+def test_summarize_of_a_plain_folder_is_a_clear_error(tmp_path: Path) -> None:
+    result = runner.invoke(cli.app, ["summarize", str(tmp_path)])
+    assert result.exit_code == EXIT_USAGE
+    assert "Traceback" not in result.output
+
+
+def test_ab_needs_a_switch(tmp_path: Path) -> None:
+    bench = tiny_bench(tmp_path / "b")
+    result = runner.invoke(cli.app, ["ab", "--bench", str(bench), "--device", "cpu"])
+    assert result.exit_code == EXIT_USAGE
+    assert "switch" in result.stderr
+
+
+def test_calibrate_cpu_writes_a_profile_that_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kernbench import calibrate
+    from kernbench.loader import load_hardware
+
+    sizes = calibrate.Sizes
+    monkeypatch.setattr(calibrate, "Sizes", lambda: sizes(
+        cpu_gemm=64, cpu_copy_bytes=1 << 20, reps=3))
+    out = tmp_path / "cpu.yaml"
+    result = runner.invoke(cli.app, ["calibrate", "--device", "cpu", "--out", str(out),
+                                     "--name", "test-cpu"])
+    assert result.exit_code == EXIT_OK, result.output
+    profile = load_hardware(out)
+    assert profile.kind == "cpu" and profile.name == "test-cpu"
+    assert profile.peak_tflops["fp32"].measured is not None  # type: ignore[index]

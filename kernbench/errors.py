@@ -25,6 +25,14 @@ class UserError(Exception):
         return self.message
 
 
+def invalid_file(path: object, exc: Exception) -> UserError:
+    """A pydantic ValidationError of a file kernbench wrote (results, manifests) as one
+    line: `PATH: field.path: message`. Bench files get line numbers from the loader."""
+    first = exc.errors()[0]  # type: ignore[attr-defined]
+    field = ".".join(str(part) for part in first["loc"])
+    return UserError(f"{path}: {field}: {first['msg']}")
+
+
 class SpecError(UserError):
     """A bench or hardware file that does not validate: `PATH:LINE: field.path: message`."""
 

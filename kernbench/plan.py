@@ -28,11 +28,12 @@ class Cell:
 
 
 def cell_id(variant: str, axes: Mapping[str, Any]) -> str:
-    parts = [f"{name}={_label(value)}" for name, value in axes.items()]
+    parts = [f"{name}={axis_label(value)}" for name, value in axes.items()]
     return f"{variant}/{','.join(parts)}" if parts else variant
 
 
-def _label(value: Any) -> str:
+def axis_label(value: Any) -> str:
+    """An axis value as cell ids write it: mappings and lists joined with 'x'."""
     if isinstance(value, Mapping):
         return "x".join(str(v) for v in value.values())
     if isinstance(value, list | tuple):
@@ -52,7 +53,9 @@ def _axis_rows(bench: Bench) -> list[dict[str, Any]]:
         group = zipped.get(axis, [axis])
         done.update(group)
         columns = [axes[name] for name in group]
-        dimensions.append([dict(zip(group, values)) for values in zip(*columns)])
+        # zipped axes have equal lengths (the model checks), so strict zips cannot fail
+        rows_of_group = zip(*columns, strict=True)
+        dimensions.append([dict(zip(group, values, strict=True)) for values in rows_of_group])
     rows = []
     for combination in itertools.product(*dimensions):
         row: dict[str, Any] = {}

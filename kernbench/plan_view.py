@@ -12,7 +12,7 @@ from kernbench.discovery import find_bench
 from kernbench.estimate import CELL_OVERHEAD_S, ROUND_OVERHEAD_S, estimate_run_s
 from kernbench.hardware import resolve_device
 from kernbench.loader import shown_path
-from kernbench.plan import Cell, plan
+from kernbench.plan import Cell, axis_label, plan
 
 
 def show_plan(
@@ -31,7 +31,7 @@ def show_plan(
     axes = list(bench.all_axes())
     table = Table("index", "variant", *axes)
     for cell in cells:
-        table.add_row(str(cell.index), cell.variant, *(_label(cell.axes[a]) for a in axes))
+        table.add_row(str(cell.index), cell.variant, *(axis_label(cell.axes[a]) for a in axes))
     console.print(table)
     seconds = estimate_run_s(bench, len(cells))
     console.print(
@@ -41,15 +41,6 @@ def show_plan(
         soft_wrap=True,
     )
     return cells
-
-
-def _label(value: object) -> str:
-    """An axis value as the cell ids write it: mappings and lists joined with 'x'."""
-    if isinstance(value, dict):
-        return "x".join(str(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return "x".join(str(v) for v in value)
-    return str(value)
 
 
 def _duration(seconds: float) -> str:

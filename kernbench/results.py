@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from kernbench.errors import UserError
+from kernbench.errors import UserError, invalid_file
 
 SCHEMA_VERSION = 1
 
@@ -179,9 +179,7 @@ def load(path: Path) -> Results:
     try:
         return Results.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"])
-        raise UserError(f"{path}: {field}: {first['msg']}") from None
+        raise invalid_file(path, exc) from None
 
 
 def results_json_schema() -> dict[str, Any]:

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from kernbench.errors import UserError
+from kernbench.errors import UserError, invalid_file
 from kernbench.results import write_json
 
 MANIFEST_NAME = "ab-run.json"
@@ -114,6 +114,4 @@ def load_manifest(folder: Path) -> AbManifest:
     try:
         return AbManifest.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(part) for part in first["loc"])
-        raise UserError(f"{path}: {field}: {first['msg']}") from None
+        raise invalid_file(path, exc) from None

@@ -73,4 +73,5 @@ def as_kernel(made: Kernel | Callable[[], object]) -> Kernel:
         return made
     if callable(made):
         return Kernel(run=made)
-    raise TypeError(f"a kernel factory must return a callable or a Kernel, not {type(made).__name__}")
+    kind = type(made).__name__
+    raise TypeError(f"a kernel factory must return a callable or a Kernel, not {kind}")

@@ -23,7 +23,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLo
 from kernbench import collective_model
 from kernbench.errors import UserError
 from kernbench.render import style
-from kernbench.results import CellResult, Results, write_json
+from kernbench.results import CellResult, Results
 
 CCL_FIGURES = ("busbw", "latency")
 MODEL_POINTS = 64
@@ -43,9 +43,7 @@ def render_ccl(results: Results, out_dir: Path, figures: Sequence[str] | None = 
     out_dir = Path(out_dir)
     written = []
     for name in figures:
-        data = ccl_figure_data(results, name)
-        written.append(style.save_png(draw(data), out_dir / f"{name}.png"))
-        write_json(out_dir / f"{name}.json", data)
+        written.append(style.save_figure(ccl_figure_data(results, name), draw, out_dir, name))
     return written
 
 

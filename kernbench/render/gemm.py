@@ -19,7 +19,7 @@ from matplotlib.patches import Patch
 
 from kernbench.errors import UserError
 from kernbench.render import style
-from kernbench.results import CellResult, Results, write_json
+from kernbench.results import CellResult, Results
 from kernbench.spec import HardwareProfile
 
 GEMM_FIGURES = ("throughput", "utilization", "theory_vs_measured", "stage_breakdown")
@@ -44,9 +44,7 @@ def render_gemm(results: Results, out_dir: Path, figures: Sequence[str]) -> list
     out_dir = Path(out_dir)
     written = []
     for name in figures:
-        data = gemm_figure_data(results, name)
-        written.append(style.save_png(draw(data), out_dir / f"{name}.png"))
-        write_json(out_dir / f"{name}.json", data)
+        written.append(style.save_figure(gemm_figure_data(results, name), draw, out_dir, name))
     return written
 
 

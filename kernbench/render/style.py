@@ -7,7 +7,7 @@ global state, no display), so rendering works headless and in parallel tests.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.transforms import blended_transform_factory
 
-from kernbench.results import Results
+from kernbench.results import Results, write_json
 
 # matplotlib's tab10, in a fixed order so a variant keeps its color across figures.
 PALETTE = (
@@ -242,6 +242,14 @@ def legend(ax: Axes, handles: Sequence[Any]) -> None:
         fontsize=8,
         frameon=False,
     )
+
+
+def save_figure(data: dict[str, Any], draw: Callable[[dict[str, Any]], Figure], out_dir: Path,
+                name: str) -> Path:
+    """`<name>.png` drawn from `data`, and the data itself as `<name>.json` (the golden
+    output tests compare, not pixels)."""
+    write_json(Path(out_dir) / f"{name}.json", data)
+    return save_png(draw(data), Path(out_dir) / f"{name}.png")
 
 
 def save_png(figure: Figure, path: Path) -> Path:

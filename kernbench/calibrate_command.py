@@ -11,9 +11,9 @@ from kernbench.errors import UserError
 
 
 def calibrate_profile(device: str, out: Path | None, name: str | None) -> Path:
-    from kernbench.runner import detect_device, device_model
+    from kernbench.runner import device_model
 
-    device = detect_device(device)
+    device = hardware.resolve_device(device)
     try:
         datasheet = hardware.select_profile(device_model(device), device, name)
     except UserError:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from kernbench import results as results_io
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
+from kernbench.hardware import resolve_device
 from kernbench.runner import (
     MANIFEST,
     RunOptions,
-    detect_device,
     execute,
     spec_hash,
     utc_now,
@@ -55,7 +55,7 @@ def run(request: RunRequest) -> int:
     out = request.out or Path("runs") / bench.name / utc_stamp()
     if fast_requested(request.fast):
         return render_fast(bench, bench_path, out)
-    device = detect_device(request.device)
+    device = resolve_device(request.device)
     _check_requirements(bench, bench_path, device)
     if request.pins_mode and request.pins_mode not in ("auto", "record", "replay"):
         raise UserError(f"--pins-mode: {request.pins_mode!r} is not one of auto, record, replay")

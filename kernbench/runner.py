@@ -323,18 +323,6 @@ def _log_tail(path: Path, lines: int = 3) -> str:
     return " | ".join(line.strip() for line in text[-lines:])[:400]
 
 
-def detect_device(requested: str) -> str:
-    if requested in ("cpu", "cuda"):
-        return requested
-    if requested != "auto":
-        raise UserError(f"--device: {requested!r} is not one of auto, cpu, cuda")
-    try:
-        import torch
-    except ImportError:
-        return "cpu"
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
 def execute(
     options: RunOptions,
     on_round: Callable[[int], None] | None = None,

@@ -144,13 +144,14 @@ def run_ab(
 
     Options left None come from the bench's `ab:` block, then the defaults."""
     from kernbench.discovery import find_bench
+    from kernbench.hardware import resolve_device
     from kernbench.kernels import kernel_source_path
     from kernbench.plan import plan
-    from kernbench.runner import detect_device, utc_now, utc_stamp
+    from kernbench.runner import utc_now, utc_stamp
 
     spec, bench_path = find_bench(bench, bench_dirs)
     settings = resolve_settings(spec, switch, a, b, rounds, aa, min_effect)
-    device = detect_device(device)
+    device = resolve_device(device)
     cells = plan(spec, device)
     if not cells:
         raise UserError(f"{bench_path}: the plan for device {device} is empty")

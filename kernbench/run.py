@@ -194,6 +194,14 @@ def render_fast(bench: Bench, bench_path: Path, out: Path) -> int:
     return EXIT_OK
 
 
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return bool(torch.cuda.is_available())
+
+
 # Bench fields that change what is measured; the others only change how it is shown.
 PRESENTATION_FIELDS = ("description", "figures", "data", "ab")
 
@@ -208,6 +216,8 @@ def _check_requirements(bench: Bench, bench_path: Path, device: str) -> None:
     needed = bench.requires.device
     if needed != "any" and needed != device:
         raise UserError(f"{bench_path}: requires.device: the bench needs {needed}, not {device}")
+    if device == "cuda" and not _cuda_available():
+        raise UserError("--device: cuda asked for, but torch with a CUDA device is not here")
     if device == "cuda" and bench.requires.min_gpus > 1:
         import torch
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import sys
 import time
 import traceback
@@ -121,7 +122,7 @@ class CellRunner:
             if kernel.tile:
                 result.extra["tile"] = list(kernel.tile)
             if measurement.samples_s:
-                result.median_s = sorted(measurement.samples_s)[len(measurement.samples_s) // 2]
+                result.median_s = statistics.median(measurement.samples_s)
         except WrongResult as exc:
             result.status, result.reason = "failed", str(exc)
         except Exception as exc:  # noqa: BLE001 - any failure of a cell is recorded, not raised
@@ -177,7 +178,7 @@ class CellRunner:
             candidate = self._build(kernel, config)
             try:
                 samples = self._measure(candidate, spec).samples_s
-                time_s = sorted(samples)[len(samples) // 2]
+                time_s = statistics.median(samples)
                 candidates.append({"config": dict(config), "time_s": time_s})
             except Exception as exc:  # noqa: BLE001 - a config that fails is not a winner
                 candidates.append({"config": dict(config), "time_s": None, "error": one_line(exc)})

@@ -147,7 +147,7 @@ def finish(options: RunOptions, cells: list, complete: bool) -> results_io.Resul
     if options.figures and complete and options.bench.figures:
         from kernbench.render import render_results
 
-        render_results(results, options.out_dir / "figures")
+        render_results(results, options.out_dir / "figures", parallel=True)
     return results
 
 
@@ -187,7 +187,7 @@ def render_fast(bench: Bench, bench_path: Path, out: Path) -> int:
     if drifted:
         print(f"note: {data_path.name} was measured with a different {', '.join(drifted)} "
               f"than {bench_path.name} now has; re-run the bench to refresh it", file=sys.stderr)
-    written = render_results(results, out / "figures", bench.figures or None)
+    written = render_results(results, out / "figures", bench.figures or None, parallel=True)
     print(f"{bench.name}: fast mode, {len(written)} figures from {data_path}")
     for path in written:
         print(f"  {path}")

@@ -204,3 +204,14 @@ def test_refuses_a_non_empty_out_folder(tmp_path):
 def test_summarize_needs_an_ab_folder(tmp_path):
     with pytest.raises(UserError, match=r"not an A/B folder \(no ab-run.json\)"):
         summarize_ab(tmp_path)
+
+
+def test_a_library_variable_gets_a_note_not_a_warning(tmp_path):
+    from kernbench.ab.switch_check import switch_warning
+
+    source = tmp_path / "kernel.py"
+    source.write_text("def make(**params):\n    return lambda: None\n")
+    note = switch_warning("NCCL_ALGO", "collective", source)
+    assert note is not None and note.startswith("note: NCCL_ALGO is read by NCCL")
+    warning = switch_warning("KB_TYPO", "collective", source)
+    assert warning is not None and warning.startswith("warning: KB_TYPO appears nowhere")

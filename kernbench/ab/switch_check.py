@@ -10,6 +10,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# Variables read by the libraries under a kernel, not by its source: a textual check can
+# neither confirm nor refute them, so they get a note instead of a warning.
+LIBRARY_PREFIXES = {
+    "NCCL_": "NCCL",
+    "NVIDIA_": "the CUDA libraries",
+    "CUBLAS": "cuBLAS",
+    "CUDA_": "the CUDA runtime",
+    "TORCH_": "PyTorch",
+    "PYTORCH_": "PyTorch",
+    "TRITON_": "Triton",
+    "GLOO_": "gloo",
+    "OMP_": "OpenMP",
+    "MKL_": "MKL",
+    "OPENBLAS_": "OpenBLAS",
+}
+
 
 def switch_warning(switch: str, kernel: str, source: Path | None) -> str | None:
     """A one-line warning, or None when the switch's name is in the kernel's source."""
@@ -24,6 +40,13 @@ def switch_warning(switch: str, kernel: str, source: Path | None) -> str | None:
         return f"note: cannot check that {switch} is read: {source}: {exc.strerror}"
     if switch in text:
         return None
+    library = next((name for prefix, name in LIBRARY_PREFIXES.items()
+                    if switch.startswith(prefix)), None)
+    if library is not None:
+        return (
+            f"note: {switch} is read by {library}, below kernel {kernel!r}'s source, where "
+            "this check cannot look; check its spelling, and let --aa show the noise floor"
+        )
     return (
         f"warning: {switch} appears nowhere in {source} (kernel {kernel!r}); if nothing "
         "reads it, both sides run the same code and the A/B can only say 'same'"

@@ -50,6 +50,11 @@ Device = Annotated[
     typer.Option("--device", envvar="KERNBENCH_DEVICE", help="cpu, cuda, or auto (detected)."),
 ]
 BenchName = Annotated[str, typer.Option("--bench", help="Bench name, or a path to its file.")]
+Only = Annotated[
+    list[str] | None,
+    typer.Option("--only", help="Only the cells with KEY=V1[,V2] (repeatable; KEY: a "
+                 "parameter or variant)."),
+]
 
 
 # --- benches: list, validate, plan --------------------------------------------------
@@ -95,12 +100,13 @@ def validate_command(
 def plan_command(
     bench: BenchName,
     device: Device = "auto",
+    only: Only = None,
     bench_dir: BenchDirs = None,
 ) -> None:
     """Show the cells a run would measure, and a rough estimate of its time."""
     from kernbench.plan_view import show_plan
 
-    show_plan(bench, device, bench_dir or ())
+    show_plan(bench, device, bench_dir or (), only=only or ())
 
 
 # --- schemas -------------------------------------------------------------------------
@@ -167,6 +173,7 @@ def run_command(
     figures: Annotated[
         bool, typer.Option("--figures/--no-figures", help="Draw the bench's figures.")
     ] = True,
+    only: Only = None,
     bench_dir: BenchDirs = None,
 ) -> None:
     """Measure a bench: every cell, every round, then results.json and figures."""
@@ -175,7 +182,7 @@ def run_command(
     code = run(RunRequest(
         bench=bench, bench_dirs=bench_dir or (), out=out, device=device, rounds=rounds,
         first_round=first_round, fast=fast, resume=resume, pins=pins, pins_mode=pins_mode,
-        figures=figures,
+        figures=figures, only=only or (),
     ))
     raise typer.Exit(code)
 

@@ -106,3 +106,31 @@ def plan(bench: Bench, device: str | None = None) -> list[Cell]:
                 continue
             cells.append(Cell(variant=variant, axes=row, params=params, index=len(cells)))
     return cells
+
+
+def select(cells: list[Cell], only: Sequence[str]) -> list[Cell]:
+    """The cells matching every `KEY=V1[,V2...]` filter (KEY: a parameter or `variant`).
+
+    Values compare as text, so `--only M=4096 --only variant=triton,resident` works from a
+    shell. Cells keep their indices, which journals and results key on.
+    """
+    from kernbench.errors import UserError
+
+    chosen = list(cells)
+    for text in only:
+        key, sep, values = text.partition("=")
+        if not sep or not key or not values:
+            raise UserError(f"--only: {text!r} is not KEY=VALUE[,VALUE...]")
+        known = {"variant"} | {name for cell in cells for name in cell.params}
+        if key not in known:
+            raise UserError(f"--only: unknown key {key!r}; known: {', '.join(sorted(known))}")
+        wanted = set(values.split(","))
+        chosen = [c for c in chosen if _as_text(c.variant if key == "variant"
+                                                 else c.params.get(key)) in wanted]
+    if not chosen:
+        raise UserError(f"--only: no cell matches {' '.join(only)}")
+    return chosen
+
+
+def _as_text(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)

@@ -12,16 +12,22 @@ from kernbench.discovery import find_bench
 from kernbench.estimate import CELL_OVERHEAD_S, ROUND_OVERHEAD_S, estimate_run_s
 from kernbench.hardware import resolve_device
 from kernbench.loader import shown_path
-from kernbench.plan import Cell, axis_label, plan
+from kernbench.plan import Cell, axis_label, plan, select
 
 
 def show_plan(
-    name: str, device: str, extra: Sequence[Path] = (), console: Console | None = None
+    name: str,
+    device: str,
+    extra: Sequence[Path] = (),
+    console: Console | None = None,
+    only: Sequence[str] = (),
 ) -> list[Cell]:
     """Print the plan of bench `name` on `device` (cpu, cuda or auto); return its cells."""
     bench, path = find_bench(name, extra)
     device = resolve_device(device)
     cells = plan(bench, device)
+    if only:
+        cells = select(cells, only)
     console = console or Console(highlight=False)
     console.print(f"bench {bench.name} ({shown_path(path)}) on {device}: {len(cells)} cells")
     if bench.requires.device not in ("any", device):

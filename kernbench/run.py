@@ -38,6 +38,7 @@ class RunRequest:
     pins: Path | None = None
     pins_mode: str | None = None
     figures: bool = True
+    only: Sequence[str] = ()
 
 
 def fast_requested(flag: bool) -> bool:
@@ -75,6 +76,7 @@ def run(request: RunRequest) -> int:
         project_pins=None if request.pins else bench_path.parent / "pins" / f"{bench.name}.json",
         side=os.environ.get("KERNBENCH_SIDE", ""),
         figures=request.figures,
+        only=list(request.only),
     )
     return measure(options)
 
@@ -104,6 +106,7 @@ def resume(out: Path, figures: bool = True) -> int:
         project_pins=Path(project_pins) if project_pins else None,
         side=manifest.get("side", ""),
         figures=figures,
+        only=manifest.get("only", []),
     )
     return measure(options)
 
@@ -114,9 +117,9 @@ def measure(options: RunOptions) -> int:
         cells = execute(options)
     except KeyboardInterrupt:
         interrupted = True
-        from kernbench.plan import plan
+        from kernbench.runner import planned_cells
 
-        cells = plan(options.bench, options.device)
+        cells = planned_cells(options)
     results = finish(options, cells, complete=not interrupted)
     if interrupted:
         print(

@@ -22,7 +22,7 @@ from typing import Any
 
 from kernbench import provenance
 from kernbench.errors import UserError
-from kernbench.plan import Cell, plan
+from kernbench.plan import Cell, plan, select
 from kernbench.results import RoundResult, write_json
 from kernbench.spec import Bench
 from kernbench.worker import Task, current_path, journal_path
@@ -44,6 +44,7 @@ class RunOptions:
     project_pins: Path | None = None  # the pins file a user commits (benches/pins/NAME.json)
     side: str = ""
     figures: bool = True
+    only: list[str] = field(default_factory=list)  # cell filters, KEY=V1[,V2]
     extra_env: dict[str, str] = field(default_factory=dict)
 
     def manifest(self) -> dict[str, Any]:
@@ -56,6 +57,7 @@ class RunOptions:
             "pins_mode": self.pins_mode,
             "project_pins": str(self.project_pins) if self.project_pins else None,
             "side": self.side,
+            "only": self.only,
             "spec_hash": spec_hash(self.bench),
         }
 
@@ -332,7 +334,7 @@ def execute(
     manifest = options.out_dir / MANIFEST
     if not manifest.exists():
         write_json(manifest, {**options.manifest(), "created_utc": utc_now()})
-    cells = plan(options.bench, options.device)
+    cells = planned_cells(options)
     if not cells:
         raise UserError(f"{options.bench_path}: the plan for device {options.device} is empty")
     total = sum(
@@ -351,6 +353,11 @@ def execute(
     finally:
         progress.close()
     return cells
+
+
+def planned_cells(options: RunOptions) -> list[Cell]:
+    cells = plan(options.bench, options.device)
+    return select(cells, options.only) if options.only else cells
 
 
 def device_model(device: str) -> str:

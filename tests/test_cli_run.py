@@ -125,3 +125,15 @@ def test_calibrate_cpu_writes_a_profile_that_loads(
     profile = load_hardware(out)
     assert profile.kind == "cpu" and profile.name == "test-cpu"
     assert profile.peak_tflops["fp32"].measured is not None  # type: ignore[index]
+
+
+@pytest.mark.slow
+def test_only_runs_the_selected_cells_and_resume_keeps_the_selection(tmp_path: Path) -> None:
+    bench = tiny_bench(tmp_path / "b")
+    out = tmp_path / "out"
+    result = runner.invoke(cli.app, ["run", "--bench", str(bench), "--device", "cpu",
+                                     "--out", str(out), "--only", "n=8", "--no-figures"])
+    assert result.exit_code == EXIT_OK, result.output
+    data = json.loads((out / "results.json").read_text())
+    assert [(c["index"], c["params"]["n"]) for c in data["cells"]] == [(1, 8)]
+    assert json.loads((out / "run.json").read_text())["only"] == ["n=8"]

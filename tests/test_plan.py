@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kernbench.loader import load_bench
 from kernbench.plan import cell_id, plan
 from kernbench.spec import Bench
@@ -100,3 +102,22 @@ def test_milestone_ccl_counts() -> None:
     # no out-of-place allreduce: torch has none
     assert len(cuda) == 3 * 21 * 2 * 2 - 21 * 2
     assert max(c.params["bytes"] for c in cuda) == 2**30
+
+
+def test_select_filters_by_parameters_and_variant_keeping_indices() -> None:
+    from kernbench.errors import UserError
+    from kernbench.plan import select
+
+    spec = load_bench(REPO / "benches" / "milestone-1h-gemm.yaml")
+    cells = plan(spec, "cuda")
+    chosen = select(cells, ["variant=triton,resident", "M=4096", "dtype=bf16"])
+    assert {c.variant for c in chosen} == {"triton", "resident"}
+    assert all(c.params["M"] == 4096 and c.params["dtype"] == "bf16" for c in chosen)
+    assert [c.index for c in chosen] == sorted(c.index for c in chosen)
+    assert select(cells, ["autotune=true"]) == [c for c in cells if c.params.get("autotune")]
+    with pytest.raises(UserError, match="unknown key 'Q'; known: K, M, N"):
+        select(cells, ["Q=1"])
+    with pytest.raises(UserError, match="no cell matches M=3"):
+        select(cells, ["M=3"])
+    with pytest.raises(UserError, match="is not KEY=VALUE"):
+        select(cells, ["M"])

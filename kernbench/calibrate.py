@@ -16,6 +16,7 @@ import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,7 @@ def profile_from(
     dtypes = list(sheet.peak_tflops) if sheet else []
     dtypes += [d for d in measured.peak_tflops if d not in dtypes]
     for dtype in dtypes:
-        old = sheet.peak_tflops.get(dtype) if sheet else None  # type: ignore[call-overload]
+        old = sheet.peak_tflops.get(dtype) if sheet else None
         peaks[dtype] = _ceiling(old, measured.peak_tflops.get(dtype))
     calibration: dict[str, Scalar] = {
         "date": (now or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -95,9 +96,9 @@ def profile_from(
     return HardwareProfile(
         name=name or (sheet.name if sheet else slug(measured.device_name)),
         description=sheet.description if sheet else f"{measured.device_name}, measured",
-        kind=measured.kind,  # type: ignore[arg-type]
+        kind=measured.kind,
         match=list(sheet.match) if sheet and sheet.match else [measured.device_name],
-        peak_tflops=peaks,  # type: ignore[arg-type]
+        peak_tflops=peaks,
         memory_gbs=_ceiling(sheet.memory_gbs if sheet else None, measured.memory_gbs),
         host_to_device_gbs=_optional(
             sheet.host_to_device_gbs if sheet else None, measured.host_to_device_gbs
@@ -166,7 +167,7 @@ def measure_cpu(sizes: Sizes) -> Measured:
         a = rng.standard_normal((n, n)).astype(np_dtype)
         b = rng.standard_normal((n, n)).astype(np_dtype)
         c = np.empty((n, n), dtype=np_dtype)
-        seconds = _median_seconds(lambda a=a, b=b, c=c: np.matmul(a, b, out=c), sizes.reps, _none)
+        seconds = _median_seconds(partial(np.matmul, a, b, out=c), sizes.reps, _none)
         peaks[dtype] = 2.0 * n**3 / seconds / 1e12
     count = sizes.cpu_copy_bytes // 8
     src = rng.standard_normal(count)

@@ -264,7 +264,7 @@ def _check_bench(bench: Bench, doc: Document) -> None:
     errors = check_metrics(bench)
     for name in bench.metrics:
         if name in errors:
-            field = ("metrics", name)
+            field: tuple[str, ...] = ("metrics", name)
             raise SpecError(doc.shown, doc.line(field), ".".join(field), errors[name])
     known = bench.parameter_names() | {"variant", "device"}
     for index, rule in enumerate(bench.exclude):

@@ -100,7 +100,7 @@ def roofline_time(
             return None
         return ceiling.datasheet if use_datasheet else ceiling.value
 
-    peak = rate(profile.peak_tflops.get(dtype))  # type: ignore[call-overload]
+    peak = rate(profile.peak_tflops.get(dtype))
     bandwidth = rate(profile.memory_gbs)
     if peak is None or bandwidth is None:
         return None

@@ -131,7 +131,7 @@ def measure(options: RunOptions) -> int:
     return report(results, options.out_dir)
 
 
-def finish(options: RunOptions, cells: list, complete: bool) -> results_io.Results:  # type: ignore[type-arg]
+def finish(options: RunOptions, cells: list, complete: bool) -> results_io.Results:
     from kernbench import provenance
     from kernbench.collect import build_results, collect
 
@@ -209,7 +209,7 @@ def _cuda_available() -> bool:
 PRESENTATION_FIELDS = ("description", "figures", "data", "ab")
 
 
-def spec_drift(measured: dict, current: dict) -> list[str]:  # type: ignore[type-arg]
+def spec_drift(measured: dict, current: dict) -> list[str]:
     """The measurement fields of a bench that changed since its results were taken."""
     fields = (set(measured) | set(current)) - set(PRESENTATION_FIELDS)
     return sorted(f for f in fields if measured.get(f) != current.get(f))

@@ -291,7 +291,7 @@ class RoundRunner:
 
 def _read_json(path: Path) -> dict[str, Any] | None:
     try:
-        return json.loads(path.read_text())  # type: ignore[no-any-return]
+        return json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):
         return None
 

@@ -118,7 +118,7 @@ class Bench(Strict):
         description="Parameter combinations to drop; a cell matching every key is excluded.",
     )
     variants: dict[Identifier, dict[Identifier, Scalar | list[Scalar]]] = Field(
-        default_factory=lambda: {"default": {}},
+        default_factory=lambda: {"default": dict[str, Any]()},
         description="Named option sets, each passed to the kernel factory.",
     )
     dtypes: list[Literal[DTYPES]] = Field(  # type: ignore[valid-type]
@@ -255,7 +255,7 @@ class HardwareProfile(Strict):
     )
 
     def peak(self, dtype: str) -> float | None:
-        ceiling = self.peak_tflops.get(dtype)  # type: ignore[call-overload]
+        ceiling = self.peak_tflops.get(dtype)
         return ceiling.value if ceiling is not None else None
 
 

@@ -28,7 +28,9 @@ class MedianInterval:
     reached: bool  # False when no pair reaches the requested confidence
 
 
-def median_interval(values: Sequence[float], confidence: float = 0.95) -> MedianInterval:
+def median_interval(
+    values: Sequence[float] | np.ndarray, confidence: float = 0.95
+) -> MedianInterval:
     """The narrowest order-statistic pair covering the median with >= `confidence`.
 
     With too few values for any pair to reach it, the min-max is returned with its own

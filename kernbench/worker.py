@@ -222,7 +222,8 @@ def run_task(task: Task) -> None:
     source = pinning.source_hash([source_file] if source_file else [])
     primary = is_primary_rank()
     store = pinning.PinStore(
-        read=task.pins_read, write=task.pins_write if primary else []
+        read=[Path(p) for p in task.pins_read],
+        write=[Path(p) for p in task.pins_write] if primary else [],
     )
     runner = CellRunner(
         factory, bench.kernel, source, bench.timer, store, task.pins_mode,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -58,7 +59,9 @@ def draw_ab_figure(report: AbReport, path: Path) -> Path | None:
     axes.set_title(
         f"{report.bench}: {report.switch}={report.b} vs {report.a}, {report.rounds} rounds"
     )
-    handles = [Patch(color=color, label=name) for name, color in VERDICT_COLORS.items()]
+    handles: list[Artist] = [
+        Patch(color=color, label=name) for name, color in VERDICT_COLORS.items()
+    ]
     handles += [
         Patch(color="#9e9e9e", alpha=0.25, label="±threshold"),
         Line2D([], [], linestyle="none", marker="o", color="black", label="round, A first"),

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kernbench.ab.analysis import AbReport
 from kernbench.ab.collect import LOG_NAME, RESULTS_NAME, STATUS_NAME
@@ -85,7 +86,7 @@ def resolve_settings(
     if not _ENV_NAME.match(switch):
         raise UserError(f"--switch: {switch!r} is not an environment variable name")
     defaults = block or AbSpec(switch=switch)
-    chosen = {
+    chosen: dict[str, Any] = {
         "switch": switch,
         "a": defaults.a if a is None else a,
         "b": defaults.b if b is None else b,

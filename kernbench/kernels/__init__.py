@@ -47,7 +47,7 @@ def resolve_factory(kernel: str, bench_dir: Path) -> Callable[..., object]:
         raise FactoryError(f"module {module_name!r} has no factory {factory_name!r}")
     if not callable(factory):
         raise FactoryError(f"{module_name}:{factory_name} is not callable")
-    return factory  # type: ignore[no-any-return]
+    return factory
 
 
 def kernel_source_path(kernel: str, bench_dir: Path) -> Path | None:

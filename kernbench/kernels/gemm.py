@@ -82,9 +82,9 @@ class _Operands:
 
     def __init__(self, M: int, N: int, K: int, dtype: type) -> None:
         rng = np.random.default_rng(int.from_bytes(os.urandom(8), "little"))
-        self.a = rng.standard_normal((M, K)).astype(dtype)
-        self.b = rng.standard_normal((K, N)).astype(dtype)
-        self.c = np.empty((M, N), dtype=dtype)
+        self.a: np.ndarray = rng.standard_normal((M, K)).astype(dtype)
+        self.b: np.ndarray = rng.standard_normal((K, N)).astype(dtype)
+        self.c: np.ndarray = np.empty((M, N), dtype=dtype)
 
     def matmul(self) -> None:
         np.matmul(self.a, self.b, out=self.c)

@@ -79,7 +79,7 @@ def figure_data(results: Results, name: str) -> dict[str, Any]:
     requested_figures(results, [name])
     if name in GEMM_FIGURES:
         return gemm_figure_data(results, name)
-    return _ccl().ccl_figure_data(results, name)  # type: ignore[no-any-return]
+    return _ccl().ccl_figure_data(results, name)
 
 
 def requested_figures(results: Results, figures: Sequence[str] | None) -> list[str]:

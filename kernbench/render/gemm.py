@@ -139,7 +139,7 @@ def _peak(results: Results, dtype: str) -> tuple[float | None, str | None]:
     if not results.hardware:
         return None, None
     profile = HardwareProfile.model_validate(results.hardware)
-    ceiling = profile.peak_tflops.get(dtype)  # type: ignore[call-overload]
+    ceiling = profile.peak_tflops.get(dtype)
     if ceiling is None:
         return None, None
     return ceiling.value, "measured" if ceiling.measured is not None else "datasheet"

@@ -95,7 +95,7 @@ def batch_size(
 @dataclass
 class Batch:
     seconds: list[float]
-    stages: list[Mapping[str, float]] = field(default_factory=list)
+    stages: Sequence[Mapping[str, float]] = field(default_factory=list)
 
 
 class Event(Protocol):

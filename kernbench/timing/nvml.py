@@ -76,7 +76,7 @@ class ClockReader:
     """
 
     def __init__(self, uuid: str | None = None, index: int = 0) -> None:
-        self._nvml = _nvml()
+        self._nvml: Any = _nvml()
         self._handle: Any = None
         if self._nvml is None:
             return

@@ -174,6 +174,11 @@ def run_command(
         bool, typer.Option("--figures/--no-figures", help="Draw the bench's figures.")
     ] = True,
     only: Only = None,
+    shard: Annotated[
+        str | None,
+        typer.Option("--shard", help="I/N: measure every N-th cell from the I-th (one GPU or "
+                     "array job each); `kernbench merge` joins the results."),
+    ] = None,
     bench_dir: BenchDirs = None,
 ) -> None:
     """Measure a bench: every cell, every round, then results.json and figures."""
@@ -182,7 +187,7 @@ def run_command(
     code = run(RunRequest(
         bench=bench, bench_dirs=bench_dir or (), out=out, device=device, rounds=rounds,
         first_round=first_round, fast=fast, resume=resume, pins=pins, pins_mode=pins_mode,
-        figures=figures, only=only or (),
+        figures=figures, only=only or (), shard=shard,
     ))
     raise typer.Exit(code)
 
@@ -201,6 +206,26 @@ def render_command(
     loaded = results_io.load(results)
     for path in render_results(loaded, out or results.parent / "figures"):
         typer.echo(str(path))
+
+
+@app.command("merge")
+def merge_command(
+    parts: Annotated[list[Path], typer.Argument(help="results.json of each shard.")],
+    out: Annotated[Path, typer.Option("--out", help="The merged results file to write.")],
+    figures: Annotated[
+        bool, typer.Option("--figures/--no-figures", help="Draw the figures beside it.")
+    ] = True,
+) -> None:
+    """Join the results of a sharded sweep (`run --shard I/N`) into one file."""
+    from kernbench import results as results_io
+    from kernbench.merge import merge_results
+    from kernbench.render import render_results
+
+    merged = merge_results(parts)
+    results_io.save(merged, out)
+    typer.echo(f"wrote {out}: {len(merged.cells)} cells from {len(parts)} files")
+    if figures and merged.spec.get("figures"):
+        render_results(merged, out.parent / "figures", parallel=True)
 
 
 # --- A/B: ab, summarize -----------------------------------------------------------------

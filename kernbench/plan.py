@@ -134,3 +134,17 @@ def select(cells: list[Cell], only: Sequence[str]) -> list[Cell]:
 
 def _as_text(value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def shard(cells: list[Cell], spec: str) -> list[Cell]:
+    """Shard `i/n` (1 <= i <= n) of the cells: every n-th cell from the i-th, so each shard
+    gets a like mix of sizes and variants. Shards of one plan are disjoint and cover it."""
+    from kernbench.errors import UserError
+
+    first, sep, count = spec.partition("/")
+    if not (sep and first.isdigit() and count.isdigit()):
+        raise UserError(f"--shard: {spec!r} is not I/N (e.g. 2/8)")
+    i, n = int(first), int(count)
+    if not 1 <= i <= n:
+        raise UserError(f"--shard: {spec!r}: I must be between 1 and N")
+    return cells[i - 1 :: n]

@@ -39,6 +39,7 @@ class RunRequest:
     pins_mode: str | None = None
     figures: bool = True
     only: Sequence[str] = ()
+    shard: str | None = None
 
 
 def fast_requested(flag: bool) -> bool:
@@ -77,6 +78,7 @@ def run(request: RunRequest) -> int:
         side=os.environ.get("KERNBENCH_SIDE", ""),
         figures=request.figures,
         only=list(request.only),
+        shard=request.shard,
     )
     return measure(options)
 
@@ -107,6 +109,7 @@ def resume(out: Path, figures: bool = True) -> int:
         side=manifest.get("side", ""),
         figures=figures,
         only=manifest.get("only", []),
+        shard=manifest.get("shard"),
     )
     return measure(options)
 

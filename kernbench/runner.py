@@ -22,7 +22,7 @@ from typing import Any
 
 from kernbench import provenance
 from kernbench.errors import UserError
-from kernbench.plan import Cell, plan, select
+from kernbench.plan import Cell, plan, select, shard
 from kernbench.results import RoundResult, write_json
 from kernbench.spec import Bench
 from kernbench.worker import Task, current_path, journal_path
@@ -45,6 +45,7 @@ class RunOptions:
     side: str = ""
     figures: bool = True
     only: list[str] = field(default_factory=list)  # cell filters, KEY=V1[,V2]
+    shard: str | None = None  # "i/n": this run measures every n-th selected cell
     extra_env: dict[str, str] = field(default_factory=dict)
 
     def manifest(self) -> dict[str, Any]:
@@ -58,6 +59,7 @@ class RunOptions:
             "project_pins": str(self.project_pins) if self.project_pins else None,
             "side": self.side,
             "only": self.only,
+            "shard": self.shard,
             "spec_hash": spec_hash(self.bench),
         }
 
@@ -357,7 +359,9 @@ def execute(
 
 def planned_cells(options: RunOptions) -> list[Cell]:
     cells = plan(options.bench, options.device)
-    return select(cells, options.only) if options.only else cells
+    if options.only:
+        cells = select(cells, options.only)
+    return shard(cells, options.shard) if options.shard else cells
 
 
 def device_model(device: str) -> str:

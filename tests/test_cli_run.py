@@ -137,3 +137,28 @@ def test_only_runs_the_selected_cells_and_resume_keeps_the_selection(tmp_path: P
     data = json.loads((out / "results.json").read_text())
     assert [(c["index"], c["params"]["n"]) for c in data["cells"]] == [(1, 8)]
     assert json.loads((out / "run.json").read_text())["only"] == ["n=8"]
+
+
+@pytest.mark.slow
+def test_shards_merge_into_the_whole_sweep(tmp_path: Path) -> None:
+    bench = tiny_bench(tmp_path / "b")
+    parts = []
+    for i in (1, 2):
+        out = tmp_path / f"shard{i}"
+        result = runner.invoke(cli.app, ["run", "--bench", str(bench), "--device", "cpu",
+                                         "--out", str(out), "--shard", f"{i}/2",
+                                         "--no-figures"])
+        assert result.exit_code == EXIT_OK, result.output
+        parts.append(str(out / "results.json"))
+    merged_path = tmp_path / "merged" / "results.json"
+    result = runner.invoke(cli.app, ["merge", *parts, "--out", str(merged_path)])
+    assert result.exit_code == EXIT_OK, result.output
+    merged = json.loads(merged_path.read_text())
+    assert [c["params"]["n"] for c in merged["cells"]] == [4, 8]
+    assert len(merged["provenance"]["merged_from"]) == 2
+    assert (tmp_path / "merged" / "figures" / "throughput.png").exists()
+    # The same shard twice is not a sweep.
+    again = runner.invoke(cli.app, ["merge", parts[0], parts[0], "--out",
+                                    str(tmp_path / "x.json")])
+    assert again.exit_code == EXIT_USAGE
+    assert "is also in" in again.stderr

@@ -121,3 +121,17 @@ def test_select_filters_by_parameters_and_variant_keeping_indices() -> None:
         select(cells, ["M=3"])
     with pytest.raises(UserError, match="is not KEY=VALUE"):
         select(cells, ["M"])
+
+
+def test_shards_are_disjoint_and_cover_the_plan() -> None:
+    from kernbench.errors import UserError
+    from kernbench.plan import shard
+
+    cells = plan(load_bench(REPO / "benches" / "milestone-1h-gemm.yaml"), "cuda")
+    parts = [shard(cells, f"{i}/4") for i in range(1, 5)]
+    indices = [c.index for part in parts for c in part]
+    assert sorted(indices) == [c.index for c in cells]
+    assert max(len(p) for p in parts) - min(len(p) for p in parts) <= 1
+    for bad in ("0/4", "5/4", "2", "a/b"):
+        with pytest.raises(UserError, match="--shard"):
+            shard(cells, bad)

@@ -19,6 +19,9 @@ VERDICT_COLORS = {
 }
 
 
+SYMLOG_ABOVE_PCT = 20  # widest delta, in thresholds, past which the x axis goes symlog
+
+
 def draw_ab_figure(report: AbReport, path: Path) -> Path | None:
     """Write the figure to `path` (PNG); None when no cell has a verdict to draw."""
     cells = report.cells
@@ -52,6 +55,15 @@ def draw_ab_figure(report: AbReport, path: Path) -> Path | None:
                 markersize=5,
             )
     axes.axvline(0.0, color="black", linewidth=0.8)
+    widest = max(abs(d) for cell in cells for d in [*cell.round_deltas_pct, *cell.ci_pct])
+    thresholds = max(cell.threshold_pct for cell in cells)
+    if widest > SYMLOG_ABOVE_PCT * max(thresholds, 1.0):
+        # Linear around the thresholds, logarithmic beyond: a +600% cell and a +-2% cell
+        # stay readable in one figure.
+        linthresh = max(2 * thresholds, 1.0)
+        axes.set_xscale("symlog", linthresh=linthresh)
+        values = [d for cell in cells for d in [*cell.round_deltas_pct, *cell.ci_pct]]
+        axes.set_xlim(min(min(values) * 1.5, -linthresh), max(max(values) * 1.5, linthresh))
     axes.set_yticks(range(len(cells)), [cell.id for cell in reversed(cells)])
     axes.set_ylim(-0.7, len(cells) - 0.3)
     axes.set_xlabel(f"time delta of B vs A (%), positive: B ({report.switch}={report.b}) slower")

@@ -79,8 +79,11 @@ def test_schedule_pins_and_environment(tmp_path):
     modes = [r.run.pins_mode for r in sides.requests]
     assert modes == ["record"] + ["replay"] * 7
     first = sides.requests[0]
-    assert first.env == {"KB_X": "0", "KERNBENCH_SIDE": "A", "KERNBENCH_ROUND": "1"}
-    assert sides.requests[2].env == {"KB_X": "1", "KERNBENCH_SIDE": "B", "KERNBENCH_ROUND": "2"}
+    switch = {"KERNBENCH_SWITCH": "KB_X"}
+    assert first.env == {"KB_X": "0", "KERNBENCH_SIDE": "A", "KERNBENCH_ROUND": "1", **switch}
+    assert sides.requests[2].env == {
+        "KB_X": "1", "KERNBENCH_SIDE": "B", "KERNBENCH_ROUND": "2", **switch
+    }
     command = sides.requests[3].command
     assert command[1:4] == ["-m", "kernbench", "run"]
     pins = str(outcome.folder / "pins.json")

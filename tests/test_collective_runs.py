@@ -82,3 +82,5 @@ def test_a_collective_bench_runs_under_ab(tmp_path: Path) -> None:
     assert all(cell["verdict"] in ("same", "unstable", "faster", "slower")
                for cell in report["cells"])
     assert all(len(cell["round_deltas_pct"]) == 2 for cell in report["cells"])
+    side_b = json.loads((tmp_path / "ab" / "r1_B" / "results.json").read_text())
+    assert side_b["provenance"]["environment"]["KB_CCL_NOOP"] == "1"  # the switch, recorded

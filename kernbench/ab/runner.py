@@ -123,7 +123,13 @@ def side_command(manifest: AbManifest, run: SideRun, run_dir: Path, pins_path: P
 def side_env(manifest: AbManifest, run: SideRun) -> dict[str, str]:
     # A/A sides are A sides: a kernel that branches on KERNBENCH_SIDE sees "A".
     side = "B" if run.side == "B" else "A"
-    return {manifest.switch: run.value, "KERNBENCH_SIDE": side, "KERNBENCH_ROUND": str(run.round)}
+    # KERNBENCH_SWITCH names the switch, so each side's provenance records its value.
+    return {
+        manifest.switch: run.value,
+        "KERNBENCH_SWITCH": manifest.switch,
+        "KERNBENCH_SIDE": side,
+        "KERNBENCH_ROUND": str(run.round),
+    }
 
 
 def run_ab(

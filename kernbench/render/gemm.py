@@ -39,6 +39,9 @@ class _Table:
     cells: dict[tuple[str, str, str], CellResult] = field(default_factory=dict)
 
 
+CROWDED_TOTALS = 10  # stage-breakdown bars per panel past which the totals stand upright
+
+
 def render_gemm(results: Results, out_dir: Path, figures: Sequence[str]) -> list[Path]:
     """Write `<name>.png` and its data `<name>.json` into `out_dir` for each GEMM figure."""
     out_dir = Path(out_dir)
@@ -508,16 +511,18 @@ def _draw_stage_panel(
                     color="white",
                 )
         bottom = [b + s for b, s in zip(bottom, shares, strict=True)]
+    crowded = len(panel["bars"]) > CROWDED_TOTALS  # upright totals would overlap
     for x, bar in zip(xs, panel["bars"], strict=True):
         if bar["total_s"] is None:
             style.mark_missing(ax, x, bar["status"] if bar["status"] != "ok" else "n/a")
         else:
             ax.text(
-                x, 101, style.format_seconds(bar["total_s"]), ha="center", va="bottom", fontsize=7
+                x, 101, style.format_seconds(bar["total_s"]), ha="center", va="bottom",
+                fontsize=7, rotation=90 if crowded else 0,
             )
     under = {b["shape"] for b in panel["bars"] if b["under_tile"]}
     style.category_ticks(ax, [style.category_label(s, s in under) for s in panel["shapes"]], room)
-    ax.set_ylim(0, 112)
+    ax.set_ylim(0, 125 if crowded else 112)
     ax.set_ylabel("% of staged time")
     ax.set_xlabel("GEMM shape M×N×K (label: sum of stage medians)")
     ax.set_title(f"{panel['variant']} · {panel['dtype']}", fontsize=10, loc="left")

@@ -187,7 +187,9 @@ def category_ticks(ax: Axes, labels: Sequence[str], panel_width_in: float) -> No
     # About 0.075 in per character at 8 pt; leave a quarter of the panel for the margins.
     crowded = len(labels) * longest * 0.075 > 0.75 * panel_width_in
     if crowded:
-        ax.set_xticklabels(labels, fontsize=8, rotation=25, ha="right", rotation_mode="anchor")
+        # A second line under a slanted label would run into its neighbour's.
+        one_line = [label.replace("\n", " ") for label in labels]
+        ax.set_xticklabels(one_line, fontsize=8, rotation=25, ha="right", rotation_mode="anchor")
     else:
         ax.set_xticklabels(labels, fontsize=8)
 

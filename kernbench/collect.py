@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -87,9 +88,11 @@ def cell_result(
         ci_coverage=summary.ci_coverage,
         round_medians_s=[r.median_s for r in rounds if r.median_s is not None],
     )
-    stages = {name: [v for r in rounds for v in r.stages_s.get(name, [])] for name in
-              dict.fromkeys(n for r in rounds for n in r.stages_s)}
-    result.stages_s = {name: float(_median(values)) for name, values in stages.items() if values}
+    stages: dict[str, list[float]] = {}
+    for round_result in rounds:
+        for name, values in round_result.stages_s.items():
+            stages.setdefault(name, []).extend(values)
+    result.stages_s = {name: statistics.median(values) for name, values in stages.items() if values}
     flags = [flag for r in rounds for flag in r.throttled]
     if flags:
         result.throttled_fraction = sum(flags) / len(flags)
@@ -101,11 +104,6 @@ def cell_result(
     result.status = "invalid" if invalid else "ok"
     result.reason = invalid
     return result
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2]
 
 
 def _under_tile(params: Any, tile: list[int]) -> bool:

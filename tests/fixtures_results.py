@@ -181,14 +181,14 @@ def _cell(
             RoundResult(round=r + 1, status="ok", median_s=m, samples_s=[m * 0.998, m, m * 1.003])
             for r, m in enumerate(round_medians)
         ],
-        summary=_summary(median, round_medians, 3 * rounds),
+        summary=summary(median, round_medians, 3 * rounds),
         metrics=metrics,
         stages_s=stages,
         **common,
     )
 
 
-def _summary(median: float, round_medians: list[float], n: int) -> Summary:
+def summary(median: float, round_medians: list[float], n: int) -> Summary:
     return Summary(
         n=n,
         median_s=median,

@@ -4,34 +4,17 @@ import json
 from pathlib import Path
 
 import pytest
+from fixtures_results import summary
 
 from kernbench.collective_model import bandwidths
 from kernbench.plan import cell_id
 from kernbench.render.ccl import ccl_figure_data, format_bytes, render_ccl
-from kernbench.results import CellResult, Results, Summary
+from kernbench.results import CellResult, Results
 from kernbench.spec import Bench
 
 OPS = ("allreduce", "allgather")
 SIZES = [2**p for p in range(10, 31, 2)]  # 1 KiB .. 1 GiB
 ALPHA_S, BETA = {"allreduce": 20e-6, "allgather": 12e-6}, {"allreduce": 160e9, "allgather": 300e9}
-
-
-def _summary(median: float) -> Summary:
-    return Summary(
-        n=9,
-        median_s=median,
-        mean_s=median,
-        min_s=median * 0.98,
-        max_s=median * 1.03,
-        q1_s=median * 0.99,
-        q3_s=median * 1.01,
-        iqr_s=median * 0.02,
-        rel_iqr=0.02,
-        ci_low_s=median * 0.99,
-        ci_high_s=median * 1.015,
-        ci_coverage=0.96,
-        round_medians_s=[median] * 3,
-    )
 
 
 def make_ccl_results(failed: bool = True, ok: bool = True) -> Results:
@@ -63,7 +46,8 @@ def make_ccl_results(failed: bool = True, ok: bool = True) -> Results:
             median = ALPHA_S[op] + size / BETA[op]
             metrics = {"bytes": float(size), **bandwidths(op, size, 2, median)}
             cells.append(
-                CellResult(status="ok", summary=_summary(median), metrics=metrics, **common)
+                CellResult(status="ok", summary=summary(median, [median] * 3, 9),
+                           metrics=metrics, **common)
             )
     return Results(
         bench="milestone-1h-ccl",

@@ -63,8 +63,8 @@ Only = Annotated[
 @app.command("list")
 def list_command(bench_dir: BenchDirs = None) -> None:
     """List the benches found: name, then description."""
-    from kernbench.discovery import discover
-    from kernbench.loader import load_bench
+    from kernbench.spec.discovery import discover
+    from kernbench.spec.loader import load_bench
 
     found = discover(bench_dir or ())
     width = max((len(name) for name in found), default=0)
@@ -82,8 +82,8 @@ def validate_command(
     bench_dir: BenchDirs = None,
 ) -> None:
     """Check bench files (default: every bench found, and the hardware profiles)."""
-    from kernbench.loader import shown_path
-    from kernbench.validate import validate_files
+    from kernbench.commands.validate import validate_files
+    from kernbench.spec.loader import shown_path
 
     failed = False
     for path, error in validate_files(paths or None, bench_dir or ()):
@@ -104,7 +104,7 @@ def plan_command(
     bench_dir: BenchDirs = None,
 ) -> None:
     """Show the cells a run would measure, and a rough estimate of its time."""
-    from kernbench.plan_view import show_plan
+    from kernbench.commands.plan import show_plan
 
     show_plan(bench, device, bench_dir or (), only=only or ())
 
@@ -119,10 +119,10 @@ def schema_command(
     ] = False,
 ) -> None:
     """Write schemas/*.schema.json from the models (or check them with --check)."""
-    from kernbench.discovery import project_root
+    from kernbench.commands.schema import drifted_schemas, write_schemas
     from kernbench.errors import EXIT_FAILED
-    from kernbench.loader import shown_path
-    from kernbench.schema_files import drifted_schemas, write_schemas
+    from kernbench.spec.discovery import project_root
+    from kernbench.spec.loader import shown_path
 
     folder = project_root() / "schemas"
     if check:
@@ -182,7 +182,7 @@ def run_command(
     bench_dir: BenchDirs = None,
 ) -> None:
     """Measure a bench: every cell, every round, then results.json and figures."""
-    from kernbench.run import RunRequest, run
+    from kernbench.commands.run import RunRequest, run
 
     code = run(RunRequest(
         bench=bench, bench_dirs=bench_dir or (), out=out, device=device, rounds=rounds,
@@ -200,8 +200,8 @@ def render_command(
     ] = None,
 ) -> None:
     """Draw the figures of a results file (no kernel runs, no torch import)."""
-    from kernbench import results as results_io
     from kernbench.render import render_results
+    from kernbench.results import model as results_io
 
     loaded = results_io.load(results)
     for path in render_results(loaded, out or results.parent / "figures"):
@@ -217,9 +217,9 @@ def merge_command(
     ] = True,
 ) -> None:
     """Join the results of a sharded sweep (`run --shard I/N`) into one file."""
-    from kernbench import results as results_io
-    from kernbench.merge import merge_results
     from kernbench.render import render_results
+    from kernbench.results import model as results_io
+    from kernbench.results.merge import merge_results
 
     merged = merge_results(parts)
     results_io.save(merged, out)
@@ -258,7 +258,7 @@ def ab_command(
     """A/B a switch over rounds of fresh processes; a verdict per cell.
 
     Unset options come from the bench's `ab:` block, then the defaults."""
-    from kernbench.ab.runner import run_ab
+    from kernbench.ab.sides import run_ab
 
     outcome = run_ab(
         bench, switch=switch, a=a, b=b, rounds=rounds, aa=aa, min_effect=min_effect,
@@ -299,7 +299,7 @@ def calibrate_command(
     ] = None,
 ) -> None:
     """Measure this machine's ceilings and write a hardware profile (datasheet kept beside)."""
-    from kernbench.calibrate_command import calibrate_profile
+    from kernbench.commands.calibrate import calibrate_profile
 
     path = calibrate_profile(device, out, name)
     typer.echo(f"wrote {path}")

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernbench.spec import Bench
+from kernbench.spec.models import Bench
 
 
 @dataclass(frozen=True)
@@ -148,3 +148,14 @@ def shard(cells: list[Cell], spec: str) -> list[Cell]:
     if not 1 <= i <= n:
         raise UserError(f"--shard: {spec!r}: I must be between 1 and N")
     return cells[i - 1 :: n]
+
+# Building inputs, the one-time check and pin replay per cell, and a worker's start-up
+# (Python, torch import) per round: rough figures, not measured per machine.
+CELL_OVERHEAD_S = 0.5
+ROUND_OVERHEAD_S = 5.0
+
+
+def estimate_run_s(bench: Bench, n_cells: int) -> float:
+    """Seconds: cells x rounds x (warm-up + budget + overhead), plus a start-up per round."""
+    per_cell = bench.timer.warmup_s + bench.timer.budget_s + CELL_OVERHEAD_S
+    return bench.rounds * (n_cells * per_cell + ROUND_OVERHEAD_S)

@@ -81,7 +81,7 @@ def main() -> None:
             [sys.executable, "-c", textwrap.dedent(f"""
                 import sys
                 from pathlib import Path
-                from kernbench.run import RunRequest, run
+                from kernbench.commands.run import RunRequest, run
                 run(RunRequest(bench="milestone-1h-gemm", fast=True, out=Path({str(folder)!r})))
                 print("torch" in sys.modules)
             """)],

@@ -151,7 +151,7 @@ class Tools:
         import torch
         import triton.testing
 
-        from kernbench.spec import TimerSpec
+        from kernbench.spec.models import TimerSpec
         from kernbench.timing.cuda import CudaDevice
 
         self.torch = torch
@@ -710,7 +710,7 @@ def settings(names: list[str], reps: int) -> dict[str, Any]:
 
 
 def write(out: Path, data: dict[str, Any]) -> str:
-    from kernbench.results import write_json
+    from kernbench.results.jsonio import write_json
 
     write_json(out, data)
     text = markdown(data)

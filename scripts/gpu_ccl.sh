@@ -15,7 +15,7 @@ timeout 420 python3 -m kernbench run --bench milestone-1h-ccl --device cuda --ro
 echo "ccl exit $?" >> "$out/ccl.log"
 sizes=4194304,67108864,268435456,1073741824
 for dtype in fp32 bf16; do
-  timeout 90 python3 -m kernbench.launch --nproc-per-node 2 scripts/ccl_reference.py \
+  timeout 90 python3 -m kernbench.execute.launch --nproc-per-node 2 scripts/ccl_reference.py \
     --sizes $sizes --dtype $dtype --inplace --out "$out/reference-$dtype.json" \
     >> "$out/reference.log" 2>&1
 done

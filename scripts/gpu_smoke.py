@@ -51,7 +51,7 @@ def step(name: str, fn: Callable[[], tuple[str, str] | str]) -> None:
 
 
 def timer_spec(**update: Any) -> Any:
-    from kernbench.spec import TimerSpec
+    from kernbench.spec.models import TimerSpec
 
     values = {"warmup_s": 0.05, "budget_s": 0.3, "min_samples": 10, "rel_ci": 0.01}
     return TimerSpec(**{**values, **update})
@@ -202,8 +202,8 @@ def nvml_reading() -> tuple[str, str]:
 
 
 def calibration(out: Path, quick: bool) -> tuple[str, str]:
-    from kernbench import calibrate
-    from kernbench.hardware import load_profiles
+    from kernbench.execute import calibrate
+    from kernbench.spec.hardware import load_profiles
 
     sizes = calibrate.Sizes(
         gemm=4096 if quick else 8192, copy_bytes=1 << 30, host_bytes=256 << 20, reps=10

@@ -1,4 +1,4 @@
-"""A script the slow collective tests start as ranks through `kernbench.launch`.
+"""A script the slow collective tests start as ranks through `kernbench.execute.launch`.
 
 `collective_ranks.py cells OUT.json`: run a few gloo cells through the `collective`
 factory (make, check, measure, as the worker does); rank 0 writes what it saw.
@@ -17,7 +17,7 @@ import sys
 import time
 
 from kernbench.kernels.collective import make
-from kernbench.spec import TimerSpec
+from kernbench.spec.models import TimerSpec
 
 CELLS = [
     {"op": "allreduce", "bytes": 4096, "inplace": True, "dtype": "fp32"},

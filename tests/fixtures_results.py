@@ -14,8 +14,8 @@ from typing import Any
 
 from kernbench.dtypes import ITEMSIZE
 from kernbench.plan import cell_id
-from kernbench.results import CellResult, Results, RoundResult, Summary
-from kernbench.spec import Bench, HardwareProfile
+from kernbench.results.model import CellResult, Results, RoundResult, Summary
+from kernbench.spec.models import Bench, HardwareProfile
 
 SHAPES: tuple[tuple[int, int, int], ...] = (
     (64, 64, 64),

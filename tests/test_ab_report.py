@@ -3,8 +3,8 @@ from __future__ import annotations
 from ab_fixtures.build import manifest, outcomes
 
 from kernbench.ab.analysis import analyze
-from kernbench.ab.figure import draw_ab_figure
-from kernbench.ab.report import render_markdown
+from kernbench.render.ab import draw_ab_figure
+from kernbench.render.ab_report import render_markdown
 
 
 def slower_on_b(run: str, variant: str, size: int) -> float:

@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 from ab_fixtures.build import results
 
-from kernbench import results as results_io
-from kernbench.ab.manifest import load_manifest
 from kernbench.ab.outputs import load_report, summarize_ab
-from kernbench.ab.runner import AbOutcome, SideRequest, run_ab
+from kernbench.ab.schedule import load_manifest
+from kernbench.ab.sides import AbOutcome, SideRequest, run_ab
 from kernbench.errors import UserError
+from kernbench.results import model as results_io
 
 BENCH = """\
 name: fake-ab

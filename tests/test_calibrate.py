@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kernbench import calibrate
-from kernbench.loader import load_hardware
-from kernbench.spec import Ceiling, HardwareProfile
+from kernbench.execute import calibrate
+from kernbench.spec.loader import load_hardware
+from kernbench.spec.models import Ceiling, HardwareProfile
 
 TINY = calibrate.Sizes(cpu_gemm=64, cpu_copy_bytes=1 << 20, reps=3)
 NOW = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)

@@ -112,8 +112,8 @@ def test_ab_needs_a_switch(tmp_path: Path) -> None:
 def test_calibrate_cpu_writes_a_profile_that_loads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kernbench import calibrate
-    from kernbench.loader import load_hardware
+    from kernbench.execute import calibrate
+    from kernbench.spec.loader import load_hardware
 
     sizes = calibrate.Sizes
     monkeypatch.setattr(calibrate, "Sizes", lambda: sizes(

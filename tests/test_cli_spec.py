@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kernbench import cli, discovery, schema_files
+from kernbench import cli
+from kernbench.commands import schema as schema_files
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from kernbench.spec import discovery
 
 REPO = Path(__file__).resolve().parent.parent
 CUSTOM = Path(__file__).resolve().parent / "fixtures" / "custom"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kernbench.kernels.collective import _next_chunk, _stop_reason, make
-from kernbench.spec import TimerSpec
+from kernbench.spec.models import TimerSpec
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = Path(__file__).with_name("collective_ranks.py")
@@ -107,7 +107,8 @@ def test_stop_rules() -> None:
 def test_modules_import_without_torch() -> None:
     code = (
         "import sys\n"
-        "import kernbench.launch, kernbench.kernels.collective, kernbench.collective_model\n"
+        "import kernbench.execute.launch, kernbench.kernels.collective\n"
+        "import kernbench.analyze.collective\n"
         "import kernbench.render.ccl\n"
         "print('torch' in sys.modules)"
     )
@@ -117,7 +118,7 @@ def test_modules_import_without_torch() -> None:
 
 @pytest.mark.slow
 def test_two_gloo_ranks_check_and_time_every_op(tmp_path: Path) -> None:
-    from kernbench.launch import launch_env, launcher_argv
+    from kernbench.execute.launch import launch_env, launcher_argv
 
     out = tmp_path / "seen.json"
     env = {**os.environ, **launch_env("cpu"), "PYTHONPATH": str(REPO)}

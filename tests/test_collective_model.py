@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from kernbench.collective_model import (
+from kernbench.analyze.collective import (
     BUSBW_FACTOR,
     AlphaBeta,
     bandwidths,

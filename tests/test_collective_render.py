@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 from fixtures_results import summary
 
-from kernbench.collective_model import bandwidths
+from kernbench.analyze.collective import bandwidths
 from kernbench.plan import cell_id
 from kernbench.render.ccl import ccl_figure_data, format_bytes, render_ccl
-from kernbench.results import CellResult, Results
-from kernbench.spec import Bench
+from kernbench.results.model import CellResult, Results
+from kernbench.spec.models import Bench
 
 OPS = ("allreduce", "allgather")
 SIZES = [2**p for p in range(10, 31, 2)]  # 1 KiB .. 1 GiB

@@ -10,7 +10,7 @@ import pytest
 
 from kernbench.kernels import gemm_triton
 from kernbench.kernels.base import Kernel
-from kernbench.spec import TimerSpec
+from kernbench.spec.models import TimerSpec
 from kernbench.timing import cuda, nvml
 from kernbench.timing.nvml import Reading
 
@@ -327,7 +327,7 @@ def test_gpu_modules_import_without_torch() -> None:
     code = (
         "import sys; "
         "import kernbench.timing.cuda, kernbench.timing.nvml, kernbench.kernels.gemm_cuda, "
-        "kernbench.kernels.gemm_triton, kernbench.calibrate; "
+        "kernbench.kernels.gemm_triton, kernbench.execute.calibrate; "
         "loaded = {'torch', 'triton', 'pynvml'} & set(sys.modules); "
         "assert not loaded, loaded"
     )

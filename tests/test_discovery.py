@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from kernbench import discovery
 from kernbench.errors import SpecError, UserError
 from kernbench.kernels import BUILTINS, FactoryError, kernel_source_path, resolve_factory
 from kernbench.plan import plan
+from kernbench.spec import discovery
 
 REPO = Path(__file__).resolve().parent.parent
 CUSTOM = Path(__file__).resolve().parent / "fixtures" / "custom"

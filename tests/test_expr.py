@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from kernbench import expr
+from kernbench.spec import expr
 
 NAMES = {"M": 4, "N": 2, "K": 3, "itemsize": 2, "bytes": 1024, "x": 1.5}
 

@@ -44,7 +44,7 @@ def test_fast_mode_redraws_the_committed_figures(
 
 
 def test_committed_data_names_the_h200() -> None:
-    from kernbench import results
+    from kernbench.results import model as results
 
     gemm = results.load(REPO / "benches/data/milestone-1h-gemm.json.gz")
     assert gemm.provenance["device_name"] == "NVIDIA H200"
@@ -61,7 +61,7 @@ def test_committed_data_names_the_h200() -> None:
 @pytest.mark.slow
 def test_fast_mode_never_imports_torch(tmp_path: Path) -> None:
     code = (
-        "import sys; from pathlib import Path; from kernbench.run import RunRequest, run; "
+        "import sys; from pathlib import Path; from kernbench.commands.run import RunRequest, run; "
         f"run(RunRequest(bench='milestone-1h-gemm', fast=True, out=Path({str(tmp_path)!r}))); "
         "print('torch' in sys.modules)"
     )

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from kernbench import hardware
 from kernbench.errors import SpecError, UserError
-from kernbench.spec import Ceiling, HardwareProfile
+from kernbench.spec import hardware
+from kernbench.spec.models import Ceiling, HardwareProfile
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kernbench.launch import _parse, launch_env, launcher_argv, worker_argv
+from kernbench.execute.launch import _parse, launch_env, launcher_argv, worker_argv
 
 SCRIPT = Path(__file__).with_name("collective_ranks.py")
 REPO = Path(__file__).resolve().parents[1]
@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_one_rank_needs_no_launcher() -> None:
     argv = worker_argv(1, Path("/runs/x/tasks/r1.json"), "cpu")
-    assert argv == [sys.executable, "-m", "kernbench.worker", "/runs/x/tasks/r1.json"]
+    assert argv == [sys.executable, "-m", "kernbench.execute.worker", "/runs/x/tasks/r1.json"]
 
 
 def test_several_ranks_go_through_the_elastic_launcher() -> None:
@@ -26,14 +26,14 @@ def test_several_ranks_go_through_the_elastic_launcher() -> None:
     assert argv == [
         sys.executable,
         "-m",
-        "kernbench.launch",
+        "kernbench.execute.launch",
         "--nproc-per-node",
         "4",
         "-m",
-        "kernbench.worker",
+        "kernbench.execute.worker",
         "t.json",
     ]
-    assert _parse(argv[3:]).target == ["-m", "kernbench.worker", "t.json"]
+    assert _parse(argv[3:]).target == ["-m", "kernbench.execute.worker", "t.json"]
 
 
 def test_world_size_must_be_positive() -> None:
@@ -45,7 +45,7 @@ def test_launcher_arguments_are_checked() -> None:
     with pytest.raises(SystemExit, match="give -m MODULE or a script"):
         _parse(["--nproc-per-node", "2"])
     with pytest.raises(SystemExit, match="start with --nproc-per-node N"):
-        _parse(["-m", "kernbench.worker", "t.json"])
+        _parse(["-m", "kernbench.execute.worker", "t.json"])
     with pytest.raises(SystemExit, match="at least 1"):
         _parse(["--nproc-per-node", "0", "x.py"])
     assert _parse(["--nproc-per-node", "2", "x.py", "--flag"]).target == ["x.py", "--flag"]
@@ -83,7 +83,7 @@ def test_a_dead_rank_ends_the_launch_nonzero_and_soon() -> None:
             os.killpg(process.pid, signal.SIGKILL)
     assert time.monotonic() - began < 60
     assert process.returncode == 9, output.decode()[-2000:]
-    assert b"kernbench.launch: rank 1" in output and b"exit code 9" in output
+    assert b"kernbench.execute.launch: rank 1" in output and b"exit code 9" in output
 
 
 def _alive(pid: int) -> bool:

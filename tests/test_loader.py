@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kernbench.errors import EXIT_USAGE, SpecError
-from kernbench.loader import load_bench, load_hardware, read_document
-from kernbench.spec import Bench, HardwareProfile
+from kernbench.spec.loader import load_bench, load_hardware, read_document
+from kernbench.spec.models import Bench, HardwareProfile
 
 VALID = """\
 name: demo

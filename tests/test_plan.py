@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from kernbench.loader import load_bench
 from kernbench.plan import cell_id, plan
-from kernbench.spec import Bench
+from kernbench.spec.loader import load_bench
+from kernbench.spec.models import Bench
 
 REPO = Path(__file__).resolve().parent.parent
 

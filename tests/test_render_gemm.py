@@ -12,7 +12,7 @@ from kernbench.errors import UserError
 from kernbench.render import figure_data, render_results
 from kernbench.render.gemm import GEMM_FIGURES, shape_label
 from kernbench.render.style import format_seconds, ordered_stages
-from kernbench.results import CellResult, load, save
+from kernbench.results.model import CellResult, load, save
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from kernbench import results as results_io
+from kernbench.commands.run import RunRequest, run
 from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
-from kernbench.run import RunRequest, run
+from kernbench.results import model as results_io
 
 pytestmark = pytest.mark.slow
 
@@ -143,7 +143,7 @@ def test_resume_after_kill_9_does_not_remeasure_finished_cells(tmp_path: Path) -
     bench = write_bench(tmp_path / "b", "slow", sizes=(1, 2, 3, 4, 5, 6))
     out = tmp_path / "out"
     code = (
-        "import sys; from pathlib import Path; from kernbench.run import run, RunRequest; "
+        "import sys; from pathlib import Path; from kernbench.commands.run import run, RunRequest; "
         f"sys.exit(run(RunRequest(bench={str(bench)!r}, out=Path({str(out)!r}), device='cpu')))"
     )
     parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from kernbench.spec import (
+from kernbench.spec.models import (
     AbSpec,
     Bench,
     Ceiling,

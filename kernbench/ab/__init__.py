@@ -7,9 +7,9 @@ docs/adr/0021-ab-json-format.md.
 from __future__ import annotations
 
 from kernbench.ab.analysis import AbCell, AbReport, RunOutcome, analyze, verdict
-from kernbench.ab.manifest import AbManifest, SideRun, load_manifest, schedule
 from kernbench.ab.outputs import is_ab_folder, summarize_ab, write_outputs
-from kernbench.ab.runner import AbOutcome, SideRequest, run_ab, run_subprocess
+from kernbench.ab.schedule import AbManifest, SideRun, load_manifest, schedule
+from kernbench.ab.sides import AbOutcome, SideRequest, run_ab, run_subprocess
 
 __all__ = [
     "AbCell",

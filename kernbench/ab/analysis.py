@@ -17,9 +17,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from kernbench.ab.manifest import AbManifest, SideRun
-from kernbench.results import CellResult, Results
-from kernbench.stats import median_interval, pair_coverage
+from kernbench.ab.schedule import AbManifest, SideRun
+from kernbench.analyze.stats import median_interval, pair_coverage
+from kernbench.results.model import CellResult, Results
 
 AB_VERSION = 1
 CONFIDENCE = 0.95

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 from kernbench.ab.analysis import AB_VERSION, AbReport, analyze
-from kernbench.ab.collect import load_outcomes
-from kernbench.ab.figure import draw_ab_figure
-from kernbench.ab.manifest import MANIFEST_NAME, load_manifest
-from kernbench.ab.report import render_markdown
+from kernbench.ab.outcomes import load_outcomes
+from kernbench.ab.schedule import MANIFEST_NAME, load_manifest
 from kernbench.errors import UserError
-from kernbench.results import write_json
+from kernbench.render.ab import draw_ab_figure
+from kernbench.render.ab_report import render_markdown
+from kernbench.results.jsonio import write_json
 
 AB_JSON = "ab.json"
 REPORT_MD = "report.md"

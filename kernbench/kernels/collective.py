@@ -26,10 +26,10 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from kernbench.analyze.stats import rel_ci_halfwidth
 from kernbench.dtypes import ITEMSIZE, TOLERANCE
 from kernbench.kernels.base import CheckResult, Kernel
-from kernbench.spec import TimerSpec
-from kernbench.stats import rel_ci_halfwidth
+from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement, StopReason
 
 OPS = ("allreduce", "allgather", "reduce_scatter")
@@ -124,7 +124,7 @@ def ensure_process_group(device: str, world_size: int) -> str:
             if world_size != 1:
                 raise RuntimeError(
                     f"world_size={world_size} needs {world_size} ranks; start them through "
-                    "kernbench.launch (the runner does)"
+                    "kernbench.execute.launch (the runner does)"
                 )
             options.update(store=dist.HashStore(), rank=0, world_size=1)
         dist.init_process_group(**options)

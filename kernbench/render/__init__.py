@@ -18,8 +18,8 @@ from typing import Any
 
 from kernbench.errors import UserError
 from kernbench.render.gemm import GEMM_FIGURES, gemm_figure_data, render_gemm
-from kernbench.results import Results
-from kernbench.spec import FIGURES
+from kernbench.results.model import Results
+from kernbench.spec.models import FIGURES
 
 # Every figure a bench may name that is not a GEMM one is drawn by render.ccl.
 CCL_FIGURES = tuple(name for name in FIGURES if name not in GEMM_FIGURES)

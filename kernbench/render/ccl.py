@@ -20,10 +20,10 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
-from kernbench import collective_model
+from kernbench.analyze import collective as collective_model
 from kernbench.errors import UserError
 from kernbench.render import style
-from kernbench.results import CellResult, Results
+from kernbench.results.model import CellResult, Results
 
 CCL_FIGURES = ("busbw", "latency")
 MODEL_POINTS = 64

@@ -19,8 +19,8 @@ from matplotlib.patches import Patch
 
 from kernbench.errors import UserError
 from kernbench.render import style
-from kernbench.results import CellResult, Results
-from kernbench.spec import HardwareProfile
+from kernbench.results.model import CellResult, Results
+from kernbench.spec.models import HardwareProfile
 
 GEMM_FIGURES = ("throughput", "utilization", "theory_vs_measured", "stage_breakdown")
 NO_DTYPE = "-"

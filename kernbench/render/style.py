@@ -18,7 +18,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.transforms import blended_transform_factory
 
-from kernbench.results import Results, write_json
+from kernbench.results.jsonio import write_json
+from kernbench.results.model import Results
 
 # matplotlib's tab10, in a fixed order so a variant keeps its color across figures.
 PALETTE = (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kernbench.kernels.base import Kernel
-from kernbench.spec import TimerSpec
+from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement, Timer
 
 

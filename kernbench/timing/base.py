@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from kernbench.kernels.base import Kernel
-from kernbench.spec import TimerSpec
+from kernbench.spec.models import TimerSpec
 
 StopReason = Literal["converged", "budget", "max_samples"]
 

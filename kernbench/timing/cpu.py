@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from kernbench import stats
+from kernbench.analyze import stats
 from kernbench.kernels.base import Kernel
-from kernbench.spec import TimerSpec
+from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement, StopReason
 
 # Checking the stop rule sorts every sample; do it every few samples, not every one.

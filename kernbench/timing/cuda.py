@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kernbench import stats
+from kernbench.analyze import stats
 from kernbench.kernels.base import Kernel
-from kernbench.spec import TimerSpec
+from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement, StopReason, Timer
 from kernbench.timing.nvml import ClockReader, Reading, reason_names
 

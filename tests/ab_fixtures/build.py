@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from kernbench.ab.analysis import RunOutcome
-from kernbench.ab.manifest import AbManifest, schedule
-from kernbench.results import CellResult, Results, RoundResult
+from kernbench.ab.schedule import AbManifest, schedule
+from kernbench.results.model import CellResult, Results, RoundResult
 
 VARIANTS = ("fast", "slow")
 SIZES = (100, 400)

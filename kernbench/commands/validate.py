@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kernbench.discovery import bench_files, discover
 from kernbench.errors import SpecError
-from kernbench.hardware import profile_files
-from kernbench.loader import load_bench, load_hardware
+from kernbench.spec.discovery import bench_files, discover
+from kernbench.spec.hardware import profile_files
+from kernbench.spec.loader import load_bench, load_hardware
 
 
 def validate_files(

@@ -18,8 +18,8 @@ from pydantic import (
     model_validator,
 )
 
-from kernbench import expr
 from kernbench.dtypes import DTYPES, ITEMSIZE
+from kernbench.spec import expr
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)]
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]

@@ -8,11 +8,18 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from kernbench.discovery import find_bench
-from kernbench.estimate import CELL_OVERHEAD_S, ROUND_OVERHEAD_S, estimate_run_s
-from kernbench.hardware import resolve_device
-from kernbench.loader import shown_path
-from kernbench.plan import Cell, axis_label, plan, select
+from kernbench.plan import (
+    CELL_OVERHEAD_S,
+    ROUND_OVERHEAD_S,
+    Cell,
+    axis_label,
+    estimate_run_s,
+    plan,
+    select,
+)
+from kernbench.spec.discovery import find_bench
+from kernbench.spec.hardware import resolve_device
+from kernbench.spec.loader import shown_path
 
 
 def show_plan(

@@ -21,7 +21,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kernbench.errors import SpecError
 from kernbench.kernels import BUILTINS, FactoryError, resolve_factory
-from kernbench.spec import Bench, HardwareProfile, check_metrics
+from kernbench.spec.models import Bench, HardwareProfile, check_metrics
 
 LinePath = tuple[str, ...]
 Model = TypeVar("Model", bound=BaseModel)

@@ -1,4 +1,4 @@
-"""The worker process: `python -m kernbench.worker TASK.json`.
+"""The worker process: `python -m kernbench.execute.worker TASK.json`.
 
 A worker runs some cells of one round and journals each finished cell atomically, so a
 crash, a timeout or a kill -9 loses at most the cell in flight. Before each cell it
@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernbench import pins as pinning
+from kernbench.execute import pins as pinning
 from kernbench.kernels.base import Kernel, TuneReport, as_kernel
 from kernbench.plan import Cell
-from kernbench.results import Check, RoundResult, write_json
-from kernbench.spec import TimerSpec
+from kernbench.results.jsonio import write_json
+from kernbench.results.model import Check, RoundResult
+from kernbench.spec.models import TimerSpec
 
 CURRENT = "current.json"
 EXIT_GROUP_BROKEN = 3
@@ -211,8 +212,8 @@ def _jsonable(info: Mapping[str, Any]) -> dict[str, Any]:
 
 def run_task(task: Task) -> None:
     from kernbench.kernels import kernel_source_path, resolve_factory
-    from kernbench.loader import load_bench
     from kernbench.plan import plan
+    from kernbench.spec.loader import load_bench
 
     bench_path = Path(task.bench_path)
     bench = load_bench(bench_path)
@@ -256,7 +257,7 @@ def run_task(task: Task) -> None:
 def _preload(device: str) -> None:
     """Import the timers (scipy, and torch on CUDA) now, so the first cell's timeout and
     wall time do not pay for the process's imports."""
-    import kernbench.stats  # noqa: F401
+    import kernbench.analyze.stats  # noqa: F401
     import kernbench.timing.cpu  # noqa: F401
 
     if device == "cuda":
@@ -268,7 +269,7 @@ def _preload(device: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m kernbench.worker TASK.json", file=sys.stderr)
+        print("usage: python -m kernbench.execute.worker TASK.json", file=sys.stderr)
         return 2
     if "LOCAL_RANK" not in os.environ:  # ranks under the launcher die with its agent
         die_with_parent(os.getppid())

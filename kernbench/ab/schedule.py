@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kernbench.errors import UserError, invalid_file
-from kernbench.results import write_json
+from kernbench.results.jsonio import write_json
 
 MANIFEST_NAME = "ab-run.json"
 MANIFEST_VERSION = 1

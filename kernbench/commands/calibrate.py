@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernbench import hardware
-from kernbench.calibrate import calibrate, write_profile
-from kernbench.discovery import project_root
 from kernbench.errors import UserError
+from kernbench.execute.calibrate import calibrate, write_profile
+from kernbench.spec import hardware
+from kernbench.spec.discovery import project_root
 
 
 def calibrate_profile(device: str, out: Path | None, name: str | None) -> Path:
-    from kernbench.runner import device_model
+    from kernbench.execute.rounds import device_model
 
     device = hardware.resolve_device(device)
     try:

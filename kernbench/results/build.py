@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kernbench import stats
-from kernbench.metrics import cell_metrics
+from kernbench.analyze import stats
+from kernbench.analyze.metrics import cell_metrics
+from kernbench.execute.worker import journal_path
 from kernbench.plan import Cell
-from kernbench.results import CellResult, Results, RoundResult, Summary
-from kernbench.spec import Bench, HardwareProfile
-from kernbench.worker import journal_path
+from kernbench.results.model import CellResult, Results, RoundResult, Summary
+from kernbench.spec.models import Bench, HardwareProfile
 
 
 def collect(

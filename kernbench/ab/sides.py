@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from kernbench.ab.analysis import AbReport
-from kernbench.ab.collect import LOG_NAME, RESULTS_NAME, STATUS_NAME
-from kernbench.ab.manifest import AbManifest, SideRun, save_manifest, schedule
+from kernbench.ab.outcomes import LOG_NAME, RESULTS_NAME, STATUS_NAME
 from kernbench.ab.outputs import summarize_ab
+from kernbench.ab.schedule import AbManifest, SideRun, save_manifest, schedule
 from kernbench.ab.switch_check import switch_warning
 from kernbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UserError
-from kernbench.results import write_json
-from kernbench.spec import AbSpec, Bench
+from kernbench.results.jsonio import write_json
+from kernbench.spec.models import AbSpec, Bench
 
 PINS_NAME = "pins.json"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -150,11 +150,11 @@ def run_ab(
     """Run an A/B of `switch` on `bench` and write ab.json, report.md and ab.png.
 
     Options left None come from the bench's `ab:` block, then the defaults."""
-    from kernbench.discovery import find_bench
-    from kernbench.hardware import resolve_device
+    from kernbench.execute.rounds import utc_now, utc_stamp
     from kernbench.kernels import kernel_source_path
     from kernbench.plan import plan
-    from kernbench.runner import utc_now, utc_stamp
+    from kernbench.spec.discovery import find_bench
+    from kernbench.spec.hardware import resolve_device
 
     spec, bench_path = find_bench(bench, bench_dirs)
     settings = resolve_settings(spec, switch, a, b, rounds, aa, min_effect)
@@ -202,7 +202,7 @@ def execute_runs(
 ) -> None:
     """Run every scheduled side in order. Without the first run's results the pins it
     records are missing, so the other runs are skipped (and reported as failed)."""
-    from kernbench.pins import save_pins
+    from kernbench.execute.pins import save_pins
 
     pins_path = folder / PINS_NAME
     # Replays need the file to exist even when nothing was tuned (plain callables).

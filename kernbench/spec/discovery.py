@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kernbench.errors import SpecError, UserError
-from kernbench.loader import load_bench, read_document, shown_path
-from kernbench.spec import Bench
+from kernbench.spec.loader import load_bench, read_document, shown_path
+from kernbench.spec.models import Bench
 
 BENCH_PATH_ENV = "KERNBENCH_BENCH_PATH"
 BENCH_SUFFIXES = (".yaml", ".yml")
@@ -29,7 +29,7 @@ def project_root() -> Path:
     for folder in (here, *here.parents):
         if (folder / "benches").is_dir() and _is_kernbench_project(folder / "pyproject.toml"):
             return folder
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]
 
 
 def _is_kernbench_project(pyproject: Path) -> bool:

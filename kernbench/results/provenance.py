@@ -47,7 +47,7 @@ def blas_info() -> list[dict[str, Any]]:
 
 @lru_cache(maxsize=1)
 def git_commit() -> dict[str, Any]:
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kernbench import results
 from kernbench.ab.analysis import RunOutcome
-from kernbench.ab.manifest import AbManifest
+from kernbench.ab.schedule import AbManifest
 from kernbench.errors import UserError
+from kernbench.results import model as results
 
 RESULTS_NAME = "results.json"
 LOG_NAME = "log.txt"

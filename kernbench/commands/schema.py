@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kernbench.results import results_json_schema
-from kernbench.spec import bench_json_schema, hardware_json_schema
+from kernbench.results.model import results_json_schema
+from kernbench.spec.models import bench_json_schema, hardware_json_schema
 
 SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "bench.schema.json": bench_json_schema,

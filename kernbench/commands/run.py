@@ -9,10 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from kernbench import results as results_io
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
-from kernbench.hardware import resolve_device
-from kernbench.runner import (
+from kernbench.execute.rounds import (
     MANIFEST,
     RunOptions,
     execute,
@@ -20,7 +18,9 @@ from kernbench.runner import (
     utc_now,
     utc_stamp,
 )
-from kernbench.spec import Bench, HardwareProfile
+from kernbench.results import model as results_io
+from kernbench.spec.hardware import resolve_device
+from kernbench.spec.models import Bench, HardwareProfile
 
 FAST_ENV = "MILESTONE_FAST"
 
@@ -47,7 +47,7 @@ def fast_requested(flag: bool) -> bool:
 
 
 def run(request: RunRequest) -> int:
-    from kernbench.discovery import find_bench
+    from kernbench.spec.discovery import find_bench
 
     if request.resume is not None:
         return resume(request.resume, figures=request.figures)
@@ -84,7 +84,7 @@ def run(request: RunRequest) -> int:
 
 
 def resume(out: Path, figures: bool = True) -> int:
-    from kernbench.loader import load_bench
+    from kernbench.spec.loader import load_bench
 
     manifest_path = out / MANIFEST
     if not manifest_path.exists():
@@ -120,7 +120,7 @@ def measure(options: RunOptions) -> int:
         cells = execute(options)
     except KeyboardInterrupt:
         interrupted = True
-        from kernbench.runner import planned_cells
+        from kernbench.execute.rounds import planned_cells
 
         cells = planned_cells(options)
     results = finish(options, cells, complete=not interrupted)
@@ -135,8 +135,8 @@ def measure(options: RunOptions) -> int:
 
 
 def finish(options: RunOptions, cells: list, complete: bool) -> results_io.Results:
-    from kernbench import provenance
-    from kernbench.collect import build_results, collect
+    from kernbench.results import provenance
+    from kernbench.results.build import build_results, collect
 
     profile = select_profile(options.bench, options.device)
     rounds = range(options.first_round, options.first_round + options.rounds)
@@ -158,8 +158,8 @@ def finish(options: RunOptions, cells: list, complete: bool) -> results_io.Resul
 
 
 def select_profile(bench: Bench, device: str) -> HardwareProfile | None:
-    from kernbench import hardware
-    from kernbench.runner import device_model
+    from kernbench.execute.rounds import device_model
+    from kernbench.spec import hardware
 
     return hardware.select_profile(device_model(device), device, bench.hardware)
 

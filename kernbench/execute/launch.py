@@ -1,7 +1,7 @@
 """Start the ranks of a multi-rank worker through torch's elastic launcher.
 
-`python -m kernbench.launch --nproc-per-node W -m kernbench.worker TASK.json` starts W
-ranks of the worker on this host, each with RANK, LOCAL_RANK, WORLD_SIZE and the
+`python -m kernbench.execute.launch --nproc-per-node W -m kernbench.execute.worker TASK.json`
+starts W ranks of the worker on this host, each with RANK, LOCAL_RANK, WORLD_SIZE and the
 rendezvous in its environment, and exits nonzero as soon as one rank fails (the agent
 tears the others down; no restarts).
 
@@ -24,14 +24,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-WORKER_MODULE = "kernbench.worker"
+WORKER_MODULE = "kernbench.execute.worker"
 # Seconds between the agent's looks at its ranks: how soon a dead rank is noticed.
 MONITOR_INTERVAL_S = 0.1
 _PR_SET_PDEATHSIG = 1
 
 
 def worker_argv(world_size: int, task_path: Path, device: str) -> list[str]:
-    """The command that runs `python -m kernbench.worker task_path` as `world_size` ranks.
+    """The command that runs `python -m kernbench.execute.worker task_path` as `world_size` ranks.
 
     One rank needs no launcher; the device does not change the command (the backend
     follows it inside the ranks), it is taken so callers need not special-case it.
@@ -47,7 +47,10 @@ def worker_argv(world_size: int, task_path: Path, device: str) -> list[str]:
 
 def launcher_argv(world_size: int, target: Sequence[str]) -> list[str]:
     """The command that runs `target` (`-m module args...` or `script.py args...`) as ranks."""
-    return [sys.executable, "-m", "kernbench.launch", "--nproc-per-node", str(world_size), *target]
+    return [
+        sys.executable, "-m", "kernbench.execute.launch", "--nproc-per-node", str(world_size),
+        *target,
+    ]
 
 
 def launch_env(device: str) -> dict[str, str]:
@@ -84,7 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         rank, failure = exc.get_first_failure()
         code = failure.exitcode
         how = f"signal {failure.signal_name()}" if code < 0 else f"exit code {code}"
-        print(f"kernbench.launch: rank {rank} (pid {failure.pid}) failed: {how}", file=sys.stderr)
+        print(f"kernbench.execute.launch: rank {rank} (pid {failure.pid}) failed: {how}",
+              file=sys.stderr)
         return 128 - code if code < 0 else (code or 1)
     return 0
 
@@ -94,7 +98,9 @@ class LaunchArgs(NamedTuple):
     target: list[str]  # `-m MODULE ARGS...` or `SCRIPT ARGS...`
 
 
-USAGE = "usage: python -m kernbench.launch --nproc-per-node N (-m MODULE | SCRIPT) [ARGS...]"
+USAGE = (
+    "usage: python -m kernbench.execute.launch --nproc-per-node N (-m MODULE | SCRIPT) [ARGS...]"
+)
 
 
 def _parse(argv: Sequence[str] | None) -> LaunchArgs:

@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from kernbench.spec import Ceiling, HardwareProfile, Scalar, TimerSpec
+from kernbench.spec.models import Ceiling, HardwareProfile, Scalar, TimerSpec
 
 MODELINE = "# yaml-language-server: $schema=../../schemas/hardware.schema.json\n"
 CUDA_GEMM_DTYPES = ("bf16", "fp16", "tf32", "fp32", "fp8")
@@ -158,7 +158,7 @@ def _median_seconds(run: Callable[[], object], reps: int, sync: Callable[[], Non
 def measure_cpu(sizes: Sizes) -> Measured:
     import numpy as np
 
-    from kernbench.provenance import cpu_model
+    from kernbench.results.provenance import cpu_model
 
     rng = np.random.default_rng()
     n = sizes.cpu_gemm

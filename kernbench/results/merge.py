@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kernbench import results as results_io
 from kernbench.errors import UserError
+from kernbench.results import model as results_io
 
 # Fields every shard must share: the same bench, measured the same way.
 SHARED = ("bench", "spec_hash", "device", "rounds", "first_round")

@@ -1,6 +1,6 @@
 """The versioned results file (`results.json`): models, atomic writing, loading.
 
-Format history (bump SCHEMA_VERSION and add a migration in `_MIGRATIONS` on change):
+Format history (bump SCHEMA_VERSION and add a step to RESULTS_FORMAT's `update_to`):
   1: first format.
 
 A results file may be gzipped (`.json.gz`); `load` reads both.
@@ -8,16 +8,12 @@ A results file may be gzipped (`.json.gz`); `load` reads both.
 
 from __future__ import annotations
 
-import gzip
-import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from kernbench.errors import UserError, invalid_file
+from kernbench.results.jsonio import FileFormat, write_gzip_json
 
 SCHEMA_VERSION = 1
 
@@ -112,74 +108,20 @@ class Results(_Model):
         return [cell for cell in self.cells if cell.status != "ok"]
 
 
-def write_json(path: Path, data: Any) -> None:
-    """Write atomically (temp file + rename), sorted keys, so diffs stay clean."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, indent=1, sort_keys=True, allow_nan=True)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; results are meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+RESULTS_FORMAT = FileFormat("results file", SCHEMA_VERSION, Results)
 
 
 def save(results: Results, path: Path) -> None:
-    write_json(path, results.model_dump(mode="json"))
-
-
-def read_text(path: Path) -> str:
-    """A results file, plain or gzipped (`.json.gz`: committed sweeps with raw samples)."""
-    if path.suffix == ".gz":
-        with gzip.open(path, "rt") as handle:
-            return handle.read()
-    return path.read_text()
+    RESULTS_FORMAT.write(path, results)
 
 
 def save_gzip(results: Results, path: Path) -> None:
-    """Deterministic gzip (no name, mtime 0): the same results give the same bytes."""
-    text = json.dumps(results.model_dump(mode="json"), indent=1, sort_keys=True) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb",
-                                                 mtime=0) as handle:
-        handle.write(text.encode())
-
-
-# Older format -> next format, keyed by the older version.
-_MIGRATIONS: dict[int, Any] = {}
+    write_gzip_json(path, results.model_dump(mode="json"))
 
 
 def load(path: Path) -> Results:
-    path = Path(path)
-    try:
-        data = json.loads(read_text(path))
-    except FileNotFoundError:
-        raise UserError(f"{path}: results file not found") from None
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-    version = data.get("schema_version") if isinstance(data, dict) else None
-    if not isinstance(version, int):
-        raise UserError(f"{path}: schema_version: missing; not a kernbench results file")
-    if version > SCHEMA_VERSION:
-        raise UserError(
-            f"{path}: schema_version: {version} is newer than this kernbench understands "
-            f"({SCHEMA_VERSION}); upgrade kernbench"
-        )
-    while version < SCHEMA_VERSION:
-        if version not in _MIGRATIONS:
-            raise UserError(f"{path}: schema_version: {version} cannot be migrated")
-        data = _MIGRATIONS[version](data)
-        version = data["schema_version"]
-    try:
-        return Results.model_validate(data)
-    except ValidationError as exc:
-        raise invalid_file(path, exc) from None
+    """A results file, plain or gzipped, migrated to the current version."""
+    return RESULTS_FORMAT.read(path)
 
 
 def results_json_schema() -> dict[str, Any]:

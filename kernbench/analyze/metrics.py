@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kernbench import expr
-from kernbench.spec import Bench, HardwareProfile, derived_names
+from kernbench.spec import expr
+from kernbench.spec.models import Bench, HardwareProfile, derived_names
 
 # Measured time may undercut the datasheet roofline by this much before we call it invalid
 # (clock boost and rounding in datasheet figures).
@@ -47,7 +47,7 @@ def cell_metrics(
     if flops and moved:
         metrics["intensity"] = flops / moved
     if moved and params.get("op") in _collective_ops():
-        from kernbench.collective_model import bandwidths
+        from kernbench.analyze.collective import bandwidths
 
         metrics.update(
             bandwidths(str(params["op"]), moved, int(params.get("world_size", 1)), median_s)
@@ -76,7 +76,7 @@ def cell_metrics(
 
 def _collective_ops() -> set[str]:
     """Cells with a collective `op` parameter (built-in kernel or not) get algbw/busbw."""
-    from kernbench.collective_model import BUSBW_FACTOR
+    from kernbench.analyze.collective import BUSBW_FACTOR
 
     return set(BUSBW_FACTOR)
 

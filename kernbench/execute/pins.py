@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kernbench.errors import UserError
-from kernbench.results import write_json
+from kernbench.results.jsonio import write_json
 
 PINS_VERSION = 1
 PinMode = Literal["auto", "record", "replay"]

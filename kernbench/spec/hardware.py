@@ -12,10 +12,10 @@ import importlib.util
 from collections.abc import Mapping
 from pathlib import Path
 
-from kernbench.discovery import project_root
 from kernbench.errors import SpecError, UserError
-from kernbench.loader import load_hardware, shown_path
-from kernbench.spec import HardwareProfile
+from kernbench.spec.discovery import project_root
+from kernbench.spec.loader import load_hardware, shown_path
+from kernbench.spec.models import HardwareProfile
 
 GENERIC_CPU = "cpu-generic"
 DEVICES = ("cpu", "cuda")

@@ -20,12 +20,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from kernbench import provenance
 from kernbench.errors import UserError
+from kernbench.execute.worker import Task, current_path, journal_path
 from kernbench.plan import Cell, plan, select, shard
-from kernbench.results import RoundResult, write_json
-from kernbench.spec import Bench
-from kernbench.worker import Task, current_path, journal_path
+from kernbench.results import provenance
+from kernbench.results.jsonio import write_json
+from kernbench.results.model import RoundResult
+from kernbench.spec.models import Bench
 
 POLL_S = 0.05
 MANIFEST = "run.json"
@@ -190,7 +191,7 @@ class RoundRunner:
         return path
 
     def _spawn_and_watch(self, round_: int, world_size: int, cells: list[Cell]) -> None:
-        from kernbench import launch
+        from kernbench.execute import launch
 
         task_path = self._task(round_, cells)
         argv = launch.worker_argv(world_size, task_path, self.options.device)

@@ -1,0 +1,118 @@
+"""Every file kernbench writes, read and written through one policy.
+
+A `FileFormat` names a kind of file, its current `schema_version`, its pydantic model and
+the steps that upgrade older versions (`update_to[N]` turns version N-1 into N, asv's
+way). `read` refuses a newer version with one line, migrates an older one step by step,
+and validates; a file without a version is version 0 (the formats written before
+versions were added everywhere). `write` is atomic with sorted keys, so committed data
+diffs cleanly and a kill -9 never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from kernbench.errors import UserError, invalid_file
+
+Model = TypeVar("Model", bound=BaseModel)
+Migration = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class FileFormat(Generic[Model]):
+    what: str  # "results file", "A/B report", ... for error messages
+    version: int
+    model: type[Model]
+    update_to: Mapping[int, Migration] = field(default_factory=dict)
+
+    def upgrade(self, data: dict[str, Any], path: Path) -> dict[str, Any]:
+        """`data` migrated to the current version; a newer or unknown one is refused."""
+        version = data.get("schema_version", 0)
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise UserError(f"{path}: schema_version: {version!r} is not an integer")
+        if version > self.version:
+            raise UserError(
+                f"{path}: schema_version: {version} is newer than this kernbench understands "
+                f"({self.version}); upgrade kernbench"
+            )
+        while version < self.version:
+            step = self.update_to.get(version + 1)
+            if step is None:
+                raise UserError(
+                    f"{path}: schema_version: {version} cannot be migrated; not a "
+                    f"{self.what} this kernbench reads"
+                )
+            data = step(dict(data))
+            version += 1
+            data["schema_version"] = version
+        return data
+
+    def parse(self, data: Any, path: Path) -> Model:
+        if not isinstance(data, dict):
+            raise UserError(f"{path}: not a {self.what} (a JSON object is expected)")
+        try:
+            return self.model.model_validate(self.upgrade(data, path))
+        except ValidationError as exc:
+            raise invalid_file(path, exc) from None
+
+    def read(self, path: Path) -> Model:
+        return self.parse(read_json(path, self.what), Path(path))
+
+    def write(self, path: Path, value: Model) -> None:
+        write_json(path, value.model_dump(mode="json"))
+
+
+def read_text(path: Path) -> str:
+    """A file's text, plain or gzipped (`.gz`: committed sweeps with raw samples)."""
+    path = Path(path)
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt") as handle:
+            return handle.read()
+    return path.read_text()
+
+
+def read_json(path: Path, what: str = "file") -> Any:
+    path = Path(path)
+    try:
+        return json.loads(read_text(path))
+    except FileNotFoundError:
+        raise UserError(f"{path}: {what} not found") from None
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write atomically (temp file + rename), sorted keys, so diffs stay clean."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle, indent=1, sort_keys=True, allow_nan=True)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; results are meant to be shared
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_gzip_json(path: Path, data: Any) -> None:
+    """Deterministic gzip (no name, mtime 0): the same data gives the same bytes."""
+    text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb",
+                                                 mtime=0) as handle:
+        handle.write(text.encode())

@@ -2,7 +2,7 @@
 
 Each figure is made in two steps: `gemm_figure_data` turns the results into the plain
 data a figure shows (written beside the PNG as JSON, the golden output CI compares), and
-a drawing function draws exactly that data. Metrics come from the results as recorded;
+`gemm_draw.draw` draws exactly that data. Metrics come from the results as recorded;
 the renderer only converts units (see docs/adr/0050-figures-from-results.md).
 """
 
@@ -13,20 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch
-
 from kernbench.errors import UserError
 from kernbench.render import style
+from kernbench.render.gemm_draw import draw
 from kernbench.results.model import CellResult, Results
 from kernbench.spec.models import HardwareProfile
 
 GEMM_FIGURES = ("throughput", "utilization", "theory_vs_measured", "stage_breakdown")
 NO_DTYPE = "-"
 LOG_SCALE_RANGE = 30.0  # bars spanning more than this factor get a log axis
-MAX_LABELLED_BARS = 48  # more value labels than this per panel overlap; leave them out
-MAX_PANEL_WIDTH_IN = 16.0  # wider sweeps get thinner bars and slanted labels
 
 
 @dataclass
@@ -39,7 +34,6 @@ class _Table:
     cells: dict[tuple[str, str, str], CellResult] = field(default_factory=dict)
 
 
-CROWDED_TOTALS = 10  # stage-breakdown bars per panel past which the totals stand upright
 
 
 def render_gemm(results: Results, out_dir: Path, figures: Sequence[str]) -> list[Path]:
@@ -56,13 +50,6 @@ def gemm_figure_data(results: Results, name: str) -> dict[str, Any]:
     if name not in _DATA:
         raise UserError(f"unknown GEMM figure {name!r}; known: {', '.join(GEMM_FIGURES)}")
     return _DATA[name](results)
-
-
-def draw(data: dict[str, Any]) -> Figure:
-    """The figure for data made by `gemm_figure_data`."""
-    if not data["panels"]:
-        return style.placeholder(data["title"], data)
-    return _DRAW[data["figure"]](data)
 
 
 # ---- data -----------------------------------------------------------------------------
@@ -310,229 +297,4 @@ _DATA: dict[str, Callable[[Results], dict[str, Any]]] = {
     "utilization": utilization_data,
     "theory_vs_measured": theory_vs_measured_data,
     "stage_breakdown": stage_breakdown_data,
-}
-
-
-# ---- drawing --------------------------------------------------------------------------
-
-
-def _draw_bars(data: dict[str, Any]) -> Figure:
-    colors = style.variant_colors(data["variants"])
-    panels = data["panels"]
-    widest = max(len(p["shapes"]) * max(1, len(p["variants"])) for p in panels)
-    room = min(MAX_PANEL_WIDTH_IN, 2.0 + 0.4 * widest)
-    figure = style.new_figure(len(panels), 1, room, 3.8)
-    axes = figure.subplots(len(panels), 1, squeeze=False)[:, 0]
-    for ax, panel in zip(axes, panels, strict=True):
-        _draw_bar_panel(ax, panel, data, colors, room)
-    any_under = any(b["under_tile"] for p in panels for b in p["bars"])
-    handles = style.legend_handles(colors, any_under, bool(data["not_plotted"]))
-    if data["figure"] == "theory_vs_measured":
-        handles += [
-            Patch(facecolor="#999999", label="measured (filled)"),
-            Patch(
-                facecolor="none",
-                edgecolor="#333333",
-                linestyle="--",
-                label="roofline model (outline)",
-            ),
-        ]
-    style.legend(axes[0], handles)
-    style.finish(figure, data["title"], data)
-    return figure
-
-
-def _draw_bar_panel(
-    ax: Axes, panel: dict[str, Any], data: dict[str, Any], colors: dict[str, str], room: float
-) -> None:
-    variants = panel["variants"]
-    width = 0.8 / max(1, len(variants))
-    position = {shape: i for i, shape in enumerate(panel["shapes"])}
-    slot = {v: (i - (len(variants) - 1) / 2) * width for i, v in enumerate(variants)}
-    label_bars = len(panel["bars"]) <= MAX_LABELLED_BARS
-    for variant in variants:
-        mine = [b for b in panel["bars"] if b["variant"] == variant]
-        drawn = [b for b in mine if b["value"] is not None]
-        xs = [position[b["shape"]] + slot[variant] for b in drawn]
-        heights = [b["value"] for b in drawn]
-        errors = _error_extents(drawn)
-        bars = ax.bar(
-            xs,
-            heights,
-            width * 0.95,
-            color=colors[variant],
-            yerr=errors,
-            error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#222222"},
-        )
-        style.mark_under_tile(bars, [b["under_tile"] for b in drawn])
-        if data["figure"] == "theory_vs_measured":
-            _draw_model_outline(ax, xs, drawn, width, colors[variant])
-        if label_bars:
-            _label_bars(ax, xs, drawn, data)
-        for bar in mine:
-            if bar["value"] is None:
-                text = bar["status"] if bar["status"] != "ok" else "n/a"
-                style.mark_missing(ax, position[bar["shape"]] + slot[variant], text)
-    _finish_bar_axes(ax, panel, data, room)
-
-
-def _error_extents(bars: list[dict[str, Any]]) -> list[list[float]] | None:
-    if not bars or not all("low" in b and "high" in b for b in bars):
-        return None
-    below = [max(0.0, b["value"] - b["low"]) for b in bars]
-    above = [max(0.0, b["high"] - b["value"]) for b in bars]
-    return [below, above]
-
-
-def _draw_model_outline(
-    ax: Axes, xs: list[float], bars: list[dict[str, Any]], width: float, color: str
-) -> None:
-    modelled = [
-        (x, b["model"]) for x, b in zip(xs, bars, strict=True) if b.get("model") is not None
-    ]
-    if modelled:
-        ax.bar(
-            [x for x, _ in modelled],
-            [m for _, m in modelled],
-            width * 0.95,
-            facecolor="none",
-            edgecolor=color,
-            linestyle="--",
-            linewidth=1.3,
-        )
-
-
-def _label_bars(
-    ax: Axes, xs: list[float], bars: list[dict[str, Any]], data: dict[str, Any]
-) -> None:
-    """The value above each bar (above its CI and model outline, so nothing overlaps)."""
-    for x, bar in zip(xs, bars, strict=True):
-        if data["figure"] == "theory_vs_measured":
-            text = f"{bar['of_model']:.0%}" if bar.get("of_model") else ""
-        elif data["unit"] == "%":
-            text = f"{bar['value']:.3g}%"
-        else:
-            text = f"{bar['value']:.3g}"
-        top = max(bar.get("high") or bar["value"], bar.get("model") or 0.0)
-        ax.annotate(
-            text,
-            (x, top),
-            xytext=(0, 2),
-            textcoords="offset points",
-            rotation=90,
-            ha="center",
-            va="bottom",
-            fontsize=6.5,
-        )
-
-
-def _finish_bar_axes(ax: Axes, panel: dict[str, Any], data: dict[str, Any], room: float) -> None:
-    shapes = panel["shapes"]
-    under = {b["shape"] for b in panel["bars"] if b["under_tile"]}
-    style.category_ticks(ax, [style.category_label(s, s in under) for s in shapes], room)
-    ax.set_xlim(-0.6, len(shapes) - 0.4)
-    ax.set_xlabel("GEMM shape M×N×K (sorted by FLOPs)")
-    ax.grid(axis="y", alpha=0.3)
-    ax.set_axisbelow(True)
-    dtype = panel["dtype"]
-    peak = panel["peak_tflops"]
-    tops = [b.get("high") or b["value"] for b in panel["bars"] if b["value"] is not None]
-    tops += [b["model"] for b in panel["bars"] if b.get("model") is not None]
-    if data["unit"] == "%":
-        ax.set_ylabel(f"utilization (% of {dtype} peak)")
-        ax.axhline(100.0, color="#555555", linestyle=":", linewidth=1)
-        ax.set_ylim(0, max([100.0, *tops]) * 1.22)
-    else:
-        scale = ", log scale" if data["log_y"] else ""
-        ax.set_ylabel(f"{data['unit']} ({dtype}{scale})")
-        if peak is not None:
-            ax.axhline(peak, color="#555555", linestyle=":", linewidth=1)
-            ax.annotate(
-                f"{dtype} peak {peak:.4g} {data['unit']} ({panel['peak_source']})",
-                (0.005, peak),
-                xycoords=("axes fraction", "data"),
-                ha="left",
-                va="bottom",
-                fontsize=7,
-                color="#555555",
-            )
-            tops.append(peak)
-        if data["log_y"]:
-            ax.set_yscale("log")
-            ax.set_ylim(min(b["value"] for b in panel["bars"] if b["value"]) / 3, max(tops) * 6)
-        elif tops:
-            ax.set_ylim(0, max(tops) * 1.25)
-    ax.set_title(f"dtype {dtype}", fontsize=10, loc="left")
-    if data["figure"] == "theory_vs_measured" and len(panel["bars"]) <= MAX_LABELLED_BARS:
-        ax.set_title("label: measured ÷ model", fontsize=8, loc="right", color="#555555")
-
-
-def _draw_stages(data: dict[str, Any]) -> Figure:
-    panels = data["panels"]
-    variants = list(dict.fromkeys(p["variant"] for p in panels))
-    dtypes = list(dict.fromkeys(p["dtype"] for p in panels))
-    widest = max(len(p["shapes"]) for p in panels)
-    room = min(MAX_PANEL_WIDTH_IN / 2, 2.0 + 0.8 * widest)
-    figure = style.new_figure(len(variants), len(dtypes), room, 3.6)
-    grid = figure.subplots(len(variants), len(dtypes), squeeze=False)
-    for ax in grid.flat:
-        ax.set_axis_off()
-    colors = {s: style.stage_color(s, i) for i, s in enumerate(data["stages"])}
-    for panel in panels:
-        ax = grid[variants.index(panel["variant"]), dtypes.index(panel["dtype"])]
-        ax.set_axis_on()
-        _draw_stage_panel(ax, panel, data["stages"], colors, room)
-    handles = [Patch(facecolor=colors[s], label=s) for s in data["stages"]]
-    if data["not_plotted"]:
-        handles.append(Patch(facecolor="none", edgecolor="none", label="× not measured"))
-    style.legend(grid[0, -1], handles)
-    style.finish(figure, data["title"], data)
-    return figure
-
-
-def _draw_stage_panel(
-    ax: Axes, panel: dict[str, Any], stages: list[str], colors: dict[str, str], room: float
-) -> None:
-    xs = range(len(panel["shapes"]))
-    bottom = [0.0] * len(panel["bars"])
-    for stage in stages:
-        shares = [b["percent"].get(stage) or 0.0 for b in panel["bars"]]
-        bars = ax.bar(xs, shares, 0.6, bottom=bottom, color=colors[stage])
-        style.mark_under_tile(bars, [b["under_tile"] for b in panel["bars"]])
-        for x, share, base in zip(xs, shares, bottom, strict=True):
-            if share >= 8:
-                ax.text(
-                    x,
-                    base + share / 2,
-                    f"{share:.0f}%",
-                    ha="center",
-                    va="center",
-                    fontsize=7,
-                    color="white",
-                )
-        bottom = [b + s for b, s in zip(bottom, shares, strict=True)]
-    crowded = len(panel["bars"]) > CROWDED_TOTALS  # upright totals would overlap
-    for x, bar in zip(xs, panel["bars"], strict=True):
-        if bar["total_s"] is None:
-            style.mark_missing(ax, x, bar["status"] if bar["status"] != "ok" else "n/a")
-        else:
-            ax.text(
-                x, 101, style.format_seconds(bar["total_s"]), ha="center", va="bottom",
-                fontsize=7, rotation=90 if crowded else 0,
-            )
-    under = {b["shape"] for b in panel["bars"] if b["under_tile"]}
-    style.category_ticks(ax, [style.category_label(s, s in under) for s in panel["shapes"]], room)
-    ax.set_ylim(0, 125 if crowded else 112)
-    ax.set_ylabel("% of staged time")
-    ax.set_xlabel("GEMM shape M×N×K (label: sum of stage medians)")
-    ax.set_title(f"{panel['variant']} · {panel['dtype']}", fontsize=10, loc="left")
-    ax.grid(axis="y", alpha=0.3)
-    ax.set_axisbelow(True)
-
-
-_DRAW: dict[str, Callable[[dict[str, Any]], Figure]] = {
-    "throughput": _draw_bars,
-    "utilization": _draw_bars,
-    "theory_vs_measured": _draw_bars,
-    "stage_breakdown": _draw_stages,
 }

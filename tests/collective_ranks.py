@@ -1,7 +1,8 @@
 """A script the slow collective tests start as ranks through `kernbench.execute.launch`.
 
 `collective_ranks.py cells OUT.json`: run a few gloo cells through the `collective`
-factory (make, check, measure, as the worker does); rank 0 writes what it saw.
+factory (make, check, and the timer `choose_timer` gives, as the worker does); rank 0
+writes what it saw.
 `collective_ranks.py die [DEVICE]`: rank 1 exits mid-collective while rank 0 waits in it.
 `collective_ranks.py sweep OUT.json DEVICE SIZES`: every op at the comma-separated sizes
 with the default timer settings (for a GPU comparison with scripts/ccl_reference.py).
@@ -18,6 +19,7 @@ import time
 
 from kernbench.kernels.collective import make
 from kernbench.spec.models import TimerSpec
+from kernbench.timing import choose_timer
 
 CELLS = [
     {"op": "allreduce", "bytes": 4096, "inplace": True, "dtype": "fp32"},
@@ -38,7 +40,7 @@ def run_cells(
     for params in cells:
         kernel = make(**params, world_size=world_size, device=device)
         check = kernel.check()
-        measurement = kernel.measure(spec)
+        measurement = choose_timer(kernel, spec, device).measure(kernel, spec)
         kernel.close()
         seen.append(
             {

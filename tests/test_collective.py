@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from kernbench.kernels.collective import _next_chunk, _stop_reason, make
+from kernbench.kernels.base import Kernel
+from kernbench.kernels.collective import make
 from kernbench.spec.models import TimerSpec
+from kernbench.timing import choose_timer
+from kernbench.timing.ranks import RanksTimer, next_chunk
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = Path(__file__).with_name("collective_ranks.py")
@@ -50,13 +53,18 @@ CASES = [
 
 
 @pytest.mark.parametrize(("op", "inplace", "dtype"), CASES)
-def test_one_rank_checks_exactly_and_times_itself(op: str, inplace: bool, dtype: str) -> None:
+def test_one_rank_checks_exactly_and_is_timed_by_the_ranks_timer(
+    op: str, inplace: bool, dtype: str
+) -> None:
     kernel = make(op=op, bytes=4096, world_size=1, inplace=inplace, dtype=dtype)
     try:
+        assert kernel.check is not None
         check = kernel.check()
         assert (check.rel_err, check.tolerance) == (0.0, 0.0)
-        assert kernel.measure is not None
-        measurement = kernel.measure(FAST)
+        assert kernel.measure is None and kernel.ranks is not None
+        timer = choose_timer(kernel, FAST, "cpu")
+        assert isinstance(timer, RanksTimer)
+        measurement = timer.measure(kernel, FAST)
     finally:
         assert kernel.close is not None
         kernel.close()
@@ -86,21 +94,76 @@ def test_sums_past_the_exact_range_get_the_dtype_tolerance() -> None:
 
 def test_chunks_cover_min_samples_then_grow_within_limits() -> None:
     spec = TimerSpec(min_samples=10, max_samples=100, budget_s=1.0)
-    assert _next_chunk(0, spec, 0.0, 1e-3) == 10
-    assert _next_chunk(40, spec, 0.04, 1e-3) == 20
-    assert _next_chunk(90, spec, 0.09, 1e-3) == 10  # max_samples
-    assert _next_chunk(40, spec, 0.9995, 1e-3) == 1  # budget nearly spent
+    assert next_chunk(0, spec, 0.0, 1e-3) == 10
+    assert next_chunk(40, spec, 0.04, 1e-3) == 20
+    assert next_chunk(90, spec, 0.09, 1e-3) == 10  # max_samples
+    assert next_chunk(40, spec, 0.9995, 1e-3) == 1  # budget nearly spent
 
 
-def test_stop_rules() -> None:
-    spec = TimerSpec(min_samples=5, max_samples=8, budget_s=1.0, rel_ci=0.01)
-    assert _stop_reason([1.0] * 4, spec, 2.0) is None  # below min_samples, whatever the budget
-    assert _stop_reason([1.0] * 5, spec, 0.1) is None  # 5 values: no 95% median interval
-    assert _stop_reason([1.0] * 6, spec, 0.1) == "converged"
-    noisy = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
-    assert _stop_reason(noisy, spec, 0.5) is None
-    assert _stop_reason(noisy, spec, 1.0) == "budget"
-    assert _stop_reason(noisy + [7.0, 8.0], spec, 0.5) == "max_samples"
+class TwoRanks:
+    """A RankGroup on one process: the peer rank takes `peer_factor` times as long."""
+
+    world_size = 2
+    backend = "fake"
+
+    def __init__(self, per_call_s: list[float], peer_factor: float = 2.0) -> None:
+        self.per_call_s = per_call_s  # this rank's time per call, one per batch, cycled
+        self.peer_factor = peer_factor
+        self.batches = 0
+        self.barriers = 0
+
+    def barrier(self) -> None:
+        self.barriers += 1
+
+    def time_batches(self, count: int, reps: int) -> list[float]:
+        times = []
+        for _ in range(count):
+            times.append(reps * self.per_call_s[self.batches % len(self.per_call_s)])
+            self.batches += 1
+        return times
+
+    def agree_max(self, values: list[float]) -> list[float]:
+        return [v * max(1.0, self.peer_factor) for v in values]
+
+    def per_rank(self, value: float) -> list[float]:
+        return [value, value * self.peer_factor]
+
+
+def ranks_kernel(ranks: TwoRanks) -> Kernel:
+    return Kernel(run=lambda: None, ranks=ranks)
+
+
+def test_the_ranks_timer_samples_the_slowest_rank_in_batches_of_about_a_millisecond() -> None:
+    ranks = TwoRanks([1e-5])
+    spec = TimerSpec(warmup_s=0.0, min_samples=10, max_samples=1000, budget_s=1.0)
+    measured = RanksTimer().measure(ranks_kernel(ranks), spec)
+    assert ranks.barriers == 1
+    # Warm-up batches double (1, 2, 4, 8, 16 calls, after one untimed call) until one is a
+    # quarter of the 1 ms target at the slowest rank's 20 µs per call.
+    assert measured.warmup_calls == 1 + 1 + 2 + 4 + 8 + 16
+    assert measured.extra["calls_per_sample"] == 50  # 1 ms / 20 µs
+    assert measured.samples_s == pytest.approx([2e-5] * len(measured.samples_s))
+    assert measured.stop_reason == "converged" and len(measured.samples_s) == 10
+    assert measured.timer == "collective"
+    assert measured.extra["per_rank_median_s"] == pytest.approx([1e-5, 2e-5])
+    assert (measured.extra["world_size"], measured.extra["backend"]) == (2, "fake")
+
+
+def test_the_ranks_timer_spends_the_budget_in_agreed_time_then_stops() -> None:
+    noisy = [1e-5 * (1 + (i * 0.618034) % 1) for i in range(97)]
+    spec = TimerSpec(warmup_s=0.0, min_samples=10, rel_ci=1e-6, budget_s=0.05)
+    measured = RanksTimer().measure(ranks_kernel(TwoRanks(noisy)), spec)
+    assert measured.stop_reason == "budget"
+    reps = measured.extra["calls_per_sample"]
+    spent = sum(measured.samples_s) * reps
+    assert spec.budget_s <= spent < 2 * spec.budget_s
+
+
+def test_the_ranks_timer_is_chosen_for_a_kernel_with_ranks_on_any_device() -> None:
+    kernel = ranks_kernel(TwoRanks([1e-5]))
+    for kind in ("auto", "cpu", "event", "graph"):
+        assert isinstance(choose_timer(kernel, TimerSpec(kind=kind), "cpu"), RanksTimer)
+        assert isinstance(choose_timer(kernel, TimerSpec(kind=kind), "cuda"), RanksTimer)
 
 
 @pytest.mark.slow

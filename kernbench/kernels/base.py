@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 
 class CorrectnessError(AssertionError):
@@ -38,6 +38,31 @@ class TuneReport:
     candidates: list[dict[str, Any]]  # each {"config": {...}, "time_s": float | None}
 
 
+class RankGroup(Protocol):
+    """What a kernel run by several ranks at once (a collective) gives its timer.
+
+    Every rank calls each method in the same order (each is a collective operation): the
+    timer decides from `agree_max`'s results only, so all ranks decide alike.
+    """
+
+    world_size: int
+    backend: str
+
+    def barrier(self) -> None: ...
+
+    def time_batches(self, count: int, reps: int) -> list[float]:
+        """This rank's seconds for each of `count` batches of `reps` calls."""
+        ...
+
+    def agree_max(self, values: list[float]) -> list[float]:
+        """Each value's maximum over the ranks (every rank gets the same list)."""
+        ...
+
+    def per_rank(self, value: float) -> list[float]:
+        """Every rank's `value`, in rank order."""
+        ...
+
+
 @dataclass
 class Kernel:
     run: Callable[[], object]
@@ -55,9 +80,11 @@ class Kernel:
     # A kernel that tunes itself (triton.autotune) runs its tuner here and reports; a
     # replay then calls build(pinned) instead.
     self_tune: Callable[[], TuneReport] | None = None
-    # A kernel that must time itself (collectives: every rank runs the same iteration
-    # count and the slowest rank's time is the cell's) replaces the timer with this.
+    # A kernel that must time itself replaces the timer with this.
     measure: Callable[[Any], Any] | None = None  # (TimerSpec) -> timing.base.Measurement
+    # A kernel run by several ranks together: the ranks timer samples it through these, so
+    # every rank runs the same number of calls and the slowest rank's time is the cell's.
+    ranks: RankGroup | None = None
     # A synchronize for timers that read a host clock around asynchronous work.
     synchronize: Callable[[], None] | None = None
     close: Callable[[], None] | None = None

@@ -5,10 +5,10 @@ Parameters (every cell's axes): `op` (allreduce, allgather, reduce_scatter), `by
 nccl-tests: `bytes` is one rank's allreduce buffer, the whole output of an allgather and
 the whole input of a reduce-scatter (every rank's data counted).
 
-The kernel times itself (`Kernel.measure`): every rank must run the same number of
-operations, and a collective is only as fast as its slowest rank. Each decision (warm-up
-length, operations per sample, when to stop) is taken from times reduced with MAX
-across the ranks, so every rank reaches the same decision without a broadcast.
+The kernel hands the ranks timer (`kernbench.timing.ranks`) its rank primitives
+(`Kernel.ranks`): every rank must run the same number of operations, and a collective is
+only as fast as its slowest rank, so the timer decides from times reduced with MAX across
+the ranks.
 
 Inputs hold small integers (1..4, shifted by the rank), so sums are exact in every
 supported dtype while they stay under the dtype's largest exact integer, and the check
@@ -26,11 +26,8 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from kernbench.analyze.stats import rel_ci_halfwidth
 from kernbench.dtypes import ITEMSIZE, TOLERANCE
 from kernbench.kernels.base import CheckResult, Kernel
-from kernbench.spec.models import TimerSpec
-from kernbench.timing.base import Measurement, StopReason
 
 OPS = ("allreduce", "allgather", "reduce_scatter")
 BACKENDS = {"cpu": "gloo", "cuda": "nccl"}
@@ -54,9 +51,6 @@ EXACT_INTEGER = {
 PATTERN_PERIOD = 4  # inputs cycle through 1..PATTERN_PERIOD
 TIMEOUT_ENV = "KERNBENCH_COLLECTIVE_TIMEOUT_S"
 DEFAULT_TIMEOUT_S = 300.0
-# Operations are timed in batches of about this long, so the clock's and the
-# synchronization's overhead stays small against microsecond-scale collectives.
-SAMPLE_TARGET_S = 1e-3
 
 
 def make(
@@ -75,7 +69,7 @@ def make(
     return Kernel(
         run=collective.run,
         check=collective.check,
-        measure=collective.measure,
+        ranks=collective,
         synchronize=collective.synchronize,
         close=collective.close,
         info=collective.info(),
@@ -109,7 +103,7 @@ def ensure_process_group(device: str, world_size: int) -> str:
     MASTER_ADDR, ...); a lone process with world_size 1 gets an in-memory store. The
     timeout bounds a collective waiting on a rank that never comes.
     """
-    import torch
+    import torch  # lazy: torch is optional
     import torch.distributed as dist
 
     if not dist.is_initialized():
@@ -136,17 +130,18 @@ def ensure_process_group(device: str, world_size: int) -> str:
 
 
 def _destroy_process_group() -> None:
-    import torch.distributed as dist
+    import torch.distributed as dist  # lazy: torch is optional
 
     if dist.is_initialized():
         dist.destroy_process_group()
 
 
 class Collective:
-    """Buffers and calls of one collective on this rank."""
+    """Buffers and calls of one collective on this rank, and the rank primitives its timer
+    needs (`kernbench.kernels.base.RankGroup`)."""
 
     def __init__(self, op: str, size: int, inplace: bool, dtype: str, device: str) -> None:
-        import torch
+        import torch  # lazy: torch is optional
         import torch.distributed as dist
 
         self.op, self.size, self.inplace, self.dtype, self.device = op, size, inplace, dtype, device
@@ -166,7 +161,7 @@ class Collective:
         self._agree_no_error(error)
 
     def _allocate(self) -> tuple[Any, Any]:
-        import torch
+        import torch  # lazy: torch is optional
 
         def empty(count: int) -> Any:
             return torch.empty(count, dtype=self.torch_dtype, device=self.device)
@@ -181,7 +176,7 @@ class Collective:
         return full, (full[own] if self.inplace else empty(self.chunk))
 
     def _bind(self) -> Callable[[], object]:
-        import torch.distributed as dist
+        import torch.distributed as dist  # lazy: torch is optional
 
         inp, out = self.input, self.output
         if self.op == "allreduce":
@@ -206,14 +201,14 @@ class Collective:
 
     def synchronize(self) -> None:
         if self.device == "cuda":
-            import torch
+            import torch  # lazy: torch is optional
 
             torch.cuda.synchronize()
 
     def close(self) -> None:
         del self.input, self.output, self._call
         if self.device == "cuda":
-            import torch
+            import torch  # lazy: torch is optional
 
             torch.cuda.empty_cache()
 
@@ -230,7 +225,7 @@ class Collective:
             rel_err = 0.0
         else:
             rel_err = _relative_error(self.output, expected)
-        worst = self._agreed([rel_err])[0]
+        worst = self.agree_max([rel_err])[0]
         exact = PATTERN_PERIOD * self.world_size <= EXACT_INTEGER[self.dtype]
         return CheckResult(rel_err=worst, tolerance=0.0 if exact else TOLERANCE[self.dtype])
 
@@ -239,7 +234,7 @@ class Collective:
         return self._pattern_int(count, rank, offset).to(self.torch_dtype)
 
     def _pattern_int(self, count: int, rank: int, offset: int) -> Any:
-        import torch
+        import torch  # lazy: torch is optional
 
         wide = offset + count + rank >= 2**31
         index = torch.arange(
@@ -249,7 +244,7 @@ class Collective:
 
     def _summed(self, count: int, offset: int) -> Any:
         """Sum over all ranks of their inputs at offset..offset+count, rounded once."""
-        import torch
+        import torch  # lazy: torch is optional
 
         # Every PATTERN_PERIOD consecutive ranks add 1 + 2 + ... + P to each element.
         cycles, rest = divmod(self.world_size, PATTERN_PERIOD)
@@ -260,7 +255,7 @@ class Collective:
         return total.to(self.torch_dtype)
 
     def _expected(self) -> Any:
-        import torch
+        import torch  # lazy: torch is optional
 
         if self.op == "allreduce":
             return self._summed(self.elements, 0)
@@ -269,55 +264,18 @@ class Collective:
             return torch.cat(parts)
         return self._summed(self.chunk, self.rank * self.chunk)
 
-    # -- timing --------------------------------------------------------------------
+    # -- the ranks, for the timer ----------------------------------------------------
 
-    def measure(self, spec: TimerSpec) -> Measurement:
-        import torch.distributed as dist
+    def barrier(self) -> None:
+        import torch.distributed as dist  # lazy: torch is optional
 
         dist.barrier()
-        warmup_calls, per_call_s = self._warm_up(spec.warmup_s)
-        reps = max(1, round(SAMPLE_TARGET_S / per_call_s))
-        samples: list[float] = []  # seconds per call, the slowest rank's
-        own: list[float] = []  # seconds per call, this rank's
-        elapsed = 0.0
-        stop: StopReason | None = None
-        while stop is None:
-            count = _next_chunk(len(samples), spec, elapsed, reps * per_call_s)
-            local = [t / reps for t in self._time_batches(count, reps)]
-            own.extend(local)
-            agreed = self._agreed(local)
-            samples.extend(agreed)
-            elapsed += sum(agreed) * reps
-            stop = _stop_reason(samples, spec, elapsed)
-        return Measurement(
-            timer="collective",
-            samples_s=samples,
-            warmup_calls=warmup_calls,
-            stop_reason=stop,
-            extra={
-                "per_rank_median_s": self._per_rank(_median(own)),
-                "world_size": self.world_size,
-                "backend": self.backend,
-                "calls_per_sample": reps,
-            },
-        )
 
-    def _warm_up(self, warmup_s: float) -> tuple[int, float]:
-        """Run batches of doubling length until `warmup_s` is spent; (calls, s per call)."""
-        self.run()  # lazy set-up (communicators, allocator) stays out of the estimate
-        calls, spent, batch = 1, 0.0, 1
-        while True:
-            took = self._agreed(self._time_batches(1, batch))[0]
-            calls, spent = calls + batch, spent + took
-            if spent >= warmup_s and took >= SAMPLE_TARGET_S / 4:
-                return calls, took / batch
-            batch *= 2
-
-    def _time_batches(self, count: int, reps: int) -> list[float]:
+    def time_batches(self, count: int, reps: int) -> list[float]:
         """This rank's seconds for each of `count` batches of `reps` calls."""
         call = self._call
         if self.device == "cuda":
-            import torch
+            import torch  # lazy: torch is optional
 
             events = [
                 (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
@@ -338,18 +296,18 @@ class Collective:
             times.append(time.perf_counter() - began)
         return times
 
-    def _agreed(self, values: list[float]) -> list[float]:
+    def agree_max(self, values: list[float]) -> list[float]:
         """Each value's maximum over the ranks (every rank gets the same list)."""
-        import torch
+        import torch  # lazy: torch is optional
         import torch.distributed as dist
 
         tensor = torch.tensor(values, dtype=torch.float64, device=self.device)
         dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
         return [float(v) for v in tensor.tolist()]
 
-    def _per_rank(self, value: float) -> list[float]:
+    def per_rank(self, value: float) -> list[float]:
         """Every rank's `value`, in rank order."""
-        import torch
+        import torch  # lazy: torch is optional
         import torch.distributed as dist
 
         tensor = torch.zeros(self.world_size, dtype=torch.float64, device=self.device)
@@ -358,43 +316,12 @@ class Collective:
         return [float(v) for v in tensor.tolist()]
 
     def _agree_no_error(self, error: BaseException | None) -> None:
-        failed = self._per_rank(1.0 if error is not None else 0.0)
+        failed = self.per_rank(1.0 if error is not None else 0.0)
         if error is not None:
             raise error
         bad = [rank for rank, flag in enumerate(failed) if flag]
         if bad:
             raise RuntimeError(f"rank(s) {bad} could not set up the cell (see the log)")
-
-
-def _next_chunk(taken: int, spec: TimerSpec, elapsed: float, sample_s: float) -> int:
-    """How many samples to take before the ranks compare notes again.
-
-    Chunks grow with the samples taken (few synchronizations), but never past the
-    samples allowed nor much past the budget.
-    """
-    count = max(spec.min_samples - taken, taken // 2, 1)
-    if taken >= spec.min_samples:
-        left = max(spec.budget_s - elapsed, 0.0)
-        count = min(count, max(1, math.ceil(left / sample_s)))
-    return min(count, spec.max_samples - taken)
-
-
-def _stop_reason(samples: list[float], spec: TimerSpec, elapsed: float) -> StopReason | None:
-    if len(samples) >= spec.max_samples:
-        return "max_samples"
-    if len(samples) < spec.min_samples:
-        return None
-    if rel_ci_halfwidth(samples) <= spec.rel_ci:
-        return "converged"
-    if elapsed >= spec.budget_s:
-        return "budget"
-    return None
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def _relative_error(output: Any, expected: Any) -> float:

@@ -1,19 +1,18 @@
-"""The timer interface: the CPU timer implements it now, the CUDA timers plug in beside it."""
+"""The timer interface and what one measurement holds."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from kernbench.kernels.base import Kernel
 from kernbench.spec.models import TimerSpec
-
-StopReason = Literal["converged", "budget", "max_samples"]
+from kernbench.timing.stop import StopReason
 
 
 @dataclass
 class Measurement:
-    timer: str  # "cpu", "event", "graph"
+    timer: str  # "cpu", "event", "graph", "collective"
     samples_s: list[float]  # every raw sample, in the order taken, seconds per call
     warmup_calls: int
     stop_reason: StopReason

@@ -9,6 +9,7 @@ with a fake device. torch is imported inside `CudaDevice` alone.
 
 from __future__ import annotations
 
+import ctypes
 import math
 import statistics
 import time
@@ -16,11 +17,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from kernbench.analyze import stats
 from kernbench.kernels.base import Kernel
 from kernbench.spec.models import TimerSpec
-from kernbench.timing.base import Measurement, StopReason, Timer
+from kernbench.timing.base import Measurement, Timer
+from kernbench.timing.cpu import CpuTimer
 from kernbench.timing.nvml import ClockReader, Reading, reason_names
+from kernbench.timing.stop import StopReason, StopRule
 
 MAX_BATCH = 32  # samples enqueued between two synchronizations
 # Before a batch, the GPU spins while the host enqueues it (as nvbench's blocking kernel):
@@ -114,7 +116,7 @@ class CudaDevice:
     def __init__(
         self, index: int | None = None, flush: str = "read", flush_size: int | None = None
     ) -> None:
-        import torch
+        import torch  # lazy: torch is optional, and the CPU path imports this module
 
         if flush not in FLUSH_MODES:
             raise ValueError(f"unknown flush {flush!r}; known: {', '.join(FLUSH_MODES)}")
@@ -199,8 +201,6 @@ class CudaDevice:
 def reset_persisting_l2() -> dict[str, Any]:
     """cuCtxResetPersistingL2Cache on the current context, through the driver library
     (torch exposes no binding). Returns what happened, for the measurement's `extra`."""
-    import ctypes
-
     try:
         lib = ctypes.CDLL("libcuda.so.1")
     except OSError as exc:
@@ -248,9 +248,9 @@ def sample(
     max_batch: int = MAX_BATCH,
     wall: Callable[[], float] = time.perf_counter,
 ) -> Sampled:
-    """The stop rule around batches: `enqueue(n)` queues n samples and returns a collector
-    that synchronizes and gives their seconds. The clock is read between the two, while the
-    batch is (most likely) still running on the GPU."""
+    """The stop rule (timing.stop) around batches: `enqueue(n)` queues n samples and returns
+    a collector that synchronizes and gives their seconds. The clock is read between the
+    two, while the batch is (most likely) still running on the GPU."""
     samples: list[float] = []
     stages: dict[str, list[float]] = {}
     clocks: list[float] = []
@@ -258,6 +258,7 @@ def sample(
     reasons: list[int] = []
     spent = 0.0
     per_sample: float | None = None
+    rule = StopRule(spec)
     while True:
         n = batch_size(len(samples), spent, per_sample, spec, max_batch)
         start = wall()
@@ -274,20 +275,9 @@ def sample(
             throttled.extend([reading.throttled] * len(batch.seconds))
             reasons.extend([reading.reasons] * len(batch.seconds))
         per_sample = spent / len(samples)
-        reason = _stop_reason(samples, spent, spec)
+        reason = rule.check(samples, spent)
         if reason is not None:
             return Sampled(samples, reason, stages, clocks, throttled, reasons)
-
-
-def _stop_reason(samples: Sequence[float], spent_s: float, spec: TimerSpec) -> StopReason | None:
-    if len(samples) >= spec.min_samples:
-        if stats.rel_ci_halfwidth(samples) < spec.rel_ci:
-            return "converged"
-        if spent_s >= spec.budget_s:
-            return "budget"
-    if len(samples) >= spec.max_samples:
-        return "max_samples"
-    return None
 
 
 def _measurement(
@@ -506,8 +496,6 @@ def choose_timer(kernel: Kernel, spec: TimerSpec, device: str = "cuda") -> Timer
     """spec.kind when explicit; "auto": events, or graphs when an eager call is under
     GRAPH_THRESHOLD_S (a staged kernel, which synchronizes inside, always gets events)."""
     if spec.kind == "cpu" or device == "cpu":
-        from kernbench.timing.cpu import CpuTimer
-
         return CpuTimer()
     if spec.kind == "event":
         return EventTimer()

@@ -58,7 +58,7 @@ class Reading:
 
 def _nvml() -> Any | None:
     try:
-        import pynvml
+        import pynvml  # lazy: optional (see above)
     except ImportError:
         return None
     try:

@@ -1,0 +1,89 @@
+"""The ranks timer: a kernel run by several ranks at once (a collective), timed on all of them.
+
+Every rank must run the same number of calls, or one waits forever in a collective its
+peers have left; and a collective is only as fast as its slowest rank. So each decision
+(warm-up length, calls per sample, chunk size, when to stop) is taken from times reduced
+with MAX across the ranks (`RankGroup.agree_max`): every rank sees the same numbers and
+reaches the same decision without a broadcast. A sample is the slowest rank's time of a
+batch of calls, divided by the batch.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable
+
+from kernbench.kernels.base import Kernel, RankGroup
+from kernbench.spec.models import TimerSpec
+from kernbench.timing.base import Measurement
+from kernbench.timing.stop import StopReason, StopRule
+
+# Calls are timed in batches of about this long, so the clock's and the synchronization's
+# overhead stays small against microsecond-scale collectives.
+SAMPLE_TARGET_S = 1e-3
+
+
+class RanksTimer:
+    name = "collective"
+
+    def measure(self, kernel: Kernel, spec: TimerSpec) -> Measurement:
+        ranks = kernel.ranks
+        if ranks is None:
+            raise ValueError("the ranks timer needs a kernel with `ranks` (a RankGroup)")
+        ranks.barrier()
+        warmup_calls, per_call_s = warm_up(kernel.run, ranks, spec.warmup_s)
+        reps = max(1, round(SAMPLE_TARGET_S / per_call_s))
+        rule = StopRule(spec)
+        samples: list[float] = []  # seconds per call, the slowest rank's
+        own: list[float] = []  # seconds per call, this rank's
+        # The sum of the agreed batch times, not this rank's wall clock: every rank must
+        # see the same budget spent.
+        spent = 0.0
+        reason: StopReason | None = None
+        while reason is None:
+            count = next_chunk(len(samples), spec, spent, reps * per_call_s)
+            local = [seconds / reps for seconds in ranks.time_batches(count, reps)]
+            own.extend(local)
+            agreed = ranks.agree_max(local)
+            samples.extend(agreed)
+            spent += sum(agreed) * reps
+            reason = rule.check(samples, spent)
+        return Measurement(
+            timer=self.name,
+            samples_s=samples,
+            warmup_calls=warmup_calls,
+            stop_reason=reason,
+            extra={
+                "per_rank_median_s": ranks.per_rank(statistics.median(own)),
+                "world_size": ranks.world_size,
+                "backend": ranks.backend,
+                "calls_per_sample": reps,
+            },
+        )
+
+
+def warm_up(run: Callable[[], object], ranks: RankGroup, warmup_s: float) -> tuple[int, float]:
+    """Run batches of doubling length until `warmup_s` is spent and a batch is long enough
+    to time; return (calls, seconds per call of the last batch), agreed by all ranks."""
+    run()  # lazy set-up (communicators, allocator) stays out of the estimate
+    calls, spent, batch = 1, 0.0, 1
+    while True:
+        took = ranks.agree_max(ranks.time_batches(1, batch))[0]
+        calls, spent = calls + batch, spent + took
+        if spent >= warmup_s and took >= SAMPLE_TARGET_S / 4:
+            return calls, took / batch
+        batch *= 2
+
+
+def next_chunk(taken: int, spec: TimerSpec, spent_s: float, sample_s: float) -> int:
+    """How many samples to take before the ranks compare notes again.
+
+    Chunks grow with the samples taken (few synchronizations), but never past the
+    samples allowed nor much past the budget.
+    """
+    count = max(spec.min_samples - taken, taken // 2, 1)
+    if taken >= spec.min_samples:
+        left = max(spec.budget_s - spent_s, 0.0)
+        count = min(count, max(1, math.ceil(left / sample_s)))
+    return min(count, spec.max_samples - taken)

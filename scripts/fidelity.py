@@ -152,7 +152,7 @@ class Tools:
         import triton.testing
 
         from kernbench.spec.models import TimerSpec
-        from kernbench.timing.cuda import CudaDevice
+        from kernbench.timing.cuda_device import CudaDevice
 
         self.torch = torch
         self.testing = triton.testing

@@ -11,16 +11,16 @@ import pytest
 from kernbench.kernels import gemm_triton
 from kernbench.kernels.base import Kernel
 from kernbench.spec.models import TimerSpec
-from kernbench.timing import cuda, nvml
+from kernbench.timing import cuda, cuda_device, nvml
 from kernbench.timing.nvml import Reading
 
 MIB = 1 << 20
 
 
 def test_flush_buffer_is_twice_the_l2_rounded_to_a_mib() -> None:
-    assert cuda.flush_bytes(60 * MIB) == 120 * MIB
-    assert cuda.flush_bytes(50_000_000) == 96 * MIB  # 100 MB rounded up to whole MiB
-    assert cuda.flush_bytes(1 * MIB) == 8 * MIB  # never under the floor
+    assert cuda_device.flush_bytes(60 * MIB) == 120 * MIB
+    assert cuda_device.flush_bytes(50_000_000) == 96 * MIB  # 100 MB rounded up to whole MiB
+    assert cuda_device.flush_bytes(1 * MIB) == 8 * MIB  # never under the floor
 
 
 def test_graph_launches_fill_the_target_within_the_replay_cap() -> None:
@@ -154,7 +154,7 @@ class FakeDevice:
 
     @property
     def flush_size(self) -> int:
-        return cuda.flush_bytes(self.l2_bytes)
+        return cuda_device.flush_bytes(self.l2_bytes)
 
     def prepare(self) -> dict:
         return {"persisting_l2_reset": "ok"}

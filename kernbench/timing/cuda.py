@@ -3,25 +3,25 @@
 Both share one sampling loop (`sample`): enqueue a batch of timed samples, read the SM
 clock and throttle reasons while the batch runs, synchronize once, convert the events,
 and stop on the median's confidence interval, the budget or the sample cap. The loop
-talks to the GPU only through a `CudaDevice`, so its arithmetic is tested on the CPU
-with a fake device. torch is imported inside `CudaDevice` alone.
+talks to the GPU only through a `CudaDevice` (`timing.cuda_device`), so its arithmetic is
+tested on the CPU with a fake device.
 """
 
 from __future__ import annotations
 
-import ctypes
 import math
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from kernbench.kernels.base import Kernel
 from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement, Timer
 from kernbench.timing.cpu import CpuTimer
-from kernbench.timing.nvml import ClockReader, Reading, reason_names
+from kernbench.timing.cuda_device import FLUSH_MODES, CudaDevice
+from kernbench.timing.nvml import Reading, reason_names
 from kernbench.timing.stop import StopReason, StopRule
 
 MAX_BATCH = 32  # samples enqueued between two synchronizations
@@ -32,23 +32,11 @@ MAX_BATCH = 32  # samples enqueued between two synchronizations
 HOLD_MARGIN = 2.0
 HOLD_LEAD_SAMPLES = 2  # the host stays this many samples ahead of the GPU
 FIRST_HOLD_S = 1e-3  # before the host's enqueue time is known
-MAX_HOLD_S = 50e-3
-HOLD_CLOCK_HZ = 2.0e9  # torch.cuda._sleep counts cycles; at lower clocks it holds longer
-FLUSH_FACTOR = 2  # the flush buffer is this many times the L2
-MIN_FLUSH_BYTES = 8 << 20
-FLUSH_MODES = ("read", "write")
 GRAPH_THRESHOLD_S = 20e-6  # auto: an eager median under this is timed with graphs
 GRAPH_TARGET_S = 1e-3  # kernel time captured in one graph
 GRAPH_MAX_S = 20e-3  # one graph replay, flushes included
 MAX_GRAPH_LAUNCHES = 1000
 ESTIMATE_CALLS = 5
-
-
-def flush_bytes(l2_bytes: int, factor: int = FLUSH_FACTOR) -> int:
-    """Flush buffer size: `factor` times the L2, rounded up to a MiB, at least 8 MiB."""
-    mib = 1 << 20
-    wanted = max(int(l2_bytes) * factor, MIN_FLUSH_BYTES)
-    return -(-wanted // mib) * mib
 
 
 def graph_launches(
@@ -98,121 +86,6 @@ def batch_size(
 class Batch:
     seconds: list[float]
     stages: Sequence[Mapping[str, float]] = field(default_factory=list)
-
-
-class Event(Protocol):
-    def record(self) -> None: ...
-    def elapsed_time(self, end: Any) -> float: ...  # milliseconds, as torch's
-
-
-class CudaDevice:
-    """The GPU side of the timers: events, L2 flush, synchronize, graphs, clock readings.
-
-    flush: "read" (the default) sums a buffer; "write" zero-fills it, as do_bench does, for
-    comparing with timers that flush that way. flush_size: the buffer's bytes, by default
-    `flush_bytes(L2)`.
-    """
-
-    def __init__(
-        self, index: int | None = None, flush: str = "read", flush_size: int | None = None
-    ) -> None:
-        import torch  # lazy: torch is optional, and the CPU path imports this module
-
-        if flush not in FLUSH_MODES:
-            raise ValueError(f"unknown flush {flush!r}; known: {', '.join(FLUSH_MODES)}")
-        self._torch = torch
-        self.index = torch.cuda.current_device() if index is None else index
-        props = torch.cuda.get_device_properties(self.index)
-        self.name = props.name
-        self.l2_bytes = int(props.L2_cache_size)
-        self.flush_mode = flush
-        self.flush_size = int(flush_size) if flush_size else flush_bytes(self.l2_bytes)
-        self._uuid = str(getattr(props, "uuid", "") or "")
-        self._buffer: Any = None
-        self._scratch: Any = None
-        self._events: list[tuple[Any, Any]] = []
-        self._clock: ClockReader | None = None
-        self.prepared: dict[str, Any] = {}
-
-    def prepare(self) -> dict[str, Any]:
-        """Once per measurement: return persisting L2 lines to normal (a memset or read
-        flush does not evict lines held by a persisting access policy)."""
-        self.synchronize()
-        self.prepared = reset_persisting_l2()
-        return self.prepared
-
-    def events(self, n: int) -> list[tuple[Any, Any]]:
-        """n (start, end) timing events, reused between batches (each batch is synchronized
-        before the next is enqueued)."""
-        if len(self._events) < n:
-            make = self._torch.cuda.Event
-            fresh = [(make(enable_timing=True), make(enable_timing=True)) for _ in range(n)]
-            # torch creates the CUDA event at its first record: do that here, or the
-            # creation's host time lands between a sample's two events.
-            for start, end in fresh[len(self._events) :]:
-                start.record()
-                end.record()
-            self.synchronize()
-            self._events.extend(fresh[len(self._events) :])
-        return self._events[:n]
-
-    def flush(self) -> None:
-        """Evict L2 by reading a buffer twice its size. A read leaves clean lines: a zero_()
-        flush ("write") leaves dirty ones, whose write-back then lands inside the timed kernel."""
-        torch = self._torch
-        if self._buffer is None:
-            n = self.flush_size // 4
-            self._buffer = torch.ones(n, dtype=torch.float32, device=self.index)
-            self._scratch = torch.empty((), dtype=torch.float32, device=self.index)
-        if self.flush_mode == "write":
-            self._buffer.zero_()
-        else:
-            torch.sum(self._buffer, dim=0, out=self._scratch)
-
-    def synchronize(self) -> None:
-        self._torch.cuda.synchronize(self.index)
-
-    def hold(self, seconds: float) -> None:
-        """Keep the GPU busy for about `seconds` (a spinning kernel), so work the host
-        enqueues meanwhile runs back to back, without launch gaps."""
-        self._torch.cuda._sleep(int(min(seconds, MAX_HOLD_S) * HOLD_CLOCK_HZ))
-
-    def capture(self, body: Callable[[], None]) -> Any:
-        """A CUDA graph of `body`, warmed up on a side stream first as torch asks."""
-        torch = self._torch
-        side = torch.cuda.Stream(self.index)
-        side.wait_stream(torch.cuda.current_stream(self.index))
-        with torch.cuda.stream(side):
-            body()
-        torch.cuda.current_stream(self.index).wait_stream(side)
-        self.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            body()
-        self.synchronize()
-        return graph
-
-    def read_clock(self) -> Reading | None:
-        if self._clock is None:
-            self._clock = ClockReader(uuid=self._uuid or None, index=self.index)
-        return self._clock.read()
-
-
-def reset_persisting_l2() -> dict[str, Any]:
-    """cuCtxResetPersistingL2Cache on the current context, through the driver library
-    (torch exposes no binding). Returns what happened, for the measurement's `extra`."""
-    try:
-        lib = ctypes.CDLL("libcuda.so.1")
-    except OSError as exc:
-        return {"persisting_l2_reset": f"unavailable: {exc}"}
-    rc = int(lib.cuCtxResetPersistingL2Cache())
-    limit = ctypes.c_size_t(0)
-    persisting_limit = 0x06  # CU_LIMIT_PERSISTING_L2_CACHE_SIZE
-    limit_rc = int(lib.cuCtxGetLimit(ctypes.byref(limit), persisting_limit))
-    return {
-        "persisting_l2_reset": "ok" if rc == 0 else f"CUresult {rc}",
-        "persisting_l2_limit_bytes": int(limit.value) if limit_rc == 0 else None,
-    }
 
 
 def warm_up(

@@ -11,7 +11,10 @@ from kernbench.analyze.collective import (
     bandwidths,
     busbw_factor,
     fit_alpha_beta,
+    fit_series,
     model_time,
+    series_key,
+    series_name,
 )
 
 SIZES = 2.0 ** np.arange(10, 31)  # 1 KiB .. 1 GiB
@@ -80,3 +83,23 @@ def test_fit_needs_two_sizes_and_positive_times() -> None:
 def test_model_time_takes_arrays() -> None:
     fit = AlphaBeta(alpha_s=1e-5, beta_bytes_per_s=1e9, r2=1.0)
     assert model_time(fit, [0, 1e9]).tolist() == pytest.approx([1e-5, 1.00001])
+
+
+def test_series_are_op_world_size_dtype_and_in_place() -> None:
+    key = series_key({"op": "allgather", "world_size": 4, "dtype": "fp32", "inplace": False})
+    assert key == ("allgather", 4, "fp32", False)
+    assert series_name(key) == "allgather n=4 fp32 out-of-place"
+    assert series_name(series_key({"op": "allreduce"})) == "allreduce n=1 - in-place"
+
+
+def test_fit_series_fits_each_series_in_size_order() -> None:
+    def params(op: str, size: float, dtype: str = "bf16") -> dict[str, object]:
+        return {"op": op, "world_size": 2, "dtype": dtype, "bytes": size}
+
+    points = [(params("allreduce", s), 25e-6 + s / 330e9) for s in reversed(SIZES)]
+    points += [(params("allreduce", 1024.0, "fp32"), 1e-5)]  # one size: no fit
+    points += [(params("allgather", s), 0.0) for s in SIZES[:3]]  # refused: no fit
+    fits = fit_series(points)
+    assert list(fits) == ["allreduce n=2 bf16 in-place"]
+    in_order = fit_alpha_beta(SIZES, 25e-6 + SIZES / 330e9)
+    assert fits["allreduce n=2 bf16 in-place"] == in_order

@@ -9,6 +9,7 @@ from fixtures_results import summary
 from kernbench.analyze.collective import bandwidths
 from kernbench.plan import cell_id
 from kernbench.render.ccl import ccl_figure_data, format_bytes, render_ccl
+from kernbench.results.build import collective_fits
 from kernbench.results.model import CellResult, Results
 from kernbench.spec.models import Bench
 
@@ -59,6 +60,7 @@ def make_ccl_results(failed: bool = True, ok: bool = True) -> Results:
         rounds=3,
         provenance={"device_name": "NVIDIA H200", "host": "gpu-node-07"},
         cells=cells,
+        fits=collective_fits(cells),
     )
 
 
@@ -83,6 +85,18 @@ def test_figure_data_skips_failed_cells_and_fits_the_model() -> None:
     model = allgather["model"]
     assert model["alpha_s"] == pytest.approx(ALPHA_S["allgather"], rel=1e-4)
     assert model["beta_gbs"] == pytest.approx(BETA["allgather"] / 1e9, rel=1e-4)
+
+
+def test_the_model_is_the_stored_fit_not_one_made_at_draw_time() -> None:
+    results = make_ccl_results()
+    assert sorted(results.fits) == ["allgather n=2 bf16 in-place", "allreduce n=2 bf16 in-place"]
+    results.fits["allreduce n=2 bf16 in-place"].alpha_s = 1e-3
+    del results.fits["allgather n=2 bf16 in-place"]
+    allreduce, allgather = (
+        panel["series"][0] for panel in ccl_figure_data(results, "latency")["panels"]
+    )
+    assert allreduce["model"]["alpha_s"] == 1e-3
+    assert allgather["model"] is None
 
 
 def test_bus_bandwidth_uses_the_collective_factor() -> None:

@@ -1,9 +1,10 @@
 """Per-cell A/B statistics and verdicts from the results of every side run.
 
 Pure: the inputs are the plan (`AbManifest`) and each run's loaded `Results` (or why
-there are none); the output is the `AbReport` that `ab.json` serializes. The method is
-in docs/adr/0020-ab-method.md. Everything is computed on per-round paired log ratios
-d = log(B/A); percentages are 100*(exp(d) - 1), so positive means B is slower.
+there are none); the output is the `AbReport` that `ab.json` serializes (its models are
+in kernbench/results/ab.py). The method is in docs/adr/0020-ab-method.md. Everything is
+computed on per-round paired log ratios d = log(B/A); percentages are
+100*(exp(d) - 1), so positive means B is slower.
 Order statistics commute with that monotone map, so intervals are exact in either.
 """
 
@@ -15,16 +16,21 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
 from kernbench.ab.schedule import AbManifest, SideRun
 from kernbench.analyze.stats import median_interval, pair_coverage
+from kernbench.results.ab import (
+    VERDICTS,
+    AbCell,
+    AbReport,
+    AbSummary,
+    FailedRun,
+    RunRecord,
+    Verdict,
+)
 from kernbench.results.model import CellResult, Results
 
-AB_VERSION = 1
 CONFIDENCE = 0.95
-Verdict = Literal["faster", "slower", "same", "unstable"]
-VERDICTS: tuple[Verdict, ...] = ("faster", "slower", "same", "unstable")
 
 
 @dataclass(frozen=True)
@@ -33,81 +39,6 @@ class RunOutcome:
 
     results: Results | None
     problem: str = ""
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class AbCell(_Model):
-    id: str
-    variant: str
-    axes: dict[str, Any]
-    params: dict[str, Any]
-    verdict: Verdict
-    delta_pct: float  # median over rounds of the paired delta
-    ci_pct: list[float]  # [lo, hi], order statistics of the per-round deltas
-    ci_coverage: float
-    ci_reached: bool  # False: fewer rounds than 95% needs; ci_pct is the min-max
-    round_deltas_pct: list[float]
-    a_medians_s: list[float]
-    b_medians_s: list[float]
-    a_first: list[bool]  # per round: did A run before B
-    sign_flips: int  # rounds whose delta has the opposite sign of the median
-    within_side_noise_pct: float  # median relative IQR of one side's samples
-    delta_spread_pct: float  # max - min of the per-round deltas
-    order_effect_pct: float  # mean delta of A-first rounds minus B-first rounds
-    aa_deltas_pct: list[float] | None = None
-    aa_floor_pct: float | None = None  # max |A/A delta|
-    threshold_pct: float
-
-
-class FailedRun(_Model):
-    variant: str
-    round: int
-    run: str
-    log: str  # relative to the A/B folder
-    reason: str
-
-
-class RunRecord(_Model):
-    name: str
-    round: int
-    side: str
-    value: str
-    position: int
-    slot: int
-    pins_mode: str
-    status: Literal["ok", "failed", "crashed"]
-
-
-class AbSummary(_Model):
-    cells: int
-    verdicts: dict[str, int]
-    geomean_ratio: dict[str, float]  # per variant, B/A over its cells' median deltas
-    geomean_delta_pct: dict[str, float]
-    sign_flip_cells: list[str]
-    expected_false_calls: float  # cells * (1 - coverage): calls to expect with no effect
-    interval_note: str | None = None
-
-
-class AbReport(_Model):
-    schema_version: int = AB_VERSION
-    bench: str
-    device: str
-    switch: str
-    a: str
-    b: str
-    rounds: int
-    aa: bool
-    min_effect_pct: float
-    created_utc: str
-    order: list[list[str]]  # per round, the sides in the order they ran
-    runs: list[RunRecord]
-    cells: list[AbCell]
-    failed_variants: dict[str, list[int]]
-    failed_runs: list[FailedRun]
-    summary: AbSummary
 
 
 def to_pct(log_ratio: float) -> float:

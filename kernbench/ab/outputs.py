@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from kernbench.ab.analysis import AB_VERSION, AbReport, analyze
+from kernbench.ab.analysis import analyze
 from kernbench.ab.outcomes import load_outcomes
 from kernbench.ab.schedule import MANIFEST_NAME, load_manifest
 from kernbench.errors import UserError
 from kernbench.render.ab import draw_ab_figure
 from kernbench.render.ab_report import render_markdown
-from kernbench.results.jsonio import write_json
+from kernbench.results.ab import AB_FORMAT, AbReport
 
 AB_JSON = "ab.json"
 REPORT_MD = "report.md"
@@ -24,7 +23,7 @@ def is_ab_folder(folder: Path) -> bool:
 
 def write_outputs(folder: Path, report: AbReport) -> None:
     folder = Path(folder)
-    write_json(folder / AB_JSON, report.model_dump(mode="json"))
+    AB_FORMAT.write(folder / AB_JSON, report)
     figure = draw_ab_figure(report, folder / FIGURE_PNG)
     if figure is None:
         (folder / FIGURE_PNG).unlink(missing_ok=True)
@@ -44,12 +43,8 @@ def summarize_ab(folder: Path, min_effect: float | None = None) -> AbReport:
 
 
 def load_report(folder: Path) -> AbReport:
-    """A written ab.json, checked against this kernbench's format."""
+    """A written ab.json, migrated to this kernbench's format."""
     path = Path(folder) / AB_JSON
     if not path.is_file():
         raise UserError(f"{folder}: no {AB_JSON}; run `kernbench summarize {folder}`")
-    data = json.loads(path.read_text())
-    version = data.get("schema_version") if isinstance(data, dict) else None
-    if not isinstance(version, int) or version > AB_VERSION:
-        raise UserError(f"{path}: schema_version: {version!r} is not one this kernbench reads")
-    return AbReport.model_validate(data)
+    return AB_FORMAT.read(path)

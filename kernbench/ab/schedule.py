@@ -3,18 +3,20 @@
 It holds everything the analysis needs besides the round folders (switch, values,
 rounds, A/A, minimum effect, the schedule with each run's position), so
 `kernbench summarize DIR` rebuilds `ab.json` from the folder alone.
+
+Format history (bump MANIFEST_VERSION and add a step to MANIFEST_FORMAT's `update_to`):
+  1: first format.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from kernbench.errors import UserError, invalid_file
-from kernbench.results.jsonio import write_json
+from kernbench.errors import UserError
+from kernbench.results.jsonio import FileFormat
 
 MANIFEST_NAME = "ab-run.json"
 MANIFEST_VERSION = 1
@@ -93,25 +95,15 @@ def schedule(rounds: int, a: str, b: str, aa: bool) -> list[SideRun]:
     return runs
 
 
+MANIFEST_FORMAT = FileFormat("A/B manifest", MANIFEST_VERSION, AbManifest)
+
+
 def save_manifest(folder: Path, manifest: AbManifest) -> None:
-    write_json(Path(folder) / MANIFEST_NAME, manifest.model_dump(mode="json"))
+    MANIFEST_FORMAT.write(Path(folder) / MANIFEST_NAME, manifest)
 
 
 def load_manifest(folder: Path) -> AbManifest:
     path = Path(folder) / MANIFEST_NAME
     if not path.is_file():
         raise UserError(f"{folder}: not an A/B folder (no {MANIFEST_NAME})")
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-    if isinstance(data, dict) and isinstance(data.get("schema_version"), int):
-        if data["schema_version"] > MANIFEST_VERSION:
-            raise UserError(
-                f"{path}: schema_version: {data['schema_version']} is newer than this "
-                f"kernbench understands ({MANIFEST_VERSION}); upgrade kernbench"
-            )
-    try:
-        return AbManifest.model_validate(data)
-    except ValidationError as exc:
-        raise invalid_file(path, exc) from None
+    return MANIFEST_FORMAT.read(path)

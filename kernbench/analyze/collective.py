@@ -10,7 +10,7 @@ GB = 1e9 bytes.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,6 +79,52 @@ def fit_alpha_beta(sizes_bytes: Sequence[float], times_s: Sequence[float]) -> Al
         r2=math.nan,
     )
     return AlphaBeta(fit.alpha_s, fit.beta_bytes_per_s, _log_r2(times, model_time(fit, sizes)))
+
+
+SeriesKey = tuple[str, int, str, bool]  # op, world size, dtype, in-place
+
+
+def series_key(params: Mapping[str, Any]) -> SeriesKey:
+    """The series a collective cell belongs to: one line per op, world size, dtype and
+    in-place flag in the figures, one α-β fit each."""
+    return (
+        str(params["op"]),
+        int(params.get("world_size", 1)),
+        str(params.get("dtype", "-")),
+        bool(params.get("inplace", True)),
+    )
+
+
+def series_label(key: SeriesKey) -> str:
+    """'n=2 bf16 in-place': the series within its op's panel."""
+    _, world_size, dtype, inplace = key
+    return f"n={world_size} {dtype} {'in-place' if inplace else 'out-of-place'}"
+
+
+def series_name(key: SeriesKey) -> str:
+    """'allreduce n=2 bf16 in-place': the series among all of a sweep's."""
+    return f"{key[0]} {series_label(key)}"
+
+
+def fit_series(points: Iterable[tuple[Mapping[str, Any], float]]) -> dict[str, AlphaBeta]:
+    """The α-β fit of each series, by `series_name`, from (cell params, median time).
+
+    Each series is fitted in order of size, as the figures draw it (a stable sort, so
+    the floats are the same wherever it is fitted); a series with fewer than two sizes,
+    or times the fit refuses, has none."""
+    series: dict[SeriesKey, list[tuple[float, float]]] = {}
+    for params, median_s in points:
+        series.setdefault(series_key(params), []).append((float(params["bytes"]), median_s))
+    fits = {}
+    for key, measured in series.items():
+        measured.sort(key=lambda point: point[0])
+        sizes = [size for size, _ in measured]
+        times = [time for _, time in measured]
+        try:
+            fits[series_name(key)] = fit_alpha_beta(sizes, times)
+        except ValueError:
+            continue
+    return fits
 
 
 def model_time(fit: AlphaBeta, size_bytes: Any) -> Any:

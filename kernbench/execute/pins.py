@@ -5,6 +5,9 @@ fingerprint: the kernel's source hash, the device model and the versions of the
 libraries that shape the code. Replaying a pin whose fingerprint no longer matches would
 time a config chosen for other code or another device, so such a pin is reported as
 stale and never reused silently.
+
+Pins file format history (bump PINS_VERSION and add a step to PINS_FORMAT's `update_to`):
+  1: first format.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from kernbench.errors import UserError
-from kernbench.results.jsonio import write_json
+from pydantic import BaseModel, ConfigDict, Field
+
+from kernbench.results.jsonio import FileFormat
 
 PINS_VERSION = 1
 PinMode = Literal["auto", "record", "replay"]
@@ -112,23 +116,22 @@ class PinStore:
         return pin
 
 
+class PinsFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = PINS_VERSION
+    pins: dict[str, dict[str, Any]] = Field(default_factory=dict)  # by pin_key
+
+
+PINS_FORMAT = FileFormat("pins file", PINS_VERSION, PinsFile)
+
+
 def load_pins(path: Path) -> dict[str, dict[str, Any]]:
     path = Path(path)
     if not path.exists():
         return {}
-    try:
-        data = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise UserError(f"{path}:{exc.lineno}: pins file is not valid JSON: {exc.msg}") from None
-    if not isinstance(data, dict) or data.get("schema_version") != PINS_VERSION:
-        raise UserError(
-            f"{path}: schema_version: not a kernbench pins file (version {PINS_VERSION})"
-        )
-    pins = data.get("pins", {})
-    if not isinstance(pins, dict):
-        raise UserError(f"{path}: pins: must be a mapping")
-    return pins
+    return PINS_FORMAT.read(path).pins
 
 
 def save_pins(path: Path, pins: Mapping[str, Any]) -> None:
-    write_json(Path(path), {"schema_version": PINS_VERSION, "pins": dict(pins)})
+    PINS_FORMAT.write(Path(path), PinsFile(pins=dict(pins)))

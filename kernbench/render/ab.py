@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from kernbench.ab.analysis import AbReport
+from kernbench.results.ab import AbReport
 
 VERDICT_COLORS = {
     "faster": "#2e7d32",

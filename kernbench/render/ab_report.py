@@ -6,7 +6,7 @@ import math
 
 import jinja2
 
-from kernbench.ab.analysis import AbReport
+from kernbench.results.ab import AbReport
 
 TEMPLATE = """\
 # A/B of `{{ r.switch }}` on {{ r.bench }}

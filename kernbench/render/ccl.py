@@ -3,14 +3,15 @@
 One panel per collective; one color per series (world size, dtype, in-place or not).
 The bandwidth figure draws busbw solid and algbw dashed in the same color (busbw is a
 normalization for a flat topology, algbw what one call moved), the latency figure the
-median with its confidence interval; both draw the α-β model fitted to the series as a
-dotted line. Like the GEMM figures, each PNG comes with the data it plots as JSON.
+median with its confidence interval; both draw the α-β model of the series as a dotted
+line, the fit stored in the results (`Results.fits`, computed when they were built).
+Like the GEMM figures, each PNG comes with the data it plots as JSON.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,10 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
 from kernbench.analyze import collective as collective_model
+from kernbench.analyze.collective import SeriesKey, series_key, series_label, series_name
 from kernbench.errors import UserError
 from kernbench.render import style
-from kernbench.results.model import CellResult, Results
+from kernbench.results.model import CellResult, Fit, Results
 
 CCL_FIGURES = ("busbw", "latency")
 MODEL_POINTS = 64
@@ -54,9 +56,10 @@ def ccl_figure_data(results: Results, name: str) -> dict[str, Any]:
     plotted = [cell for cell in results.cells if _plottable(cell)]
     panels = []
     for op in dict.fromkeys(str(cell.params["op"]) for cell in plotted):
-        keys = dict.fromkeys(_series_key(cell) for cell in plotted if cell.params["op"] == op)
+        in_panel = [cell for cell in plotted if cell.params["op"] == op]
+        keys = dict.fromkeys(series_key(cell.params) for cell in in_panel)
         series = [
-            _series(op, key, [c for c in plotted if c.params["op"] == op and _series_key(c) == key])
+            _series(key, [c for c in in_panel if series_key(c.params) == key], results.fits)
             for key in keys
         ]
         missing = [
@@ -86,23 +89,14 @@ def _plottable(cell: CellResult) -> bool:
     return cell.status == "ok" and cell.summary is not None and "op" in cell.params
 
 
-def _series_key(cell: CellResult) -> tuple[int, str, bool]:
-    params = cell.params
-    return (
-        int(params.get("world_size", 1)),
-        str(params.get("dtype", "-")),
-        bool(params.get("inplace", True)),
-    )
-
-
-def _series(op: str, key: tuple[int, str, bool], cells: list[CellResult]) -> dict[str, Any]:
-    world_size, dtype, inplace = key
+def _series(key: SeriesKey, cells: list[CellResult], fits: Mapping[str, Fit]) -> dict[str, Any]:
+    op, world_size, dtype, inplace = key
     cells = sorted(cells, key=lambda cell: float(cell.params["bytes"]))
     sizes = [float(cell.params["bytes"]) for cell in cells]
     medians = [cell.summary.median_s for cell in cells if cell.summary is not None]
     rates = [_rates(op, cell, world_size) for cell in cells]
     series: dict[str, Any] = {
-        "label": f"n={world_size} {dtype} {'in-place' if inplace else 'out-of-place'}",
+        "label": series_label(key),
         "world_size": world_size,
         "dtype": dtype,
         "inplace": inplace,
@@ -114,8 +108,9 @@ def _series(op: str, key: tuple[int, str, bool], cells: list[CellResult]) -> dic
         "algbw_gbs": [style.significant(r["algbw_gbs"]) for r in rates],
         "model": None,
     }
-    if len(set(sizes)) >= 2:
-        fit = collective_model.fit_alpha_beta(sizes, medians)
+    stored = fits.get(series_name(key))
+    if stored is not None:
+        fit = stored.alpha_beta()
         grid = np.geomspace(min(sizes), max(sizes), MODEL_POINTS)
         times = collective_model.model_time(fit, grid)
         series["model"] = {

@@ -12,7 +12,7 @@ from kernbench.analyze import stats
 from kernbench.analyze.metrics import cell_metrics
 from kernbench.execute.worker import journal_path
 from kernbench.plan import Cell
-from kernbench.results.model import CellResult, Results, RoundResult, Summary
+from kernbench.results.model import CellResult, Fit, Results, RoundResult, Summary, fits_of
 from kernbench.spec.models import Bench, HardwareProfile
 
 
@@ -139,4 +139,14 @@ def build_results(
         pins=pins,
         stale_pins=stale,
         cells=cells,
+        fits=collective_fits(cells),
+    )
+
+
+def collective_fits(cells: Sequence[CellResult]) -> dict[str, Fit]:
+    """The α-β fit of each series the collective figures draw, which render/ccl.py reads."""
+    return fits_of(
+        (cell.params, cell.summary.median_s)
+        for cell in cells
+        if cell.status == "ok" and cell.summary is not None and "op" in cell.params
     )

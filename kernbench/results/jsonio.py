@@ -14,6 +14,7 @@ import gzip
 import json
 import os
 import tempfile
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,6 +89,8 @@ def read_json(path: Path, what: str = "file") -> Any:
         raise UserError(f"{path}: {what} not found") from None
     except json.JSONDecodeError as exc:
         raise UserError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error, UnicodeDecodeError) as exc:  # cut or binary
+        raise UserError(f"{path}: not a readable {what}: {exc}") from None
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -2,20 +2,25 @@
 
 Format history (bump SCHEMA_VERSION and add a step to RESULTS_FORMAT's `update_to`):
   1: first format.
+  2: `fits`: the α-β fit of each collective series, computed once when the results are
+     built rather than each time a figure is drawn; `update_to[2]` fits version 1 files.
 
 A results file may be gzipped (`.json.gz`); `load` reads both.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernbench.analyze.collective import AlphaBeta, fit_series
 from kernbench.results.jsonio import FileFormat, write_gzip_json
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class _Model(BaseModel):
@@ -86,6 +91,26 @@ class CellResult(_Model):
     info: dict[str, Any] = Field(default_factory=dict)
 
 
+class Fit(_Model):
+    """t(S) = α + S/β fitted to one collective series (kernbench.analyze.collective)."""
+
+    alpha_s: float
+    beta_bytes_per_s: float  # inf: the times do not grow with the size
+    r2: float  # of log t; NaN when the times do not vary
+
+    @classmethod
+    def of(cls, fit: AlphaBeta) -> Fit:
+        return cls(**asdict(fit))
+
+    def alpha_beta(self) -> AlphaBeta:
+        return AlphaBeta(self.alpha_s, self.beta_bytes_per_s, self.r2)
+
+
+def fits_of(points: Iterable[tuple[Mapping[str, Any], float]]) -> dict[str, Fit]:
+    """`fit_series` of (cell params, median time) points, as results models."""
+    return {name: Fit.of(fit) for name, fit in fit_series(points).items()}
+
+
 class Results(_Model):
     schema_version: int = SCHEMA_VERSION
     bench: str
@@ -103,12 +128,27 @@ class Results(_Model):
     pins: dict[str, Any] = Field(default_factory=dict)  # every pin used, by key
     stale_pins: list[str] = Field(default_factory=list)
     cells: list[CellResult]
+    fits: dict[str, Fit] = Field(default_factory=dict)  # by series: "allreduce n=2 bf16 in-place"
 
     def failed_cells(self) -> list[CellResult]:
         return [cell for cell in self.cells if cell.status != "ok"]
 
 
-RESULTS_FORMAT = FileFormat("results file", SCHEMA_VERSION, Results)
+def _update_to_2(data: dict[str, Any]) -> dict[str, Any]:
+    """Fit the collective series of a version 1 file, read as version 1 wrote them."""
+    try:
+        points = [
+            (cell["params"], cell["summary"]["median_s"])
+            for cell in data["cells"]
+            if cell["status"] == "ok" and cell.get("summary") and "op" in cell["params"]
+        ]
+        fits = fits_of(points)
+    except (KeyError, TypeError, ValueError):
+        fits = {}  # malformed cells: validation names the field
+    return {**data, "fits": {name: fit.model_dump() for name, fit in fits.items()}}
+
+
+RESULTS_FORMAT = FileFormat("results file", SCHEMA_VERSION, Results, {2: _update_to_2})
 
 
 def save(results: Results, path: Path) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from kernbench.errors import UserError
 from kernbench.results import model as results_io
+from kernbench.results.build import collective_fits
 
 # Fields every shard must share: the same bench, measured the same way.
 SHARED = ("bench", "spec_hash", "device", "rounds", "first_round")
@@ -41,8 +42,10 @@ def merge_results(paths: Sequence[Path]) -> results_io.Results:
         }
         for path, part in zip(paths, loaded, strict=True)
     ]
+    merged_cells = [cell for _, (_, cell) in sorted(cells.items())]
     return first.model_copy(update={
-        "cells": [cell for _, (_, cell) in sorted(cells.items())],
+        "cells": merged_cells,
+        "fits": collective_fits(merged_cells),  # one shard's fits saw only its own cells
         "provenance": {**first.provenance, "merged_from": shards},
         "pins": {key: pin for part in loaded for key, pin in part.pins.items()},
         "stale_pins": [stale for part in loaded for stale in part.stale_pins],

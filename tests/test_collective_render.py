@@ -8,7 +8,8 @@ from fixtures_results import summary
 
 from kernbench.analyze.collective import bandwidths
 from kernbench.plan import cell_id
-from kernbench.render.ccl import ccl_figure_data, format_bytes, render_ccl
+from kernbench.render import render_results
+from kernbench.render.ccl import figure_data, format_bytes
 from kernbench.results.build import collective_fits
 from kernbench.results.model import CellResult, Results
 from kernbench.spec.models import Bench
@@ -65,7 +66,7 @@ def make_ccl_results(failed: bool = True, ok: bool = True) -> Results:
 
 
 def test_render_writes_both_figures_with_their_data(tmp_path: Path) -> None:
-    written = render_ccl(make_ccl_results(), tmp_path)
+    written = render_results(make_ccl_results(), tmp_path, ["busbw", "latency"])
     assert [p.name for p in written] == ["busbw.png", "latency.png"]
     for path in written:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -74,7 +75,7 @@ def test_render_writes_both_figures_with_their_data(tmp_path: Path) -> None:
 
 
 def test_figure_data_skips_failed_cells_and_fits_the_model() -> None:
-    data = ccl_figure_data(make_ccl_results(), "busbw")
+    data = figure_data(make_ccl_results(), "busbw")
     assert [p["op"] for p in data["panels"]] == list(OPS)
     assert [c["cell"] for c in data["not_plotted"]] == [
         "default/op=allgather,world_size=2,bytes=1073741824,dtype=bf16"
@@ -93,14 +94,14 @@ def test_the_model_is_the_stored_fit_not_one_made_at_draw_time() -> None:
     results.fits["allreduce n=2 bf16 in-place"].alpha_s = 1e-3
     del results.fits["allgather n=2 bf16 in-place"]
     allreduce, allgather = (
-        panel["series"][0] for panel in ccl_figure_data(results, "latency")["panels"]
+        panel["series"][0] for panel in figure_data(results, "latency")["panels"]
     )
     assert allreduce["model"]["alpha_s"] == 1e-3
     assert allgather["model"] is None
 
 
 def test_bus_bandwidth_uses_the_collective_factor() -> None:
-    series = ccl_figure_data(make_ccl_results(), "busbw")["panels"][0]["series"][0]
+    series = figure_data(make_ccl_results(), "busbw")["panels"][0]["series"][0]
     # allreduce over two ranks: busbw = 2(n-1)/n algbw = algbw.
     assert series["busbw_gbs"] == series["algbw_gbs"]
     big = 2**30
@@ -110,9 +111,9 @@ def test_bus_bandwidth_uses_the_collective_factor() -> None:
 
 def test_nothing_finished_draws_a_placeholder(tmp_path: Path) -> None:
     results = make_ccl_results(ok=False)
-    data = ccl_figure_data(results, "latency")
+    data = figure_data(results, "latency")
     assert data["panels"] == [] and "nothing to plot" in data["note"]
-    (path,) = render_ccl(results, tmp_path, ["latency"])
+    (path,) = render_results(results, tmp_path, ["latency"])
     assert path.stat().st_size > 0
 
 

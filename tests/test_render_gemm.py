@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 from fixtures_results import FAILED, INVALID, make_gemm_results
+from matplotlib.figure import Figure
 
 from kernbench.errors import UserError
-from kernbench.render import figure_data, render_results
-from kernbench.render.gemm import GEMM_FIGURES, shape_label
+from kernbench.render import figure_data, figures_drawn_by, render_results
+from kernbench.render.gemm import shape_label
 from kernbench.render.style import format_seconds, ordered_stages
 from kernbench.results.model import CellResult, load, save
 
@@ -46,7 +47,7 @@ def _cell(results, variant, shape, dtype) -> CellResult:
 
 def test_render_writes_each_figure_as_png_with_its_data(results, tmp_path):
     written = render_results(results, tmp_path)
-    assert [p.name for p in written] == [f"{name}.png" for name in GEMM_FIGURES]
+    assert [p.name for p in written] == [f"{name}.png" for name in figures_drawn_by("gemm")]
     for path in written:
         assert path.read_bytes()[:8] == PNG_SIGNATURE
         assert path.stat().st_size > 30_000
@@ -193,19 +194,15 @@ def test_default_figures_come_from_the_spec(small, tmp_path):
     assert [p.name for p in render_results(narrowed, tmp_path)] == ["utilization.png"]
 
 
-def test_collective_figures_go_to_the_ccl_renderer_once(results, tmp_path, monkeypatch):
+def test_each_figure_goes_to_the_renderer_the_registry_names(results, tmp_path, monkeypatch):
     calls = []
-
-    def render_ccl(results, out_dir, figures):
-        calls.append((out_dir, figures))
-        return [out_dir / f"{name}.png" for name in figures]
-
     fake = types.ModuleType("kernbench.render.ccl")
-    fake.render_ccl = render_ccl  # type: ignore[attr-defined]
+    fake.figure_data = lambda results, name: calls.append(name) or {"figure": name}  # type: ignore[attr-defined]
+    fake.draw = lambda data: Figure()  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "kernbench.render.ccl", fake)
     written = render_results(results, tmp_path, ["latency", "utilization", "busbw"])
-    assert calls == [(tmp_path, ["latency", "busbw"])]
-    assert [p.name for p in written] == ["utilization.png", "latency.png", "busbw.png"]
+    assert calls == ["latency", "busbw"]
+    assert [p.name for p in written] == ["latency.png", "utilization.png", "busbw.png"]
 
 
 def test_a_missing_ccl_renderer_is_a_clear_error(results, tmp_path, monkeypatch):

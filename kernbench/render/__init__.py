@@ -1,9 +1,11 @@
-"""Figures from results: pick the renderer for each requested figure name.
+"""Figures from results: each figure name is drawn by the module the registry names.
 
-GEMM figures are drawn by `render.gemm`; collective figures (busbw, latency) by
-`render.ccl`, imported only when asked for. Each writes `<name>.png` and the data it
-plotted as `<name>.json`, the golden output (docs/adr/0050-figures-from-results.md).
-Nothing here imports torch: fast mode redraws committed results on a machine without it.
+`spec.models.FIGURE_RENDERERS` maps a figure to its module here (`gemm`, `ccl`), imported
+only when one of its figures is asked for. A renderer module offers `figure_data(results,
+name)` (the JSON-able data a figure shows) and `draw(data)`; each figure is written as
+`<name>.png` with its data as `<name>.json`, the golden output
+(docs/adr/0050-figures-from-results.md). Nothing here imports torch: fast mode redraws
+committed results on a machine without it.
 """
 
 from __future__ import annotations
@@ -17,14 +19,11 @@ from types import ModuleType
 from typing import Any
 
 from kernbench.errors import UserError
-from kernbench.render.gemm import GEMM_FIGURES, gemm_figure_data, render_gemm
+from kernbench.render import style
 from kernbench.results.model import Results
-from kernbench.spec.models import FIGURES
+from kernbench.spec.models import FIGURE_RENDERERS, FIGURES
 
-# Every figure a bench may name that is not a GEMM one is drawn by render.ccl.
-CCL_FIGURES = tuple(name for name in FIGURES if name not in GEMM_FIGURES)
-
-__all__ = ["CCL_FIGURES", "GEMM_FIGURES", "figure_data", "render_results", "requested_figures"]
+__all__ = ["figure_data", "figures_drawn_by", "render_results", "requested_figures"]
 
 
 def render_results(
@@ -35,18 +34,17 @@ def render_results(
 ) -> list[Path]:
     """Draw the figures (default: the bench's `figures`) into out_dir; return the PNGs.
 
-    GEMM figures are written as `<name>.png` with their plotted data as `<name>.json`.
-    With `parallel`, each figure is drawn in a forked process of its own.
+    Each is written as `<name>.png` with its plotted data as `<name>.json`. With
+    `parallel`, each figure is drawn in a forked process of its own.
     """
     names = requested_figures(results, figures)
     out_dir = Path(out_dir)
     if parallel and len(names) > 1 and _forkable():
         return _render_in_parallel(results, out_dir, names)
-    written = render_gemm(results, out_dir, [n for n in names if n in GEMM_FIGURES])
-    collective = [name for name in names if name in CCL_FIGURES]
-    if collective:
-        written += _ccl().render_ccl(results, out_dir, collective)
-    return written
+    return [
+        style.save_figure(figure_data(results, name), renderer(name).draw, out_dir, name)
+        for name in names
+    ]
 
 
 def _forkable() -> bool:
@@ -77,9 +75,13 @@ def _render_in_parallel(results: Results, out_dir: Path, names: list[str]) -> li
 def figure_data(results: Results, name: str) -> dict[str, Any]:
     """The data one figure plots, as plain JSON-able values (the golden-test output)."""
     requested_figures(results, [name])
-    if name in GEMM_FIGURES:
-        return gemm_figure_data(results, name)
-    return _ccl().ccl_figure_data(results, name)
+    data: dict[str, Any] = renderer(name).figure_data(results, name)
+    return data
+
+
+def figures_drawn_by(module: str) -> tuple[str, ...]:
+    """The figure names the registry gives to one renderer module."""
+    return tuple(name for name, owner in FIGURE_RENDERERS.items() if owner == module)
 
 
 def requested_figures(results: Results, figures: Sequence[str] | None) -> list[str]:
@@ -91,12 +93,15 @@ def requested_figures(results: Results, figures: Sequence[str] | None) -> list[s
     return list(dict.fromkeys(names))
 
 
-def _ccl() -> ModuleType:
+def renderer(name: str) -> ModuleType:
+    """The module that draws figure `name`, imported now (matplotlib comes with it)."""
+    module = f"kernbench.render.{FIGURE_RENDERERS[name]}"
     try:
-        return importlib.import_module("kernbench.render.ccl")
+        return importlib.import_module(module)
     except ModuleNotFoundError as exc:
-        if exc.name != "kernbench.render.ccl":
+        if exc.name != module:
             raise
         raise UserError(
-            f"figures {', '.join(CCL_FIGURES)} need kernbench.render.ccl, which is missing"
+            f"figures {', '.join(figures_drawn_by(FIGURE_RENDERERS[name]))} need {module}, "
+            "which is missing"
         ) from None

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,22 +33,7 @@ MAX_SIZE_TICKS = 6
 _WHAT = {"busbw": "bus bandwidth vs message size", "latency": "latency vs message size"}
 
 
-def render_ccl(results: Results, out_dir: Path, figures: Sequence[str] | None = None) -> list[Path]:
-    """Write `<name>.png` and `<name>.json` for each collective figure; return the PNGs.
-
-    `figures` defaults to the collective figures the bench asks for (both if it names none).
-    """
-    if figures is None:
-        asked = [name for name in results.spec.get("figures", []) if name in CCL_FIGURES]
-        figures = asked or CCL_FIGURES
-    out_dir = Path(out_dir)
-    written = []
-    for name in figures:
-        written.append(style.save_figure(ccl_figure_data(results, name), draw, out_dir, name))
-    return written
-
-
-def ccl_figure_data(results: Results, name: str) -> dict[str, Any]:
+def figure_data(results: Results, name: str) -> dict[str, Any]:
     """The series one collective figure plots, as JSON-able data."""
     if name not in CCL_FIGURES:
         raise UserError(f"unknown collective figure {name!r}; known: {', '.join(CCL_FIGURES)}")
@@ -141,7 +125,7 @@ def _rates(op: str, cell: CellResult, world_size: int) -> dict[str, float]:
 
 
 def draw(data: dict[str, Any]) -> Figure:
-    """The figure for data made by `ccl_figure_data`."""
+    """The figure for data made by `figure_data`."""
     if not data["panels"]:
         return style.placeholder(data["title"], data)
     panels = data["panels"]

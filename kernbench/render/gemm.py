@@ -1,6 +1,6 @@
 """GEMM figures: throughput, MAC utilization, roofline vs measured, stage breakdown.
 
-Each figure is made in two steps: `gemm_figure_data` turns the results into the plain
+Each figure is made in two steps: `figure_data` turns the results into the plain
 data a figure shows (written beside the PNG as JSON, the golden output CI compares), and
 `gemm_draw.draw` draws exactly that data. Metrics come from the results as recorded;
 the renderer only converts units (see docs/adr/0050-figures-from-results.md).
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from kernbench.errors import UserError
@@ -19,7 +18,9 @@ from kernbench.render.gemm_draw import draw
 from kernbench.results.model import CellResult, Results
 from kernbench.spec.models import HardwareProfile
 
-GEMM_FIGURES = ("throughput", "utilization", "theory_vs_measured", "stage_breakdown")
+# A renderer module offers figure_data and draw (kernbench.render); draw lives beside.
+__all__ = ["FIGURE_DATA", "draw", "figure_data", "shape_label"]
+
 NO_DTYPE = "-"
 LOG_SCALE_RANGE = 30.0  # bars spanning more than this factor get a log axis
 
@@ -36,20 +37,11 @@ class _Table:
 
 
 
-def render_gemm(results: Results, out_dir: Path, figures: Sequence[str]) -> list[Path]:
-    """Write `<name>.png` and its data `<name>.json` into `out_dir` for each GEMM figure."""
-    out_dir = Path(out_dir)
-    written = []
-    for name in figures:
-        written.append(style.save_figure(gemm_figure_data(results, name), draw, out_dir, name))
-    return written
-
-
-def gemm_figure_data(results: Results, name: str) -> dict[str, Any]:
+def figure_data(results: Results, name: str) -> dict[str, Any]:
     """The series one GEMM figure plots, as JSON-able data (None where nothing is drawn)."""
-    if name not in _DATA:
-        raise UserError(f"unknown GEMM figure {name!r}; known: {', '.join(GEMM_FIGURES)}")
-    return _DATA[name](results)
+    if name not in FIGURE_DATA:
+        raise UserError(f"unknown GEMM figure {name!r}; known: {', '.join(FIGURE_DATA)}")
+    return FIGURE_DATA[name](results)
 
 
 # ---- data -----------------------------------------------------------------------------
@@ -292,7 +284,7 @@ def _stage_bar(cell: CellResult, shape: str) -> dict[str, Any]:
     return entry
 
 
-_DATA: dict[str, Callable[[Results], dict[str, Any]]] = {
+FIGURE_DATA: dict[str, Callable[[Results], dict[str, Any]]] = {
     "throughput": throughput_data,
     "utilization": utilization_data,
     "theory_vs_measured": theory_vs_measured_data,

@@ -17,7 +17,7 @@ CROWDED_TOTALS = 10  # stage-breakdown bars per panel past which the totals stan
 
 
 def draw(data: dict[str, Any]) -> Figure:
-    """The figure for data made by `gemm_figure_data`."""
+    """The figure for data made by `render.gemm.figure_data`."""
     if not data["panels"]:
         return style.placeholder(data["title"], data)
     return _DRAW[data["figure"]](data)

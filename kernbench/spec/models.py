@@ -7,6 +7,8 @@ these models (`kernbench schema`); never edit the JSON by hand.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -32,14 +34,18 @@ Scalar = int | float | str | bool
 AxisValue = Scalar | list[Scalar] | dict[Identifier, Scalar]
 PositiveFloat = Annotated[float, Field(gt=0)]
 
-FIGURES = (
-    "throughput",
-    "utilization",
-    "theory_vs_measured",
-    "stage_breakdown",
-    "busbw",
-    "latency",
-)
+# The figure registry: each figure a bench may name, and the module of kernbench.render
+# that draws it (imported only when drawn). Adding a figure: a line here, and its data
+# function in that module's `FIGURE_DATA`.
+FIGURE_RENDERERS = {
+    "throughput": "gemm",
+    "utilization": "gemm",
+    "theory_vs_measured": "gemm",
+    "stage_breakdown": "gemm",
+    "busbw": "ccl",
+    "latency": "ccl",
+}
+FIGURES = tuple(FIGURE_RENDERERS)
 # Names a metric expression may use besides the cell's parameters.
 DERIVED_NAMES = ("itemsize",)
 
@@ -257,6 +263,13 @@ class HardwareProfile(Strict):
     def peak(self, dtype: str) -> float | None:
         ceiling = self.peak_tflops.get(dtype)
         return ceiling.value if ceiling is not None else None
+
+
+def spec_hash(bench: Bench) -> str:
+    """A short hash of the normalized bench (defaults filled in, keys sorted): a run
+    resumes, and shards merge, only under the same one."""
+    normalized = json.dumps(bench.model_dump(mode="json"), sort_keys=True)
+    return hashlib.sha256(normalized.encode()).hexdigest()[:16]
 
 
 def bench_json_schema() -> dict[str, Any]:

@@ -56,6 +56,46 @@ Only = Annotated[
                  "parameter or variant)."),
 ]
 
+# The options of `kernbench run`, each declared once. A run's run.json holds them
+# (execute/options.py), and its to_argv() writes them back as this command line.
+RunBench = Annotated[
+    str | None, typer.Option("--bench", help="Bench name, or a path to its file.")
+]
+RunOut = Annotated[
+    Path | None, typer.Option("--out", help="Output folder; default runs/NAME/<UTC>/.")
+]
+Rounds = Annotated[
+    int | None, typer.Option("--rounds", min=1, help="Rounds (fresh worker processes).")
+]
+FirstRound = Annotated[
+    int, typer.Option("--first-round", min=1, help="Number of the first round (A/B sides).")
+]
+Fast = Annotated[
+    bool,
+    typer.Option("--fast", help="Redraw the figures from the bench's committed data "
+                 "(also MILESTONE_FAST=1); runs nothing."),
+]
+Resume = Annotated[
+    Path | None, typer.Option("--resume", help="Finish an interrupted run in this folder.")
+]
+Pins = Annotated[
+    Path | None, typer.Option("--pins", help="Replay the autotune pins of this file.")
+]
+PinsMode = Annotated[
+    str | None,
+    typer.Option("--pins-mode", help="auto, record, or replay (the default with --pins)."),
+]
+Figures = Annotated[
+    bool | None,
+    typer.Option("--figures/--no-figures", help="Draw the bench's figures (default: yes; "
+                 "with --resume, as the run started)."),
+]
+Shard = Annotated[
+    str | None,
+    typer.Option("--shard", help="I/N: measure every N-th cell from the I-th (one GPU or "
+                 "array job each); `kernbench merge` joins the results."),
+]
+
 
 # --- benches: list, validate, plan --------------------------------------------------
 
@@ -142,43 +182,18 @@ def schema_command(
 
 @app.command("run")
 def run_command(
-    bench: Annotated[
-        str | None, typer.Option("--bench", help="Bench name, or a path to its file.")
-    ] = None,
-    out: Annotated[
-        Path | None, typer.Option("--out", help="Output folder; default runs/NAME/<UTC>/.")
-    ] = None,
+    bench: RunBench = None,
+    out: RunOut = None,
     device: Device = "auto",
-    rounds: Annotated[
-        int | None, typer.Option("--rounds", min=1, help="Rounds (fresh worker processes).")
-    ] = None,
-    fast: Annotated[
-        bool,
-        typer.Option("--fast", help="Redraw the figures from the bench's committed data "
-                     "(also MILESTONE_FAST=1); runs nothing."),
-    ] = False,
-    resume: Annotated[
-        Path | None, typer.Option("--resume", help="Finish an interrupted run in this folder.")
-    ] = None,
-    pins: Annotated[
-        Path | None, typer.Option("--pins", help="Replay the autotune pins of this file.")
-    ] = None,
-    pins_mode: Annotated[
-        str | None,
-        typer.Option("--pins-mode", help="auto, record, or replay (the default with --pins)."),
-    ] = None,
-    first_round: Annotated[
-        int, typer.Option("--first-round", min=1, help="Number of the first round (A/B sides).")
-    ] = 1,
-    figures: Annotated[
-        bool, typer.Option("--figures/--no-figures", help="Draw the bench's figures.")
-    ] = True,
+    rounds: Rounds = None,
+    fast: Fast = False,
+    resume: Resume = None,
+    pins: Pins = None,
+    pins_mode: PinsMode = None,
+    first_round: FirstRound = 1,
+    figures: Figures = None,
     only: Only = None,
-    shard: Annotated[
-        str | None,
-        typer.Option("--shard", help="I/N: measure every N-th cell from the I-th (one GPU or "
-                     "array job each); `kernbench merge` joins the results."),
-    ] = None,
+    shard: Shard = None,
     bench_dir: BenchDirs = None,
 ) -> None:
     """Measure a bench: every cell, every round, then results.json and figures."""

@@ -1,16 +1,23 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 from ab_fixtures.build import results
+from typer.testing import CliRunner
 
+from kernbench import cli
 from kernbench.ab.outputs import load_report, summarize_ab
 from kernbench.ab.schedule import load_manifest
-from kernbench.ab.sides import AbOutcome, SideRequest, run_ab
-from kernbench.errors import UserError
+from kernbench.ab.sides import AbOutcome, SideRequest, run_ab, side_options
+from kernbench.commands import run as run_command
+from kernbench.errors import EXIT_OK, UserError
+from kernbench.execute.rounds import RunFolder
 from kernbench.results import model as results_io
+from kernbench.spec.loader import load_bench
+from kernbench.spec.models import spec_hash
 
 BENCH = """\
 name: fake-ab
@@ -95,6 +102,31 @@ def test_schedule_pins_and_environment(tmp_path):
     assert "--no-figures" in command
     # Replays need the pins file even when nothing was tuned.
     assert json.loads(Path(pins).read_text())["pins"] == {}
+
+
+def test_a_side_command_starts_a_run_with_the_sides_options(tmp_path, monkeypatch):
+    sides = FakeSides()
+    outcome = run(tmp_path, sides, rounds=2)
+    manifest = load_manifest(outcome.folder)
+    request = sides.requests[2]  # r2_B: replays the pins r1_A recorded
+    started: list[RunFolder] = []
+    monkeypatch.setattr(run_command, "measure", lambda run: started.append(run) or EXIT_OK)
+    monkeypatch.delenv("MILESTONE_FAST", raising=False)
+    monkeypatch.setenv("KERNBENCH_SIDE", request.env["KERNBENCH_SIDE"])
+    assert request.command[:4] == [sys.executable, "-m", "kernbench", "run"]
+    result = CliRunner().invoke(cli.app, request.command[3:])
+    assert result.exit_code == EXIT_OK, result.output
+    (side,) = started
+    bench_hash = spec_hash(load_bench(Path(manifest.bench_path)))
+    expected = side_options(manifest, request.run, outcome.folder / "pins.json", bench_hash)
+    assert side.path == request.run_dir
+    assert side.options.model_dump(exclude={"created_utc"}) == expected.model_dump(
+        exclude={"created_utc"}
+    )
+    assert (side.options.side, side.options.first_round, side.options.pins_mode) == (
+        "B", 2, "replay"
+    )
+    assert side.options.figures is False
 
 
 def test_outputs_and_summarize_reproduces_ab_json(tmp_path):

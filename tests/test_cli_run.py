@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from kernbench.results.model import SCHEMA_VERSION
 
 REPO = Path(__file__).resolve().parent.parent
 runner = CliRunner()
@@ -52,7 +53,7 @@ def test_run_then_render(tmp_path: Path) -> None:
     assert "tiny: 2 cells (2 ok)" in result.stdout
     assert (out / "figures" / "throughput.png").exists()
     data = json.loads((out / "results.json").read_text())
-    assert data["schema_version"] == 1 and data["bench"] == "tiny"
+    assert data["schema_version"] == SCHEMA_VERSION and data["bench"] == "tiny"
     assert {"host", "cpu", "python", "numpy", "blas", "git", "command"} <= set(data["provenance"])
     again = runner.invoke(cli.app, ["render", str(out / "results.json"), "--out",
                                     str(tmp_path / "redrawn")])

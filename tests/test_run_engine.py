@@ -170,3 +170,24 @@ def test_resume_refuses_a_changed_bench(tmp_path: Path) -> None:
     bench.write_text(bench.read_text().replace("engine test", "changed"))
     with pytest.raises(UserError, match="changed since the run started"):
         run(RunRequest(resume=tmp_path / "out"))
+
+
+def test_a_run_started_before_versions_still_resumes(tmp_path: Path) -> None:
+    bench = write_bench(tmp_path / "b", "ok", sizes=(4, 8))
+    out = tmp_path / "out"
+    assert run(RunRequest(bench=str(bench), out=out, device="cpu")) == EXIT_OK
+    # Make the folder as an older kernbench left it: no schema_version in run.json or the
+    # journal, no figures in run.json; and the run cut short after its first cell.
+    manifest = json.loads((out / "run.json").read_text())
+    del manifest["schema_version"], manifest["figures"]
+    (out / "run.json").write_text(json.dumps(manifest))
+    first, second = sorted((out / "journal" / "r1").glob("0*.json"))
+    entry = json.loads(first.read_text())
+    del entry["schema_version"]
+    first.write_text(json.dumps(entry))
+    second.unlink()
+    (out / "results.json").unlink()
+    assert run(RunRequest(resume=out)) == EXIT_OK
+    results = results_io.load(out / "results.json")
+    assert results.complete and [c.status for c in results.cells] == ["ok", "ok"]
+    assert json.loads(second.read_text())["schema_version"] == 1

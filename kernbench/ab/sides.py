@@ -23,8 +23,10 @@ from kernbench.ab.outputs import summarize_ab
 from kernbench.ab.schedule import AbManifest, SideRun, save_manifest, schedule
 from kernbench.ab.switch_check import switch_warning
 from kernbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UserError
+from kernbench.execute.options import RunOptions
 from kernbench.results.jsonio import write_json
-from kernbench.spec.models import AbSpec, Bench
+from kernbench.results.provenance import utc_now, utc_stamp
+from kernbench.spec.models import AbSpec, Bench, spec_hash
 
 PINS_NAME = "pins.json"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -103,31 +105,38 @@ def resolve_settings(
     return AbSpec(**chosen)
 
 
-def side_command(manifest: AbManifest, run: SideRun, run_dir: Path, pins_path: Path) -> list[str]:
-    command = [
-        sys.executable, "-m", "kernbench", "run",
-        "--bench", manifest.bench_path,
-        "--out", str(run_dir),
-        "--rounds", "1",
-        "--first-round", str(run.round),
-        "--pins", str(pins_path),
-        "--pins-mode", run.pins_mode,
-        "--device", manifest.device,
-        "--no-figures",
-    ]  # fmt: skip
-    for folder in manifest.bench_dirs:
-        command += ["--bench-dir", folder]
-    return command
+def side_options(
+    manifest: AbManifest, run: SideRun, pins_path: Path, bench_hash: str
+) -> RunOptions:
+    """One side's run: its one round, numbered as in the schedule, on the shared pins."""
+    return RunOptions(
+        bench_path=Path(manifest.bench_path),
+        spec_hash=bench_hash,
+        device=manifest.device,
+        rounds=1,
+        first_round=run.round,
+        pins=pins_path,
+        pins_mode=run.pins_mode,
+        side=side_name(run),
+        figures=False,
+    )
+
+
+def side_command(options: RunOptions, run_dir: Path) -> list[str]:
+    return [sys.executable, "-m", "kernbench", "run", *options.to_argv(run_dir)]
+
+
+def side_name(run: SideRun) -> str:
+    # A/A sides are A sides: a kernel that branches on KERNBENCH_SIDE sees "A".
+    return "B" if run.side == "B" else "A"
 
 
 def side_env(manifest: AbManifest, run: SideRun) -> dict[str, str]:
-    # A/A sides are A sides: a kernel that branches on KERNBENCH_SIDE sees "A".
-    side = "B" if run.side == "B" else "A"
     # KERNBENCH_SWITCH names the switch, so each side's provenance records its value.
     return {
         manifest.switch: run.value,
         "KERNBENCH_SWITCH": manifest.switch,
-        "KERNBENCH_SIDE": side,
+        "KERNBENCH_SIDE": side_name(run),
         "KERNBENCH_ROUND": str(run.round),
     }
 
@@ -150,7 +159,6 @@ def run_ab(
     """Run an A/B of `switch` on `bench` and write ab.json, report.md and ab.png.
 
     Options left None come from the bench's `ab:` block, then the defaults."""
-    from kernbench.execute.rounds import utc_now, utc_stamp
     from kernbench.kernels import kernel_source_path
     from kernbench.plan import plan
     from kernbench.spec.discovery import find_bench
@@ -189,7 +197,7 @@ def run_ab(
     )
     folder.mkdir(parents=True, exist_ok=True)
     save_manifest(folder, manifest)
-    execute_runs(folder, manifest, run_side, echo)
+    execute_runs(folder, manifest, spec_hash(spec), run_side, echo)
     report = summarize_ab(folder)
     for variant, failed in report.failed_variants.items():
         echo(f"failed: {variant} in round(s) {', '.join(map(str, failed))}; no verdicts")
@@ -198,7 +206,11 @@ def run_ab(
 
 
 def execute_runs(
-    folder: Path, manifest: AbManifest, run_side: SideRunner, echo: Callable[[str], None]
+    folder: Path,
+    manifest: AbManifest,
+    bench_hash: str,
+    run_side: SideRunner,
+    echo: Callable[[str], None],
 ) -> None:
     """Run every scheduled side in order. Without the first run's results the pins it
     records are missing, so the other runs are skipped (and reported as failed)."""
@@ -218,7 +230,7 @@ def execute_runs(
         request = SideRequest(
             run=run,
             run_dir=run_dir,
-            command=side_command(manifest, run, run_dir, pins_path),
+            command=side_command(side_options(manifest, run, pins_path, bench_hash), run_dir),
             env=side_env(manifest, run),
             log_path=run_dir / LOG_NAME,
         )

@@ -6,13 +6,12 @@ from pathlib import Path
 
 from kernbench.errors import UserError
 from kernbench.execute.calibrate import calibrate, write_profile
+from kernbench.results.provenance import device_model
 from kernbench.spec import hardware
 from kernbench.spec.discovery import project_root
 
 
 def calibrate_profile(device: str, out: Path | None, name: str | None) -> Path:
-    from kernbench.execute.rounds import device_model
-
     device = hardware.resolve_device(device)
     try:
         datasheet = hardware.select_profile(device_model(device), device, name)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -10,23 +9,29 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
-from kernbench.execute.rounds import (
-    MANIFEST,
+from kernbench.execute.journal import read_journal
+from kernbench.execute.options import (
+    RUN_JSON_NAME,
     RunOptions,
-    execute,
-    spec_hash,
-    utc_now,
-    utc_stamp,
+    holds_a_run,
+    load_options,
 )
+from kernbench.execute.rounds import RunFolder, execute, planned_cells
+from kernbench.plan import Cell
 from kernbench.results import model as results_io
-from kernbench.spec.hardware import resolve_device
-from kernbench.spec.models import Bench, HardwareProfile
+from kernbench.results import provenance
+from kernbench.spec import hardware
+from kernbench.spec.discovery import find_bench
+from kernbench.spec.loader import load_bench
+from kernbench.spec.models import Bench, HardwareProfile, spec_hash
 
 FAST_ENV = "MILESTONE_FAST"
 
 
 @dataclass
 class RunRequest:
+    """A `kernbench run` command line: the options of a new run, or the folder to resume."""
+
     bench: str | None = None
     bench_dirs: Sequence[Path] = ()
     out: Path | None = None
@@ -37,7 +42,7 @@ class RunRequest:
     resume: Path | None = None
     pins: Path | None = None
     pins_mode: str | None = None
-    figures: bool = True
+    figures: bool | None = None  # None: draw them (on --resume: as the run started)
     only: Sequence[str] = ()
     shard: str | None = None
 
@@ -47,121 +52,105 @@ def fast_requested(flag: bool) -> bool:
 
 
 def run(request: RunRequest) -> int:
-    from kernbench.spec.discovery import find_bench
-
     if request.resume is not None:
         return resume(request.resume, figures=request.figures)
     if not request.bench:
         raise UserError("--bench: give a bench name (see `kernbench list`) or --resume DIR")
     bench, bench_path = find_bench(request.bench, request.bench_dirs)
-    out = request.out or Path("runs") / bench.name / utc_stamp()
+    out = request.out or Path("runs") / bench.name / provenance.utc_stamp()
     if fast_requested(request.fast):
         return render_fast(bench, bench_path, out)
-    device = resolve_device(request.device)
-    _check_requirements(bench, bench_path, device)
+    options = new_options(request, bench, bench_path)
+    _check_requirements(bench, bench_path, options.device)
+    if holds_a_run(out):
+        raise UserError(f"--out: {out} already holds a run; use --resume {out} to finish it")
+    return measure(RunFolder(options, bench, out))
+
+
+def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptions:
+    """The options of a new run, from its command line and the bench's defaults."""
     if request.pins_mode and request.pins_mode not in ("auto", "record", "replay"):
         raise UserError(f"--pins-mode: {request.pins_mode!r} is not one of auto, record, replay")
-    if request.pins is not None and request.pins_mode != "record" and not request.pins.exists():
+    pins = request.pins.resolve() if request.pins is not None else None
+    if pins is not None and request.pins_mode != "record" and not pins.exists():
         raise UserError(f"--pins: {request.pins} does not exist")
-    if out.exists() and (out / MANIFEST).exists():
-        raise UserError(f"--out: {out} already holds a run; use --resume {out} to finish it")
-    options = RunOptions(
-        bench=bench,
+    bench_path = bench_path.resolve()
+    return RunOptions(
         bench_path=bench_path,
-        out_dir=out,
-        device=device,
+        spec_hash=spec_hash(bench),
+        device=hardware.resolve_device(request.device),
         rounds=request.rounds or bench.rounds,
         first_round=request.first_round,
-        pins=request.pins,
-        pins_mode=request.pins_mode or ("replay" if request.pins else "auto"),
-        project_pins=None if request.pins else bench_path.parent / "pins" / f"{bench.name}.json",
+        pins=pins,
+        pins_mode=request.pins_mode or ("replay" if pins else "auto"),
+        project_pins=None if pins else bench_path.parent / "pins" / f"{bench.name}.json",
         side=os.environ.get("KERNBENCH_SIDE", ""),
-        figures=request.figures,
-        only=list(request.only),
+        figures=True if request.figures is None else request.figures,
+        only=tuple(request.only),
         shard=request.shard,
     )
-    return measure(options)
 
 
-def resume(out: Path, figures: bool = True) -> int:
-    from kernbench.spec.loader import load_bench
-
-    manifest_path = out / MANIFEST
-    if not manifest_path.exists():
-        raise UserError(f"--resume: {out} holds no run ({MANIFEST} not found)")
-    manifest = json.loads(manifest_path.read_text())
-    bench_path = Path(manifest["bench_path"])
-    bench = load_bench(bench_path)
-    if spec_hash(bench) != manifest["spec_hash"]:
-        raise UserError(f"--resume: {bench_path} changed since the run started; start a new run")
-    pins = manifest.get("pins")
-    project_pins = manifest.get("project_pins")
-    options = RunOptions(
-        bench=bench,
-        bench_path=bench_path,
-        out_dir=out,
-        device=manifest["device"],
-        rounds=manifest["rounds"],
-        first_round=manifest["first_round"],
-        pins=Path(pins) if pins else None,
-        pins_mode=manifest["pins_mode"],
-        project_pins=Path(project_pins) if project_pins else None,
-        side=manifest.get("side", ""),
-        figures=figures,
-        only=manifest.get("only", []),
-        shard=manifest.get("shard"),
-    )
-    return measure(options)
+def resume(out: Path, figures: bool | None = None) -> int:
+    """Finish the run in `out` with the options it started with (figures: as asked)."""
+    if not holds_a_run(out):
+        raise UserError(f"--resume: {out} holds no run ({RUN_JSON_NAME} not found)")
+    options = load_options(out)
+    bench = load_bench(options.bench_path)
+    if spec_hash(bench) != options.spec_hash:
+        raise UserError(
+            f"--resume: {options.bench_path} changed since the run started; start a new run"
+        )
+    if figures is not None:
+        options = options.replace(figures=figures)
+    return measure(RunFolder(options, bench, out))
 
 
-def measure(options: RunOptions) -> int:
+def measure(run: RunFolder) -> int:
     interrupted = False
     try:
-        cells = execute(options)
+        cells = execute(run)
     except KeyboardInterrupt:
         interrupted = True
-        from kernbench.execute.rounds import planned_cells
-
-        cells = planned_cells(options)
-    results = finish(options, cells, complete=not interrupted)
+        cells = planned_cells(run.options, run.bench)
+    results = finish(run, cells, complete=not interrupted)
     if interrupted:
         print(
             f"interrupted: {sum(c.status != 'pending' for c in results.cells)} cells kept; "
-            f"finish with: kernbench run --resume {options.out_dir}",
+            f"finish with: kernbench run --resume {run.path}",
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
-    return report(results, options.out_dir)
+    return report(results, run.path)
 
 
-def finish(options: RunOptions, cells: list, complete: bool) -> results_io.Results:
-    from kernbench.results import provenance
-    from kernbench.results.build import build_results, collect
+def finish(run: RunFolder, cells: list[Cell], complete: bool) -> results_io.Results:
+    # The statistics import scipy, which fast mode never needs.
+    from kernbench.results.build import build_results, cell_result
 
-    profile = select_profile(options.bench, options.device)
-    rounds = range(options.first_round, options.first_round + options.rounds)
-    cell_results, pins, stale = collect(
-        options.bench, cells, options.out_dir / "journal", list(rounds), profile
-    )
-    manifest = json.loads((options.out_dir / MANIFEST).read_text())
+    options, bench = run.options, run.bench
+    profile = select_profile(bench, options.device)
+    rounds = options.rounds_range
+    journal = read_journal(run.journal, cells, rounds)
+    cell_results = [
+        cell_result(bench, cell, journal.rounds[cell.index], len(rounds), profile)
+        for cell in cells
+    ]
     results = build_results(
-        options.bench, options.bench_path, manifest, cell_results, pins, stale,
-        provenance.collect(options.device), profile, complete,
-        utc_now() if complete else None,
+        bench, options.bench_path, options.model_dump(mode="json"), cell_results,
+        journal.pins, journal.stale_pins, provenance.collect(options.device), profile,
+        complete, provenance.utc_now() if complete else None,
     )
-    results_io.save(results, options.out_dir / "results.json")
-    if options.figures and complete and options.bench.figures:
-        from kernbench.render import render_results
+    results_io.save(results, run.path / "results.json")
+    if options.figures and complete and bench.figures:
+        from kernbench.render import render_results  # matplotlib: only when drawing
 
-        render_results(results, options.out_dir / "figures", parallel=True)
+        render_results(results, run.path / "figures", parallel=True)
     return results
 
 
 def select_profile(bench: Bench, device: str) -> HardwareProfile | None:
-    from kernbench.execute.rounds import device_model
-    from kernbench.spec import hardware
-
-    return hardware.select_profile(device_model(device), device, bench.hardware)
+    return hardware.select_profile(provenance.device_model(device), device, bench.hardware)
 
 
 def report(results: results_io.Results, out_dir: Path) -> int:

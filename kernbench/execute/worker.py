@@ -15,49 +15,27 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kernbench.execute import pins as pinning
+from kernbench.execute.journal import (
+    TASK,
+    CurrentCell,
+    JournalEntry,
+    Task,
+    current_path,
+    write_current,
+    write_entry,
+)
 from kernbench.kernels.base import Kernel, TuneReport, as_kernel
 from kernbench.plan import Cell
-from kernbench.results.jsonio import write_json
 from kernbench.results.model import Check, RoundResult
 from kernbench.spec.models import TimerSpec
 
-CURRENT = "current.json"
 EXIT_GROUP_BROKEN = 3
 # Tuning times each candidate with a share of the cell's budget.
 TUNE_BUDGET_SHARE = 0.25
-
-
-@dataclass
-class Task:
-    bench_path: str
-    round: int
-    device: str
-    cells: list[int]
-    journal_dir: str
-    pins_read: list[str] = field(default_factory=list)
-    pins_write: list[str] = field(default_factory=list)
-    pins_mode: str = "auto"
-    device_model: str = ""
-
-    @classmethod
-    def load(cls, path: Path) -> Task:
-        return cls(**json.loads(Path(path).read_text()))
-
-    def save(self, path: Path) -> None:
-        write_json(path, self.__dict__)
-
-
-def journal_path(journal_dir: Path, round_: int, index: int) -> Path:
-    return Path(journal_dir) / f"r{round_}" / f"{index:05d}.json"
-
-
-def current_path(journal_dir: Path, round_: int) -> Path:
-    return Path(journal_dir) / f"r{round_}" / CURRENT
 
 
 def is_primary_rank() -> bool:
@@ -232,17 +210,16 @@ def run_task(task: Task) -> None:
     )
     _preload(task.device)
     journal = Path(task.journal_dir)
-    current = current_path(journal, task.round)
     for index in task.cells:
         cell = cells[index]
         if primary:
-            write_json(current, {"index": index, "id": cell.id, "started": time.time()})
+            write_current(journal, task.round,
+                          CurrentCell(index=index, id=cell.id, started=time.time()))
         result = runner.run(cell, task.round)
         if primary:
-            write_json(journal_path(journal, task.round, index), {
-                "index": index, "id": cell.id, "result": result.model_dump(mode="json"),
-                "pin": store.used.get(result.pin) if result.pin else None,
-            })
+            pin = store.used.get(result.pin) if result.pin else None
+            write_entry(journal, task.round,
+                        JournalEntry(index=index, id=cell.id, result=result, pin=pin))
             print(f"r{task.round} {cell.id}: {result.status}"
                   + (f" ({result.reason})" if result.reason else ""), flush=True)
         if result.status != "ok" and int(os.environ.get("WORLD_SIZE", "1")) > 1:
@@ -251,7 +228,7 @@ def run_task(task: Task) -> None:
             # fresh one for the cells left.
             sys.exit(EXIT_GROUP_BROKEN)
     if primary:
-        current.unlink(missing_ok=True)
+        current_path(journal, task.round).unlink(missing_ok=True)
 
 
 def _preload(device: str) -> None:
@@ -273,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if "LOCAL_RANK" not in os.environ:  # ranks under the launcher die with its agent
         die_with_parent(os.getppid())
-    run_task(Task.load(Path(args[0])))
+    run_task(TASK.read(Path(args[0])))
     return 0
 
 

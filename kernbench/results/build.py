@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,38 +9,9 @@ from typing import Any
 
 from kernbench.analyze import stats
 from kernbench.analyze.metrics import cell_metrics
-from kernbench.execute.worker import journal_path
 from kernbench.plan import Cell
 from kernbench.results.model import CellResult, Fit, Results, RoundResult, Summary, fits_of
 from kernbench.spec.models import Bench, HardwareProfile
-
-
-def collect(
-    bench: Bench,
-    cells: Sequence[Cell],
-    journal_dir: Path,
-    rounds: Sequence[int],
-    profile: HardwareProfile | None,
-) -> tuple[list[CellResult], dict[str, Any], list[str]]:
-    """Cell results, the pins used (by key) and the stale-pin messages, from the journal."""
-    results: list[CellResult] = []
-    pins: dict[str, Any] = {}
-    stale: list[str] = []
-    for cell in cells:
-        round_results: list[RoundResult] = []
-        for round_ in rounds:
-            path = journal_path(journal_dir, round_, cell.index)
-            if not path.exists():
-                continue
-            entry = json.loads(path.read_text())
-            result = RoundResult.model_validate(entry["result"])
-            round_results.append(result)
-            if entry.get("pin") and result.pin:
-                pins[result.pin] = entry["pin"]
-            if "stale_pin" in result.extra:
-                stale.append(f"{cell.id} (round {round_}): {result.extra['stale_pin']}")
-        results.append(cell_result(bench, cell, round_results, len(rounds), profile))
-    return results, pins, stale
 
 
 def cell_result(

@@ -7,6 +7,7 @@ import platform
 import socket
 import subprocess
 import sys
+from datetime import datetime, timezone
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
@@ -116,3 +117,19 @@ def collect(device: str) -> dict[str, Any]:
         info.update(gpu_info())
         info["device_name"] = info["gpu"]
     return info
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def utc_stamp() -> str:
+    """The time as a folder name: runs/NAME/<stamp>/."""
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def device_model(device: str) -> str:
+    """What pins and hardware profiles key on: the GPU's name, or the CPU's."""
+    if device == "cuda":
+        return str(gpu_info()["gpu"])
+    return cpu_model()

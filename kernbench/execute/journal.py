@@ -1,0 +1,149 @@
+"""The files between the parent and its workers, typed and versioned, and their reading.
+
+The parent writes a `Task` (`tasks/r<k>.json`) and starts a worker on it; the worker
+writes `journal/r<k>/current.json` before each cell and the cell's `JournalEntry`
+(`journal/r<k>/<index>.json`) after it, atomically. The journal, not results.json, is
+the record while a run is in flight: `read_journal` turns it into round results per
+cell, and `--resume` measures only the cells without an entry.
+
+Format history (each file: bump its version and add a step to its `update_to`):
+  journal entry 0: written before versions; the same keys, without `schema_version`.
+  journal entry 1, task 1, current cell 1: `schema_version`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from kernbench.execute.options import PinsMode
+from kernbench.plan import Cell
+from kernbench.results.jsonio import FileFormat
+from kernbench.results.model import RoundResult
+
+JOURNAL_VERSION = 1
+TASK_VERSION = 1
+CURRENT_VERSION = 1
+CURRENT_NAME = "current.json"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Task(_Strict):
+    """What one worker process runs: some cells of one round."""
+
+    schema_version: int = TASK_VERSION
+    bench_path: str
+    round: int
+    device: str
+    cells: list[int]
+    journal_dir: str
+    pins_read: list[str] = []
+    pins_write: list[str] = []
+    pins_mode: PinsMode = "auto"
+    device_model: str = ""
+
+
+class JournalEntry(_Strict):
+    """One cell measured in one round, as the worker (or the parent, for a death) saw it."""
+
+    schema_version: int = JOURNAL_VERSION
+    index: int
+    id: str
+    result: RoundResult
+    pin: dict[str, Any] | None = None  # the pin the round used, as the pins file holds it
+
+
+class CurrentCell(_Strict):
+    """The cell in flight: what the parent blames, and times out, if the worker dies."""
+
+    schema_version: int = CURRENT_VERSION
+    index: int
+    id: str
+    started: float  # time.time() when the cell started
+
+
+def _same_keys(data: dict[str, Any]) -> dict[str, Any]:
+    return data
+
+
+TASK: FileFormat[Task] = FileFormat("worker task", TASK_VERSION, Task)
+JOURNAL: FileFormat[JournalEntry] = FileFormat(
+    "journal entry", JOURNAL_VERSION, JournalEntry, update_to={1: _same_keys}
+)
+CURRENT: FileFormat[CurrentCell] = FileFormat("current cell", CURRENT_VERSION, CurrentCell)
+
+
+def journal_path(journal_dir: Path, round_: int, index: int) -> Path:
+    return Path(journal_dir) / f"r{round_}" / f"{index:05d}.json"
+
+
+def current_path(journal_dir: Path, round_: int) -> Path:
+    return Path(journal_dir) / f"r{round_}" / CURRENT_NAME
+
+
+def is_journaled(journal_dir: Path, round_: int, index: int) -> bool:
+    return journal_path(journal_dir, round_, index).exists()
+
+
+def write_entry(journal_dir: Path, round_: int, entry: JournalEntry) -> None:
+    JOURNAL.write(journal_path(journal_dir, round_, entry.index), entry)
+
+
+def read_entry(journal_dir: Path, round_: int, index: int) -> JournalEntry | None:
+    """The cell's entry, or None while it has none (entries are written atomically)."""
+    path = journal_path(journal_dir, round_, index)
+    return JOURNAL.read(path) if path.exists() else None
+
+
+def write_current(journal_dir: Path, round_: int, current: CurrentCell) -> None:
+    CURRENT.write(current_path(journal_dir, round_), current)
+
+
+def read_current(journal_dir: Path, round_: int) -> CurrentCell | None:
+    """The cell in flight, or None between cells (the worker removes the file)."""
+    path = current_path(journal_dir, round_)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    # Written atomically: a file that is there is whole, so any other error is a bug.
+    return CURRENT.parse(json.loads(text), path)
+
+
+@dataclass
+class JournalReading:
+    """What the journal holds for some cells over some rounds."""
+
+    rounds: dict[int, list[RoundResult]] = field(default_factory=dict)  # by cell index
+    pins: dict[str, Any] = field(default_factory=dict)  # the pins used, by key
+    stale_pins: list[str] = field(default_factory=list)  # one message per stale pin
+
+
+def read_journal(
+    journal_dir: Path, cells: Sequence[Cell], rounds: Sequence[int]
+) -> JournalReading:
+    """Each cell's round results (the rounds it has an entry for), its pins, stale pins."""
+    reading = JournalReading()
+    for cell in cells:
+        found = reading.rounds.setdefault(cell.index, [])
+        for round_ in rounds:
+            entry = read_entry(journal_dir, round_, cell.index)
+            if entry is None:
+                continue
+            result = entry.result
+            found.append(result)
+            if entry.pin and result.pin:
+                reading.pins[result.pin] = entry.pin
+            if "stale_pin" in result.extra:
+                reading.stale_pins.append(
+                    f"{cell.id} (round {round_}): {result.extra['stale_pin']}"
+                )
+    return reading

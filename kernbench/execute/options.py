@@ -1,0 +1,108 @@
+"""The options of a run, declared once: the model that *is* the run folder's `run.json`.
+
+`kernbench run` builds a `RunOptions` from its command line, writes it as `run.json`
+before the first cell, and `--resume DIR` reads it back; an A/B side's command line is
+`to_argv()` of the options that side should run with. The bench itself is not stored:
+it is loaded from `bench_path`, and `spec_hash` says whether it changed since.
+
+Format history (bump RUN_JSON_VERSION and add a step to RUN_JSON's `update_to`):
+  0: written before versions: the same keys, without `schema_version` and `figures`.
+  1: `schema_version` and `figures` (a resumed run draws what its first start would).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from kernbench.results.jsonio import FileFormat
+from kernbench.results.provenance import utc_now
+
+RUN_JSON_NAME = "run.json"
+RUN_JSON_VERSION = 1
+
+PinsMode = Literal["auto", "record", "replay"]
+
+
+class RunOptions(BaseModel):
+    """What a run measures and how; the same before a kill -9 and after `--resume`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = RUN_JSON_VERSION
+    bench_path: Path  # absolute, so a resume from another folder finds it
+    spec_hash: str  # of the bench when the run started: a changed bench is not resumed
+    device: Literal["cpu", "cuda"]
+    rounds: int = Field(ge=1)
+    first_round: int = Field(1, ge=1)  # A/B sides number their one round each
+    pins: Path | None = None  # replay (or record into) this file instead of the defaults
+    pins_mode: PinsMode = "auto"
+    project_pins: Path | None = None  # the bench's committed pins file, used without `pins`
+    side: str = ""  # KERNBENCH_SIDE: set by the A/B runner, through the environment
+    figures: bool = True
+    only: tuple[str, ...] = ()  # cell filters, KEY=V1[,V2]
+    shard: str | None = None  # "I/N": this run measures every N-th selected cell
+    created_utc: str = Field(default_factory=utc_now)
+
+    @model_validator(mode="after")
+    def _one_pins_source(self) -> RunOptions:
+        # The command line names `pins`, or leaves the bench's own file to be used:
+        # either way to_argv() can say which.
+        if (self.pins is None) == (self.project_pins is None):
+            raise ValueError("give exactly one of pins and project_pins")
+        return self
+
+    @property
+    def rounds_range(self) -> range:
+        """The round numbers this run measures."""
+        return range(self.first_round, self.first_round + self.rounds)
+
+    def to_argv(self, out: Path) -> list[str]:
+        """The `kernbench run` arguments that start a run with these options in `out`.
+
+        `side` travels in KERNBENCH_SIDE, as the A/B runner sets it; `created_utc` is the
+        time the run starts, and `spec_hash` that of the bench it then finds."""
+        argv = [
+            "--bench", str(self.bench_path),
+            "--out", str(out),
+            "--device", self.device,
+            "--rounds", str(self.rounds),
+            "--first-round", str(self.first_round),
+            "--pins-mode", self.pins_mode,
+            "--figures" if self.figures else "--no-figures",
+        ]  # fmt: skip
+        if self.pins is not None:
+            argv += ["--pins", str(self.pins)]
+        for selection in self.only:
+            argv += ["--only", selection]
+        if self.shard is not None:
+            argv += ["--shard", self.shard]
+        return argv
+
+    def replace(self, **changes: Any) -> RunOptions:
+        """A copy with `changes`, validated like the original."""
+        return RunOptions.model_validate({**self.model_dump(), **changes})
+
+
+def _from_unversioned(data: dict[str, Any]) -> dict[str, Any]:
+    # Version 0 resumed with the figures of the --resume command line, drawn by default.
+    return {**data, "figures": True}
+
+
+RUN_JSON: FileFormat[RunOptions] = FileFormat(
+    "run.json", RUN_JSON_VERSION, RunOptions, update_to={1: _from_unversioned}
+)
+
+
+def load_options(folder: Path) -> RunOptions:
+    return RUN_JSON.read(Path(folder) / RUN_JSON_NAME)
+
+
+def save_options(folder: Path, options: RunOptions) -> None:
+    RUN_JSON.write(Path(folder) / RUN_JSON_NAME, options)
+
+
+def holds_a_run(folder: Path) -> bool:
+    return (Path(folder) / RUN_JSON_NAME).is_file()

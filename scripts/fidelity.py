@@ -219,11 +219,11 @@ def warm(kernel: Any, seconds: float = 0.2) -> None:
 
 
 def measure_case(tools: Tools, name: str, reps: int) -> dict[str, Any]:
-    from kernbench.timing.cuda import choose_timer
+    from kernbench.timing import choose_timer
 
     kernel = make_case(name)
     check = kernel.check() if kernel.check else None
-    auto = choose_timer(kernel, tools.spec.model_copy(update={"kind": "auto"})).name
+    auto = choose_timer(kernel, tools.spec.model_copy(update={"kind": "auto"}), "cuda").name
     warm(kernel)
     names = list(tools_for(name))
     runs: dict[str, list[dict[str, Any]]] = {tool: [] for tool in names}

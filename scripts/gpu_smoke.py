@@ -171,7 +171,8 @@ def tiny_add() -> tuple[str, str]:
     import torch
 
     from kernbench.kernels.base import Kernel
-    from kernbench.timing.cuda import EventTimer, GraphTimer, choose_timer
+    from kernbench.timing import choose_timer
+    from kernbench.timing.cuda import EventTimer, GraphTimer
 
     x, y = torch.randn(65536, device="cuda"), torch.randn(65536, device="cuda")
     z = torch.empty_like(x)

@@ -10,8 +10,8 @@ import pytest
 
 from kernbench.kernels import gemm_triton
 from kernbench.kernels.base import Kernel
-from kernbench.spec.models import TimerSpec
-from kernbench.timing import cuda, cuda_device, nvml
+from kernbench.spec.models import TIMERS, TimerSpec
+from kernbench.timing import choose_timer, cuda, cuda_device, nvml
 from kernbench.timing.nvml import Reading
 
 MIB = 1 << 20
@@ -261,11 +261,11 @@ def test_graph_timer_falls_back_when_capture_fails() -> None:
     assert "capturing" in measured.extra["graph_capture_failed"]
 
 
-def test_choose_timer_honours_an_explicit_kind() -> None:
+def test_choose_timer_honours_an_explicit_kind_through_the_registry() -> None:
     kernel = Kernel(run=lambda: None)
-    assert cuda.choose_timer(kernel, TimerSpec(kind="event")).name == "event"
-    assert cuda.choose_timer(kernel, TimerSpec(kind="graph")).name == "graph"
-    assert cuda.choose_timer(kernel, TimerSpec(kind="cpu")).name == "cpu"
+    for kind in TIMERS:
+        assert choose_timer(kernel, TimerSpec(kind=kind), "cuda").name == kind
+    assert choose_timer(kernel, TimerSpec(kind="event"), "cpu").name == "cpu"
 
 
 # -- triton pins -----------------------------------------------------------------------------

@@ -46,6 +46,14 @@ FIGURE_RENDERERS = {
     "latency": "ccl",
 }
 FIGURES = tuple(FIGURE_RENDERERS)
+# The timer registry: each timer `timer.kind` may name, as module:class (imported only when
+# chosen; "auto" picks one). Adding a timer: a line here, and its class under timing/.
+TIMERS = {
+    "cpu": "kernbench.timing.cpu:CpuTimer",
+    "event": "kernbench.timing.cuda:EventTimer",
+    "graph": "kernbench.timing.cuda:GraphTimer",
+}
+TIMER_KINDS = ("auto", *TIMERS)
 # Names a metric expression may use besides the cell's parameters.
 DERIVED_NAMES = ("itemsize",)
 
@@ -71,7 +79,7 @@ class TimerSpec(Strict):
     l2: Literal["cold", "warm"] = Field(
         "cold", description="cold: flush the GPU's L2 before each sample (CUDA timers)."
     )
-    kind: Literal["auto", "cpu", "event", "graph"] = Field(
+    kind: Literal[TIMER_KINDS] = Field(  # type: ignore[valid-type]
         "auto", description="auto: cpu on the CPU, event on CUDA (graph for tiny kernels)."
     )
     cell_timeout_s: PositiveFloat = Field(

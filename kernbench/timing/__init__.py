@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
+
 from kernbench.kernels.base import Kernel
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.models import TIMERS, TimerSpec
 from kernbench.timing import cuda
 from kernbench.timing.base import Measurement, Timer
 from kernbench.timing.cpu import CpuTimer
@@ -12,13 +14,18 @@ from kernbench.timing.stop import StopReason, StopRule, stop_reason
 
 
 def choose_timer(kernel: Kernel, spec: TimerSpec, device: str) -> Timer:
-    """The ranks timer for a kernel run by several ranks; else the CUDA timers on CUDA
-    (unless the spec asks for the CPU timer), the CPU timer otherwise."""
+    """The ranks timer for a kernel run by several ranks; on CUDA the timer `spec.kind`
+    names in the registry (`spec.models.TIMERS`), or for "auto" events or graphs by the
+    kernel's length; the CPU timer otherwise."""
     if kernel.ranks is not None:
         return RanksTimer()
-    if device == "cuda" and spec.kind != "cpu":
-        return cuda.choose_timer(kernel, spec, device)
-    return CpuTimer()
+    if device != "cuda":
+        return CpuTimer()
+    if spec.kind == "auto":
+        return cuda.choose_auto(kernel)
+    module, _, name = TIMERS[spec.kind].partition(":")
+    timer: Timer = getattr(importlib.import_module(module), name)()
+    return timer
 
 
 __all__ = ["Measurement", "StopReason", "StopRule", "Timer", "choose_timer", "stop_reason"]

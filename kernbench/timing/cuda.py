@@ -19,7 +19,6 @@ from typing import Any
 from kernbench.kernels.base import Kernel
 from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement, Timer
-from kernbench.timing.cpu import CpuTimer
 from kernbench.timing.cuda_device import FLUSH_MODES, CudaDevice
 from kernbench.timing.nvml import Reading, reason_names
 from kernbench.timing.stop import StopReason, StopRule
@@ -365,15 +364,9 @@ class GraphTimer:
         return _measurement(self.name, sampled, warmup_calls, extra)
 
 
-def choose_timer(kernel: Kernel, spec: TimerSpec, device: str = "cuda") -> Timer:
-    """spec.kind when explicit; "auto": events, or graphs when an eager call is under
-    GRAPH_THRESHOLD_S (a staged kernel, which synchronizes inside, always gets events)."""
-    if spec.kind == "cpu" or device == "cpu":
-        return CpuTimer()
-    if spec.kind == "event":
-        return EventTimer()
-    if spec.kind == "graph":
-        return GraphTimer()
+def choose_auto(kernel: Kernel) -> Timer:
+    """Events, or graphs when an eager call is under GRAPH_THRESHOLD_S (a staged kernel,
+    which synchronizes inside, always gets events)."""
     gpu = CudaDevice()
     events = EventTimer(gpu)
     if kernel.stage_times is not None:

@@ -4,6 +4,9 @@ Every `UserError` (and `SpecError`) is caught once, in `_Group.invoke`, and prin
 its one line on stderr with its exit code; Ctrl-C exits 130. Options that other layers
 also read (the device, the bench folders) are declared once here, with their
 environment variables; precedence is defaults < configs/ < bench file < env < CLI.
+
+Commands that measure, draw or analyze import their module when called: those pull in
+scipy and matplotlib, which `kernbench list` and `--help` should not wait for.
 """
 
 from __future__ import annotations
@@ -14,7 +17,13 @@ from typing import Annotated, Any
 
 import typer
 
-from kernbench.errors import EXIT_INTERRUPTED, EXIT_USAGE, SpecError, UserError
+from kernbench.commands.plan import show_plan
+from kernbench.commands.schema import drifted_schemas, write_schemas
+from kernbench.commands.validate import validate_files
+from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, SpecError, UserError
+from kernbench.results import model as results_io
+from kernbench.spec.discovery import discover, project_root
+from kernbench.spec.loader import load_bench, shown_path
 
 
 class _Group(typer.core.TyperGroup):
@@ -103,9 +112,6 @@ Shard = Annotated[
 @app.command("list")
 def list_command(bench_dir: BenchDirs = None) -> None:
     """List the benches found: name, then description."""
-    from kernbench.spec.discovery import discover
-    from kernbench.spec.loader import load_bench
-
     found = discover(bench_dir or ())
     width = max((len(name) for name in found), default=0)
     for name, path in found.items():
@@ -122,9 +128,6 @@ def validate_command(
     bench_dir: BenchDirs = None,
 ) -> None:
     """Check bench files (default: every bench found, and the hardware profiles)."""
-    from kernbench.commands.validate import validate_files
-    from kernbench.spec.loader import shown_path
-
     failed = False
     for path, error in validate_files(paths or None, bench_dir or ()):
         if error is None:
@@ -144,8 +147,6 @@ def plan_command(
     bench_dir: BenchDirs = None,
 ) -> None:
     """Show the cells a run would measure, and a rough estimate of its time."""
-    from kernbench.commands.plan import show_plan
-
     show_plan(bench, device, bench_dir or (), only=only or ())
 
 
@@ -159,11 +160,6 @@ def schema_command(
     ] = False,
 ) -> None:
     """Write schemas/*.schema.json from the models (or check them with --check)."""
-    from kernbench.commands.schema import drifted_schemas, write_schemas
-    from kernbench.errors import EXIT_FAILED
-    from kernbench.spec.discovery import project_root
-    from kernbench.spec.loader import shown_path
-
     folder = project_root() / "schemas"
     if check:
         drifted = drifted_schemas(folder)
@@ -216,8 +212,6 @@ def render_command(
 ) -> None:
     """Draw the figures of a results file (no kernel runs, no torch import)."""
     from kernbench.render import render_results
-    from kernbench.results import model as results_io
-
     loaded = results_io.load(results)
     for path in render_results(loaded, out or results.parent / "figures"):
         typer.echo(str(path))
@@ -233,8 +227,7 @@ def merge_command(
 ) -> None:
     """Join the results of a sharded sweep (`run --shard I/N`) into one file."""
     from kernbench.render import render_results
-    from kernbench.results import model as results_io
-    from kernbench.results.merge import merge_results
+    from kernbench.results.merge import merge_results  # scipy, through the statistics
 
     merged = merge_results(parts)
     results_io.save(merged, out)
@@ -291,8 +284,6 @@ def summarize_command(
 ) -> None:
     """Rebuild ab.json, report.md and the figure of an A/B folder; runs nothing."""
     from kernbench.ab.outputs import summarize_ab
-    from kernbench.errors import EXIT_FAILED
-
     report = summarize_ab(folder, min_effect)
     typer.echo(f"wrote {folder / 'ab.json'}, {folder / 'report.md'}")
     if report.failed_variants:

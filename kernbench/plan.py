@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernbench.errors import UserError
 from kernbench.spec.models import Bench
 
 
@@ -114,8 +115,6 @@ def select(cells: list[Cell], only: Sequence[str]) -> list[Cell]:
     Values compare as text, so `--only M=4096 --only variant=triton,resident` works from a
     shell. Cells keep their indices, which journals and results key on.
     """
-    from kernbench.errors import UserError
-
     chosen = list(cells)
     for text in only:
         key, sep, values = text.partition("=")
@@ -139,8 +138,6 @@ def _as_text(value: Any) -> str:
 def shard(cells: list[Cell], spec: str) -> list[Cell]:
     """Shard `i/n` (1 <= i <= n) of the cells: every n-th cell from the i-th, so each shard
     gets a like mix of sizes and variants. Shards of one plan are disjoint and cover it."""
-    from kernbench.errors import UserError
-
     first, sep, count = spec.partition("/")
     if not (sep and first.isdigit() and count.isdigit()):
         raise UserError(f"--shard: {spec!r} is not I/N (e.g. 2/8)")

@@ -24,8 +24,13 @@ from kernbench.ab.schedule import AbManifest, SideRun, save_manifest, schedule
 from kernbench.ab.switch_check import switch_warning
 from kernbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UserError
 from kernbench.execute.options import RunOptions
+from kernbench.execute.pins import save_pins
+from kernbench.kernels import kernel_source_path
+from kernbench.plan import plan
 from kernbench.results.jsonio import write_json
 from kernbench.results.provenance import utc_now, utc_stamp
+from kernbench.spec.discovery import find_bench
+from kernbench.spec.hardware import resolve_device
 from kernbench.spec.models import AbSpec, Bench, spec_hash
 
 PINS_NAME = "pins.json"
@@ -159,11 +164,6 @@ def run_ab(
     """Run an A/B of `switch` on `bench` and write ab.json, report.md and ab.png.
 
     Options left None come from the bench's `ab:` block, then the defaults."""
-    from kernbench.kernels import kernel_source_path
-    from kernbench.plan import plan
-    from kernbench.spec.discovery import find_bench
-    from kernbench.spec.hardware import resolve_device
-
     spec, bench_path = find_bench(bench, bench_dirs)
     settings = resolve_settings(spec, switch, a, b, rounds, aa, min_effect)
     device = resolve_device(device)
@@ -214,8 +214,6 @@ def execute_runs(
 ) -> None:
     """Run every scheduled side in order. Without the first run's results the pins it
     records are missing, so the other runs are skipped (and reported as failed)."""
-    from kernbench.execute.pins import save_pins
-
     pins_path = folder / PINS_NAME
     # Replays need the file to exist even when nothing was tuned (plain callables).
     save_pins(pins_path, {})

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kernbench.analyze.collective import BUSBW_FACTOR, bandwidths
 from kernbench.spec import expr
 from kernbench.spec.models import Bench, HardwareProfile, derived_names
 
@@ -47,8 +48,6 @@ def cell_metrics(
     if flops and moved:
         metrics["intensity"] = flops / moved
     if moved and params.get("op") in _collective_ops():
-        from kernbench.analyze.collective import bandwidths
-
         metrics.update(
             bandwidths(str(params["op"]), moved, int(params.get("world_size", 1)), median_s)
         )
@@ -76,8 +75,6 @@ def cell_metrics(
 
 def _collective_ops() -> set[str]:
     """Cells with a collective `op` parameter (built-in kernel or not) get algbw/busbw."""
-    from kernbench.analyze.collective import BUSBW_FACTOR
-
     return set(BUSBW_FACTOR)
 
 

@@ -20,6 +20,7 @@ from kernbench.execute.rounds import RunFolder, execute, planned_cells
 from kernbench.plan import Cell
 from kernbench.results import model as results_io
 from kernbench.results import provenance
+from kernbench.results.build import build_results, cell_result
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.loader import load_bench
@@ -126,8 +127,6 @@ def measure(run: RunFolder) -> int:
 
 def finish(run: RunFolder, cells: list[Cell], complete: bool) -> results_io.Results:
     # The statistics import scipy, which fast mode never needs.
-    from kernbench.results.build import build_results, cell_result
-
     options, bench = run.options, run.bench
     profile = select_profile(bench, options.device)
     rounds = options.rounds_range

@@ -20,7 +20,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import yaml
+
+from kernbench.kernels import gemm_cuda
+from kernbench.kernels.base import Kernel
+from kernbench.results.provenance import cpu_model
 from kernbench.spec.models import Ceiling, HardwareProfile, Scalar, TimerSpec
+from kernbench.timing.cuda import EventTimer
 
 MODELINE = "# yaml-language-server: $schema=../../schemas/hardware.schema.json\n"
 CUDA_GEMM_DTYPES = ("bf16", "fp16", "tf32", "fp32", "fp8")
@@ -134,8 +141,6 @@ def slug(text: str) -> str:
 
 def write_profile(profile: HardwareProfile, path: Path) -> None:
     """The profile as YAML, with the schema modeline editors read."""
-    import yaml
-
     data = profile.model_dump(mode="json", exclude_none=True)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -156,10 +161,6 @@ def _median_seconds(run: Callable[[], object], reps: int, sync: Callable[[], Non
 
 
 def measure_cpu(sizes: Sizes) -> Measured:
-    import numpy as np
-
-    from kernbench.results.provenance import cpu_model
-
     rng = np.random.default_rng()
     n = sizes.cpu_gemm
     peaks = {}
@@ -197,8 +198,6 @@ def _copy_gbs(
     memory); a device copy counts bytes read plus bytes written."""
     import torch
 
-    from kernbench.kernels.base import Kernel
-
     def buffer(where: str) -> Any:
         if where == "cpu":
             return torch.empty(nbytes // 4).pin_memory()
@@ -216,10 +215,6 @@ def _none() -> None:
 
 def measure_cuda(sizes: Sizes) -> Measured:
     import torch
-
-    from kernbench.kernels import gemm_cuda
-    from kernbench.kernels.base import Kernel
-    from kernbench.timing.cuda import EventTimer
 
     spec = TimerSpec(warmup_s=0.2, budget_s=2.0, min_samples=sizes.reps, rel_ci=0.005, l2="cold")
     timer = EventTimer()

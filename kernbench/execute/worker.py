@@ -8,8 +8,10 @@ Under a multi-rank launcher every rank runs the same cells; only rank 0 writes.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import signal
 import statistics
 import sys
 import time
@@ -28,10 +30,13 @@ from kernbench.execute.journal import (
     write_current,
     write_entry,
 )
+from kernbench.kernels import kernel_source_path, resolve_factory
 from kernbench.kernels.base import Kernel, TuneReport, as_kernel
-from kernbench.plan import Cell
+from kernbench.plan import Cell, plan
 from kernbench.results.model import Check, RoundResult
+from kernbench.spec.loader import load_bench
 from kernbench.spec.models import TimerSpec
+from kernbench.timing import choose_timer
 
 EXIT_GROUP_BROKEN = 3
 # Tuning times each candidate with a share of the cell's budget.
@@ -120,8 +125,6 @@ class CellRunner:
         spec = spec or self.timer_spec
         if kernel.measure is not None:
             return kernel.measure(spec)
-        from kernbench.timing import choose_timer
-
         return choose_timer(kernel, spec, self.device).measure(kernel, spec)
 
     def _tuned(self, kernel: Kernel, cell: Cell, result: RoundResult) -> Kernel:
@@ -189,10 +192,6 @@ def _jsonable(info: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def run_task(task: Task) -> None:
-    from kernbench.kernels import kernel_source_path, resolve_factory
-    from kernbench.plan import plan
-    from kernbench.spec.loader import load_bench
-
     bench_path = Path(task.bench_path)
     bench = load_bench(bench_path)
     cells = plan(bench, task.device)
@@ -232,11 +231,8 @@ def run_task(task: Task) -> None:
 
 
 def _preload(device: str) -> None:
-    """Import the timers (scipy, and torch on CUDA) now, so the first cell's timeout and
-    wall time do not pay for the process's imports."""
-    import kernbench.analyze.stats  # noqa: F401
-    import kernbench.timing.cpu  # noqa: F401
-
+    """Initialize CUDA now (the timers and scipy came with the module's imports), so the
+    first cell's timeout and wall time do not pay for it."""
     if device == "cuda":
         import torch
 
@@ -258,9 +254,6 @@ def die_with_parent(parent_pid: int) -> None:
     """A kill -9 of the runner must not leave this worker journaling beside a --resume."""
     if not sys.platform.startswith("linux"):
         return
-    import ctypes
-    import signal
-
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):

@@ -17,8 +17,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from kernbench.dtypes import TOLERANCE
+from kernbench.kernels import gemm_cuda, gemm_triton
 from kernbench.kernels.base import CheckResult, Kernel
 
 NUMPY_DTYPES = {"fp32": np.float32, "fp64": np.float64}
@@ -34,12 +36,8 @@ def make(
     **options: Any,
 ) -> Kernel:
     if backend == "torch":
-        from kernbench.kernels import gemm_cuda
-
         return gemm_cuda.make(M=M, N=N, K=K, dtype=dtype, device=device, **options)
     if backend == "triton":
-        from kernbench.kernels import gemm_triton
-
         return gemm_triton.make(M=M, N=N, K=K, dtype=dtype, device=device, **options)
     if backend != "numpy":
         raise ValueError(f"unknown gemm backend {backend!r}; known: numpy, torch, triton")
@@ -109,8 +107,6 @@ def _config_space(M: int, N: int) -> list[dict[str, int]]:
 
 
 def _blocked(operands: _Operands, config: Mapping[str, Any], check: Any) -> Kernel:
-    from threadpoolctl import threadpool_limits
-
     block = int(config["block"])
     limiter = threadpool_limits(limits=int(config["threads"]), user_api="blas")
     a, b, c = operands.a, operands.b, operands.c

@@ -1,4 +1,4 @@
-"""Write an A/B folder's outputs (ab.json, report.md, ab.png), and rebuild them."""
+"""Write an A/B folder's outputs (ab.json, then the render registry's), and rebuild them."""
 
 from __future__ import annotations
 
@@ -8,13 +8,10 @@ from kernbench.ab.analysis import analyze
 from kernbench.ab.outcomes import load_outcomes
 from kernbench.ab.schedule import MANIFEST_NAME, load_manifest
 from kernbench.errors import UserError
-from kernbench.render.ab import draw_ab_figure
-from kernbench.render.ab_report import render_markdown
+from kernbench.render.outputs import write_ab_outputs
 from kernbench.results.ab import AB_FORMAT, AbReport
 
 AB_JSON = "ab.json"
-REPORT_MD = "report.md"
-FIGURE_PNG = "ab.png"
 
 
 def is_ab_folder(folder: Path) -> bool:
@@ -22,13 +19,10 @@ def is_ab_folder(folder: Path) -> bool:
 
 
 def write_outputs(folder: Path, report: AbReport) -> None:
+    """ab.json, then every output the render registry has for an A/B."""
     folder = Path(folder)
     AB_FORMAT.write(folder / AB_JSON, report)
-    figure = draw_ab_figure(report, folder / FIGURE_PNG)
-    if figure is None:
-        (folder / FIGURE_PNG).unlink(missing_ok=True)
-    text = render_markdown(report, FIGURE_PNG if figure else None)
-    (folder / REPORT_MD).write_text(text)
+    write_ab_outputs(report, folder)
 
 
 def summarize_ab(folder: Path, min_effect: float | None = None) -> AbReport:

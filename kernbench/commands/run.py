@@ -141,10 +141,10 @@ def finish(run: RunFolder, cells: list[Cell], complete: bool) -> results_io.Resu
         complete, provenance.utc_now() if complete else None,
     )
     results_io.save(results, run.path / "results.json")
-    if options.figures and complete and bench.figures:
-        from kernbench.render import render_results  # matplotlib: only when drawing
+    if complete:
+        from kernbench.render.outputs import write_run_outputs  # matplotlib: only when drawing
 
-        render_results(results, run.path / "figures", parallel=True)
+        write_run_outputs(results, run.path, skip=() if options.figures else ("figures",))
     return results
 
 

@@ -2,17 +2,32 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
 
 from kernbench.ab.analysis import RunOutcome
 from kernbench.ab.schedule import AbManifest
 from kernbench.errors import UserError
 from kernbench.results import model as results
+from kernbench.results.jsonio import FileFormat
 
 RESULTS_NAME = "results.json"
 LOG_NAME = "log.txt"
 STATUS_NAME = "status.json"  # the runner's note: exit code, wall time, or why skipped
+
+
+class SideStatus(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = 1
+    returncode: int | None = None
+    wall_s: float | None = None
+    skipped: str | None = None  # why the side never ran
+
+
+# Version 0 (before versions) had the same keys.
+STATUS_FORMAT = FileFormat("A/B side status", 1, SideStatus, {1: lambda data: data})
 
 
 def load_outcomes(folder: Path, manifest: AbManifest) -> dict[str, RunOutcome]:
@@ -34,9 +49,9 @@ def _why_no_results(run_dir: Path) -> str:
     if not status_path.is_file():
         return "no results.json (the run never finished)"
     try:
-        status = json.loads(status_path.read_text())
-    except json.JSONDecodeError:
+        status = STATUS_FORMAT.read(status_path)
+    except UserError:
         return "no results.json"
-    if status.get("skipped"):
-        return f"not run: {status['skipped']}"
-    return f"exited with code {status.get('returncode')} and wrote no results.json"
+    if status.skipped:
+        return f"not run: {status.skipped}"
+    return f"exited with code {status.returncode} and wrote no results.json"

@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from kernbench.ab.analysis import AbReport
-from kernbench.ab.outcomes import LOG_NAME, RESULTS_NAME, STATUS_NAME
+from kernbench.ab.outcomes import (
+    LOG_NAME,
+    RESULTS_NAME,
+    STATUS_FORMAT,
+    STATUS_NAME,
+    SideStatus,
+)
 from kernbench.ab.outputs import summarize_ab
 from kernbench.ab.schedule import AbManifest, SideRun, save_manifest, schedule
 from kernbench.ab.switch_check import switch_warning
@@ -27,7 +33,6 @@ from kernbench.execute.options import RunOptions
 from kernbench.execute.pins import save_pins
 from kernbench.kernels import kernel_source_path
 from kernbench.plan import plan
-from kernbench.results.jsonio import write_json
 from kernbench.results.provenance import utc_now, utc_stamp
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.hardware import resolve_device
@@ -223,7 +228,7 @@ def execute_runs(
         run_dir.mkdir(parents=True, exist_ok=True)
         if skip_reason:
             (run_dir / LOG_NAME).write_text(f"not run: {skip_reason}\n")
-            write_json(run_dir / STATUS_NAME, {"skipped": skip_reason})
+            STATUS_FORMAT.write(run_dir / STATUS_NAME, SideStatus(skipped=skip_reason))
             continue
         request = SideRequest(
             run=run,
@@ -236,7 +241,8 @@ def execute_runs(
         start = time.perf_counter()
         code = run_side(request)
         wall = time.perf_counter() - start
-        write_json(run_dir / STATUS_NAME, {"returncode": code, "wall_s": round(wall, 3)})
+        status = SideStatus(returncode=code, wall_s=round(wall, 3))
+        STATUS_FORMAT.write(run_dir / STATUS_NAME, status)
         has_results = (run_dir / RESULTS_NAME).is_file()
         state = "ok" if code == EXIT_OK else ("no results" if not has_results else "some failed")
         echo(f"[{run.position}/{len(manifest.runs)}] {label}: {state} ({wall:.1f} s)")

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
-from kernbench.execute.journal import read_journal
+from kernbench.execute.finish import build_run_results
 from kernbench.execute.options import (
     RUN_JSON_NAME,
     RunOptions,
@@ -20,11 +20,10 @@ from kernbench.execute.rounds import RunFolder, execute, planned_cells
 from kernbench.plan import Cell
 from kernbench.results import model as results_io
 from kernbench.results import provenance
-from kernbench.results.build import build_results, cell_result
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.loader import load_bench
-from kernbench.spec.models import Bench, HardwareProfile, spec_hash
+from kernbench.spec.models import Bench, spec_hash
 
 FAST_ENV = "MILESTONE_FAST"
 
@@ -126,30 +125,12 @@ def measure(run: RunFolder) -> int:
 
 
 def finish(run: RunFolder, cells: list[Cell], complete: bool) -> results_io.Results:
-    # The statistics import scipy, which fast mode never needs.
-    options, bench = run.options, run.bench
-    profile = select_profile(bench, options.device)
-    rounds = options.rounds_range
-    journal = read_journal(run.journal, cells, rounds)
-    cell_results = [
-        cell_result(bench, cell, journal.rounds[cell.index], len(rounds), profile)
-        for cell in cells
-    ]
-    results = build_results(
-        bench, options.bench_path, options.model_dump(mode="json"), cell_results,
-        journal.pins, journal.stale_pins, provenance.collect(options.device), profile,
-        complete, provenance.utc_now() if complete else None,
-    )
-    results_io.save(results, run.path / "results.json")
+    results = build_run_results(run, cells, complete)
     if complete:
         from kernbench.render.outputs import write_run_outputs  # matplotlib: only when drawing
 
-        write_run_outputs(results, run.path, skip=() if options.figures else ("figures",))
+        write_run_outputs(results, run.path, skip=() if run.options.figures else ("figures",))
     return results
-
-
-def select_profile(bench: Bench, device: str) -> HardwareProfile | None:
-    return hardware.select_profile(provenance.device_model(device), device, bench.hardware)
 
 
 def report(results: results_io.Results, out_dir: Path) -> int:

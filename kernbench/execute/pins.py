@@ -86,6 +86,11 @@ class PinStore:
         self.used: dict[str, dict[str, Any]] = {}
 
     def lookup(self, key: str, current: Mapping[str, Any]) -> Lookup:
+        if key not in self.pins:
+            # Another live process may have recorded it since (an interleaved A/B's first
+            # side records a cell's pin just before the other sides replay it).
+            for path in self.read_paths:
+                self.pins.update(load_pins(path))
         pin = self.pins.get(key)
         if pin is None:
             return Lookup(None, None)

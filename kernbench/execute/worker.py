@@ -80,6 +80,20 @@ class CellRunner:
 
     def run(self, cell: Cell, round_: int) -> RoundResult:
         started = time.perf_counter()
+        kernel, result = self.prepare(cell, round_)
+        if kernel is not None:
+            try:
+                record(result, self._measure(kernel), kernel)
+            except Exception as exc:  # noqa: BLE001 - any failure of a cell is recorded
+                fail(result, exc)
+            finally:
+                close(kernel)
+        result.wall_s = time.perf_counter() - started
+        return result
+
+    def prepare(self, cell: Cell, round_: int) -> tuple[Kernel | None, RoundResult]:
+        """Build, check and tune (or replay) a cell: the kernel ready to time, or None and
+        the result failed with its reason."""
         result = RoundResult(round=round_, status="ok", side=os.environ.get("KERNBENCH_SIDE", ""))
         kernel: Kernel | None = None
         try:
@@ -94,32 +108,12 @@ class CellRunner:
                     )
             if kernel.tunable:
                 kernel = self._tuned(kernel, cell, result)
-            measurement = self._measure(kernel)
-            result.timer = measurement.timer
-            result.samples_s = measurement.samples_s
-            result.warmup_calls = measurement.warmup_calls
-            result.stop_reason = measurement.stop_reason
-            result.stages_s = measurement.stages_s
-            result.sm_clock_mhz = measurement.sm_clock_mhz
-            result.throttled = measurement.throttled
-            result.extra.update({**measurement.extra, **_jsonable(kernel.info)})
-            if kernel.tile:
-                result.extra["tile"] = list(kernel.tile)
-            if measurement.samples_s:
-                result.median_s = statistics.median(measurement.samples_s)
-        except WrongResult as exc:
-            result.status, result.reason = "failed", str(exc)
-        except Exception as exc:  # noqa: BLE001 - any failure of a cell is recorded, not raised
-            result.status, result.reason = "failed", one_line(exc)
-            result.extra["traceback"] = traceback.format_exc(limit=8)
-        finally:
-            if kernel is not None and kernel.close is not None:
-                try:
-                    kernel.close()
-                except Exception:  # noqa: BLE001 - cleanup must not mask the result
-                    pass
-        result.wall_s = time.perf_counter() - started
-        return result
+            return kernel, result
+        except Exception as exc:  # noqa: BLE001 - any failure of a cell is recorded
+            fail(result, exc)
+            if kernel is not None:
+                close(kernel)
+            return None, result
 
     def _measure(self, kernel: Kernel, spec: TimerSpec | None = None) -> Any:
         spec = spec or self.timer_spec
@@ -185,6 +179,39 @@ class CellRunner:
 
 class WrongResult(AssertionError):
     pass
+
+
+def record(result: RoundResult, measurement: Any, kernel: Kernel) -> None:
+    """A measurement's samples and what the kernel says of itself, into its round result."""
+    result.timer = measurement.timer
+    result.samples_s = measurement.samples_s
+    result.warmup_calls = measurement.warmup_calls
+    result.stop_reason = measurement.stop_reason
+    result.stages_s = measurement.stages_s
+    result.sm_clock_mhz = measurement.sm_clock_mhz
+    result.throttled = measurement.throttled
+    result.extra.update({**measurement.extra, **_jsonable(kernel.info)})
+    if kernel.tile:
+        result.extra["tile"] = list(kernel.tile)
+    if measurement.samples_s:
+        result.median_s = statistics.median(measurement.samples_s)
+
+
+def fail(result: RoundResult, exc: BaseException) -> None:
+    result.status = "failed"
+    if isinstance(exc, WrongResult):
+        result.reason = str(exc)
+        return
+    result.reason = one_line(exc)
+    result.extra["traceback"] = traceback.format_exc(limit=8)
+
+
+def close(kernel: Kernel) -> None:
+    if kernel.close is not None:
+        try:
+            kernel.close()
+        except Exception:  # noqa: BLE001 - cleanup must not mask the result
+            pass
 
 
 def _jsonable(info: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,42 @@
+"""A run folder's journal into its results.json: the last step of a run, of `--resume`,
+and of each side of an interleaved A/B."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kernbench.execute.journal import read_journal
+from kernbench.execute.rounds import RunFolder
+from kernbench.plan import Cell
+from kernbench.results import model as results_io
+from kernbench.results import provenance
+from kernbench.results.build import build_results, cell_result
+from kernbench.spec import hardware
+from kernbench.spec.models import Bench, HardwareProfile
+
+RESULTS_NAME = "results.json"
+
+
+def build_run_results(
+    run: RunFolder, cells: Sequence[Cell], complete: bool
+) -> results_io.Results:
+    """Every journaled round of `cells` as results, written to the run's results.json."""
+    options, bench = run.options, run.bench
+    profile = select_profile(bench, options.device)
+    rounds = options.rounds_range
+    journal = read_journal(run.journal, cells, rounds)
+    cell_results = [
+        cell_result(bench, cell, journal.rounds[cell.index], len(rounds), profile)
+        for cell in cells
+    ]
+    results = build_results(
+        bench, options.bench_path, options.model_dump(mode="json"), cell_results,
+        journal.pins, journal.stale_pins, provenance.collect(options.device), profile,
+        complete, provenance.utc_now() if complete else None,
+    )
+    results_io.save(results, run.path / RESULTS_NAME)
+    return results
+
+
+def select_profile(bench: Bench, device: str) -> HardwareProfile | None:
+    return hardware.select_profile(provenance.device_model(device), device, bench.hardware)

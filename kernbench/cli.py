@@ -257,6 +257,11 @@ def ab_command(
         float | None,
         typer.Option("--min-effect", min=0, help="Smallest effect worth a call, % (default 1)."),
     ] = None,
+    schedule: Annotated[
+        str | None,
+        typer.Option("--schedule", help="interleaved (default: the sides take turns per "
+                     "cell) or sequential (each side a whole run after the other)."),
+    ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Output folder; default runs/ab_VAR_<UTC>/.")
     ] = None,
@@ -266,11 +271,11 @@ def ab_command(
     """A/B a switch over rounds of fresh processes; a verdict per cell.
 
     Unset options come from the bench's `ab:` block, then the defaults."""
-    from kernbench.ab.sides import run_ab
+    from kernbench.ab.run import run_ab
 
     outcome = run_ab(
         bench, switch=switch, a=a, b=b, rounds=rounds, aa=aa, min_effect=min_effect,
-        out=out, device=device, bench_dirs=bench_dir or (),
+        schedule=schedule, out=out, device=device, bench_dirs=bench_dir or (),
     )
     raise typer.Exit(outcome.exit_code)
 
@@ -284,6 +289,7 @@ def summarize_command(
 ) -> None:
     """Rebuild ab.json, report.md and the figure of an A/B folder; runs nothing."""
     from kernbench.ab.outputs import summarize_ab
+
     report = summarize_ab(folder, min_effect)
     typer.echo(f"wrote {folder / 'ab.json'}, {folder / 'report.md'}")
     if report.failed_variants:

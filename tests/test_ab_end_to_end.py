@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from kernbench.ab.outputs import AB_JSON, summarize_ab
-from kernbench.ab.sides import run_ab, run_subprocess
+from kernbench.ab.run import run_ab
+from kernbench.ab.sides import run_subprocess
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "ab_fixtures"

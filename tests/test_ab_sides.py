@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.ab.outputs import load_report, summarize_ab
-from kernbench.ab.schedule import load_manifest
-from kernbench.ab.sides import AbOutcome, SideRequest, run_ab, side_options
+from kernbench.ab.run import AbOutcome, run_ab
+from kernbench.ab.schedule import load_manifest, side_options
+from kernbench.ab.sides import SideRequest
 from kernbench.commands import run as run_command
 from kernbench.errors import EXIT_OK, UserError
 from kernbench.execute.rounds import RunFolder
@@ -74,7 +75,7 @@ def run(tmp_path: Path, sides: FakeSides, out: str = "ab", **options) -> AbOutco
         device="cpu",
         run_side=sides,
         echo=MESSAGES.append,
-        **options,
+        **{"schedule": "sequential", **options},
     )
 
 
@@ -208,7 +209,7 @@ def test_no_warning_when_the_kernel_module_reads_the_switch(tmp_path):
     messages: list[str] = []
     run_ab(
         str(tmp_path / "fake-ab.yaml"), out=tmp_path / "ab", device="cpu",
-        run_side=FakeSides(), echo=messages.append, rounds=2,
+        run_side=FakeSides(), echo=messages.append, rounds=2, schedule="sequential",
     )  # fmt: skip
     assert not any("KB_X appears nowhere" in m for m in messages)
 
@@ -226,7 +227,8 @@ def test_no_warning_when_the_kernel_module_reads_the_switch(tmp_path):
 def test_bad_options_are_user_errors(tmp_path, options, ab, message):
     bench = write_bench(tmp_path, ab=ab)
     with pytest.raises(UserError, match=message):
-        run_ab(str(bench), out=tmp_path / "ab", device="cpu", run_side=FakeSides(), **options)
+        run_ab(str(bench), out=tmp_path / "ab", device="cpu", run_side=FakeSides(),
+               **{"schedule": "sequential", **options})
 
 
 def test_refuses_a_non_empty_out_folder(tmp_path):

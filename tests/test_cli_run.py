@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from kernbench.results.ab import AB_FORMAT
 from kernbench.results.model import SCHEMA_VERSION
 
 REPO = Path(__file__).resolve().parent.parent
@@ -83,12 +84,12 @@ def test_run_refuses_a_folder_that_holds_a_run(tmp_path: Path) -> None:
 def test_summarize_reproduces_the_committed_h200_ab(tmp_path: Path) -> None:
     folder = tmp_path / "ab"
     shutil.copytree(REPO / "benches/data/ab-tf32-h200", folder)
-    committed = (folder / "ab.json").read_bytes()
+    committed = AB_FORMAT.read(folder / "ab.json")  # migrated to the current version
     (folder / "ab.json").unlink()
     result = runner.invoke(cli.app, ["summarize", str(folder)])
     assert result.exit_code == EXIT_OK, result.output
-    assert (folder / "ab.json").read_bytes() == committed
-    cells = json.loads(committed)["cells"]
+    assert AB_FORMAT.read(folder / "ab.json") == committed
+    cells = committed.model_dump(mode="json")["cells"]
     verdicts = {c["params"]["dtype"]: set() for c in cells}
     for cell in cells:
         verdicts[cell["params"]["dtype"]].add(cell["verdict"])

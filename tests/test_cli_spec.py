@@ -138,7 +138,7 @@ def test_interrupt_exits_130(project: Path, monkeypatch: pytest.MonkeyPatch) -> 
     def interrupted(*_: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(discovery, "discover", interrupted)
+    monkeypatch.setattr(cli, "discover", interrupted)
     code, _, err = invoke("list")
     assert (code, err) == (EXIT_INTERRUPTED, "kernbench: interrupted\n")
 

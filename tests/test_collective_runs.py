@@ -71,7 +71,7 @@ def test_a_rank_killed_mid_cell_fails_that_cell_and_the_run_goes_on(tmp_path: Pa
 
 
 def test_a_collective_bench_runs_under_ab(tmp_path: Path) -> None:
-    from kernbench.ab.sides import run_ab
+    from kernbench.ab.run import run_ab
 
     bench = write_bench(tmp_path / "b", "collective")
     outcome = run_ab(str(bench), switch="KB_CCL_NOOP", rounds=2, out=tmp_path / "ab",

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from kernbench.ab.analysis import AbCell, AbReport, RunOutcome, analyze, verdict
 from kernbench.ab.outputs import is_ab_folder, summarize_ab, write_outputs
+from kernbench.ab.run import AbOutcome, run_ab
 from kernbench.ab.schedule import AbManifest, SideRun, load_manifest, schedule
-from kernbench.ab.sides import AbOutcome, SideRequest, run_ab, run_subprocess
+from kernbench.ab.sides import SideRequest, run_subprocess
 
 __all__ = [
     "AbCell",

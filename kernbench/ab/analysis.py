@@ -17,14 +17,17 @@ from typing import Any, Literal
 
 import numpy as np
 
-from kernbench.ab.schedule import AbManifest, SideRun
+from kernbench.ab.interleave import cell_pairs, order_split, round_delta
+from kernbench.ab.schedule import AbManifest, SideRun, aa_sides
 from kernbench.analyze.stats import median_interval, pair_coverage
 from kernbench.results.ab import (
     VERDICTS,
     AbCell,
     AbReport,
     AbSummary,
+    CellTurns,
     FailedRun,
+    RoundTurns,
     RunRecord,
     Verdict,
 )
@@ -104,11 +107,14 @@ def analyze(
     manifest: AbManifest,
     outcomes: Mapping[str, RunOutcome],
     min_effect: float | None = None,
+    turns: Mapping[int, RoundTurns] | None = None,
 ) -> AbReport:
     """The A/B report of a finished (or partly failed) set of runs.
 
     `outcomes` maps each run name (r<k>_<side>) to what it left; a name missing from it
-    counts as a run that left nothing. `min_effect` overrides the manifest's."""
+    counts as a run that left nothing. `min_effect` overrides the manifest's. `turns`:
+    an interleaved A/B's turns by round (its round deltas come from paired turns)."""
+    turns = turns or {}
     min_effect = manifest.min_effect if min_effect is None else min_effect
     tables = {run.name: _cells_by_id(outcomes.get(run.name)) for run in manifest.runs}
     order_of_cells = _cell_order(manifest, outcomes)
@@ -131,6 +137,8 @@ def analyze(
         seen: set[str] = set()
         for cell_id, cell in order_of_cells.items():
             found = _measured(table.get(cell_id))
+            if manifest.schedule == "interleaved" and not isinstance(found, str):
+                found = _paired(turns.get(run.round), cell_id, run.side) or found
             if isinstance(found, str) and cell.variant not in seen:
                 seen.add(cell.variant)
                 statuses[run.name] = "failed"
@@ -144,12 +152,13 @@ def analyze(
     failed_variants = {v: sorted(rounds) for v, rounds in failed_variants.items()}
 
     cells = [
-        _cell_report(manifest, tables, cell, min_effect)
+        _cell_report(manifest, tables, cell, min_effect, turns)
         for cell_id, cell in order_of_cells.items()
         if cell.variant not in failed_variants
     ]
     runs = [RunRecord(**run.model_dump(), status=statuses[run.name]) for run in manifest.runs]
     return AbReport(
+        schedule=manifest.schedule,
         bench=manifest.bench,
         device=manifest.device,
         switch=manifest.switch,
@@ -166,6 +175,39 @@ def analyze(
         failed_runs=failed_runs,
         summary=summarize(cells, manifest.rounds),
     )
+
+
+def _paired(record: RoundTurns | None, cell_id: str, side: str) -> str | None:
+    """Why an interleaved side has no paired turns for the cell, or None when it has."""
+    if record is None:
+        return "the round left no turns file"
+    turns = record.cells.get(cell_id)
+    if turns is None:
+        return "no turns recorded"
+    if side == "A" or cell_pairs(turns, side):
+        return None
+    return f"no paired turns ({turns.reason or 'none taken'})"
+
+
+def _turn_ratios(
+    manifest: AbManifest, turns: Mapping[int, RoundTurns], cell_id: str, side: str
+) -> tuple[list[float], list[CellTurns], float]:
+    """Per round, the median paired delta log(side/A); the turn records; and the order
+    effect (pooled paired deltas of A-first blocks minus side-first blocks, percent)."""
+    logs: list[float] = []
+    records: list[CellTurns] = []
+    a_first: list[float] = []
+    side_first: list[float] = []
+    for k in range(1, manifest.rounds + 1):
+        record = turns[k].cells[cell_id]
+        logs.append(round_delta(cell_pairs(record, side)))
+        records.append(record)
+        one, two = order_split(record, side)
+        a_first += one
+        side_first += two
+    effect = (to_pct(float(np.median(a_first))) - to_pct(float(np.median(side_first)))
+              if a_first and side_first else float("nan"))
+    return logs, records, effect
 
 
 def _failure(variant: str, run: SideRun, reason: str) -> FailedRun:
@@ -229,8 +271,13 @@ def _cell_report(
     tables: Mapping[str, Mapping[str, CellResult]],
     cell: CellResult,
     min_effect: float,
+    turns: Mapping[int, RoundTurns],
 ) -> AbCell:
     logs, a_sides, b_sides, a_first = _log_ratios(manifest, tables, cell.id, ("A", "B"))
+    records: list[CellTurns] | None = None
+    interleaved = manifest.schedule == "interleaved"
+    if interleaved:
+        logs, records, order = _turn_ratios(manifest, turns, cell.id, "B")
     median_log = float(np.median(logs))
     interval = median_interval(logs, CONFIDENCE)
     deltas = [to_pct(d) for d in logs]
@@ -239,7 +286,10 @@ def _cell_report(
     aa_deltas: list[float] | None = None
     floor: float | None = None
     if manifest.aa:
-        aa_logs = _log_ratios(manifest, tables, cell.id, ("AA1", "AA2"))[0]
+        if interleaved:
+            aa_logs = _turn_ratios(manifest, turns, cell.id, "AA1")[0]
+        else:
+            aa_logs = _log_ratios(manifest, tables, cell.id, aa_sides(manifest.schedule))[0]
         aa_deltas = [to_pct(d) for d in aa_logs]
         floor = aa_floor(aa_deltas)
     threshold = max(min_effect, floor if floor is not None else 0.0)
@@ -261,10 +311,11 @@ def _cell_report(
         sign_flips=sign_flips(logs, median_log),
         within_side_noise_pct=float(np.median(noise)),
         delta_spread_pct=max(deltas) - min(deltas),
-        order_effect_pct=order_effect(deltas, a_first),
+        order_effect_pct=order if interleaved else order_effect(deltas, a_first),
         aa_deltas_pct=aa_deltas,
         aa_floor_pct=floor,
         threshold_pct=threshold,
+        turns=records,
     )
 
 

@@ -16,6 +16,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from kernbench.results.ab import CellTurns
 from kernbench.spec.models import TimerSpec
 
 REFERENCE = "A"  # the side every other side is compared with
@@ -194,3 +195,28 @@ def _round_up(value: int, step: int) -> int:
 
 def _round_down(value: int, step: int) -> int:
     return value // step * step
+
+
+def cell_pairs(turns: CellTurns, side: str) -> list[float]:
+    """A cell's paired deltas log(side/A) in one round, block order, from its record."""
+    medians = dict(zip(zip(turns.blocks, turns.sides, strict=True), turns.medians_s,
+                       strict=True))
+    return pair_deltas(medians).get(side, [])
+
+
+def order_split(turns: CellTurns, side: str) -> tuple[list[float], list[float]]:
+    """The paired deltas of blocks where A went first, and of blocks where `side` did:
+    their difference is the order effect (a turn that follows another runs warmer)."""
+    first: dict[int, str] = {}
+    medians: dict[tuple[int, str], float] = {}
+    for block, who, median in zip(turns.blocks, turns.sides, turns.medians_s, strict=True):
+        medians[block, who] = median
+        if who in (REFERENCE, side):
+            first.setdefault(block, who)
+    a_first: list[float] = []
+    side_first: list[float] = []
+    for block, who in first.items():
+        if (block, REFERENCE) in medians and (block, side) in medians:
+            delta = math.log(medians[block, side] / medians[block, REFERENCE])
+            (a_first if who == REFERENCE else side_first).append(delta)
+    return a_first, side_first

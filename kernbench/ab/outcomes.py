@@ -10,6 +10,7 @@ from kernbench.ab.analysis import RunOutcome
 from kernbench.ab.schedule import AbManifest
 from kernbench.errors import UserError
 from kernbench.results import model as results
+from kernbench.results.ab import TURNS_FORMAT, RoundTurns
 from kernbench.results.jsonio import FileFormat
 
 RESULTS_NAME = "results.json"
@@ -55,3 +56,19 @@ def _why_no_results(run_dir: Path) -> str:
     if status.skipped:
         return f"not run: {status.skipped}"
     return f"exited with code {status.returncode} and wrote no results.json"
+
+
+def turns_path(folder: Path, round_: int) -> Path:
+    return Path(folder) / f"r{round_}_turns.json"
+
+
+def load_turns(folder: Path, manifest: AbManifest) -> dict[int, RoundTurns]:
+    """An interleaved A/B's turns by round (rounds that left no turns file are absent)."""
+    if manifest.schedule != "interleaved":
+        return {}
+    found = {}
+    for round_ in range(1, manifest.rounds + 1):
+        path = turns_path(folder, round_)
+        if path.is_file():
+            found[round_] = TURNS_FORMAT.read(path)
+    return found

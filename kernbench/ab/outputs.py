@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernbench.ab.analysis import analyze
-from kernbench.ab.outcomes import load_outcomes
+from kernbench.ab.outcomes import load_outcomes, load_turns
 from kernbench.ab.schedule import MANIFEST_NAME, load_manifest
 from kernbench.errors import UserError
 from kernbench.render.outputs import write_ab_outputs
@@ -31,7 +31,8 @@ def summarize_ab(folder: Path, min_effect: float | None = None) -> AbReport:
     With the manifest's minimum effect this reproduces ab.json exactly."""
     folder = Path(folder)
     manifest = load_manifest(folder)
-    report = analyze(manifest, load_outcomes(folder, manifest), min_effect)
+    outcomes = load_outcomes(folder, manifest)
+    report = analyze(manifest, outcomes, min_effect, load_turns(folder, manifest))
     write_outputs(folder, report)
     return report
 

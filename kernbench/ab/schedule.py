@@ -6,20 +6,26 @@ rounds, A/A, minimum effect, the schedule with each run's position), so
 
 Format history (bump MANIFEST_VERSION and add a step to MANIFEST_FORMAT's `update_to`):
   1: first format.
+  2: `schedule`: sequential (each side a whole run, one after the other) or interleaved
+     (a round's sides live together and take turns per cell; A' is AA1). Version 1 was
+     sequential.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernbench.errors import UserError
+from kernbench.execute.options import RunOptions
+from kernbench.results.ab import Schedule
 from kernbench.results.jsonio import FileFormat
 
 MANIFEST_NAME = "ab-run.json"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
+PINS_NAME = "pins.json"  # the A/B folder's pins: round 1's A records, every other side replays
 
 Side = Literal["A", "B", "AA1", "AA2"]
 
@@ -42,6 +48,8 @@ class SideRun(_Strict):
 
 class AbManifest(_Strict):
     schema_version: int = MANIFEST_VERSION
+    schedule: Schedule = "sequential"
+    schedule_note: str | None = None  # why this schedule, when it is not the one asked for
     bench: str
     bench_path: str
     bench_dirs: list[str] = Field(default_factory=list)
@@ -61,6 +69,30 @@ class AbManifest(_Strict):
         if sides[0] in by_side and sides[1] in by_side:
             return by_side[sides[0]], by_side[sides[1]]
         return None
+
+
+def aa_sides(schedule: Schedule) -> tuple[Side, Side]:
+    """The two runs whose delta is the A/A control: an extra pair of A runs in turn, or,
+    interleaved, A against its live twin A'."""
+    return ("A", "AA1") if schedule == "interleaved" else ("AA1", "AA2")
+
+
+def interleaved_schedule(rounds: int, a: str, b: str, aa: bool) -> list[SideRun]:
+    """Per round, the sides that live side by side: A, B and (A/A) A' as AA1. Their
+    turns are ordered per cell (`ab.interleave.turn_order`), so `position` only numbers
+    them. Round 1's A side is the only one that records pins."""
+    runs: list[SideRun] = []
+    for k in range(1, rounds + 1):
+        sides: list[tuple[Side, str]] = [("A", a), ("B", b)]
+        if aa:
+            sides.append(("AA1", a))
+        for side, value in sides:
+            runs.append(SideRun(
+                name=f"r{k}_{side}", round=k, side=side, value=value,
+                position=len(runs) + 1, slot=1 if side == "A" else 2,
+                pins_mode="record" if not runs else "replay",
+            ))
+    return runs
 
 
 def schedule(rounds: int, a: str, b: str, aa: bool) -> list[SideRun]:
@@ -95,7 +127,45 @@ def schedule(rounds: int, a: str, b: str, aa: bool) -> list[SideRun]:
     return runs
 
 
-MANIFEST_FORMAT = FileFormat("A/B manifest", MANIFEST_VERSION, AbManifest)
+def side_options(
+    manifest: AbManifest, run: SideRun, pins_path: Path, bench_hash: str
+) -> RunOptions:
+    """One side's run: its one round, numbered as in the schedule, on the shared pins."""
+    return RunOptions(
+        bench_path=Path(manifest.bench_path),
+        spec_hash=bench_hash,
+        device=manifest.device,
+        rounds=1,
+        first_round=run.round,
+        pins=pins_path,
+        pins_mode=run.pins_mode,
+        side=side_name(run),
+        figures=False,
+    )
+
+
+def side_name(run: SideRun) -> str:
+    # A/A sides are A sides: a kernel that branches on KERNBENCH_SIDE sees "A".
+    return "B" if run.side == "B" else "A"
+
+
+def side_env(manifest: AbManifest, run: SideRun) -> dict[str, str]:
+    # KERNBENCH_SWITCH names the switch, so each side's provenance records its value.
+    return {
+        manifest.switch: run.value,
+        "KERNBENCH_SWITCH": manifest.switch,
+        "KERNBENCH_SIDE": side_name(run),
+        "KERNBENCH_ROUND": str(run.round),
+    }
+
+
+def _sequential(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "schedule": "sequential"}
+
+
+MANIFEST_FORMAT = FileFormat(
+    "A/B manifest", MANIFEST_VERSION, AbManifest, update_to={2: _sequential}
+)
 
 
 def save_manifest(folder: Path, manifest: AbManifest) -> None:

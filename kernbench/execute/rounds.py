@@ -51,6 +51,33 @@ class RunFolder:
         return self.path / "journal"
 
 
+def write_task(run: RunFolder, round_: int, cells: Sequence[Cell], device_model: str) -> Path:
+    """The task file of a process that measures `cells` of one round of `run`: where its
+    pins are read and written, and its journal."""
+    options = run.options
+    run_pins = run.path / "pins.json"
+    if options.pins is not None:
+        read = [options.pins]
+        write = [run_pins] + ([options.pins] if options.pins_mode == "record" else [])
+    else:
+        read = [p for p in (options.project_pins, run_pins) if p is not None]
+        write = [run_pins] + ([options.project_pins] if options.project_pins else [])
+    task = Task(
+        bench_path=str(options.bench_path),
+        round=round_,
+        device=options.device,
+        cells=[c.index for c in cells],
+        journal_dir=str(run.journal),
+        pins_read=[str(p) for p in read],
+        pins_write=[str(p) for p in write],
+        pins_mode=options.pins_mode,
+        device_model=device_model,
+    )
+    path = run.path / "tasks" / f"r{round_}.json"
+    TASK.write(path, task)
+    return path
+
+
 class RoundRunner:
     """Runs the pending cells of one round, restarting workers after deaths and timeouts."""
 
@@ -82,28 +109,7 @@ class RoundRunner:
             remaining = [c for c in remaining if not is_journaled(self.journal, round_, c.index)]
 
     def _task(self, round_: int, cells: list[Cell]) -> Path:
-        options = self.options
-        run_pins = self.run_folder.path / "pins.json"
-        if options.pins is not None:
-            read = [options.pins]
-            write = [run_pins] + ([options.pins] if options.pins_mode == "record" else [])
-        else:
-            read = [p for p in (options.project_pins, run_pins) if p is not None]
-            write = [run_pins] + ([options.project_pins] if options.project_pins else [])
-        task = Task(
-            bench_path=str(options.bench_path),
-            round=round_,
-            device=options.device,
-            cells=[c.index for c in cells],
-            journal_dir=str(self.journal),
-            pins_read=[str(p) for p in read],
-            pins_write=[str(p) for p in write],
-            pins_mode=options.pins_mode,
-            device_model=self.device_model,
-        )
-        path = self.run_folder.path / "tasks" / f"r{round_}.json"
-        TASK.write(path, task)
-        return path
+        return write_task(self.run_folder, round_, cells, self.device_model)
 
     def _spawn_and_watch(self, round_: int, world_size: int, cells: list[Cell]) -> None:
         task_path = self._task(round_, cells)

@@ -11,8 +11,12 @@ from kernbench.results.ab import AbReport
 TEMPLATE = """\
 # A/B of `{{ r.switch }}` on {{ r.bench }}
 
-A: `{{ r.switch }}={{ r.a }}`, B: `{{ r.switch }}={{ r.b }}`; {{ r.rounds }} rounds, each side \
-a fresh process on {{ r.device }}, order per round: {{ order }}. Minimum effect \
+A: `{{ r.switch }}={{ r.a }}`, B: `{{ r.switch }}={{ r.b }}`; {{ r.rounds }} rounds on \
+{{ r.device }}, schedule **{{ r.schedule }}**: \
+{% if r.schedule == "interleaved" %}in each round the sides{{ " (A, B, A')" if r.aa }} are \
+fresh processes that live side by side and take turns on the device, cell by cell, \
+{{ turns }}.{% else %}each side a fresh process, one after the other, order per round: \
+{{ order }}.{% endif %} Minimum effect \
 {{ r.min_effect_pct | num }} %{% if r.aa %}, A/A control on (threshold: the larger of the \
 minimum effect and the cell's A/A floor){% endif %}.
 
@@ -59,12 +63,18 @@ within-side noise | delta spread | sign flips | order effect |
 {%- else %}
 No cell has a verdict.
 {% endif %}
-delta: median over rounds of the paired per-round delta 100·(B/A − 1) of the two sides' \
-round medians; positive means B is slower. interval: order statistics of the per-round \
+delta: median over rounds of the per-round delta 100·(B/A − 1)\
+{% if r.schedule == "interleaved" %} (per round: the median of the paired turn deltas, each \
+B turn against the A turn of its block){% else %} of the two sides' round medians{% endif %}; \
+positive means B is slower. interval: order statistics of the per-round \
 deltas covering the median with the coverage shown. within-side noise: median relative \
 IQR of one side's samples, over rounds and sides. delta spread: max − min of the per-round \
-deltas. order effect: mean delta of A-first rounds minus B-first rounds.\
-{% if r.aa %} A/A floor: the largest |delta| between two A sides over the A/A rounds.{% endif %}
+deltas. order effect: {% if r.schedule == "interleaved" %}median paired delta of blocks \
+where A went first minus blocks where B did{% else %}mean delta of A-first rounds minus \
+B-first rounds{% endif %}.\
+{% if r.aa %} A/A floor: the largest |delta| between two A sides \
+{{ "(A and A', interleaved like B)" if r.schedule == "interleaved" else "over the A/A rounds" }}\
+.{% endif %}
 """
 
 
@@ -87,4 +97,21 @@ def render_markdown(report: AbReport, figure: str | None) -> str:
     )
     environment.filters.update(pct=_pct, num=_num, cell=_cell)
     order = ", ".join(f"r{k} {'/'.join(sides)}" for k, sides in enumerate(report.order, 1))
-    return environment.from_string(TEMPLATE).render(r=report, order=order, figure=figure)
+    return environment.from_string(TEMPLATE).render(
+        r=report, order=order, turns=_turns(report), figure=figure
+    )
+
+
+def _turns(report: AbReport) -> str:
+    """How many turns the cells took, e.g. '12 to 24 turns a side per round, 3 to 49 calls
+    a turn'."""
+    records = [t for c in report.cells for t in (c.turns or []) if t.turns_per_side]
+    if not records:
+        return "no turns taken"
+    turns = sorted({t.turns_per_side for t in records})
+    calls = sorted({t.calls_per_turn for t in records})
+
+    def span(values: list[int]) -> str:
+        return str(values[0]) if len(values) == 1 else f"{values[0]} to {values[-1]}"
+
+    return f"{span(turns)} turns a side per round, {span(calls)} calls a turn"

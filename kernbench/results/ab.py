@@ -5,6 +5,11 @@ described in docs/adr/0021-ab-json-format.md.
 
 Format history (bump AB_VERSION and add a step to AB_FORMAT's `update_to`):
   1: first format.
+  2: `schedule` (sequential or interleaved); an interleaved cell keeps every turn
+     (`turns`, one record a round). Version 1 files were all sequential.
+
+`r<k>_turns.json` (TURNS_FORMAT, version 1) is what the parent of an interleaved round
+saw: each cell's turns in the order taken, each turn's median.
 """
 
 from __future__ import annotations
@@ -15,13 +20,34 @@ from pydantic import BaseModel, ConfigDict
 
 from kernbench.results.jsonio import FileFormat
 
-AB_VERSION = 1
+AB_VERSION = 2
+TURNS_VERSION = 1
+Schedule = Literal["sequential", "interleaved"]
 Verdict = Literal["faster", "slower", "same", "unstable"]
 VERDICTS: tuple[Verdict, ...] = ("faster", "slower", "same", "unstable")
 
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class CellTurns(_Model):
+    """One cell's turns in one interleaved round, in the order they were taken."""
+
+    calls_per_turn: int = 0
+    turns_per_side: int = 0
+    sides: list[str] = []  # the side of each turn; block i holds the next len(live) turns
+    medians_s: list[float] = []  # each turn's median, same order
+    blocks: list[int] = []  # each turn's block
+    spans_s: list[list[float]] = []  # each turn's [start, end], seconds into the round
+    reason: str | None = None  # why the cell has no (or fewer) turns
+
+
+class RoundTurns(_Model):
+    schema_version: int = TURNS_VERSION
+    round: int
+    runs: dict[str, str]  # side -> the run folder it measured into (r<k>_<side>)
+    cells: dict[str, CellTurns]  # by cell id
 
 
 class AbCell(_Model):
@@ -45,6 +71,7 @@ class AbCell(_Model):
     aa_deltas_pct: list[float] | None = None
     aa_floor_pct: float | None = None  # max |A/A delta|
     threshold_pct: float
+    turns: list[CellTurns] | None = None  # interleaved: each round's turns
 
 
 class FailedRun(_Model):
@@ -78,6 +105,7 @@ class AbSummary(_Model):
 
 class AbReport(_Model):
     schema_version: int = AB_VERSION
+    schedule: Schedule = "sequential"
     bench: str
     device: str
     switch: str
@@ -95,4 +123,9 @@ class AbReport(_Model):
     summary: AbSummary
 
 
-AB_FORMAT = FileFormat("A/B report", AB_VERSION, AbReport)
+def _sequential(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "schedule": "sequential"}
+
+
+AB_FORMAT = FileFormat("A/B report", AB_VERSION, AbReport, update_to={2: _sequential})
+TURNS_FORMAT = FileFormat("interleaved round's turns", TURNS_VERSION, RoundTurns)

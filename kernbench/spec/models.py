@@ -108,6 +108,11 @@ class AbSpec(Strict):
     rounds: int = Field(6, ge=2, le=100)
     aa: bool = False
     min_effect: float = Field(1.0, ge=0, description="Smallest effect (percent) worth a call.")
+    schedule: Literal["interleaved", "sequential"] = Field(
+        "interleaved",
+        description="interleaved: a round's sides live side by side and take turns per cell; "
+        "sequential: each side is a whole run after the other.",
+    )
 
 
 class Bench(Strict):

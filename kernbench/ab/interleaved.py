@@ -1,0 +1,238 @@
+"""The interleaved schedule: in each round the sides live side by side and take turns.
+
+Per round, one fresh `python -m kernbench.execute.side` process per side (A, B and, with
+A/A, A' as AA1), each with its own environment and its own run folder, started together.
+For each cell in plan order: A prepares it first (in round 1 it records the pin that the
+other sides then replay), then the others; then the sides take their turns in the order
+`interleave.turn_order` gives. The parent asks one side for a turn and waits for its
+answer before asking the next, so only one side runs at a time; each turn's start and
+end are kept. A side that dies, or gives no answer within the cell timeout, is killed:
+its cells fail from there on (its variant gets no verdict), the other sides go on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from kernbench.ab.interleave import plan_turns, turn_order
+from kernbench.ab.outcomes import LOG_NAME, STATUS_FORMAT, STATUS_NAME, SideStatus, turns_path
+from kernbench.ab.schedule import PINS_NAME, AbManifest, SideRun, side_env, side_options
+from kernbench.execute.finish import build_run_results
+from kernbench.execute.journal import is_journaled
+from kernbench.execute.options import save_options
+from kernbench.execute.pins import save_pins
+from kernbench.execute.rounds import RunFolder, write_task
+from kernbench.plan import Cell
+from kernbench.results.ab import TURNS_FORMAT, CellTurns, RoundTurns
+from kernbench.results.provenance import device_model
+from kernbench.spec.models import Bench, TimerSpec, spec_hash
+
+SIDE_MODULE = "kernbench.execute.side"
+START_TIMEOUT_S = 300.0  # a side's imports, torch and CUDA start-up included
+EXIT_WAIT_S = 30.0
+
+
+@dataclass
+class LiveSide:
+    """A side process and the pipe the parent talks to it through."""
+
+    run: SideRun
+    folder: RunFolder
+    process: subprocess.Popen[str]
+    log: IO[bytes]
+    started: float = field(default_factory=time.perf_counter)
+    gone: str | None = None  # why the side can no longer answer
+
+    def ask(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
+        """Send one request and wait for its answer; None once the side is gone."""
+        if self.gone is None and request.get("op") != "ready":
+            assert self.process.stdin is not None
+            try:
+                self.process.stdin.write(json.dumps(request) + "\n")
+                self.process.stdin.flush()
+            except OSError:
+                self._lose("its pipe closed")
+        return self.answer(timeout_s)
+
+    def answer(self, timeout_s: float) -> dict[str, Any] | None:
+        if self.gone is not None:
+            return None
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout_s)
+        if not ready:
+            self._lose(f"no answer within {timeout_s:g} s (killed)")
+            return None
+        line = self.process.stdout.readline()
+        if not line:
+            self.process.wait()
+            self._lose(f"exited with code {self.process.returncode}")
+            return None
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def close(self) -> int:
+        """Ask the side to exit; kill it if it does not. Its exit code."""
+        if self.gone is None and self.process.poll() is None:
+            try:
+                assert self.process.stdin is not None
+                self.process.stdin.write(json.dumps({"op": "exit"}) + "\n")
+                self.process.stdin.close()
+                self.process.wait(EXIT_WAIT_S)
+            except (OSError, subprocess.TimeoutExpired):
+                _kill(self.process)
+        elif self.process.poll() is None:
+            _kill(self.process)
+        for pipe in (self.process.stdin, self.process.stdout):
+            if pipe is not None:
+                try:
+                    pipe.close()
+                except OSError:  # a broken pipe to a dead side has nothing left to flush
+                    pass
+        self.log.close()
+        return int(self.process.wait())
+
+    def _lose(self, reason: str) -> None:
+        self.gone = reason
+        _kill(self.process)
+
+
+def _kill(process: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.wait()
+
+
+def start_side(
+    folder: Path, manifest: AbManifest, run: SideRun, bench: Bench, cells: Sequence[Cell],
+    pins_path: Path, device_model: str,
+) -> LiveSide:
+    options = side_options(manifest, run, pins_path, spec_hash(bench))
+    run_folder = RunFolder(options, bench, Path(folder) / run.name)
+    run_folder.path.mkdir(parents=True, exist_ok=True)
+    save_options(run_folder.path, options)
+    task = write_task(run_folder, run.round, cells, device_model)
+    log = (run_folder.path / LOG_NAME).open("ab")
+    process = subprocess.Popen(
+        [sys.executable, "-m", SIDE_MODULE, str(task)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1,
+        env={**os.environ, **side_env(manifest, run), "PYTHONUNBUFFERED": "1"},
+        start_new_session=True,
+    )
+    return LiveSide(run, run_folder, process, log)
+
+
+def run_round(
+    folder: Path, manifest: AbManifest, runs: Sequence[SideRun], bench: Bench,
+    cells: Sequence[Cell], pins_path: Path, device_model: str, echo: Callable[[str], None],
+) -> RoundTurns:
+    """One round: the sides start together, take turns cell by cell, then each side's
+    folder gets its results.json and status.json, and the round its turns file."""
+    round_ = runs[0].round
+    ordered = sorted(runs, key=lambda r: (r.side != "A", r.position))  # A prepares first
+    sides = [start_side(folder, manifest, r, bench, cells, pins_path, device_model)
+             for r in ordered]
+    record = RoundTurns(round=round_, runs={s.run.side: s.run.name for s in sides}, cells={})
+    clock = time.perf_counter()
+    try:
+        for side in sides:
+            side.answer(START_TIMEOUT_S)
+        for position, cell in enumerate(cells, 1):
+            took = time.perf_counter()
+            turns = turn_cell(sides, cell, bench.timer, clock)
+            record.cells[cell.id] = turns
+            echo(f"  r{round_} [{position}/{len(cells)}] {cell.id}: "
+                 f"{describe(turns)} ({time.perf_counter() - took:.1f} s)")
+    finally:
+        codes = {side.run.name: side.close() for side in sides}
+    for side in sides:
+        wall = round(time.perf_counter() - side.started, 3)
+        complete = all(is_journaled(side.folder.journal, round_, c.index) for c in cells)
+        build_run_results(side.folder, cells, complete)
+        code = 0 if side.gone is None and codes[side.run.name] == 0 else 1
+        status = SideStatus(returncode=code, wall_s=wall)
+        STATUS_FORMAT.write(side.folder.path / STATUS_NAME, status)
+        if side.gone is not None:
+            echo(f"  r{round_} {side.run.name}: side lost: {side.gone} "
+                 f"(log: {side.folder.path / LOG_NAME})")
+    TURNS_FORMAT.write(turns_path(folder, round_), record)
+    return record
+
+
+def turn_cell(sides: Sequence[LiveSide], cell: Cell, spec: TimerSpec, clock: float) -> CellTurns:
+    """Prepare the cell on every side (A first), take the turns, let each side journal it."""
+    timeout = spec.cell_timeout_s
+    estimates: dict[str, float] = {}
+    reason: str | None = None
+    for side in sides:
+        reply = side.ask({"op": "prepare", "cell": cell.index}, timeout)
+        if reply is None or not reply.get("ok"):
+            why = side.gone if reply is None else reply.get("reason")
+            reason = reason or f"{side.run.side} could not prepare it: {why}"
+        else:
+            estimates[side.run.side] = float(reply["per_call_s"])
+    turns = CellTurns(reason=reason)
+    if reason is None:
+        plan = plan_turns(estimates["A"], spec, len(sides))
+        turns.calls_per_turn, turns.turns_per_side = plan.calls_per_turn, plan.turns_per_side
+        by_side: dict[str, LiveSide] = {side.run.side: side for side in sides}
+        for turn in turn_order(list(by_side), plan.turns_per_side):
+            start = time.perf_counter() - clock
+            reply = by_side[turn.side].ask(
+                {"op": "turn", "cell": cell.index, "calls": plan.calls_per_turn}, timeout
+            )
+            if reply is None or not reply.get("ok"):
+                why = by_side[turn.side].gone if reply is None else reply.get("reason")
+                turns.reason = f"{turn.side}'s turn failed: {why}"
+                break
+            turns.sides.append(turn.side)
+            turns.blocks.append(turn.block)
+            turns.medians_s.append(float(reply["median_s"]))
+            turns.spans_s.append([round(start, 6), round(time.perf_counter() - clock, 6)])
+    for side in sides:
+        side.ask({"op": "finish", "cell": cell.index, "reason": turns.reason}, timeout)
+    return turns
+
+
+def describe(turns: CellTurns) -> str:
+    if turns.reason is not None and not turns.medians_s:
+        return f"no turns: {turns.reason}"
+    medians = {(b, s): m for b, s, m in zip(turns.blocks, turns.sides, turns.medians_s,
+                                            strict=True)}
+    parts = []
+    for side in dict.fromkeys(turns.sides):
+        if side == "A":
+            continue
+        deltas = [medians[b, side] / medians[b, "A"] - 1 for b, s in medians
+                  if s == side and (b, "A") in medians]
+        if deltas:
+            label = "A'" if side == "AA1" else side
+            parts.append(f"{label}/A {100 * statistics.median(deltas):+.2f}%")
+    return (", ".join(parts) + f"; {turns.turns_per_side} turns x {turns.calls_per_turn} calls"
+            + (f"; {turns.reason}" if turns.reason else ""))
+
+
+def execute_rounds(
+    folder: Path, manifest: AbManifest, bench: Bench, cells: Sequence[Cell],
+    echo: Callable[[str], None],
+) -> None:
+    """Every round of an interleaved A/B, each with fresh side processes."""
+    pins_path = Path(folder) / PINS_NAME
+    save_pins(pins_path, {})  # replays need the file even when nothing is tuned
+    model = device_model(manifest.device)
+    for round_ in range(1, manifest.rounds + 1):
+        runs = [run for run in manifest.runs if run.round == round_]
+        echo(f"round {round_}/{manifest.rounds}: sides {', '.join(r.name for r in runs)}")
+        run_round(folder, manifest, runs, bench, cells, pins_path, model, echo)

@@ -1,0 +1,166 @@
+"""`kernbench ab`: settings, the A/B plan (ab-run.json), the rounds under the chosen
+schedule, then ab.json and the report.
+
+Two schedules (docs/adr/0022-interleaved-ab.md): `interleaved` (the default), where a
+round's sides live side by side and take turns per cell (`ab.interleaved`), and
+`sequential`, where each side is a whole run after the other (`ab.sides`).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kernbench.ab.analysis import AbReport
+from kernbench.ab.interleaved import execute_rounds
+from kernbench.ab.outputs import summarize_ab
+from kernbench.ab.schedule import AbManifest, interleaved_schedule, save_manifest
+from kernbench.ab.schedule import schedule as sequential_schedule
+from kernbench.ab.sides import SideRunner, execute_runs, run_subprocess
+from kernbench.ab.switch_check import switch_warning
+from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
+from kernbench.kernels import kernel_source_path
+from kernbench.plan import Cell, plan
+from kernbench.results.ab import Schedule
+from kernbench.results.provenance import utc_now, utc_stamp
+from kernbench.spec.discovery import find_bench
+from kernbench.spec.hardware import resolve_device
+from kernbench.spec.models import AbSpec, Bench, spec_hash
+
+SCHEDULES = ("interleaved", "sequential")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class AbOutcome:
+    folder: Path
+    report: AbReport
+    exit_code: int  # 0, or 1 when some variant failed
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def resolve_settings(
+    bench: Bench,
+    switch: str | None = None,
+    a: str | None = None,
+    b: str | None = None,
+    rounds: int | None = None,
+    aa: bool | None = None,
+    min_effect: float | None = None,
+    schedule: str | None = None,
+) -> AbSpec:
+    """Command-line values over the bench's `ab:` block over the defaults."""
+    block = bench.ab
+    switch = switch or (block.switch if block else None)
+    if not switch:
+        raise UserError(
+            f"--switch: bench {bench.name!r} has no ab: block naming a switch; give --switch VAR"
+        )
+    if not _ENV_NAME.match(switch):
+        raise UserError(f"--switch: {switch!r} is not an environment variable name")
+    defaults = block or AbSpec(switch=switch)
+    chosen: dict[str, Any] = {
+        "switch": switch,
+        "a": defaults.a if a is None else a,
+        "b": defaults.b if b is None else b,
+        "rounds": defaults.rounds if rounds is None else rounds,
+        "aa": defaults.aa if aa is None else aa,
+        "min_effect": defaults.min_effect if min_effect is None else min_effect,
+        "schedule": defaults.schedule if schedule is None else schedule,
+    }
+    if chosen["schedule"] not in SCHEDULES:
+        raise UserError(f"--schedule: {chosen['schedule']!r} is not one of {', '.join(SCHEDULES)}")
+    if chosen["a"] == chosen["b"]:
+        raise UserError(f"--a/--b: both sides would set {switch}={chosen['a']}")
+    if not 2 <= chosen["rounds"] <= 100:
+        raise UserError(f"--rounds: {chosen['rounds']}: give 2 to 100 (6 is the default)")
+    if chosen["min_effect"] < 0:
+        raise UserError(f"--min-effect: {chosen['min_effect']}: must not be negative")
+    return AbSpec(**chosen)
+
+
+def run_ab(
+    bench: str,
+    *,
+    switch: str | None = None,
+    a: str | None = None,
+    b: str | None = None,
+    rounds: int | None = None,
+    aa: bool | None = None,
+    min_effect: float | None = None,
+    schedule: str | None = None,
+    out: Path | None = None,
+    device: str = "auto",
+    bench_dirs: Sequence[Path] = (),
+    run_side: SideRunner = run_subprocess,
+    echo: Callable[[str], None] = _stderr,
+) -> AbOutcome:
+    """Run an A/B of `switch` on `bench` and write ab.json and the report.
+
+    Options left None come from the bench's `ab:` block, then the defaults."""
+    spec, bench_path = find_bench(bench, bench_dirs)
+    settings = resolve_settings(spec, switch, a, b, rounds, aa, min_effect, schedule)
+    device = resolve_device(device)
+    cells = plan(spec, device)
+    if not cells:
+        raise UserError(f"{bench_path}: the plan for device {device} is empty")
+    folder = Path(out) if out else Path("runs") / f"ab_{settings.switch}_{utc_stamp()}"
+    if folder.exists() and any(folder.iterdir()):
+        raise UserError(f"--out: {folder} is not empty; give a new folder")
+
+    warning = switch_warning(
+        settings.switch, spec.kernel, kernel_source_path(spec.kernel, bench_path.parent)
+    )
+    if warning:
+        echo(warning)
+    chosen, note = choose_schedule(settings.schedule, cells)
+    echo(f"schedule: {chosen}" + (f" ({note})" if note else ""))
+    make_runs = interleaved_schedule if chosen == "interleaved" else sequential_schedule
+
+    manifest = AbManifest(
+        schedule=chosen,
+        schedule_note=note,
+        bench=spec.name,
+        bench_path=str(Path(bench_path).resolve()),
+        bench_dirs=[str(Path(d).resolve()) for d in bench_dirs],
+        device=device,
+        switch=settings.switch,
+        a=settings.a,
+        b=settings.b,
+        rounds=settings.rounds,
+        aa=settings.aa,
+        min_effect=settings.min_effect,
+        variants=list(dict.fromkeys(cell.variant for cell in cells)),
+        created_utc=utc_now(),
+        runs=make_runs(settings.rounds, settings.a, settings.b, settings.aa),
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    save_manifest(folder, manifest)
+    if chosen == "interleaved":
+        execute_rounds(folder, manifest, spec, cells, echo)
+    else:
+        execute_runs(folder, manifest, spec_hash(spec), run_side, echo)
+    report = summarize_ab(folder)
+    for variant, failed in report.failed_variants.items():
+        echo(f"failed: {variant} in round(s) {', '.join(map(str, failed))}; no verdicts")
+    echo(f"A/B report: {folder / 'report.md'}")
+    return AbOutcome(folder, report, EXIT_FAILED if report.failed_variants else EXIT_OK)
+
+
+
+
+def choose_schedule(asked: str, cells: Sequence[Cell]) -> tuple[Schedule, str | None]:
+    """The schedule to run, and a note when it is not the one asked for."""
+    if asked == "interleaved" and any(int(c.params.get("world_size", 1)) > 1 for c in cells):
+        return "sequential", (
+            "interleaved asked for, but cells with world_size > 1 run several ranks a side, "
+            "which cannot take turns on shared GPUs without deadlocking their collectives"
+        )
+    return ("interleaved" if asked == "interleaved" else "sequential"), None

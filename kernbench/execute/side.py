@@ -1,0 +1,195 @@
+"""One side of an interleaved A/B round: `python -m kernbench.execute.side TASK.json`.
+
+A side is a fresh process with its own environment (its value of the switch) that holds
+the round's cells and times them only when the parent says so, one turn at a time, so
+the sides of a round take turns on the device and a cell's A and B turns are
+milliseconds apart. The parent writes one JSON request per line on stdin; the side
+answers each with one JSON line on the pipe that was its stdout (everything else the
+process prints, from Python or from C libraries, goes to its log on stderr).
+
+Requests: `prepare` a cell (build, check, tune or replay its pin, warm up, estimate one
+call), take a `turn` of it (a timed batch of `calls`), `finish` it (its journal entry:
+every turn's samples), `exit`. The journal is the same as a worker's, so the side's
+folder becomes a results.json like any run's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from kernbench.execute import pins as pinning
+from kernbench.execute.journal import TASK, JournalEntry, Task, write_entry
+from kernbench.execute.worker import CellRunner, close, die_with_parent, fail, record
+from kernbench.kernels import kernel_source_path, resolve_factory
+from kernbench.kernels.base import Kernel
+from kernbench.plan import Cell, plan
+from kernbench.results.model import RoundResult
+from kernbench.spec.loader import load_bench
+from kernbench.spec.models import TimerSpec
+from kernbench.timing import Timer, choose_timer
+
+# Calls timed after the warm-up to estimate one call (the parent sizes turns from it).
+ESTIMATE_CALLS = 5
+
+
+@dataclass
+class Held:
+    """A prepared cell: its kernel, its timer and what its turns measured so far."""
+
+    cell: Cell
+    kernel: Kernel
+    timer: Timer
+    result: RoundResult
+    started: float
+    samples_s: list[float] = field(default_factory=list)
+    turn_medians_s: list[float] = field(default_factory=list)
+    sm_clock_mhz: list[float] = field(default_factory=list)
+    throttled: list[bool] = field(default_factory=list)
+
+
+def turn_spec(spec: TimerSpec, calls: int) -> TimerSpec:
+    """Exactly `calls` samples, no warm-up beyond the timer's one untimed call."""
+    calls = max(calls, 3)
+    return spec.model_copy(update={
+        "warmup_s": 0.0, "min_samples": calls, "max_samples": calls,
+        "budget_s": 1e9, "rel_ci": 1e-12,
+    })
+
+
+class Side:
+    def __init__(self, task: Task) -> None:
+        bench_path = Path(task.bench_path)
+        bench = load_bench(bench_path)
+        self.task = task
+        self.spec = bench.timer
+        self.cells = plan(bench, task.device)
+        source_file = kernel_source_path(bench.kernel, bench_path.parent)
+        self.store = pinning.PinStore(
+            read=[Path(p) for p in task.pins_read], write=[Path(p) for p in task.pins_write]
+        )
+        self.runner = CellRunner(
+            resolve_factory(bench.kernel, bench_path.parent), bench.kernel,
+            pinning.source_hash([source_file] if source_file else []), bench.timer,
+            self.store, task.pins_mode, task.device, task.device_model,
+        )
+        self.held: dict[int, Held] = {}
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        op = request.get("op")
+        if op == "prepare":
+            return self.prepare(int(request["cell"]))
+        if op == "turn":
+            return self.turn(int(request["cell"]), int(request["calls"]))
+        if op == "finish":
+            return self.finish(int(request["cell"]), request.get("reason"))
+        return {"ok": False, "reason": f"unknown request {op!r}"}
+
+    def prepare(self, index: int) -> dict[str, Any]:
+        cell = self.cells[index]
+        started = time.perf_counter()
+        kernel, result = self.runner.prepare(cell, self.task.round)
+        if kernel is None:
+            self._journal(cell, result, started)
+            return {"ok": False, "reason": result.reason}
+        try:
+            timer = choose_timer(kernel, self.spec, self.task.device)
+            estimate_spec = turn_spec(self.spec, ESTIMATE_CALLS).model_copy(
+                update={"warmup_s": self.spec.warmup_s}
+            )
+            warm = timer.measure(kernel, estimate_spec)
+        except Exception as exc:  # noqa: BLE001 - a failing cell is recorded, the side goes on
+            fail(result, exc)
+            close(kernel)
+            self._journal(cell, result, started)
+            return {"ok": False, "reason": result.reason}
+        self.held[index] = Held(cell, kernel, timer, result, started)
+        result.warmup_calls = warm.warmup_calls + len(warm.samples_s)
+        return {"ok": True, "per_call_s": statistics.median(warm.samples_s),
+                "timer": warm.timer}
+
+    def turn(self, index: int, calls: int) -> dict[str, Any]:
+        held = self.held.get(index)
+        if held is None:
+            return {"ok": False, "reason": f"cell {index} is not prepared"}
+        try:
+            measured = held.timer.measure(held.kernel, turn_spec(self.spec, calls))
+        except Exception as exc:  # noqa: BLE001
+            fail(held.result, exc)
+            return {"ok": False, "reason": held.result.reason}
+        median = statistics.median(measured.samples_s)
+        held.samples_s += measured.samples_s
+        held.turn_medians_s.append(median)
+        held.sm_clock_mhz += measured.sm_clock_mhz
+        held.throttled += measured.throttled
+        if not held.result.timer:
+            record(held.result, measured, held.kernel)
+        return {"ok": True, "median_s": median, "n": len(measured.samples_s)}
+
+    def finish(self, index: int, reason: str | None = None) -> dict[str, Any]:
+        """Journal the cell: every turn's samples, or why it was not timed (`reason`, from
+        the parent: another side's failure)."""
+        held = self.held.pop(index, None)
+        if held is None:
+            return {"ok": True}
+        result = held.result
+        if result.status == "ok":
+            result.samples_s = held.samples_s
+            result.sm_clock_mhz = held.sm_clock_mhz
+            result.throttled = held.throttled
+            result.stop_reason = "turns"
+            result.median_s = statistics.median(held.samples_s) if held.samples_s else None
+            result.extra["turn_medians_s"] = held.turn_medians_s
+            if not held.samples_s:
+                result.status = "failed"
+                result.reason = f"not timed: {reason}" if reason else "no turns taken"
+        close(held.kernel)
+        self._journal(held.cell, result, held.started)
+        return {"ok": result.status == "ok", "reason": result.reason}
+
+    def _journal(self, cell: Cell, result: RoundResult, started: float) -> None:
+        result.wall_s = time.perf_counter() - started
+        pin = self.store.used.get(result.pin) if result.pin else None
+        write_entry(Path(self.task.journal_dir), self.task.round,
+                    JournalEntry(index=cell.index, id=cell.id, result=result, pin=pin))
+
+
+def serve(side: Side, requests: Iterable[str], replies: IO[str]) -> None:
+    for line in requests:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        if request.get("op") == "exit":
+            break
+        replies.write(json.dumps(side.handle(request)) + "\n")
+        replies.flush()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m kernbench.execute.side TASK.json", file=sys.stderr)
+        return 2
+    die_with_parent(os.getppid())
+    # The protocol keeps the original stdout; fd 1 then points at the log (stderr), so
+    # a library that prints cannot corrupt a reply.
+    replies = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    task = TASK.read(Path(args[0]))
+    side = Side(task)
+    replies.write(json.dumps({"ok": True, "ready": True, "cells": len(side.cells)}) + "\n")
+    replies.flush()
+    serve(side, sys.stdin, replies)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -29,12 +29,13 @@ from kernbench.ab.interleave import plan_turns, turn_order
 from kernbench.ab.outcomes import LOG_NAME, STATUS_FORMAT, STATUS_NAME, SideStatus, turns_path
 from kernbench.ab.schedule import PINS_NAME, AbManifest, SideRun, side_env, side_options
 from kernbench.execute.finish import build_run_results
-from kernbench.execute.journal import is_journaled
+from kernbench.execute.journal import JournalEntry, is_journaled, write_entry
 from kernbench.execute.options import save_options
 from kernbench.execute.pins import save_pins
 from kernbench.execute.rounds import RunFolder, write_task
 from kernbench.plan import Cell
 from kernbench.results.ab import TURNS_FORMAT, CellTurns, RoundTurns
+from kernbench.results.model import RoundResult
 from kernbench.results.provenance import device_model
 from kernbench.spec.models import Bench, TimerSpec, spec_hash
 
@@ -51,7 +52,6 @@ class LiveSide:
     folder: RunFolder
     process: subprocess.Popen[str]
     log: IO[bytes]
-    started: float = field(default_factory=time.perf_counter)
     gone: str | None = None  # why the side can no longer answer
 
     def ask(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any] | None:
@@ -142,33 +142,55 @@ def run_round(
     folder gets its results.json and status.json, and the round its turns file."""
     round_ = runs[0].round
     ordered = sorted(runs, key=lambda r: (r.side != "A", r.position))  # A prepares first
-    sides = [start_side(folder, manifest, r, bench, cells, pins_path, device_model)
-             for r in ordered]
+
+    def start(run: SideRun) -> LiveSide:
+        side = start_side(folder, manifest, run, bench, cells, pins_path, device_model)
+        side.answer(START_TIMEOUT_S)  # its "ready" line
+        return side
+
+    sides = [start(run) for run in ordered]
+    started = time.perf_counter()
+    losses: dict[str, list[str]] = {run.name: [] for run in ordered}
     record = RoundTurns(round=round_, runs={s.run.side: s.run.name for s in sides}, cells={})
-    clock = time.perf_counter()
     try:
-        for side in sides:
-            side.answer(START_TIMEOUT_S)
         for position, cell in enumerate(cells, 1):
             took = time.perf_counter()
-            turns = turn_cell(sides, cell, bench.timer, clock)
+            turns = turn_cell(sides, cell, bench.timer, started)
             record.cells[cell.id] = turns
             echo(f"  r{round_} [{position}/{len(cells)}] {cell.id}: "
                  f"{describe(turns)} ({time.perf_counter() - took:.1f} s)")
+            for i, side in enumerate(sides):
+                if side.gone is not None:
+                    # The side's cell in flight fails with the reason; a fresh process
+                    # takes the cells left, as a fresh worker does in a plain run.
+                    losses[side.run.name].append(f"{cell.id}: {side.gone}")
+                    journal_loss(side, cell, side.gone)
+                    echo(f"  r{round_} {side.run.name} lost at {cell.id}: {side.gone} "
+                         f"(log: {side.folder.path / LOG_NAME}); starting it again")
+                    side.close()
+                    sides[i] = start(side.run)
     finally:
         codes = {side.run.name: side.close() for side in sides}
     for side in sides:
-        wall = round(time.perf_counter() - side.started, 3)
         complete = all(is_journaled(side.folder.journal, round_, c.index) for c in cells)
         build_run_results(side.folder, cells, complete)
-        code = 0 if side.gone is None and codes[side.run.name] == 0 else 1
-        status = SideStatus(returncode=code, wall_s=wall)
+        lost = losses[side.run.name]
+        code = 1 if lost or side.gone is not None else codes[side.run.name]
+        status = SideStatus(returncode=code, wall_s=round(time.perf_counter() - started, 3))
         STATUS_FORMAT.write(side.folder.path / STATUS_NAME, status)
-        if side.gone is not None:
-            echo(f"  r{round_} {side.run.name}: side lost: {side.gone} "
-                 f"(log: {side.folder.path / LOG_NAME})")
     TURNS_FORMAT.write(turns_path(folder, round_), record)
     return record
+
+
+def journal_loss(side: LiveSide, cell: Cell, reason: str) -> None:
+    """The cell a side died in, journaled as failed with why (unless the side got to it)."""
+    journal = side.folder.journal
+    if is_journaled(journal, side.run.round, cell.index):
+        return
+    result = RoundResult(round=side.run.round, status="failed", reason=f"side lost: {reason}",
+                         side=side.folder.options.side)
+    write_entry(journal, side.run.round, JournalEntry(index=cell.index, id=cell.id,
+                                                       result=result))
 
 
 def turn_cell(sides: Sequence[LiveSide], cell: Cell, spec: TimerSpec, clock: float) -> CellTurns:

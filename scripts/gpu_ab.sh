@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The interleaved A/B measurements of docs/ab-schedules.md, in one call of a one-GPU
+# machine: the true effect of each cell of benches/ab-known-effect.yaml (one process,
+# interleaved pairs), then `kernbench ab` on it under both schedules, 6 rounds with A/A,
+# each timed; with a time budget left, the tf32 A/B under the interleaved schedule.
+# Usage: bash scripts/gpu_ab.sh OUT_DIR [tf32]   (needs the pydantic wheels in .whl/)
+set -uo pipefail
+out=${1:?OUT_DIR}
+mkdir -p "$out" /tmp/ab
+python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+log="$out/ab.log"
+nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm,power.limit --format=csv > "$log"
+
+timed() {  # timed NAME COMMAND...: run it, append its output and wall time to the log
+  local name=$1 start end code
+  shift
+  start=$(date +%s%N)
+  "$@" >> "$log" 2>&1
+  code=$?
+  end=$(date +%s%N)
+  echo "WALL $name $(( (end - start) / 1000000 )) ms exit $code" | tee -a "$log"
+  return $code
+}
+
+if [ "${2:-}" = tf32 ]; then
+  timed tf32-interleaved timeout 560 python3 -m kernbench ab --bench ab-tf32 --device cuda \
+    --schedule interleaved --out /tmp/ab/tf32-interleaved
+else
+  timed reference timeout 120 python3 scripts/ab_reference.py \
+    --bench benches/ab-known-effect.yaml --device cuda --pairs 200 --out "$out/reference.json"
+  timed interleaved timeout 240 python3 -m kernbench ab --bench ab-known-effect \
+    --device cuda --schedule interleaved --out /tmp/ab/known-interleaved
+  timed sequential timeout 360 python3 -m kernbench ab --bench ab-known-effect \
+    --device cuda --schedule sequential --out /tmp/ab/known-sequential
+fi
+tar czf "$out/ab.tgz" -C /tmp/ab --exclude=tasks --exclude=journal .
+grep WALL "$log"

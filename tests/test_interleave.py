@@ -155,10 +155,17 @@ def test_plan_aims_at_the_target_turn_and_keeps_the_budget():
 
 
 def test_plan_shortens_turns_before_giving_up_the_budget():
-    plan = plan_turns(100e-6, spec(budget_s=0.3), sides=3)
+    plan = plan_turns(100e-6, spec(budget_s=0.12), sides=3)
     assert plan.turns_per_side == 12  # MIN_PAIRS rounded up to a cycle of 6
     assert MIN_TURN_S <= plan.turn_s < TARGET_TURN_S
-    assert plan.sampled_s <= 0.3 * 1.01
+    assert plan.sampled_s <= 0.12 * 1.01
+
+
+def test_each_side_samples_for_the_budget_as_in_a_run_of_its_own():
+    two = plan_turns(100e-6, spec(budget_s=0.6), sides=2)
+    three = plan_turns(100e-6, spec(budget_s=0.6), sides=3)
+    for plan in (two, three):
+        assert 0.6 * 0.6 <= plan.sampled_s <= 0.6
 
 
 def test_plan_keeps_the_floor_of_pairs_and_calls_for_long_kernels():

@@ -113,3 +113,15 @@ def test_cells_of_several_ranks_fall_back_to_sequential_with_a_reason() -> None:
     assert chosen == "sequential" and note is not None and "world_size" in note
     assert choose_schedule("interleaved", [Cell("v", {}, {})]) == ("interleaved", None)
     assert choose_schedule("sequential", [Cell("v", {}, {})]) == ("sequential", None)
+
+
+def test_the_start_order_rotates_by_round_with_round_one_a_first() -> None:
+    from kernbench.ab.interleaved import start_order
+    from kernbench.ab.schedule import interleaved_schedule
+
+    runs = interleaved_schedule(4, "0", "1", aa=True)
+    orders = [[r.side for r in start_order([r for r in runs if r.round == k])]
+              for k in range(1, 5)]
+    assert orders == [["A", "B", "AA1"], ["B", "AA1", "A"], ["AA1", "A", "B"],
+                      ["A", "B", "AA1"]]
+    assert runs[0].pins_mode == "record" and {r.pins_mode for r in runs[1:]} == {"replay"}

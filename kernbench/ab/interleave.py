@@ -58,8 +58,8 @@ class TurnPlan:
 
     @property
     def sampled_s(self) -> float:
-        """Seconds of timed calls for the cell, all sides together."""
-        return self.sides * self.turns_per_side * self.turn_s
+        """Seconds of timed calls for the cell on each side."""
+        return self.turns_per_side * self.turn_s
 
 
 def cycle_blocks(sides: int) -> int:
@@ -165,23 +165,27 @@ def plan_turns(per_call_s: float, spec: TimerSpec, sides: int = 2) -> TurnPlan:
 
     A turn aims at TARGET_TURN_S, shortened down to MIN_TURN_S when the budget could not
     otherwise hold MIN_PAIRS turns per side, and holds MIN_CALLS_PER_TURN to
-    MAX_CALLS_PER_TURN calls. Turns per side: as many as `spec.budget_s` pays for, all
-    sides together, rounded down to whole cycles of `turn_order`, but at least MIN_PAIRS
-    (rounded up to a cycle) and at most MAX_PAIRS. So the budget is kept unless the floor
-    of pairs or of calls needs more. Each side gets at least `spec.min_samples` calls and
-    at most `spec.max_samples` (which overrides MIN_CALLS_PER_TURN, not MIN_PAIRS).
+    MAX_CALLS_PER_TURN calls. Turns per side: as many as `spec.budget_s` pays for on each
+    side (a side samples as long as it would in a run of its own, so both schedules spend
+    the same device time on samples), rounded down to whole cycles of `turn_order`, but at
+    least MIN_PAIRS (rounded up to a cycle) and at most MAX_PAIRS. So the budget is kept
+    unless the floor of pairs or of calls needs more. Each side gets at least
+    `spec.min_samples` calls and at most `spec.max_samples` (which overrides
+    MIN_CALLS_PER_TURN, not MIN_PAIRS).
     """
     if not per_call_s > 0:
         raise ValueError(f"per_call_s must be positive, not {per_call_s}")
     cycle = cycle_blocks(sides)
     fewest = _round_up(MIN_PAIRS, cycle)
     most = max(_round_down(MAX_PAIRS, cycle), fewest)
-    turn_s = min(max(spec.budget_s / (sides * fewest), MIN_TURN_S), TARGET_TURN_S)
+    turn_s = min(max(spec.budget_s / fewest, MIN_TURN_S), TARGET_TURN_S)
     calls = _clamp(round(turn_s / per_call_s), MIN_CALLS_PER_TURN, MAX_CALLS_PER_TURN)
-    affordable = int(spec.budget_s / (sides * calls * per_call_s))
+    affordable = int(spec.budget_s / (calls * per_call_s))
     turns = _clamp(_round_down(affordable, cycle), fewest, most)
     calls = max(calls, math.ceil(spec.min_samples / turns))
-    calls = max(min(calls, spec.max_samples // turns), 1)
+    if calls * turns > spec.max_samples:  # fewer turns first, then fewer calls a turn
+        turns = max(_round_down(spec.max_samples // calls, cycle), fewest)
+        calls = max(min(calls, spec.max_samples // turns), 1)
     return TurnPlan(calls, turns, sides, per_call_s)
 
 

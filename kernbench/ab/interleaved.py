@@ -141,7 +141,7 @@ def run_round(
     """One round: the sides start together, take turns cell by cell, then each side's
     folder gets its results.json and status.json, and the round its turns file."""
     round_ = runs[0].round
-    ordered = sorted(runs, key=lambda r: (r.side != "A", r.position))  # A prepares first
+    ordered = start_order(runs)
 
     def start(run: SideRun) -> LiveSide:
         side = start_side(folder, manifest, run, bench, cells, pins_path, device_model)
@@ -182,6 +182,16 @@ def run_round(
     return record
 
 
+def start_order(runs: Sequence[SideRun]) -> list[SideRun]:
+    """The order in which a round's sides start, and prepare each cell: rotated from round
+    to round, so no side always allocates its memory first or last (a placement that can
+    favour one process by a percent at the same code), except that round 1's A comes
+    first: it records the pins that the others replay."""
+    by_position = sorted(runs, key=lambda r: r.position)
+    shift = (by_position[0].round - 1) % len(by_position)
+    return by_position[shift:] + by_position[:shift]
+
+
 def journal_loss(side: LiveSide, cell: Cell, reason: str) -> None:
     """The cell a side died in, journaled as failed with why (unless the side got to it)."""
     journal = side.folder.journal
@@ -194,7 +204,8 @@ def journal_loss(side: LiveSide, cell: Cell, reason: str) -> None:
 
 
 def turn_cell(sides: Sequence[LiveSide], cell: Cell, spec: TimerSpec, clock: float) -> CellTurns:
-    """Prepare the cell on every side (A first), take the turns, let each side journal it."""
+    """Prepare the cell on every side (in start order), take one untimed turn each, then
+    the recorded turns, and let each side journal the cell."""
     timeout = spec.cell_timeout_s
     estimates: dict[str, float] = {}
     reason: str | None = None
@@ -210,7 +221,17 @@ def turn_cell(sides: Sequence[LiveSide], cell: Cell, spec: TimerSpec, clock: flo
         plan = plan_turns(estimates["A"], spec, len(sides))
         turns.calls_per_turn, turns.turns_per_side = plan.calls_per_turn, plan.turns_per_side
         by_side: dict[str, LiveSide] = {side.run.side: side for side in sides}
+        # One untimed turn each first: a side's first turn after the others prepared
+        # runs on a cold context and cold data, and would skew the first pairs.
+        for side in sides:
+            reply = side.ask({"op": "turn", "cell": cell.index, "calls": plan.calls_per_turn,
+                              "keep": False}, timeout)
+            if reply is None or not reply.get("ok"):
+                why = side.gone if reply is None else reply.get("reason")
+                turns.reason = turns.reason or f"{side.run.side}'s warm-up turn failed: {why}"
         for turn in turn_order(list(by_side), plan.turns_per_side):
+            if turns.reason is not None:
+                break
             start = time.perf_counter() - clock
             reply = by_side[turn.side].ask(
                 {"op": "turn", "cell": cell.index, "calls": plan.calls_per_turn}, timeout

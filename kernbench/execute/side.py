@@ -87,7 +87,8 @@ class Side:
         if op == "prepare":
             return self.prepare(int(request["cell"]))
         if op == "turn":
-            return self.turn(int(request["cell"]), int(request["calls"]))
+            return self.turn(int(request["cell"]), int(request["calls"]),
+                             keep=bool(request.get("keep", True)))
         if op == "finish":
             return self.finish(int(request["cell"]), request.get("reason"))
         return {"ok": False, "reason": f"unknown request {op!r}"}
@@ -115,7 +116,9 @@ class Side:
         return {"ok": True, "per_call_s": statistics.median(warm.samples_s),
                 "timer": warm.timer}
 
-    def turn(self, index: int, calls: int) -> dict[str, Any]:
+    def turn(self, index: int, calls: int, keep: bool = True) -> dict[str, Any]:
+        """Time `calls` calls now; `keep`: count them in the cell's samples (a warm-up turn
+        does not)."""
         held = self.held.get(index)
         if held is None:
             return {"ok": False, "reason": f"cell {index} is not prepared"}
@@ -125,6 +128,8 @@ class Side:
             fail(held.result, exc)
             return {"ok": False, "reason": held.result.reason}
         median = statistics.median(measured.samples_s)
+        if not keep:
+            return {"ok": True, "median_s": median, "n": len(measured.samples_s)}
         held.samples_s += measured.samples_s
         held.turn_medians_s.append(median)
         held.sm_clock_mhz += measured.sm_clock_mhz

@@ -2,8 +2,10 @@
 # The interleaved A/B measurements of docs/ab-schedules.md, in one call of a one-GPU
 # machine: the true effect of each cell of benches/ab-known-effect.yaml (one process,
 # interleaved pairs), then `kernbench ab` on it under both schedules, 6 rounds with A/A,
-# each timed; with a time budget left, the tf32 A/B under the interleaved schedule.
-# Usage: bash scripts/gpu_ab.sh OUT_DIR [tf32]   (needs the pydantic wheels in .whl/)
+# each timed; and the tf32 A/B under the interleaved schedule.
+# Usage: bash scripts/gpu_ab.sh OUT_DIR [STEP...]   (needs the pydantic wheels in .whl/)
+# STEP: reference, interleaved, sequential, tf32 (default: the first three; one call of
+# 10 minutes holds about three of them).
 set -uo pipefail
 out=${1:?OUT_DIR}
 mkdir -p "$out" /tmp/ab
@@ -24,16 +26,19 @@ timed() {  # timed NAME COMMAND...: run it, append its output and wall time to t
   return $code
 }
 
-if [ "${2:-}" = tf32 ]; then
-  timed tf32-interleaved timeout 560 python3 -m kernbench ab --bench ab-tf32 --device cuda \
-    --schedule interleaved --out /tmp/ab/tf32-interleaved
-else
-  timed reference timeout 120 python3 scripts/ab_reference.py \
-    --bench benches/ab-known-effect.yaml --device cuda --pairs 200 --out "$out/reference.json"
-  timed interleaved timeout 240 python3 -m kernbench ab --bench ab-known-effect \
-    --device cuda --schedule interleaved --out /tmp/ab/known-interleaved
-  timed sequential timeout 360 python3 -m kernbench ab --bench ab-known-effect \
-    --device cuda --schedule sequential --out /tmp/ab/known-sequential
-fi
+steps=("${@:2}")
+[ ${#steps[@]} -eq 0 ] && steps=(reference interleaved sequential)
+for step in "${steps[@]}"; do
+  case $step in
+    reference) timed reference timeout 120 python3 scripts/ab_reference.py \
+      --bench benches/ab-known-effect.yaml --device cuda --pairs 200 \
+      --out "$out/reference.json" ;;
+    interleaved|sequential) timed "$step" timeout 360 python3 -m kernbench ab \
+      --bench ab-known-effect --device cuda --schedule "$step" --out "/tmp/ab/known-$step" ;;
+    tf32) timed tf32-interleaved timeout 420 python3 -m kernbench ab --bench ab-tf32 \
+      --device cuda --schedule interleaved --out /tmp/ab/tf32-interleaved ;;
+    *) echo "unknown step $step" | tee -a "$log" ;;
+  esac
+done
 tar czf "$out/ab.tgz" -C /tmp/ab --exclude=tasks --exclude=journal .
 grep WALL "$log"

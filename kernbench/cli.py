@@ -262,6 +262,10 @@ def ab_command(
         typer.Option("--schedule", help="interleaved (default: the sides take turns per "
                      "cell) or sequential (each side a whole run after the other)."),
     ] = None,
+    turn_ms: Annotated[
+        float | None,
+        typer.Option("--turn-ms", help="Interleaved: the length a turn aims at, ms (default 20)."),
+    ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Output folder; default runs/ab_VAR_<UTC>/.")
     ] = None,
@@ -275,7 +279,7 @@ def ab_command(
 
     outcome = run_ab(
         bench, switch=switch, a=a, b=b, rounds=rounds, aa=aa, min_effect=min_effect,
-        schedule=schedule, out=out, device=device, bench_dirs=bench_dir or (),
+        schedule=schedule, turn_ms=turn_ms, out=out, device=device, bench_dirs=bench_dir or (),
     )
     raise typer.Exit(outcome.exit_code)
 

@@ -159,12 +159,15 @@ def round_delta(pairs: Sequence[float]) -> float:
     return float(statistics.median(pairs))
 
 
-def plan_turns(per_call_s: float, spec: TimerSpec, sides: int = 2) -> TurnPlan:
+def plan_turns(
+    per_call_s: float, spec: TimerSpec, sides: int = 2, target_turn_s: float = TARGET_TURN_S
+) -> TurnPlan:
     """Calls per turn and turns per side for one cell, from one call's time (as the timer
     takes it, L2 flush included) and the cell's timer settings.
 
-    A turn aims at TARGET_TURN_S, shortened down to MIN_TURN_S when the budget could not
-    otherwise hold MIN_PAIRS turns per side, and holds MIN_CALLS_PER_TURN to
+    A turn aims at `target_turn_s` (TARGET_TURN_S unless the A/B asks for another),
+    shortened down to MIN_TURN_S when the budget could not otherwise hold MIN_PAIRS turns
+    per side, and holds MIN_CALLS_PER_TURN to
     MAX_CALLS_PER_TURN calls. Turns per side: as many as `spec.budget_s` pays for on each
     side (a side samples as long as it would in a run of its own, so both schedules spend
     the same device time on samples), rounded down to whole cycles of `turn_order`, but at
@@ -178,7 +181,7 @@ def plan_turns(per_call_s: float, spec: TimerSpec, sides: int = 2) -> TurnPlan:
     cycle = cycle_blocks(sides)
     fewest = _round_up(MIN_PAIRS, cycle)
     most = max(_round_down(MAX_PAIRS, cycle), fewest)
-    turn_s = min(max(spec.budget_s / fewest, MIN_TURN_S), TARGET_TURN_S)
+    turn_s = min(max(spec.budget_s / fewest, min(MIN_TURN_S, target_turn_s)), target_turn_s)
     calls = _clamp(round(turn_s / per_call_s), MIN_CALLS_PER_TURN, MAX_CALLS_PER_TURN)
     affordable = int(spec.budget_s / (calls * per_call_s))
     turns = _clamp(_round_down(affordable, cycle), fewest, most)

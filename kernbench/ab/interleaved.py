@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from kernbench.ab.interleave import plan_turns, turn_order
+from kernbench.ab.interleave import TARGET_TURN_S, plan_turns, turn_order
 from kernbench.ab.outcomes import LOG_NAME, STATUS_FORMAT, STATUS_NAME, SideStatus, turns_path
 from kernbench.ab.schedule import PINS_NAME, AbManifest, SideRun, side_env, side_options
 from kernbench.execute.finish import build_run_results
@@ -155,7 +155,8 @@ def run_round(
     try:
         for position, cell in enumerate(cells, 1):
             took = time.perf_counter()
-            turns = turn_cell(sides, cell, bench.timer, started)
+            turns = turn_cell(sides, cell, bench.timer, started,
+                              manifest.turn_s or TARGET_TURN_S)
             record.cells[cell.id] = turns
             echo(f"  r{round_} [{position}/{len(cells)}] {cell.id}: "
                  f"{describe(turns)} ({time.perf_counter() - took:.1f} s)")
@@ -203,7 +204,10 @@ def journal_loss(side: LiveSide, cell: Cell, reason: str) -> None:
                                                        result=result))
 
 
-def turn_cell(sides: Sequence[LiveSide], cell: Cell, spec: TimerSpec, clock: float) -> CellTurns:
+def turn_cell(
+    sides: Sequence[LiveSide], cell: Cell, spec: TimerSpec, clock: float,
+    target_turn_s: float = TARGET_TURN_S,
+) -> CellTurns:
     """Prepare the cell on every side (in start order), take one untimed turn each, then
     the recorded turns, and let each side journal the cell."""
     timeout = spec.cell_timeout_s
@@ -218,7 +222,7 @@ def turn_cell(sides: Sequence[LiveSide], cell: Cell, spec: TimerSpec, clock: flo
             estimates[side.run.side] = float(reply["per_call_s"])
     turns = CellTurns(reason=reason)
     if reason is None:
-        plan = plan_turns(estimates["A"], spec, len(sides))
+        plan = plan_turns(estimates["A"], spec, len(sides), target_turn_s)
         turns.calls_per_turn, turns.turns_per_side = plan.calls_per_turn, plan.turns_per_side
         by_side: dict[str, LiveSide] = {side.run.side: side for side in sides}
         # One untimed turn each first: a side's first turn after the others prepared

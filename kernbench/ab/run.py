@@ -55,6 +55,7 @@ def resolve_settings(
     aa: bool | None = None,
     min_effect: float | None = None,
     schedule: str | None = None,
+    turn_ms: float | None = None,
 ) -> AbSpec:
     """Command-line values over the bench's `ab:` block over the defaults."""
     block = bench.ab
@@ -74,7 +75,10 @@ def resolve_settings(
         "aa": defaults.aa if aa is None else aa,
         "min_effect": defaults.min_effect if min_effect is None else min_effect,
         "schedule": defaults.schedule if schedule is None else schedule,
+        "turn_ms": defaults.turn_ms if turn_ms is None else turn_ms,
     }
+    if chosen["turn_ms"] is not None and not 0 < chosen["turn_ms"] <= 10_000:
+        raise UserError(f"--turn-ms: {chosen['turn_ms']}: give a length in (0, 10000] ms")
     if chosen["schedule"] not in SCHEDULES:
         raise UserError(f"--schedule: {chosen['schedule']!r} is not one of {', '.join(SCHEDULES)}")
     if chosen["a"] == chosen["b"]:
@@ -96,6 +100,7 @@ def run_ab(
     aa: bool | None = None,
     min_effect: float | None = None,
     schedule: str | None = None,
+    turn_ms: float | None = None,
     out: Path | None = None,
     device: str = "auto",
     bench_dirs: Sequence[Path] = (),
@@ -106,7 +111,7 @@ def run_ab(
 
     Options left None come from the bench's `ab:` block, then the defaults."""
     spec, bench_path = find_bench(bench, bench_dirs)
-    settings = resolve_settings(spec, switch, a, b, rounds, aa, min_effect, schedule)
+    settings = resolve_settings(spec, switch, a, b, rounds, aa, min_effect, schedule, turn_ms)
     device = resolve_device(device)
     cells = plan(spec, device)
     if not cells:
@@ -127,6 +132,7 @@ def run_ab(
     manifest = AbManifest(
         schedule=chosen,
         schedule_note=note,
+        turn_s=settings.turn_ms / 1000 if settings.turn_ms else None,
         bench=spec.name,
         bench_path=str(Path(bench_path).resolve()),
         bench_dirs=[str(Path(d).resolve()) for d in bench_dirs],

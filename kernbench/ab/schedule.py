@@ -50,6 +50,7 @@ class AbManifest(_Strict):
     schema_version: int = MANIFEST_VERSION
     schedule: Schedule = "sequential"
     schedule_note: str | None = None  # why this schedule, when it is not the one asked for
+    turn_s: float | None = None  # interleaved: the turn length asked for (None: the default)
     bench: str
     bench_path: str
     bench_dirs: list[str] = Field(default_factory=list)

@@ -113,6 +113,9 @@ class AbSpec(Strict):
         description="interleaved: a round's sides live side by side and take turns per cell; "
         "sequential: each side is a whole run after the other.",
     )
+    turn_ms: PositiveFloat | None = Field(
+        None, description="Interleaved: the length a turn aims at, in ms (default 20)."
+    )
 
 
 class Bench(Strict):

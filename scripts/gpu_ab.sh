@@ -4,7 +4,7 @@
 # interleaved pairs), then `kernbench ab` on it under both schedules, 6 rounds with A/A,
 # each timed; and the tf32 A/B under the interleaved schedule.
 # Usage: bash scripts/gpu_ab.sh OUT_DIR [STEP...]   (needs the pydantic wheels in .whl/)
-# STEP: reference, interleaved, sequential, tf32 (default: the first three; one call of
+# STEP: reference, interleaved, sequential, short, tf32 (default: the first three; one call of
 # 10 minutes holds about three of them).
 set -uo pipefail
 out=${1:?OUT_DIR}
@@ -35,6 +35,11 @@ for step in "${steps[@]}"; do
       --out "$out/reference.json" ;;
     interleaved|sequential) timed "$step" timeout 360 python3 -m kernbench ab \
       --bench ab-known-effect --device cuda --schedule "$step" --out "/tmp/ab/known-$step" ;;
+    short) # the 0.3 and 2.5 ms cells alone, with 5 ms turns
+      sed '/M: 384, N: 384/d; s/^name: ab-known-effect$/name: ab-known-effect-long/' \
+        benches/ab-known-effect.yaml > benches/ab-known-effect-long.yaml
+      timed short-turns timeout 240 python3 -m kernbench ab --bench ab-known-effect-long \
+        --device cuda --turn-ms 5 --out /tmp/ab/long-interleaved-5ms ;;
     tf32) timed tf32-interleaved timeout 420 python3 -m kernbench ab --bench ab-tf32 \
       --device cuda --schedule interleaved --out /tmp/ab/tf32-interleaved ;;
     *) echo "unknown step $step" | tee -a "$log" ;;

@@ -264,7 +264,7 @@ def ab_command(
     ] = None,
     turn_ms: Annotated[
         float | None,
-        typer.Option("--turn-ms", help="Interleaved: the length a turn aims at, ms (default 20)."),
+        typer.Option("--turn-ms", help="Interleaved: the length a turn aims at, ms (default 5)."),
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Output folder; default runs/ab_VAR_<UTC>/.")

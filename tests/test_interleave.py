@@ -155,10 +155,10 @@ def test_plan_aims_at_the_target_turn_and_keeps_the_budget():
 
 
 def test_plan_shortens_turns_before_giving_up_the_budget():
-    plan = plan_turns(100e-6, spec(budget_s=0.12), sides=3)
+    plan = plan_turns(100e-6, spec(budget_s=0.036), sides=3)
     assert plan.turns_per_side == 12  # MIN_PAIRS rounded up to a cycle of 6
     assert MIN_TURN_S <= plan.turn_s < TARGET_TURN_S
-    assert plan.sampled_s <= 0.12 * 1.01
+    assert plan.sampled_s <= 0.036 * 1.01
 
 
 def test_each_side_samples_for_the_budget_as_in_a_run_of_its_own():

@@ -21,12 +21,15 @@ from kernbench.spec.models import TimerSpec
 
 REFERENCE = "A"  # the side every other side is compared with
 
-# A turn's timed work. Long enough that the hand-over between processes (a pipe message,
-# a wake-up, the device idle meanwhile) is a small part of it; short enough that both
-# turns of a pair sit inside one episode of the device's speed.
-TARGET_TURN_S = 20e-3
+# A turn's timed work: short enough that both turns of a pair see the same power state.
+# Measured on an H200 (docs/ab-schedules.md): with 20 ms turns a 0.3 ms GEMM's turn
+# medians jumped by up to 20% from turn to turn (power-cap episodes at the turn's own
+# scale) and no-effect intervals were 2 to 5 points wide; with 5 ms turns they were
+# 0.15 to 0.21 points, A/A floors 0.08 to 0.18%. The hand-over between processes (a
+# pipe message and a wake-up, well under a millisecond) stays a small part of 5 ms.
+TARGET_TURN_S = 5e-3
 # The shortest turn planned, when the budget asks for shorter ones to reach MIN_PAIRS.
-MIN_TURN_S = 5e-3
+MIN_TURN_S = 2e-3
 # A turn's median needs a few calls, however long one call is.
 MIN_CALLS_PER_TURN = 3
 # Bounds the events and samples a turn holds for kernels of a few microseconds.

@@ -114,7 +114,7 @@ class AbSpec(Strict):
         "sequential: each side is a whole run after the other.",
     )
     turn_ms: PositiveFloat | None = Field(
-        None, description="Interleaved: the length a turn aims at, in ms (default 20)."
+        None, description="Interleaved: the length a turn aims at, in ms (default 5)."
     )
 
 

@@ -248,7 +248,9 @@ def ab_command(
     a: Annotated[str | None, typer.Option("--a", help="Value on side A (default 0).")] = None,
     b: Annotated[str | None, typer.Option("--b", help="Value on side B (default 1).")] = None,
     rounds: Annotated[
-        int | None, typer.Option("--rounds", min=2, help="Rounds (default 6).")
+        str | None,
+        typer.Option("--rounds", help="Rounds (default 6); auto[:MAX]: 6, then one more at a "
+                     "time while a cell is unstable, up to MAX (default 20)."),
     ] = None,
     aa: Annotated[
         bool | None, typer.Option("--aa/--no-aa", help="Also run A/A rounds: a noise floor.")

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.ab.outputs import load_report, summarize_ab
-from kernbench.ab.run import AbOutcome, run_ab
+from kernbench.ab.run import AbOutcome, parse_rounds, run_ab
 from kernbench.ab.schedule import load_manifest, side_options
 from kernbench.ab.sides import SideRequest
 from kernbench.commands import run as run_command
@@ -252,3 +252,52 @@ def test_a_library_variable_gets_a_note_not_a_warning(tmp_path):
     assert note is not None and note.startswith("note: NCCL_ALGO is read by NCCL")
     warning = switch_warning("KB_TYPO", "collective", source)
     assert warning is not None and warning.startswith("warning: KB_TYPO appears nowhere")
+
+
+class OneBadRound(FakeSides):
+    """B is 10 % slower, except that in round 1 the `slow` variant's B reads 5 % faster."""
+
+    def __call__(self, request: SideRequest) -> int:
+        self.requests.append(request)
+        request.log_path.write_text("fake log\n")
+        slow = request.env["KB_X"] == "1"
+
+        def median_of(run: str, variant: str, size: int) -> float:
+            if not slow:
+                return size * 1e-6
+            outlier = request.run.round == 1 and variant == "slow"
+            return size * 1e-6 * (0.95 if outlier else 1.1)
+
+        made = results(request.run.name, request.run.round, median_of)
+        results_io.save(made, request.run_dir / "results.json")
+        return 0
+
+
+def test_rounds_auto_adds_rounds_until_every_cell_is_decided(tmp_path):
+    outcome = run(tmp_path, OneBadRound(), rounds="auto:12")
+    report = outcome.report
+    # Nine rounds is the fewest whose 95% interval leaves out the extreme delta.
+    assert report.rounds == 9 and report.max_rounds == 12
+    assert {c.verdict for c in report.cells} == {"slower"}
+    assert {c.rounds_needed for c in report.cells if c.variant == "slow"} == {9}
+    assert load_manifest(outcome.folder).rounds == 9
+    assert any("unstable after 6 rounds: round 7 of at most 12" in m for m in MESSAGES)
+
+
+def test_rounds_auto_stops_at_its_maximum(tmp_path):
+    outcome = run(tmp_path, OneBadRound(), rounds="auto:7")
+    assert outcome.report.rounds == 7
+    assert {c.verdict for c in outcome.report.cells if c.variant == "slow"} == {"unstable"}
+
+
+@pytest.mark.parametrize(("value", "parsed"), [
+    ("8", (8, None)), ("auto", (6, 20)), ("auto:9", (6, 9)), (5, (5, None)),
+])
+def test_rounds_parse(value, parsed):
+    assert parse_rounds(value) == parsed
+
+
+@pytest.mark.parametrize("value", ["auto:", "six", "auto:x", "-1"])
+def test_bad_rounds_are_one_line_errors(value):
+    with pytest.raises(UserError, match="--rounds"):
+        parse_rounds(value)

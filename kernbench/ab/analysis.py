@@ -157,8 +157,12 @@ def analyze(
         if cell.variant not in failed_variants
     ]
     runs = [RunRecord(**run.model_dump(), status=statuses[run.name]) for run in manifest.runs]
+    if manifest.max_rounds:
+        needed = rounds_needed(manifest, outcomes, min_effect, turns, cells)
+        cells = [c.model_copy(update={"rounds_needed": needed.get(c.id)}) for c in cells]
     return AbReport(
         schedule=manifest.schedule,
+        max_rounds=manifest.max_rounds,
         bench=manifest.bench,
         device=manifest.device,
         switch=manifest.switch,
@@ -175,6 +179,31 @@ def analyze(
         failed_runs=failed_runs,
         summary=summarize(cells, manifest.rounds),
     )
+
+
+def rounds_needed(
+    manifest: AbManifest,
+    outcomes: Mapping[str, RunOutcome],
+    min_effect: float,
+    turns: Mapping[int, RoundTurns],
+    cells: Sequence[AbCell],
+) -> dict[str, int]:
+    """Per decided cell, the round from which on its verdict was the final one: the
+    report of the first r rounds, for r down from the last, while it agrees."""
+    final = {c.id: c.verdict for c in cells if c.verdict != "unstable"}
+    needed = {cell_id: manifest.rounds for cell_id in final}
+    for r in range(manifest.rounds - 1, 1, -1):
+        first = manifest.model_copy(update={
+            "rounds": r, "max_rounds": None,
+            "runs": [run for run in manifest.runs if run.round <= r],
+        })
+        verdicts = {c.id: c.verdict for c in analyze(first, outcomes, min_effect, turns).cells}
+        agreeing = [i for i in final if needed[i] == r + 1 and verdicts.get(i) == final[i]]
+        if not agreeing:
+            break
+        for cell_id in agreeing:
+            needed[cell_id] = r
+    return needed
 
 
 def _paired(record: RoundTurns | None, cell_id: str, side: str) -> str | None:

@@ -20,7 +20,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -274,12 +274,14 @@ def describe(turns: CellTurns) -> str:
 def execute_rounds(
     folder: Path, manifest: AbManifest, bench: Bench, cells: Sequence[Cell],
     echo: Callable[[str], None],
+    rounds: Iterable[int] | None = None,
 ) -> None:
-    """Every round of an interleaved A/B, each with fresh side processes."""
+    """The rounds of an interleaved A/B (default: all planned), each with fresh sides."""
     pins_path = Path(folder) / PINS_NAME
-    save_pins(pins_path, {})  # replays need the file even when nothing is tuned
+    if not pins_path.exists():
+        save_pins(pins_path, {})  # replays need the file even when nothing is tuned
     model = device_model(manifest.device)
-    for round_ in range(1, manifest.rounds + 1):
+    for round_ in rounds or range(1, manifest.rounds + 1):
         runs = [run for run in manifest.runs if run.round == round_]
         echo(f"round {round_}/{manifest.rounds}: sides {', '.join(r.name for r in runs)}")
         run_round(folder, manifest, runs, bench, cells, pins_path, model, echo)

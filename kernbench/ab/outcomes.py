@@ -37,6 +37,8 @@ def load_outcomes(folder: Path, manifest: AbManifest) -> dict[str, RunOutcome]:
 
 def load_outcome(run_dir: Path) -> RunOutcome:
     path = run_dir / RESULTS_NAME
+    if not path.is_file():  # committed A/B folders keep each side's raw samples gzipped
+        path = run_dir / f"{RESULTS_NAME}.gz"
     if path.is_file():
         try:
             return RunOutcome(results.load(path))

@@ -18,7 +18,7 @@ from typing import Any
 from kernbench.ab.analysis import AbReport
 from kernbench.ab.interleaved import execute_rounds
 from kernbench.ab.outputs import summarize_ab
-from kernbench.ab.schedule import AbManifest, interleaved_schedule, save_manifest
+from kernbench.ab.schedule import AbManifest, add_round, interleaved_schedule, save_manifest
 from kernbench.ab.schedule import schedule as sequential_schedule
 from kernbench.ab.sides import SideRunner, execute_runs, run_subprocess
 from kernbench.ab.switch_check import switch_warning
@@ -32,6 +32,8 @@ from kernbench.spec.hardware import resolve_device
 from kernbench.spec.models import AbSpec, Bench, spec_hash
 
 SCHEDULES = ("interleaved", "sequential")
+AUTO_ROUNDS = 6  # `--rounds auto` starts with these, as a fixed A/B would
+AUTO_MAX_ROUNDS = 20
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -51,7 +53,7 @@ def resolve_settings(
     switch: str | None = None,
     a: str | None = None,
     b: str | None = None,
-    rounds: int | None = None,
+    rounds: int | str | None = None,
     aa: bool | None = None,
     min_effect: float | None = None,
     schedule: str | None = None,
@@ -71,7 +73,8 @@ def resolve_settings(
         "switch": switch,
         "a": defaults.a if a is None else a,
         "b": defaults.b if b is None else b,
-        "rounds": defaults.rounds if rounds is None else rounds,
+        "rounds": defaults.rounds,
+        "max_rounds": defaults.max_rounds,
         "aa": defaults.aa if aa is None else aa,
         "min_effect": defaults.min_effect if min_effect is None else min_effect,
         "schedule": defaults.schedule if schedule is None else schedule,
@@ -83,11 +86,27 @@ def resolve_settings(
         raise UserError(f"--schedule: {chosen['schedule']!r} is not one of {', '.join(SCHEDULES)}")
     if chosen["a"] == chosen["b"]:
         raise UserError(f"--a/--b: both sides would set {switch}={chosen['a']}")
+    if rounds is not None:
+        chosen["rounds"], chosen["max_rounds"] = parse_rounds(rounds)
     if not 2 <= chosen["rounds"] <= 100:
         raise UserError(f"--rounds: {chosen['rounds']}: give 2 to 100 (6 is the default)")
     if chosen["min_effect"] < 0:
         raise UserError(f"--min-effect: {chosen['min_effect']}: must not be negative")
+    if chosen["max_rounds"] is not None and not chosen["rounds"] <= chosen["max_rounds"] <= 100:
+        raise UserError(f"--rounds: auto:{chosen['max_rounds']}: give {chosen['rounds']} to 100")
     return AbSpec(**chosen)
+
+
+def parse_rounds(value: int | str) -> tuple[int, int | None]:
+    """`--rounds`: N, `auto` (6, then more while a cell is unstable, up to 20) or
+    `auto:MAX`. Returns (rounds, max_rounds)."""
+    text = str(value).strip()
+    if text.isdigit():
+        return int(text), None
+    head, colon, tail = text.partition(":")
+    if head == "auto" and (tail.isdigit() if colon else True):
+        return AUTO_ROUNDS, int(tail) if colon else AUTO_MAX_ROUNDS
+    raise UserError(f"--rounds: {value!r}: give a number, auto or auto:MAX")
 
 
 def run_ab(
@@ -96,7 +115,7 @@ def run_ab(
     switch: str | None = None,
     a: str | None = None,
     b: str | None = None,
-    rounds: int | None = None,
+    rounds: int | str | None = None,
     aa: bool | None = None,
     min_effect: float | None = None,
     schedule: str | None = None,
@@ -141,6 +160,7 @@ def run_ab(
         a=settings.a,
         b=settings.b,
         rounds=settings.rounds,
+        max_rounds=settings.max_rounds,
         aa=settings.aa,
         min_effect=settings.min_effect,
         variants=list(dict.fromkeys(cell.variant for cell in cells)),
@@ -149,11 +169,25 @@ def run_ab(
     )
     folder.mkdir(parents=True, exist_ok=True)
     save_manifest(folder, manifest)
-    if chosen == "interleaved":
-        execute_rounds(folder, manifest, spec, cells, echo)
-    else:
-        execute_runs(folder, manifest, spec_hash(spec), run_side, echo)
+
+    def run_rounds(rounds: Sequence[int]) -> None:
+        if manifest.schedule == "interleaved":
+            execute_rounds(folder, manifest, spec, cells, echo, rounds)
+        else:
+            execute_runs(folder, manifest, spec_hash(spec), run_side, echo, rounds)
+
+    run_rounds(range(1, manifest.rounds + 1))
     report = summarize_ab(folder)
+    while manifest.max_rounds and manifest.rounds < manifest.max_rounds:
+        unstable = [c.id for c in report.cells if c.verdict == "unstable"]
+        if not unstable:
+            break
+        manifest = add_round(manifest)
+        save_manifest(folder, manifest)
+        echo(f"{len(unstable)} cell(s) unstable after {manifest.rounds - 1} rounds: "
+             f"round {manifest.rounds} of at most {manifest.max_rounds}")
+        run_rounds([manifest.rounds])
+        report = summarize_ab(folder)
     for variant, failed in report.failed_variants.items():
         echo(f"failed: {variant} in round(s) {', '.join(map(str, failed))}; no verdicts")
     echo(f"A/B report: {folder / 'report.md'}")

@@ -51,6 +51,7 @@ class AbManifest(_Strict):
     schedule: Schedule = "sequential"
     schedule_note: str | None = None  # why this schedule, when it is not the one asked for
     turn_s: float | None = None  # interleaved: the turn length asked for (None: the default)
+    max_rounds: int | None = None  # rounds added while a cell is unstable, up to this many
     bench: str
     bench_path: str
     bench_dirs: list[str] = Field(default_factory=list)
@@ -158,6 +159,16 @@ def side_env(manifest: AbManifest, run: SideRun) -> dict[str, str]:
         "KERNBENCH_SIDE": side_name(run),
         "KERNBENCH_ROUND": str(run.round),
     }
+
+
+def add_round(manifest: AbManifest) -> AbManifest:
+    """The plan with one more round; the runs planned so far are unchanged (both
+    schedules build round k the same whatever the number of rounds)."""
+    make = interleaved_schedule if manifest.schedule == "interleaved" else schedule
+    rounds = manifest.rounds + 1
+    return manifest.model_copy(update={
+        "rounds": rounds, "runs": make(rounds, manifest.a, manifest.b, manifest.aa),
+    })
 
 
 def _sequential(data: dict[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,14 +66,19 @@ def execute_runs(
     bench_hash: str,
     run_side: SideRunner,
     echo: Callable[[str], None],
+    rounds: Iterable[int] | None = None,
 ) -> None:
     """Run every scheduled side in order. Without the first run's results the pins it
     records are missing, so the other runs are skipped (and reported as failed)."""
     pins_path = folder / PINS_NAME
-    # Replays need the file to exist even when nothing was tuned (plain callables).
-    save_pins(pins_path, {})
+    if not pins_path.exists():
+        # Replays need the file to exist even when nothing was tuned (plain callables).
+        save_pins(pins_path, {})
     skip_reason: str | None = None
+    chosen = set(rounds) if rounds is not None else None
     for run in manifest.runs:
+        if chosen is not None and run.round not in chosen:
+            continue
         run_dir = folder / run.name
         run_dir.mkdir(parents=True, exist_ok=True)
         if skip_reason:

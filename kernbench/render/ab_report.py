@@ -11,7 +11,8 @@ from kernbench.results.ab import AbReport
 TEMPLATE = """\
 # A/B of `{{ r.switch }}` on {{ r.bench }}
 
-A: `{{ r.switch }}={{ r.a }}`, B: `{{ r.switch }}={{ r.b }}`; {{ r.rounds }} rounds on \
+A: `{{ r.switch }}={{ r.a }}`, B: `{{ r.switch }}={{ r.b }}`; {{ r.rounds }} rounds\
+{{ (" (auto: more while a cell was unstable, up to " ~ r.max_rounds ~ ")") if r.max_rounds }} on \
 {{ r.device }}, schedule **{{ r.schedule }}**: \
 {% if r.schedule == "interleaved" %}in each round the sides{{ " (A, B, A')" if r.aa }} are \
 fresh processes that live side by side and take turns on the device, cell by cell, \
@@ -48,14 +49,16 @@ minimum effect and the cell's A/A floor){% endif %}.
 ## Cells
 {% if r.cells %}
 | cell | verdict | delta | interval | coverage | threshold |{{ " A/A floor |" if r.aa }} \
-within-side noise | delta spread | sign flips | order effect |
-| --- | --- | ---: | ---: | ---: | ---: |{{ " ---: |" if r.aa }} ---: | ---: | ---: | ---: |
+within-side noise | delta spread | sign flips | order effect |{{ " rounds needed |" if r.max_rounds }}
+| --- | --- | ---: | ---: | ---: | ---: |{{ " ---: |" if r.aa }} ---: | ---: | ---: | ---: |\
+{{ " ---: |" if r.max_rounds }}
 {% for c in r.cells -%}
 | {{ c.id }} | {{ c.verdict }} | {{ c.delta_pct | pct }} | \
 [{{ c.ci_pct[0] | pct }}, {{ c.ci_pct[1] | pct }}] | \
 {{ "%.1f" | format(100 * c.ci_coverage) }} % | ±{{ c.threshold_pct | num }} % |\
 {{ (" " ~ (c.aa_floor_pct | num) ~ " % |") if r.aa }} {{ c.within_side_noise_pct | num }} % | \
-{{ c.delta_spread_pct | num }} % | {{ c.sign_flips }} | {{ c.order_effect_pct | pct }} |
+{{ c.delta_spread_pct | num }} % | {{ c.sign_flips }} | {{ c.order_effect_pct | pct }} |\
+{{ (" " ~ (c.rounds_needed or "-") ~ " |") if r.max_rounds }}
 {% endfor %}
 {%- if figure %}
 ![per-round deltas]({{ figure }})

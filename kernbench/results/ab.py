@@ -72,6 +72,7 @@ class AbCell(_Model):
     aa_floor_pct: float | None = None  # max |A/A delta|
     threshold_pct: float
     turns: list[CellTurns] | None = None  # interleaved: each round's turns
+    rounds_needed: int | None = None  # rounds auto: from which round on the verdict held
 
 
 class FailedRun(_Model):
@@ -106,6 +107,7 @@ class AbSummary(_Model):
 class AbReport(_Model):
     schema_version: int = AB_VERSION
     schedule: Schedule = "sequential"
+    max_rounds: int | None = None  # rounds auto: the most it would have run
     bench: str
     device: str
     switch: str

@@ -106,6 +106,10 @@ class AbSpec(Strict):
     a: str = "0"
     b: str = "1"
     rounds: int = Field(6, ge=2, le=100)
+    max_rounds: int | None = Field(
+        None, ge=2, le=100,
+        description="Keep adding rounds, past `rounds`, while a cell is unstable, up to this.",
+    )
     aa: bool = False
     min_effect: float = Field(1.0, ge=0, description="Smallest effect (percent) worth a call.")
     schedule: Literal["interleaved", "sequential"] = Field(

@@ -1,0 +1,120 @@
+"""The tables of docs/ab-schedules.md from A/B folders and a known-effect reference.
+
+    python scripts/ab_schedules.py pack SRC DEST      # an A/B folder, ready to commit
+    python scripts/ab_schedules.py table --reference REF.json NAME=FOLDER ... [--min-us 30]
+
+`pack` copies an A/B folder without its journals and task files, with each side's
+results gzipped (deterministic bytes): `kernbench summarize DEST` still rebuilds ab.json.
+`table` prints, per cell, the true effect (scripts/ab_reference.py) beside each A/B's
+verdict, delta, interval and A/A floor, then a summary per A/B: the median interval width
+of the cells whose true effect is under 0.5%, the median A/A floor, the cells of 1% or
+more called in their direction, the false calls, and the A/B's wall time (from the
+sides' status files). `--min-us` keeps the cells whose A median is at least that long.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+from kernbench.ab.schedule import load_manifest
+from kernbench.results.ab import AB_FORMAT, AbCell
+from kernbench.results.jsonio import read_json, write_gzip_json
+
+NO_EFFECT_PCT = 0.5
+CALLED_PCT = 1.0
+
+
+def pack(source: Path, dest: Path) -> None:
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("journal", "tasks", "logs"))
+    for results in dest.glob("*/results.json"):
+        write_gzip_json(results.with_suffix(".json.gz"), read_json(results))
+        results.unlink()
+
+
+def wall_s(folder: Path) -> float:
+    """The A/B's wall time: the sides' own walls (sequential: one after the other;
+    interleaved: the rounds, each as long as its longest-lived side)."""
+    manifest = load_manifest(folder)
+    walls: dict[int, list[float]] = {}
+    for run in manifest.runs:
+        status = read_json(folder / run.name / "status.json")
+        walls.setdefault(run.round, []).append(float(status.get("wall_s") or 0.0))
+    if manifest.schedule == "interleaved":
+        return sum(max(w) for w in walls.values())
+    return sum(sum(w) for w in walls.values())
+
+
+def row(cell: AbCell) -> str:
+    low, high = cell.ci_pct
+    floor = "-" if cell.aa_floor_pct is None else f"{cell.aa_floor_pct:.2f}"
+    return f"{cell.verdict} {cell.delta_pct:+.2f} [{low:+.2f}, {high:+.2f}] {floor}"
+
+
+def table(reference: Path, folders: dict[str, Path], min_us: float) -> str:
+    truth = {c["id"]: c for c in json.loads(reference.read_text())["cells"]}
+    reports = {name: AB_FORMAT.read(folder / "ab.json") for name, folder in folders.items()}
+    by_id = {name: {c.id: c for c in r.cells} for name, r in reports.items()}
+    ids = [i for i in truth if all(i in cells for cells in by_id.values())
+           and truth[i]["a_median_s"] * 1e6 >= min_us]
+    lines = [
+        "| cell | A time | true effect | " + " | ".join(
+            f"{n}: verdict, delta [interval], A/A floor" for n in folders) + " |",
+        "| --- | ---: | ---: |" + " --- |" * len(folders),
+    ]
+    for cell_id in ids:
+        ref = truth[cell_id]
+        lines.append(
+            f"| {cell_id} | {ref['a_median_s'] * 1e6:.0f} us | {ref['delta_pct']:+.2f} % | "
+            + " | ".join(row(by_id[n][cell_id]) for n in folders) + " |"
+        )
+    lines += ["", "| A/B | rounds | no-effect interval width (median) | A/A floor (median) "
+              "| effects >= 1% called | false calls | sides' wall |", "| --- |" + " ---: |" * 6]
+    for name, report in reports.items():
+        cells = [by_id[name][i] for i in ids]
+        quiet = [c for c in cells if abs(truth[c.id]["delta_pct"]) < NO_EFFECT_PCT]
+        loud = [c for c in cells if abs(truth[c.id]["delta_pct"]) >= CALLED_PCT]
+        widths = [c.ci_pct[1] - c.ci_pct[0] for c in quiet]
+        floors = [c.aa_floor_pct for c in cells if c.aa_floor_pct is not None]
+        called = sum(1 for c in loud
+                     if c.verdict == ("slower" if truth[c.id]["delta_pct"] > 0 else "faster"))
+        false = sum(1 for c in quiet if c.verdict in ("faster", "slower"))
+        lines.append(
+            f"| {name} | {report.rounds} | {_median(widths)} | {_median(floors, '%')} | "
+            f"{called} of {len(loud)} | {false} | {wall_s(folders[name]):.0f} s |"
+        )
+    return "\n".join(lines)
+
+
+def _median(values: list[float], unit: str = " points") -> str:
+    return f"{statistics.median(values):.2f}{unit}" if values else "-"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    packing = commands.add_parser("pack")
+    packing.add_argument("source", type=Path)
+    packing.add_argument("dest", type=Path)
+    tabling = commands.add_parser("table")
+    tabling.add_argument("--reference", type=Path, required=True)
+    tabling.add_argument("--min-us", type=float, default=0.0)
+    tabling.add_argument("folders", nargs="+", help="NAME=FOLDER")
+    args = parser.parse_args(argv)
+    if args.command == "pack":
+        pack(args.source, args.dest)
+        return 0
+    folders = dict(item.split("=", 1) for item in args.folders)
+    print(table(args.reference, {k: Path(v) for k, v in folders.items()}, args.min_us))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -20,7 +20,6 @@ import shutil
 import statistics
 import sys
 from pathlib import Path
-from typing import Any
 
 from kernbench.ab.schedule import load_manifest
 from kernbench.results.ab import AB_FORMAT, AbCell

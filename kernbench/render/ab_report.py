@@ -49,7 +49,8 @@ minimum effect and the cell's A/A floor){% endif %}.
 ## Cells
 {% if r.cells %}
 | cell | verdict | delta | interval | coverage | threshold |{{ " A/A floor |" if r.aa }} \
-within-side noise | delta spread | sign flips | order effect |{{ " rounds needed |" if r.max_rounds }}
+within-side noise | delta spread | sign flips | order effect |\
+{{ " rounds needed |" if r.max_rounds }}
 | --- | --- | ---: | ---: | ---: | ---: |{{ " ---: |" if r.aa }} ---: | ---: | ---: | ---: |\
 {{ " ---: |" if r.max_rounds }}
 {% for c in r.cells -%}

@@ -1,0 +1,76 @@
+"""The side protocol (kernbench.execute.side), served in this process: no pipes, no GPU."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from kernbench.execute.journal import Task, read_entry
+from kernbench.execute.side import Side, serve, turn_spec
+from kernbench.spec.models import TimerSpec
+
+BENCH = """\
+name: side-test
+description: one busy-wait cell
+kernel: sleep
+axes:
+  work_us: [50]
+timer: {warmup_s: 0.001, budget_s: 0.01, min_samples: 3}
+"""
+
+
+def side_for(tmp_path: Path) -> Side:
+    bench = tmp_path / "side.yaml"
+    bench.write_text(BENCH)
+    task = Task(bench_path=str(bench), round=1, device="cpu", cells=[0],
+                journal_dir=str(tmp_path / "journal"), pins_read=[], pins_write=[],
+                pins_mode="auto")
+    return Side(task)
+
+
+def talk(side: Side, *requests: dict) -> list[dict]:
+    replies = io.StringIO()
+    serve(side, [json.dumps(r) + "\n" for r in requests], replies)
+    return [json.loads(line) for line in replies.getvalue().splitlines()]
+
+
+def test_a_cell_is_prepared_turned_and_journaled_with_only_its_kept_turns(tmp_path):
+    side = side_for(tmp_path)
+    prepared, warm, first, second, finished = talk(
+        side,
+        {"op": "prepare", "cell": 0},
+        {"op": "turn", "cell": 0, "calls": 4, "keep": False},
+        {"op": "turn", "cell": 0, "calls": 5},
+        {"op": "turn", "cell": 0, "calls": 5},
+        {"op": "finish", "cell": 0},
+    )
+    assert prepared["ok"] and 40e-6 < prepared["per_call_s"] < 5e-3
+    assert warm["ok"] and first["ok"] and second["ok"] and finished["ok"]
+    entry = read_entry(tmp_path / "journal", 1, 0)
+    assert entry is not None and entry.result.status == "ok"
+    assert len(entry.result.samples_s) == 10  # the untimed-for-the-record turn is left out
+    assert entry.result.stop_reason == "turns"
+    assert entry.result.extra["turn_medians_s"] == [first["median_s"], second["median_s"]]
+
+
+def test_requests_the_side_cannot_serve_get_a_reason_not_a_crash(tmp_path):
+    side = side_for(tmp_path)
+    unknown, unprepared = talk(side, {"op": "dance"}, {"op": "turn", "cell": 0, "calls": 3})
+    assert unknown == {"ok": False, "reason": "unknown request 'dance'"}
+    assert unprepared == {"ok": False, "reason": "cell 0 is not prepared"}
+
+
+def test_a_cell_finished_without_turns_is_journaled_failed_with_the_parents_reason(tmp_path):
+    side = side_for(tmp_path)
+    talk(side, {"op": "prepare", "cell": 0},
+         {"op": "finish", "cell": 0, "reason": "B could not prepare it: boom"})
+    entry = read_entry(tmp_path / "journal", 1, 0)
+    assert entry is not None and entry.result.status == "failed"
+    assert entry.result.reason == "not timed: B could not prepare it: boom"
+
+
+def test_a_turn_takes_exactly_its_calls_and_no_warm_up_beyond_one_call():
+    spec = turn_spec(TimerSpec(warmup_s=0.5, budget_s=0.01, rel_ci=0.5), 7)
+    assert (spec.min_samples, spec.max_samples, spec.warmup_s) == (7, 7, 0.0)
+    assert turn_spec(TimerSpec(), 1).max_samples == 3  # the timers' floor

@@ -9,15 +9,8 @@ out=${1:?OUT_DIR}
 mkdir -p "$out"
 log="$out/ab.log"
 : > "$log"
-timed() {  # timed NAME COMMAND...: run it, append its output and wall time to the log
-  local name=$1 start end code
-  shift
-  start=$(date +%s%N)
-  "$@" >> "$log" 2>&1
-  code=$?
-  end=$(date +%s%N)
-  echo "WALL $name $(( (end - start) / 1000000 )) ms exit $code" | tee -a "$log"
-}
+# shellcheck source=scripts/timed.sh
+. "$(dirname "$0")/timed.sh"
 timed drift-reference python3 scripts/ab_reference.py --bench benches/ab-drift.yaml \
   --device cpu --pairs 100 --out "$out/drift-reference.json"
 for bench in ab-synthetic ab-drift; do

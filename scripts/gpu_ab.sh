@@ -15,16 +15,8 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 log="$out/ab.log"
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm,power.limit --format=csv > "$log"
 
-timed() {  # timed NAME COMMAND...: run it, append its output and wall time to the log
-  local name=$1 start end code
-  shift
-  start=$(date +%s%N)
-  "$@" >> "$log" 2>&1
-  code=$?
-  end=$(date +%s%N)
-  echo "WALL $name $(( (end - start) / 1000000 )) ms exit $code" | tee -a "$log"
-  return $code
-}
+# shellcheck source=scripts/timed.sh
+. "$(dirname "$0")/timed.sh"
 
 steps=("${@:2}")
 [ ${#steps[@]} -eq 0 ] && steps=(reference interleaved sequential)

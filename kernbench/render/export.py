@@ -1,0 +1,122 @@
+"""Flat exports of a results file: a row per cell and round, for pandas and CI trackers.
+
+`csv` and `json` hold the same rows: the cell's parameters as columns, the round's median
+time and the metrics recomputed at that time (so a round's TFLOP/s is its own, not the
+cell's), the status, and provenance columns. `bench` is the list of
+`{name, unit, value, range, extra}` that CI benchmark trackers read: one entry per cell,
+its median time (smaller is better) or a metric (bigger is better).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from kernbench.analyze.metrics import cell_metrics
+from kernbench.errors import UserError
+from kernbench.results.model import CellResult, Results
+from kernbench.spec.models import Bench, HardwareProfile
+
+FORMATS = ("csv", "json", "bench")
+FIRST_COLUMNS = ("bench", "cell", "variant", "round", "status", "reason", "time_s", "samples")
+
+
+def rows(results: Results) -> list[dict[str, Any]]:
+    """One row per cell and measured round (a cell with no rounds: one row, round empty)."""
+    bench = Bench.model_validate(results.spec)
+    profile = HardwareProfile.model_validate(results.hardware) if results.hardware else None
+    context = _provenance_columns(results)
+    out = []
+    for cell in results.cells:
+        rounds = cell.rounds or [None]
+        for measured in rounds:
+            row: dict[str, Any] = {
+                "bench": results.bench, "cell": cell.id, "variant": cell.variant,
+                "round": measured.round if measured else None,
+                "status": measured.status if measured else cell.status,
+                "reason": (measured.reason if measured else None) or cell.reason,
+                "time_s": measured.median_s if measured else None,
+                "samples": len(measured.samples_s) if measured else 0,
+            }
+            row.update(_flat(cell.params))
+            if measured is not None and measured.median_s:
+                metrics, _ = cell_metrics(bench, cell.params, measured.median_s, profile)
+                row.update(metrics)
+            row.update(context)
+            out.append(row)
+    return out
+
+
+def to_csv(results: Results) -> str:
+    table = rows(results)
+    columns = list(FIRST_COLUMNS) + sorted({k for r in table for k in r} - set(FIRST_COLUMNS))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(table)
+    return buffer.getvalue()
+
+
+def to_json(results: Results) -> str:
+    return json.dumps(rows(results), indent=1, sort_keys=True) + "\n"
+
+
+def to_bench(results: Results, metric: str | None = None) -> str:
+    """CI trackers' list: each ok cell's median time (s), or `metric` (bigger is better)."""
+    entries = []
+    for cell in _ok(results.cells):
+        assert cell.summary is not None
+        if metric is None:
+            value, unit = cell.summary.median_s, "s"
+            spread = f"±{(cell.summary.ci_high_s - cell.summary.ci_low_s) / 2:.3g}"
+        else:
+            if metric not in cell.metrics:
+                known = ", ".join(sorted(cell.metrics)) or "none"
+                raise UserError(f"--metric: {cell.id} has no metric {metric!r}; it has {known}")
+            value, unit, spread = cell.metrics[metric], metric, ""
+        entries.append({"name": f"{results.bench}/{cell.id}", "unit": unit, "value": value,
+                        "range": spread, "extra": f"{cell.summary.n} samples"})
+    return json.dumps(entries, indent=1) + "\n"
+
+
+def export(results: Results, fmt: str, metric: str | None = None) -> str:
+    if fmt == "csv":
+        return to_csv(results)
+    if fmt == "json":
+        return to_json(results)
+    if fmt == "bench":
+        return to_bench(results, metric)
+    raise UserError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
+
+
+def write_csv(results: Results, folder: Path) -> list[Path]:
+    """The run writer: results.csv beside results.json."""
+    path = Path(folder) / "results.csv"
+    path.write_text(to_csv(results))
+    return [path]
+
+
+def _ok(cells: Iterable[CellResult]) -> list[CellResult]:
+    return [cell for cell in cells if cell.status == "ok" and cell.summary is not None]
+
+
+def _flat(params: dict[str, Any]) -> dict[str, Any]:
+    """Parameters as columns: nested values (rare) as compact JSON."""
+    return {k: v if isinstance(v, str | int | float | bool) or v is None else json.dumps(v)
+            for k, v in params.items()}
+
+
+def _provenance_columns(results: Results) -> dict[str, Any]:
+    prov = results.provenance
+    git = prov.get("git") if isinstance(prov.get("git"), dict) else {}
+    return {
+        "device": results.device,
+        "device_name": prov.get("device_name"),
+        "kernbench": prov.get("kernbench"),
+        "commit": git.get("commit"),
+        "created_utc": results.created_utc,
+    }

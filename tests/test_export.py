@@ -1,0 +1,65 @@
+"""Flat exports of results files: csv and json rows per cell and round, CI trackers' list."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kernbench import cli
+from kernbench.errors import UserError
+from kernbench.render.export import export, rows
+from kernbench.results import model as results_io
+
+REPO = Path(__file__).resolve().parents[1]
+GEMM = REPO / "benches" / "data" / "milestone-1h-gemm.json.gz"
+CCL = REPO / "benches" / "data" / "milestone-1h-ccl.json"
+
+
+def test_the_h200_gemm_sweep_exports_a_row_per_cell_and_round_with_its_own_rates():
+    results = results_io.load(GEMM)
+    table = list(csv.DictReader(io.StringIO(export(results, "csv"))))
+    assert len(table) == sum(len(c.rounds) for c in results.cells) == 153 * 3
+    for column in ("M", "N", "K", "dtype", "variant", "round", "time_s", "tflops", "commit"):
+        assert column in table[0]
+    cell = results.cells[0]
+    first = [r for r in table if r["cell"] == cell.id]
+    assert [int(r["round"]) for r in first] == [1, 2, 3]
+    for row, measured in zip(first, cell.rounds, strict=True):
+        assert float(row["time_s"]) == pytest.approx(measured.median_s)
+        # a round's TFLOP/s is its own: flops over that round's median
+        assert float(row["tflops"]) == pytest.approx(
+            2 * int(row["M"]) * int(row["N"]) * int(row["K"]) / measured.median_s / 1e12
+        )
+
+
+def test_json_holds_the_same_rows_as_csv():
+    results = results_io.load(CCL)
+    as_json = json.loads(export(results, "json"))
+    assert len(as_json) == len(rows(results))
+    assert {"op", "world_size", "busbw_gbs", "time_s"} <= set(as_json[0])
+
+
+def test_the_tracker_list_gives_each_ok_cell_its_median_or_a_metric():
+    results = results_io.load(GEMM)
+    ok = [c for c in results.cells if c.status == "ok"]
+    times = json.loads(export(results, "bench"))
+    assert len(times) == len(ok) and times[0]["unit"] == "s"
+    assert times[0]["value"] == ok[0].summary.median_s
+    rates = json.loads(export(results, "bench", metric="tflops"))
+    assert rates[0]["unit"] == "tflops" and rates[0]["value"] == ok[0].metrics["tflops"]
+    with pytest.raises(UserError, match="has no metric 'nope'"):
+        export(results, "bench", metric="nope")
+
+
+def test_the_export_command_writes_a_file(tmp_path: Path):
+    out = tmp_path / "gemm.csv"
+    result = CliRunner().invoke(cli.app, ["export", str(GEMM), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_text().startswith("bench,cell,variant,round,status,reason,time_s,samples,")
+    bad = CliRunner().invoke(cli.app, ["export", str(GEMM), "--format", "xml"])
+    assert bad.exit_code == 2 and "--format: 'xml' is not one of csv, json, bench" in bad.output

@@ -1,0 +1,154 @@
+"""Two saved runs of a bench, cell by cell: did NEW get faster or slower than BASE?
+
+The runs were taken apart (another commit, another day), so nothing pairs a BASE round
+with a NEW one: each side's round medians are replicates. Per cell the estimate is the
+median of every pairwise log ratio log(new_j / base_i) (Hodges-Lehmann), and its
+interval the order statistics of those ratios that the Mann-Whitney distribution gives a
+95 % coverage (distribution-free); with too few rounds for 95 % (3 against 3 reaches
+90 %), the widest pair and its own coverage, as `ab` does. The verdicts are `ab`'s
+(threshold: `min_effect`; no A/A floor here).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from kernbench.ab.analysis import CONFIDENCE, to_pct, verdict
+from kernbench.errors import UserError
+from kernbench.results.ab import Verdict
+from kernbench.results.model import CellResult, Results
+
+
+@dataclass(frozen=True)
+class CellComparison:
+    id: str
+    verdict: Verdict
+    delta_pct: float
+    ci_pct: tuple[float, float]
+    coverage: float
+    base_s: float  # median of BASE's round medians
+    new_s: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    cells: list[CellComparison]
+    only_in_base: list[str]
+    only_in_new: list[str]
+    not_ok: list[str]  # in both, but failed or invalid in one
+    min_effect_pct: float
+
+
+@cache
+def _u_counts(m: int, n: int) -> tuple[int, ...]:
+    """How many orderings of m BASE and n NEW values give each Mann-Whitney U (0..m*n)."""
+    if m == 0 or n == 0:
+        return (1,)
+    size = m * n + 1
+    counts = [0] * size
+    for u, ways in enumerate(_u_counts(m - 1, n)):  # the largest value is BASE's
+        counts[u] += ways
+    for u, ways in enumerate(_u_counts(m, n - 1)):  # ... or NEW's, above all m BASE values
+        counts[u + m] += ways
+    return tuple(counts)
+
+
+def shift_interval(base: list[float], new: list[float]) -> tuple[float, float, float, float]:
+    """(estimate, low, high, coverage) of the shift new - base, from pairwise differences."""
+    diffs = sorted(y - x for x in base for y in new)
+    counts = _u_counts(len(base), len(new))
+    total = sum(counts)
+    rank, tail = 1, counts[0] / total  # P(U <= rank - 1)
+    while rank < len(diffs) // 2:
+        below = tail + counts[rank] / total
+        if 1 - 2 * below < CONFIDENCE:
+            break
+        rank, tail = rank + 1, below
+    return (float(np.median(diffs)), diffs[rank - 1], diffs[len(diffs) - rank], 1 - 2 * tail)
+
+
+def compare(base: Results, new: Results, min_effect_pct: float, force: bool = False) -> Comparison:
+    _check_comparable(base, new, force)
+    base_cells = {c.id: c for c in base.cells}
+    new_cells = {c.id: c for c in new.cells}
+    cells, not_ok = [], []
+    for cell_id, before in base_cells.items():
+        after = new_cells.get(cell_id)
+        if after is None:
+            continue
+        b, n = _round_medians(before), _round_medians(after)
+        if not b or not n:
+            not_ok.append(cell_id)
+            continue
+        estimate, low, high, coverage = shift_interval(
+            [math.log(x) for x in b], [math.log(y) for y in n]
+        )
+        low_pct, high_pct = to_pct(low), to_pct(high)
+        cells.append(CellComparison(
+            cell_id, verdict(low_pct, high_pct, min_effect_pct), to_pct(estimate),
+            (low_pct, high_pct), coverage, float(np.median(b)), float(np.median(n)),
+        ))
+    return Comparison(
+        cells=cells,
+        only_in_base=[i for i in base_cells if i not in new_cells],
+        only_in_new=[i for i in new_cells if i not in base_cells],
+        not_ok=not_ok,
+        min_effect_pct=min_effect_pct,
+    )
+
+
+def _round_medians(cell: CellResult) -> list[float]:
+    if cell.status != "ok":
+        return []
+    return [r.median_s for r in cell.rounds if r.status == "ok" and r.median_s]
+
+
+def _check_comparable(base: Results, new: Results, force: bool) -> None:
+    differences = [
+        f"{what} {a!r} against {b!r}"
+        for what, a, b in (
+            ("bench", base.bench, new.bench),
+            ("device", base.device, new.device),
+            ("device name", base.provenance.get("device_name"), new.provenance.get("device_name")),
+        )
+        if a != b
+    ]
+    if differences and not force:
+        raise UserError(f"the runs differ: {'; '.join(differences)} (--force compares anyway)")
+
+
+def failing(comparison: Comparison, fail_on: str | None) -> list[CellComparison]:
+    """The cells that `--fail-on` (slower, faster or any) makes a CI failure."""
+    if fail_on is None:
+        return []
+    wanted = {"slower": {"slower"}, "faster": {"faster"}, "any": {"slower", "faster"}}
+    if fail_on not in wanted:
+        raise UserError(f"--fail-on: {fail_on!r} is not one of slower, faster, any")
+    return [c for c in comparison.cells if c.verdict in wanted[fail_on]]
+
+
+def markdown(comparison: Comparison, base: str, new: str) -> str:
+    lines = [
+        f"# {new} against {base}", "",
+        f"Per cell: the median of every NEW/BASE round-median ratio, 100·(NEW/BASE − 1), and "
+        f"its order-statistic interval (Mann-Whitney); threshold "
+        f"±{comparison.min_effect_pct:g} %. Positive means NEW is slower.", "",
+        "| cell | verdict | delta | interval | coverage | base | new |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for c in comparison.cells:
+        lines.append(
+            f"| {c.id} | {c.verdict} | {c.delta_pct:+.2f} % | [{c.ci_pct[0]:+.2f} %, "
+            f"{c.ci_pct[1]:+.2f} %] | {100 * c.coverage:.1f} % | {c.base_s:.4g} s | "
+            f"{c.new_s:.4g} s |"
+        )
+    for title, ids in (("Only in BASE", comparison.only_in_base),
+                       ("Only in NEW", comparison.only_in_new),
+                       ("Failed or invalid in one of them", comparison.not_ok)):
+        if ids:
+            lines += ["", f"{title}: " + ", ".join(ids)]
+    return "\n".join(lines) + "\n"

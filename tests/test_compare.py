@@ -1,0 +1,88 @@
+"""`kernbench compare`: two saved runs, a verdict per cell, an exit code CI can gate on."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kernbench import cli
+from kernbench.ab.compare import _u_counts, shift_interval
+
+BENCH = """\
+name: compare-test
+description: busy waits; KB_CMP=1 makes them 20% longer
+kernel: sleep
+axes:
+  work_us: [200, 400]
+variants:
+  plain: {switch: KB_CMP, effect_pct: 20}
+timer: {warmup_s: 0.005, budget_s: 0.03, min_samples: 5}
+rounds: 3
+"""
+
+
+def run_once(tmp_path: Path, name: str, slow: bool) -> Path:
+    bench = tmp_path / "compare.yaml"
+    bench.write_text(BENCH)
+    env = {**os.environ, "KB_CMP": "1" if slow else "0"}
+    result = CliRunner().invoke(
+        cli.app, ["run", "--bench", str(bench), "--device", "cpu", "--no-figures",
+                  "--out", str(tmp_path / name)], env=env)
+    assert result.exit_code == 0, result.output
+    return tmp_path / name / "results.json"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("compare")
+    return {name: run_once(folder, name, slow)
+            for name, slow in (("base", False), ("again", False), ("slower", True))}
+
+
+@pytest.mark.slow
+def test_a_twenty_percent_slower_kernel_is_slower_in_every_cell_and_fails_the_gate(runs):
+    gate = CliRunner().invoke(cli.app, ["compare", str(runs["base"]), str(runs["slower"]),
+                                        "--fail-on", "slower"])
+    assert gate.exit_code == 1, gate.output
+    assert gate.output.count("| slower |") == 2
+    assert "2 cell(s) slower" in gate.output
+    plain = CliRunner().invoke(cli.app, ["compare", str(runs["base"]), str(runs["slower"])])
+    assert plain.exit_code == 0
+
+
+@pytest.mark.slow
+def test_the_same_code_twice_makes_no_faster_or_slower_call(runs, tmp_path):
+    result = CliRunner().invoke(cli.app, ["compare", str(runs["base"]), str(runs["again"]),
+                                          "--fail-on", "any", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    record = json.loads((tmp_path / "compare.json").read_text())
+    assert {c["verdict"] for c in record["cells"]} <= {"same", "unstable"}
+    assert (tmp_path / "compare.md").read_text().startswith("# ")
+
+
+@pytest.mark.slow
+def test_runs_of_different_benches_are_refused_unless_forced(runs, tmp_path):
+    other = json.loads(runs["base"].read_text())
+    other["bench"] = "another"
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps(other))
+    refused = CliRunner().invoke(cli.app, ["compare", str(runs["base"]), str(path)])
+    assert refused.exit_code == 2
+    assert "the runs differ: bench 'compare-test' against 'another'" in refused.output
+    forced = CliRunner().invoke(cli.app, ["compare", str(runs["base"]), str(path), "--force"])
+    assert forced.exit_code == 0
+
+
+def test_the_mann_whitney_counts_and_the_interval_coverage():
+    assert _u_counts(3, 3) == (1, 1, 2, 3, 3, 3, 3, 2, 1, 1)
+    assert sum(_u_counts(4, 5)) == math.comb(9, 4)
+    estimate, low, high, coverage = shift_interval([0.0, 0.01, 0.02], [0.2, 0.21, 0.19])
+    assert (low, high) == (pytest.approx(0.17), pytest.approx(0.21))  # the min-max
+    assert coverage == pytest.approx(0.9) and estimate == pytest.approx(0.19)
+    wide = shift_interval([float(x) for x in range(6)], [float(x) + 10 for x in range(6)])
+    assert wide[3] >= 0.95 and wide[1] > 4  # inner order statistics once they reach 95%

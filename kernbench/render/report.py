@@ -1,0 +1,134 @@
+"""A run as a page: `report.md` and a self-contained `report.html` beside results.json.
+
+What was run (bench, device, provenance, timer, rounds), a table per variant with each
+cell's median, interval, throughput and flags (invalid, under-tile, throttled, failed
+with its reason), and the figures (linked from the markdown, embedded in the HTML). The
+templates ship in the package (`render/templates/`).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from kernbench.render import render_results
+from kernbench.render.style import format_seconds
+from kernbench.results.model import CellResult, Results
+
+TEMPLATES = Path(__file__).parent / "templates"
+REPORT_MD = "report.md"
+REPORT_HTML = "report.html"
+# The metrics a table shows, in this order, when the cells have them.
+SHOWN_METRICS = ("tflops", "gbs", "busbw_gbs", "algbw_gbs", "util")
+THROTTLED_FLAG = 0.05  # flag a cell when more than this share of its samples was throttled
+
+
+def write_report(results: Results, folder: Path) -> list[Path]:
+    """report.md and report.html in `folder`, with the figures found in `folder/figures`."""
+    folder = Path(folder)
+    figures = sorted((folder / "figures").glob("*.png"))
+    context = report_context(results, figures, folder)
+    written = []
+    for name, template in ((REPORT_MD, "run_report.md.j2"), (REPORT_HTML, "run_report.html.j2")):
+        path = folder / name
+        path.write_text(_environment(name).get_template(template).render(**context))
+        written.append(path)
+    return written
+
+
+def report_results(results: Results, folder: Path) -> list[Path]:
+    """A report of any results file: its figures drawn into `folder/figures` first."""
+    folder = Path(folder)
+    if results.spec.get("figures") and not (folder / "figures").is_dir():
+        render_results(results, folder / "figures", parallel=True)
+    return write_report(results, folder)
+
+
+def report_context(results: Results, figures: Sequence[Path], folder: Path) -> dict[str, Any]:
+    prov = results.provenance
+    git = prov.get("git") if isinstance(prov.get("git"), dict) else {}
+    commit = str(git.get("commit") or "unknown") + (" (dirty)" if git.get("dirty") else "")
+    return {
+        "r": results,
+        "prov": prov,
+        "device": prov.get("device_name") or prov.get("cpu") or results.device,
+        "commit": commit,
+        "timer": _timer_text(results.spec.get("timer", {})),
+        "counts": sorted(Counter(c.status for c in results.cells).items()),
+        "groups": _groups(results.cells),
+        "failed": [{"id": c.id, "reason": c.reason or "no reason given"}
+                   for c in results.cells if c.status in ("failed", "pending")],
+        "figures": [
+            {"name": f.stem, "link": f.relative_to(folder).as_posix(),
+             "base64": base64.b64encode(f.read_bytes()).decode()}
+            for f in figures
+        ],
+    }
+
+
+def _groups(cells: Sequence[CellResult]) -> list[dict[str, Any]]:
+    by_variant: dict[str, list[CellResult]] = {}
+    for cell in cells:
+        by_variant.setdefault(cell.variant, []).append(cell)
+    groups = []
+    for variant, members in by_variant.items():
+        present = {name for c in members for name in c.metrics}
+        metrics = [m for m in SHOWN_METRICS if m in present]
+        if "busbw_gbs" in metrics:  # a collective's gbs is its algbw, shown already
+            metrics.remove("gbs")
+        groups.append({"title": f"Variant `{variant}`", "metrics": metrics,
+                       "rows": [_row(c, metrics) for c in members]})
+    return groups
+
+
+def _row(cell: CellResult, metrics: Sequence[str]) -> dict[str, Any]:
+    summary = cell.summary
+    return {
+        "id": cell.id,
+        "status": cell.status,
+        "median": format_seconds(summary.median_s) if summary else "",
+        "interval": (f"[{format_seconds(summary.ci_low_s)}, {format_seconds(summary.ci_high_s)}]"
+                     if summary else ""),
+        "rounds": len(cell.rounds),
+        "metrics": {m: f"{cell.metrics[m]:.4g}" for m in metrics if m in cell.metrics},
+        "flags": ", ".join(_flags(cell)),
+    }
+
+
+def _flags(cell: CellResult) -> list[str]:
+    flags = []
+    if cell.status == "invalid":
+        flags.append(f"invalid: {cell.reason}")
+    if cell.under_tile:
+        flags.append("under-tile")
+    if cell.throttled_fraction and cell.throttled_fraction > THROTTLED_FLAG:
+        flags.append(f"throttled {100 * cell.throttled_fraction:.0f}%")
+    if cell.status in ("failed", "pending"):
+        flags.append(cell.status)
+    return flags
+
+
+def _timer_text(timer: dict[str, Any]) -> str:
+    parts = [f"{timer.get('kind', 'auto')} timer"]
+    if "l2" in timer:
+        parts.append(f"L2 {timer['l2']}")
+    for key, label in (("warmup_s", "warm-up"), ("budget_s", "budget")):
+        if key in timer:
+            parts.append(f"{label} {timer[key]:g} s")
+    if "rel_ci" in timer:
+        parts.append(f"stop at ±{100 * timer['rel_ci']:g}% of the median")
+    return ", ".join(parts)
+
+
+def _environment(name: str) -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=name.endswith(".html"),
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )

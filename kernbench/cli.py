@@ -18,11 +18,17 @@ from typing import Annotated, Any
 import typer
 
 from kernbench.commands.plan import show_plan
-from kernbench.commands.schema import drifted_schemas, write_schemas
+from kernbench.commands.schema import (
+    drifted_schemas,
+    folders_to_check,
+    folders_to_write,
+    schema_text,
+    write_schemas,
+)
 from kernbench.commands.validate import validate_files
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, SpecError, UserError
 from kernbench.results import model as results_io
-from kernbench.spec.discovery import discover, project_root
+from kernbench.spec.discovery import discover
 from kernbench.spec.loader import load_bench, shown_path
 
 
@@ -94,6 +100,17 @@ PinsMode = Annotated[
     str | None,
     typer.Option("--pins-mode", help="auto, record, or replay (the default with --pins)."),
 ]
+SavePins = Annotated[
+    bool,
+    typer.Option("--save-pins", help="Also write the pins this run records into the bench's "
+                 "pins file (pins/NAME.json beside it), to commit; by default they stay in "
+                 "the run's folder."),
+]
+Hardware = Annotated[
+    str | None,
+    typer.Option("--hardware", metavar="NAME", help="Hardware profile for the model's "
+                 "ceilings, over the bench's `hardware:` (default: matched to the device)."),
+]
 Figures = Annotated[
     bool | None,
     typer.Option("--figures/--no-figures", help="Draw the bench's figures (default: yes; "
@@ -158,19 +175,27 @@ def schema_command(
     check: Annotated[
         bool, typer.Option("--check", help="Exit 1 if the committed schemas drifted.")
     ] = False,
+    print_name: Annotated[
+        str | None,
+        typer.Option("--print", metavar="NAME",
+                     help="Print one schema (bench, hardware or results), e.g. for an editor."),
+    ] = None,
 ) -> None:
-    """Write schemas/*.schema.json from the models (or check them with --check)."""
-    folder = project_root() / "schemas"
+    """Write schemas/*.schema.json and the packaged copy from the models (or check them)."""
+    if print_name is not None:
+        typer.echo(schema_text(print_name), nl=False)
+        return
     if check:
-        drifted = drifted_schemas(folder)
+        drifted = [path for folder in folders_to_check() for path in drifted_schemas(folder)]
         for path in drifted:
             typer.echo(f"drifted: {shown_path(path)} (run kernbench schema)", err=True)
         if drifted:
             raise typer.Exit(EXIT_FAILED)
         typer.echo("schemas up to date")
         return
-    for path in write_schemas(folder):
-        typer.echo(f"wrote {shown_path(path)}")
+    for folder in folders_to_write():
+        for path in write_schemas(folder):
+            typer.echo(f"wrote {shown_path(path)}")
 
 
 # --- runs: run, render --------------------------------------------------------------
@@ -186,6 +211,8 @@ def run_command(
     resume: Resume = None,
     pins: Pins = None,
     pins_mode: PinsMode = None,
+    save_pins: SavePins = False,
+    hardware: Hardware = None,
     first_round: FirstRound = 1,
     figures: Figures = None,
     only: Only = None,
@@ -198,7 +225,7 @@ def run_command(
     code = run(RunRequest(
         bench=bench, bench_dirs=bench_dir or (), out=out, device=device, rounds=rounds,
         first_round=first_round, fast=fast, resume=resume, pins=pins, pins_mode=pins_mode,
-        figures=figures, only=only or (), shard=shard,
+        save_pins=save_pins, hardware=hardware, figures=figures, only=only or (), shard=shard,
     ))
     raise typer.Exit(code)
 

@@ -1,4 +1,6 @@
-"""The spec commands through typer's runner: list, validate, plan, schema; exit codes."""
+"""The spec commands through typer's runner: list, validate, plan; exit codes.
+
+`kernbench schema`: tests/test_schema.py."""
 
 from __future__ import annotations
 
@@ -10,13 +12,15 @@ import pytest
 from typer.testing import CliRunner
 
 from kernbench import cli
-from kernbench.commands import schema as schema_files
-from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from kernbench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from kernbench.spec import discovery
+from kernbench.spec.hardware import packaged_hardware_dir, profile_files_in
 
 REPO = Path(__file__).resolve().parent.parent
 CUSTOM = Path(__file__).resolve().parent / "fixtures" / "custom"
 runner = CliRunner()
+# validate checks the profiles shipped in the package too, after the project's benches.
+SHIPPED = "".join(f"ok {path}\n" for path in profile_files_in(packaged_hardware_dir()))
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
@@ -67,7 +71,7 @@ def test_list_with_bench_dir_and_custom_kernel(project: Path, tmp_path: Path) ->
 def test_validate_all(project: Path) -> None:
     code, out, err = invoke("validate")
     assert (code, err) == (EXIT_OK, "")
-    assert out == "ok benches/alpha.yaml\nok benches/beta.yaml\n"
+    assert out == "ok benches/alpha.yaml\nok benches/beta.yaml\n" + SHIPPED
 
 
 def test_validate_reports_every_error_and_exits_2(project: Path) -> None:
@@ -77,7 +81,7 @@ def test_validate_reports_every_error_and_exits_2(project: Path) -> None:
     (project / "benches" / "twin.yaml").write_text("name: alpha\ndescription: b\nkernel: gemm\n")
     code, out, err = invoke("validate")
     assert code == EXIT_USAGE
-    assert out == "ok benches/alpha.yaml\nok benches/beta.yaml\nok benches/twin.yaml\n"
+    assert out == "ok benches/alpha.yaml\nok benches/beta.yaml\nok benches/twin.yaml\n" + SHIPPED
     assert err == (
         "benches/bad.yaml:4: rounds: Input should be a valid integer, unable to parse string "
         "as an integer (got 'x')\n"
@@ -86,7 +90,8 @@ def test_validate_reports_every_error_and_exits_2(project: Path) -> None:
 
 
 def test_validate_given_paths(project: Path) -> None:
-    code, out, _ = invoke("validate", "benches/beta.yaml", str(REPO / "configs/hardware/h200.yaml"))
+    h200 = REPO / "kernbench" / "data" / "hardware" / "h200.yaml"
+    code, out, _ = invoke("validate", "benches/beta.yaml", str(h200))
     assert code == EXIT_OK
     assert out.splitlines()[0] == "ok benches/beta.yaml"
     code, _, err = invoke("validate", "benches/none.yaml")
@@ -99,7 +104,7 @@ def test_validate_the_committed_benches(monkeypatch: pytest.MonkeyPatch) -> None
     code, out, err = invoke("validate")
     assert (code, err) == (EXIT_OK, "")
     assert "ok benches/milestone-1h-gemm.yaml" in out.splitlines()
-    assert "ok configs/hardware/h200.yaml" in out.splitlines()
+    assert "ok kernbench/data/hardware/h200.yaml" in out.splitlines()
 
 
 def test_plan_prints_cells_and_an_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -151,49 +156,3 @@ def test_main_prints_one_line_and_exits_with_the_code(
         cli.main()
     assert info.value.code == EXIT_USAGE
     assert capsys.readouterr().err == "unknown bench 'nope'; known: alpha, beta\n"
-
-
-def test_schema_check_passes_on_the_committed_files(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(REPO)
-    code, out, err = invoke("schema", "--check")
-    assert (code, out, err) == (EXIT_OK, "schemas up to date\n", "")
-
-
-def test_schema_check_reports_a_changed_model(
-    project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    shutil.copytree(REPO / "schemas", project / "schemas")
-    assert invoke("schema", "--check")[0] == EXIT_OK
-
-    original = schema_files.SCHEMAS["hardware.schema.json"]
-
-    def changed_model() -> dict[str, object]:
-        return {**original(), "title": "Changed"}
-
-    monkeypatch.setitem(schema_files.SCHEMAS, "hardware.schema.json", changed_model)
-    code, out, err = invoke("schema", "--check")
-    assert (code, out) == (EXIT_FAILED, "")
-    assert err == "drifted: schemas/hardware.schema.json (run kernbench schema)\n"
-    code, out, _ = invoke("schema")
-    assert code == EXIT_OK
-    assert invoke("schema", "--check")[0] == EXIT_OK
-
-
-def test_schema_check_reports_an_edited_or_missing_file(project: Path) -> None:
-    shutil.copytree(REPO / "schemas", project / "schemas")
-    bench_schema = project / "schemas" / "bench.schema.json"
-    bench_schema.write_text(bench_schema.read_text().replace('"name"', '"nom"'))
-    (project / "schemas" / "results.schema.json").unlink()
-    code, _, err = invoke("schema", "--check")
-    assert code == EXIT_FAILED
-    assert err.splitlines() == [
-        "drifted: schemas/bench.schema.json (run kernbench schema)",
-        "drifted: schemas/results.schema.json (run kernbench schema)",
-    ]
-
-
-def test_written_schemas_are_sorted_with_a_trailing_newline(project: Path) -> None:
-    invoke("schema")
-    text = (project / "schemas" / "bench.schema.json").read_text()
-    assert text.endswith("}\n") and not text.endswith("\n\n")
-    assert text == schema_files.render(schema_files.SCHEMAS["bench.schema.json"]())

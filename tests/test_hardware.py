@@ -1,4 +1,4 @@
-"""Hardware profiles: the committed ones, and choosing one for a device."""
+"""Hardware profiles: the shipped ones, and choosing one for a device."""
 
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ PROFILES = {
 }
 
 
-def test_committed_profiles() -> None:
-    profiles = hardware.load_profiles(REPO)
+def test_shipped_profiles() -> None:
+    profiles = hardware.profiles_in([hardware.packaged_hardware_dir()])
     h200 = profiles["h200"]
     assert h200.kind == "cuda"
     # Calibrated on an H200: measured ceilings sit below the datasheet's, and are used.

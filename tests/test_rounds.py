@@ -101,7 +101,8 @@ def test_a_worker_killed_by_a_signal_fails_its_cell_only(tmp_path: Path) -> None
 
 def test_later_rounds_replay_round_one_pins(tmp_path: Path) -> None:
     bench = write_bench(tmp_path / "b", "tuned", rounds=3, sizes=(8,))
-    assert run(RunRequest(bench=str(bench), out=tmp_path / "out", device="cpu")) == EXIT_OK
+    assert run(RunRequest(bench=str(bench), out=tmp_path / "out", device="cpu",
+                          save_pins=True)) == EXIT_OK
     cell = results_io.load(tmp_path / "out" / "results.json").cells[0]
     assert [r.pin_action for r in cell.rounds] == ["recorded", "replayed", "replayed"]
     assert len({r.pin for r in cell.rounds}) == 1
@@ -123,7 +124,8 @@ def _make_stale(pins_path: Path) -> None:
 
 def test_a_stale_pin_is_reported_and_never_reused(tmp_path: Path) -> None:
     bench = write_bench(tmp_path / "b", "tuned", sizes=(8,))
-    assert run(RunRequest(bench=str(bench), out=tmp_path / "out", device="cpu")) == EXIT_OK
+    assert run(RunRequest(bench=str(bench), out=tmp_path / "out", device="cpu",
+                          save_pins=True)) == EXIT_OK
     project_pins = tmp_path / "b" / "pins" / "engine-tuned.json"
     _make_stale(project_pins)
     assert run(RunRequest(bench=str(bench), out=tmp_path / "out2", device="cpu")) == EXIT_OK

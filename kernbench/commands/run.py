@@ -42,6 +42,8 @@ class RunRequest:
     resume: Path | None = None
     pins: Path | None = None
     pins_mode: str | None = None
+    save_pins: bool = False  # also write the recorded pins into the bench's pins file
+    hardware: str | None = None  # the hardware profile, over the bench's `hardware:`
     figures: bool | None = None  # None: draw them (on --resume: as the run started)
     only: Sequence[str] = ()
     shard: str | None = None
@@ -74,6 +76,13 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
     pins = request.pins.resolve() if request.pins is not None else None
     if pins is not None and request.pins_mode != "record" and not pins.exists():
         raise UserError(f"--pins: {request.pins} does not exist")
+    if request.save_pins and pins is not None:
+        raise UserError(
+            "--save-pins: writes the bench's own pins file; with --pins FILE, "
+            "use --pins-mode record to write FILE"
+        )
+    if request.hardware is not None:
+        hardware.named_profile(request.hardware)  # an unknown name fails before measuring
     bench_path = bench_path.resolve()
     return RunOptions(
         bench_path=bench_path,
@@ -84,6 +93,8 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
         pins=pins,
         pins_mode=request.pins_mode or ("replay" if pins else "auto"),
         project_pins=None if pins else bench_path.parent / "pins" / f"{bench.name}.json",
+        save_pins=request.save_pins,
+        hardware=request.hardware,
         side=os.environ.get("KERNBENCH_SIDE", ""),
         figures=True if request.figures is None else request.figures,
         only=tuple(request.only),
@@ -107,13 +118,14 @@ def resume(out: Path, figures: bool | None = None) -> int:
 
 
 def measure(run: RunFolder) -> int:
+    started = provenance.collect(run.options.device)  # before the run writes a file
     interrupted = False
     try:
         cells = execute(run)
     except KeyboardInterrupt:
         interrupted = True
         cells = planned_cells(run.options, run.bench)
-    results = finish(run, cells, complete=not interrupted)
+    results = finish(run, cells, complete=not interrupted, started=started)
     if interrupted:
         print(
             f"interrupted: {sum(c.status != 'pending' for c in results.cells)} cells kept; "
@@ -124,8 +136,10 @@ def measure(run: RunFolder) -> int:
     return report(results, run.path)
 
 
-def finish(run: RunFolder, cells: list[Cell], complete: bool) -> results_io.Results:
-    results = build_run_results(run, cells, complete)
+def finish(
+    run: RunFolder, cells: list[Cell], complete: bool, started: dict | None = None
+) -> results_io.Results:
+    results = build_run_results(run, cells, complete, started)
     if complete:
         from kernbench.render.outputs import write_run_outputs  # matplotlib: only when drawing
 

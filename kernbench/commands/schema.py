@@ -1,17 +1,23 @@
-"""`schemas/*.schema.json`, generated from the models: writing, and checking for drift.
+"""`kernbench schema`: the JSON schemas generated from the models, written, checked, printed.
 
-The committed files exist for editors (the `$schema` line at the top of each bench) and
-for readers; the models are the source of truth, and a test fails when the two differ.
+Two copies are kept, both generated and both checked: `kernbench/data/schemas/` ships in
+the package (an installed kernbench has them, `--print` writes one out for an editor),
+and `schemas/` at the repository's root serves the `$schema` modeline of the benches in
+the repository (`../schemas/bench.schema.json`). The models are the source of truth;
+`--check` fails when a file differs from them.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from kernbench.errors import UserError
 from kernbench.results.model import results_json_schema
+from kernbench.spec.discovery import checkout_root
 from kernbench.spec.models import bench_json_schema, hardware_json_schema
 
 SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
@@ -19,10 +25,47 @@ SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "hardware.schema.json": hardware_json_schema,
     "results.schema.json": results_json_schema,
 }
+SUFFIX = ".schema.json"
+PACKAGED = ("kernbench", "data", "schemas")
 
 
 def render(schema: dict[str, Any]) -> str:
     return json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def schema_text(name: str) -> str:
+    """The schema called `name` (`bench`, `hardware`, `results`), as the files hold it."""
+    generate = SCHEMAS.get(name if name.endswith(SUFFIX) else name + SUFFIX)
+    if generate is None:
+        known = ", ".join(key.removesuffix(SUFFIX) for key in SCHEMAS)
+        raise UserError(f"--print: unknown schema {name!r}; known: {known}")
+    return render(generate())
+
+
+def packaged_schema_dir() -> Path:
+    # kernbench is installed as files, never zipped: the resource is a real folder.
+    return Path(str(resources.files("kernbench").joinpath("data", "schemas")))
+
+
+def checkout_schema_dirs(checkout: Path) -> list[Path]:
+    """The two copies a checkout keeps: the repository's `schemas/`, and the packaged one."""
+    return [checkout / "schemas", checkout.joinpath(*PACKAGED)]
+
+
+def folders_to_check() -> list[Path]:
+    """A checkout's two copies; outside one, the schemas this installed package ships."""
+    checkout = checkout_root()
+    return checkout_schema_dirs(checkout) if checkout else [packaged_schema_dir()]
+
+
+def folders_to_write() -> list[Path]:
+    checkout = checkout_root()
+    if checkout is None:
+        raise UserError(
+            "kernbench schema: not in a kernbench checkout, so there is nothing to write; "
+            "`kernbench schema --print bench` prints the bench schema"
+        )
+    return checkout_schema_dirs(checkout)
 
 
 def write_schemas(folder: Path) -> list[Path]:

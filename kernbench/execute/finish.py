@@ -3,7 +3,8 @@ and of each side of an interleaved A/B."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from kernbench.execute.journal import read_journal
 from kernbench.execute.rounds import RunFolder
@@ -18,25 +19,36 @@ RESULTS_NAME = "results.json"
 
 
 def build_run_results(
-    run: RunFolder, cells: Sequence[Cell], complete: bool
+    run: RunFolder,
+    cells: Sequence[Cell],
+    complete: bool,
+    started: Mapping[str, Any] | None = None,
 ) -> results_io.Results:
-    """Every journaled round of `cells` as results, written to the run's results.json."""
+    """Every journaled round of `cells` as results, written to the run's results.json.
+
+    `started`: the provenance read when the run began, before it wrote anything (so the
+    run's own files cannot mark the tree dirty); read now when not given."""
     options, bench = run.options, run.bench
-    profile = select_profile(bench, options.device)
+    profile = select_profile(bench, options.device, options.hardware)
     rounds = options.rounds_range
     journal = read_journal(run.journal, cells, rounds)
     cell_results = [
         cell_result(bench, cell, journal.rounds[cell.index], len(rounds), profile)
         for cell in cells
     ]
+    where = dict(started) if started is not None else provenance.collect(options.device)
     results = build_results(
         bench, options.bench_path, options.model_dump(mode="json"), cell_results,
-        journal.pins, journal.stale_pins, provenance.collect(options.device), profile,
+        journal.pins, journal.stale_pins, where, profile,
         complete, provenance.utc_now() if complete else None,
     )
     results_io.save(results, run.path / RESULTS_NAME)
     return results
 
 
-def select_profile(bench: Bench, device: str) -> HardwareProfile | None:
-    return hardware.select_profile(provenance.device_model(device), device, bench.hardware)
+def select_profile(
+    bench: Bench, device: str, explicit: str | None = None
+) -> HardwareProfile | None:
+    """`explicit` (the run's --hardware), else the bench's `hardware:`, else matched."""
+    name = explicit or bench.hardware
+    return hardware.select_profile(provenance.device_model(device), device, name)

@@ -7,7 +7,9 @@ it is loaded from `bench_path`, and `spec_hash` says whether it changed since.
 
 Format history (bump RUN_JSON_VERSION and add a step to RUN_JSON's `update_to`):
   0: written before versions: the same keys, without `schema_version` and `figures`.
-  1: `schema_version` and `figures` (a resumed run draws what its first start would).
+  1: `schema_version` and `figures` (a resumed run draws what its first start would);
+     later `save_pins` and `hardware`, with defaults, so files without them still read
+     as version 1 (no bump: every version-1 file validates, and means what it meant).
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ class RunOptions(BaseModel):
     pins: Path | None = None  # replay (or record into) this file instead of the defaults
     pins_mode: PinsMode = "auto"
     project_pins: Path | None = None  # the bench's committed pins file, used without `pins`
+    # Also write the pins recorded into `project_pins`; else they stay in the run's folder.
+    save_pins: bool = False
+    hardware: str | None = None  # the hardware profile's name, over the bench's `hardware:`
     side: str = ""  # KERNBENCH_SIDE: set by the A/B runner, through the environment
     figures: bool = True
     only: tuple[str, ...] = ()  # cell filters, KEY=V1[,V2]
@@ -52,6 +57,8 @@ class RunOptions(BaseModel):
         # either way to_argv() can say which.
         if (self.pins is None) == (self.project_pins is None):
             raise ValueError("give exactly one of pins and project_pins")
+        if self.save_pins and self.project_pins is None:
+            raise ValueError("save_pins writes project_pins: give project_pins, not pins")
         return self
 
     @property
@@ -75,6 +82,10 @@ class RunOptions(BaseModel):
         ]  # fmt: skip
         if self.pins is not None:
             argv += ["--pins", str(self.pins)]
+        if self.save_pins:
+            argv += ["--save-pins"]
+        if self.hardware is not None:
+            argv += ["--hardware", self.hardware]
         for selection in self.only:
             argv += ["--only", selection]
         if self.shard is not None:

@@ -61,7 +61,9 @@ def write_task(run: RunFolder, round_: int, cells: Sequence[Cell], device_model:
         write = [run_pins] + ([options.pins] if options.pins_mode == "record" else [])
     else:
         read = [p for p in (options.project_pins, run_pins) if p is not None]
-        write = [run_pins] + ([options.project_pins] if options.project_pins else [])
+        # The bench's pins file changes only when asked: a plain run leaves the tree clean.
+        saved = [options.project_pins] if options.save_pins and options.project_pins else []
+        write = [run_pins] + saved
     task = Task(
         bench_path=str(options.bench_path),
         round=round_,

@@ -23,13 +23,26 @@ _PROJECT_NAME = re.compile(r'^name\s*=\s*["\']kernbench["\']\s*$', re.MULTILINE)
 
 
 def project_root() -> Path:
-    """The folder holding benches/ and configs/: the nearest kernbench checkout above the
-    working directory, else the folder the package was installed from."""
+    """The folder holding benches/ and configs/: the kernbench checkout in use (see
+    `checkout_root`), else the working directory (an installed wheel has no project of its
+    own: the folder it is run from plays that part)."""
+    return checkout_root() or Path.cwd().resolve()
+
+
+def checkout_root() -> Path | None:
+    """The nearest kernbench checkout above the working directory, else the checkout the
+    package runs from (an editable install), else None (an installed wheel)."""
     here = Path.cwd().resolve()
     for folder in (here, *here.parents):
         if (folder / "benches").is_dir() and _is_kernbench_project(folder / "pyproject.toml"):
             return folder
-    return Path(__file__).resolve().parents[2]
+    return source_tree()
+
+
+def source_tree() -> Path | None:
+    """The checkout holding this very package, or None when it runs from an installed wheel."""
+    folder = Path(__file__).resolve().parents[2]
+    return folder if _is_kernbench_project(folder / "pyproject.toml") else None
 
 
 def _is_kernbench_project(pyproject: Path) -> bool:

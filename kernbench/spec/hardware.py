@@ -1,4 +1,10 @@
-"""Hardware profiles (`configs/hardware/*.yaml`): loading, and picking one for a device.
+"""Hardware profiles: loading them from their folders, and picking one for a device.
+
+Profiles are searched in order: the project's `configs/hardware/` (a checkout, or the
+working directory of an installed wheel), then the `hardware/` folder of each directory in
+`KERNBENCH_CONFIG_PATH`, then the profiles shipped in the package (`kernbench/data/
+hardware/`). A name found in an earlier folder hides the same name further down, so a
+calibrated `h200` replaces the shipped one.
 
 A profile is chosen by `--hardware NAME` (or a bench's `hardware:`) when given, else by
 the longest `match` substring found in the device's name, so a more specific profile
@@ -9,7 +15,9 @@ gets `cpu-generic`.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
+from importlib import resources
 from pathlib import Path
 
 from kernbench.errors import SpecError, UserError
@@ -19,24 +27,64 @@ from kernbench.spec.models import HardwareProfile
 
 GENERIC_CPU = "cpu-generic"
 DEVICES = ("cpu", "cuda")
+CONFIG_PATH_ENV = "KERNBENCH_CONFIG_PATH"
+PROFILE_SUFFIXES = (".yaml", ".yml")
 
 
 def hardware_dir(root: Path | None = None) -> Path:
+    """The project's own profile folder: `configs/hardware/` under `root`."""
     return (root if root is not None else project_root()) / "configs" / "hardware"
 
 
+def packaged_hardware_dir() -> Path:
+    # kernbench is installed as files, never zipped: the resource is a real folder.
+    return Path(str(resources.files("kernbench").joinpath("data", "hardware")))
+
+
+def profile_dirs(root: Path | None = None) -> list[Path]:
+    """The folders searched for profiles, first match first; each once, existing ones only.
+
+    `root` given (tests, tools): that project's configs/hardware only."""
+    if root is not None:
+        folders = [hardware_dir(root)]
+    else:
+        env = os.environ.get(CONFIG_PATH_ENV, "")
+        folders = [
+            hardware_dir(),
+            *(Path(part) / "hardware" for part in env.split(os.pathsep) if part),
+            packaged_hardware_dir(),
+        ]
+    unique: dict[Path, Path] = {}
+    for folder in folders:
+        if folder.is_dir():
+            unique.setdefault(folder.resolve(), folder)
+    return list(unique.values())
+
+
 def profile_files(root: Path | None = None) -> list[Path]:
-    folder = hardware_dir(root)
-    if not folder.is_dir():
-        return []
-    return sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    """Every profile file of the searched folders, folder by folder, sorted within each."""
+    return [path for folder in profile_dirs(root) for path in profile_files_in(folder)]
 
 
 def load_profiles(root: Path | None = None) -> dict[str, HardwareProfile]:
-    """Every profile under `root`/configs/hardware, by name."""
+    """Every profile found (see `profile_dirs`), by name."""
+    return profiles_in(profile_dirs(root))
+
+
+def profiles_in(folders: Sequence[Path]) -> dict[str, HardwareProfile]:
+    """The profiles of `folders`, by name; an earlier folder's profile hides a later one's."""
+    profiles: dict[str, HardwareProfile] = {}
+    for folder in folders:
+        for name, profile in _folder_profiles(folder).items():
+            profiles.setdefault(name, profile)
+    return profiles
+
+
+def _folder_profiles(folder: Path) -> dict[str, HardwareProfile]:
+    """The profiles of one folder; two files of one name there are an error."""
     profiles: dict[str, HardwareProfile] = {}
     files: dict[str, Path] = {}
-    for path in profile_files(root):
+    for path in profile_files_in(folder):
         profile = load_hardware(path)
         if profile.name in profiles:
             message = (
@@ -46,6 +94,10 @@ def load_profiles(root: Path | None = None) -> dict[str, HardwareProfile]:
         profiles[profile.name] = profile
         files[profile.name] = path
     return profiles
+
+
+def profile_files_in(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.suffix in PROFILE_SUFFIXES and p.is_file())
 
 
 def select_profile(
@@ -58,11 +110,9 @@ def select_profile(
     """The profile for a device called `device_name` of `kind` ("cpu" or "cuda")."""
     if profiles is None:
         profiles = load_profiles()
-    known = ", ".join(sorted(profiles)) or "(none)"
     if explicit is not None:
-        if explicit not in profiles:
-            raise UserError(f"unknown hardware profile {explicit!r}; known: {known}")
-        return profiles[explicit]
+        return named_profile(explicit, profiles)
+    known = ", ".join(sorted(profiles)) or "(none)"
     lowered = device_name.lower()
     best: tuple[int, HardwareProfile] | None = None
     for profile in profiles.values():
@@ -79,6 +129,18 @@ def select_profile(
         f"no hardware profile matches {kind} device {device_name!r}; known: {known} "
         "(pass --hardware NAME, or run kernbench calibrate)"
     )
+
+
+def named_profile(
+    name: str, profiles: Mapping[str, HardwareProfile] | None = None
+) -> HardwareProfile:
+    """The profile called `name`; an unknown name is a one-line error listing the known."""
+    if profiles is None:
+        profiles = load_profiles()
+    if name not in profiles:
+        known = ", ".join(sorted(profiles)) or "(none)"
+        raise UserError(f"unknown hardware profile {name!r}; known: {known}")
+    return profiles[name]
 
 
 def detect_device() -> str:

@@ -7,6 +7,7 @@ global state, no display), so rendering works headless and in parallel tests.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -106,16 +107,26 @@ def footnote(results: Results) -> str:
         parts.append(f"hardware profile {results.hardware.get('name', '?')}")
     else:
         parts.append("no hardware profile")
-    version = prov.get("kernbench")
-    commit = (prov.get("git") or {}).get("commit")
-    if version or commit:
-        dirty = " (dirty)" if (prov.get("git") or {}).get("dirty") else ""
-        at = f" @ {commit[:10]}{dirty}" if commit else ""
-        parts.append(f"kernbench {version or '?'}{at}")
+    parts.append(code_label(prov))
     if not results.complete:
         parts.append("INCOMPLETE run")
     # Two lines: where and when it ran, then what defines the data.
     return "  ·  ".join(parts[:split]) + "\n" + "  ·  ".join(parts[split:])
+
+
+def code_label(prov: Mapping[str, Any]) -> str:
+    """The code that measured: `kernbench VERSION @ COMMIT`, with the tree's state."""
+    version = prov.get("kernbench") or "(version unknown)"
+    git = prov.get("git") or {}
+    commit = git.get("commit")
+    if not (isinstance(commit, str) and _COMMIT.fullmatch(commit)):
+        return f"kernbench {version}, no git commit"  # a wheel, or a tree without .git
+    state = {True: " (dirty)", False: "", None: " (tree state not recorded)"}
+    return f"kernbench {version} @ {commit[:10]}{state.get(git.get('dirty'), '')}"
+
+
+# A commit id; files written before git's exit code was honoured hold its "HEAD" instead.
+_COMMIT = re.compile(r"[0-9a-f]{7,40}")
 
 
 def not_plotted_lines(entries: Sequence[Mapping[str, Any]]) -> list[str]:

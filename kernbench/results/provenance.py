@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import socket
 import subprocess
 import sys
@@ -12,6 +13,8 @@ from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from kernbench.spec.discovery import source_tree
 
 # Environment variables that can change what a kernel does; recorded with every result.
 ENV_PREFIXES = (
@@ -46,20 +49,71 @@ def blas_info() -> list[dict[str, Any]]:
     return [{k: info.get(k) for k in keys} for info in threadpool_info()]
 
 
+def kernbench_version() -> str | None:
+    """The running kernbench's version: from its source tree's pyproject.toml when it runs
+    from a checkout (an editable install's metadata is only as new as the install), else
+    the installed distribution's."""
+    tree = source_tree()
+    if tree is not None:
+        version = pyproject_version(tree / "pyproject.toml")
+        if version is not None:
+            return version
+    return package_version("kernbench")
+
+
+def pyproject_version(path: Path) -> str | None:
+    """`version` of the `[project]` table (a plain line scan: tomllib is 3.11+)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    table = ""
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("["):
+            table = stripped
+            continue
+        found = _VERSION_LINE.match(stripped)
+        if table == "[project]" and found:
+            return found.group(1)
+    return None
+
+
+_VERSION_LINE = re.compile(r"""^version\s*=\s*["']([^"']+)["']""")
+
+
 @lru_cache(maxsize=1)
 def git_commit() -> dict[str, Any]:
-    root = Path(__file__).resolve().parents[2]
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=root, capture_output=True, text=True, timeout=5,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
+    """The commit of the checkout kernbench runs from, and whether tracked files differ from
+    it; {} when there is none (an installed wheel, a tree copied without its .git)."""
+    tree = source_tree()
+    return git_state(tree) if tree is not None else {}
+
+
+def git_state(folder: Path) -> dict[str, Any]:
+    """`{"commit", "dirty"}` of the repository whose top level is `folder`, or {}.
+
+    A failing git is no commit, never its output: `git rev-parse HEAD` prints "HEAD" where
+    there is no commit. A folder inside another repository is not that repository's."""
+    top = _git(folder, "rev-parse", "--show-toplevel")
+    if top is None or Path(top).resolve() != folder.resolve():
         return {}
-    return {"commit": commit or None, "dirty": bool(dirty)} if commit else {}
+    commit = _git(folder, "rev-parse", "--verify", "HEAD^{commit}")
+    if commit is None:
+        return {}
+    status = _git(folder, "status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "dirty": None if status is None else bool(status)}
+
+
+def _git(folder: Path, *args: str) -> str | None:
+    """git's stdout, stripped, when it exits 0; None when it fails or is not installed."""
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=folder, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
 
 
 def switch_environment() -> dict[str, str]:
@@ -106,7 +160,7 @@ def collect(device: str) -> dict[str, Any]:
         "blas": blas_info(),
         "torch": package_version("torch"),
         "triton": package_version("triton"),
-        "kernbench": package_version("kernbench"),
+        "kernbench": kernbench_version(),
         "git": git_commit(),
         "command": sys.argv,
         "environment": switch_environment(),

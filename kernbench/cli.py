@@ -230,6 +230,16 @@ def run_command(
     raise typer.Exit(code)
 
 
+@app.command("collect")
+def collect_command(
+    folder: Annotated[Path, typer.Argument(help="A run folder (holding run.json).")],
+) -> None:
+    """Rebuild a run's results.json and figures from its journal; runs nothing."""
+    from kernbench.commands.collect import collect
+
+    raise typer.Exit(collect(folder))
+
+
 @app.command("render")
 def render_command(
     results: Annotated[Path, typer.Argument(help="A results.json file.")],
@@ -254,8 +264,9 @@ def merge_command(
 ) -> None:
     """Join the results of a sharded sweep (`run --shard I/N`) into one file."""
     from kernbench.render import render_results
-    from kernbench.results.merge import merge_results  # scipy, through the statistics
+    from kernbench.results.merge import check_merge_out, merge_results  # scipy: statistics
 
+    check_merge_out(out)
     merged = merge_results(parts)
     results_io.save(merged, out)
     typer.echo(f"wrote {out}: {len(merged.cells)} cells from {len(parts)} files")

@@ -166,11 +166,11 @@ def test_resume_after_kill_9_does_not_remeasure_finished_cells(tmp_path: Path) -
     assert results.complete and all(c.status == "ok" for c in results.cells)
 
 
-def test_resume_refuses_a_changed_bench(tmp_path: Path) -> None:
+def test_resume_refuses_a_bench_changed_in_what_it_measures(tmp_path: Path) -> None:
     bench = write_bench(tmp_path / "b", "ok", sizes=(4,))
     run(RunRequest(bench=str(bench), out=tmp_path / "out", device="cpu"))
-    bench.write_text(bench.read_text().replace("engine test", "changed"))
-    with pytest.raises(UserError, match="changed since the run started"):
+    bench.write_text(bench.read_text().replace("budget_s: 0.02", "budget_s: 0.03"))
+    with pytest.raises(UserError, match=r"changed since the run started \(timer\); start a"):
         run(RunRequest(resume=tmp_path / "out"))
 
 

@@ -5,21 +5,24 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
-from kernbench.execute.finish import build_run_results
+from kernbench.execute.finish import RESULTS_NAME, build_run_results
+from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import (
     RUN_JSON_NAME,
     RunOptions,
     holds_a_run,
     load_options,
+    save_options,
 )
-from kernbench.execute.rounds import RunFolder, execute, planned_cells
+from kernbench.execute.rounds import RunFolder, checked_plan, execute, planned_cells
 from kernbench.plan import Cell
 from kernbench.results import model as results_io
 from kernbench.results import provenance
+from kernbench.results.build import describe
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.loader import load_bench
@@ -64,9 +67,35 @@ def run(request: RunRequest) -> int:
         return render_fast(bench, bench_path, out)
     options = new_options(request, bench, bench_path)
     _check_requirements(bench, bench_path, options.device)
+    check_out(out)
+    checked_plan(options, bench)  # a rejected --only or --shard, an empty plan: no folder
+    with folder_lock(out, note):
+        check_out(out)  # again, under the lock: another run may have started there
+        save_options(out, options)
+        return measure(RunFolder(options, bench, out))
+
+
+def note(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def check_out(out: Path) -> None:
+    """A new run's folder: one kernbench can write, holding no run and no results that
+    another command wrote (a merge's, a copy's)."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out: {out} is a file; give a folder")
     if holds_a_run(out):
         raise UserError(f"--out: {out} already holds a run; use --resume {out} to finish it")
-    return measure(RunFolder(options, bench, out))
+    if (out / RESULTS_NAME).exists():
+        raise UserError(
+            f"--out: {out} holds a {RESULTS_NAME} that no run there wrote (no {RUN_JSON_NAME});"
+            " give a new folder"
+        )
+    existing = next(p for p in (out.absolute(), *out.absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise UserError(f"--out: {existing} is a file; give a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UserError(f"--out: {existing}: cannot write there (permission denied)")
 
 
 def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptions:
@@ -87,6 +116,7 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
     return RunOptions(
         bench_path=bench_path,
         spec_hash=spec_hash(bench),
+        spec=bench.model_dump(mode="json"),
         device=hardware.resolve_device(request.device),
         rounds=request.rounds or bench.rounds,
         first_round=request.first_round,
@@ -106,15 +136,34 @@ def resume(out: Path, figures: bool | None = None) -> int:
     """Finish the run in `out` with the options it started with (figures: as asked)."""
     if not holds_a_run(out):
         raise UserError(f"--resume: {out} holds no run ({RUN_JSON_NAME} not found)")
+    with folder_lock(out, note):
+        run = open_run(out, "--resume")
+        if figures is not None:
+            run = replace(run, options=run.options.replace(figures=figures))
+        return measure(run)
+
+
+def open_run(out: Path, command: str) -> RunFolder:
+    """The run in `out` with the bench its run.json names, as the bench is now. A bench
+    changed only in what is computed from the measurements (metrics, hardware, figures:
+    `REBUILT_FIELDS`, `PRESENTATION_FIELDS`) is taken with a note; any other change is
+    refused, for the journal holds what the old bench measured."""
     options = load_options(out)
     bench = load_bench(options.bench_path)
-    if spec_hash(bench) != options.spec_hash:
+    if spec_hash(bench) == options.spec_hash:
+        return RunFolder(options, bench, out)
+    if options.spec is None:  # run.json from before `spec`: nothing to compare with
+        drifted = ["(not recorded)"]
+    else:
+        drifted = spec_drift(options.spec, bench.model_dump(mode="json"), REBUILT_FIELDS)
+    if drifted:
         raise UserError(
-            f"--resume: {options.bench_path} changed since the run started; start a new run"
+            f"{command}: {options.bench_path} changed since the run started "
+            f"({', '.join(drifted)}); start a new run"
         )
-    if figures is not None:
-        options = options.replace(figures=figures)
-    return measure(RunFolder(options, bench, out))
+    note(f"note: {options.bench_path} changed since the run started, only in what is "
+         "computed from the measurements; its results are rebuilt with the bench as it is now")
+    return RunFolder(options, bench, out)
 
 
 def measure(run: RunFolder) -> int:
@@ -125,7 +174,7 @@ def measure(run: RunFolder) -> int:
     except KeyboardInterrupt:
         interrupted = True
         cells = planned_cells(run.options, run.bench)
-    results = finish(run, cells, complete=not interrupted, started=started)
+    results, trouble = finish(run, cells, complete=not interrupted, started=started)
     if interrupted:
         print(
             f"interrupted: {sum(c.status != 'pending' for c in results.cells)} cells kept; "
@@ -133,21 +182,30 @@ def measure(run: RunFolder) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
-    return report(results, run.path)
+    return report(results, run.path, trouble)
 
 
 def finish(
     run: RunFolder, cells: list[Cell], complete: bool, started: dict | None = None
-) -> results_io.Results:
+) -> tuple[results_io.Results, str | None]:
+    """results.json from the journal, then (once complete) the other outputs. The
+    results are written first, whatever happens to the outputs: a figure that cannot be
+    drawn is one line (the second value), never a lost run."""
     results = build_run_results(run, cells, complete, started)
-    if complete:
-        from kernbench.render.outputs import write_run_outputs  # matplotlib: only when drawing
+    if not complete:
+        return results, None
+    from kernbench.render.outputs import write_run_outputs  # matplotlib: only when drawing
 
+    try:
         write_run_outputs(results, run.path, skip=() if run.options.figures else ("figures",))
-    return results
+    except UserError as exc:
+        return results, f"figures not drawn: {exc.message}"
+    except Exception as exc:  # noqa: BLE001 - the results are written; say why, no traceback
+        return results, f"figures not drawn: {describe(exc)}"
+    return results, None
 
 
-def report(results: results_io.Results, out_dir: Path) -> int:
+def report(results: results_io.Results, out_dir: Path, trouble: str | None = None) -> int:
     counts: dict[str, int] = {}
     for cell in results.cells:
         counts[cell.status] = counts.get(cell.status, 0) + 1
@@ -158,8 +216,13 @@ def report(results: results_io.Results, out_dir: Path) -> int:
     bad = results.failed_cells()
     for cell in bad:
         print(f"  {cell.status}: {cell.id}: {cell.reason}", file=sys.stderr)
-    print(f"results: {out_dir / 'results.json'}")
-    return EXIT_FAILED if bad else EXIT_OK
+    if any(cell.summary is not None for cell in bad):
+        print(f"measured cells kept: fix the bench, then `kernbench collect {out_dir}` "
+              "rebuilds the results", file=sys.stderr)
+    if trouble:
+        print(f"{out_dir}: {trouble}", file=sys.stderr)
+    print(f"results: {out_dir / RESULTS_NAME}")
+    return EXIT_FAILED if bad or trouble else EXIT_OK
 
 
 def render_fast(bench: Bench, bench_path: Path, out: Path) -> int:
@@ -193,11 +256,14 @@ def _cuda_available() -> bool:
 
 # Bench fields that change what is measured; the others only change how it is shown.
 PRESENTATION_FIELDS = ("description", "figures", "data", "ab")
+# Fields that results are computed with from the samples, again by `collect` and by
+# `--resume`: a run whose bench changed only in these (and the above) is rebuilt.
+REBUILT_FIELDS = ("metrics", "hardware", "model")
 
 
-def spec_drift(measured: dict, current: dict) -> list[str]:
+def spec_drift(measured: dict, current: dict, also_ignored: Sequence[str] = ()) -> list[str]:
     """The measurement fields of a bench that changed since its results were taken."""
-    fields = (set(measured) | set(current)) - set(PRESENTATION_FIELDS)
+    fields = (set(measured) | set(current)) - set(PRESENTATION_FIELDS) - set(also_ignored)
     return sorted(f for f in fields if measured.get(f) != current.get(f))
 
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kernbench.errors import UserError
 from kernbench.execute.journal import read_journal
 from kernbench.execute.rounds import RunFolder
 from kernbench.plan import Cell
 from kernbench.results import model as results_io
 from kernbench.results import provenance
-from kernbench.results.build import build_results, cell_result
+from kernbench.results.build import build_results, cell_result, describe, not_summarized
+from kernbench.results.model import RoundResult
 from kernbench.spec import hardware
 from kernbench.spec.models import Bench, HardwareProfile
 
@@ -29,13 +31,15 @@ def build_run_results(
     `started`: the provenance read when the run began, before it wrote anything (so the
     run's own files cannot mark the tree dirty); read now when not given."""
     options, bench = run.options, run.bench
-    profile = select_profile(bench, options.device, options.hardware)
+    profile, no_profile = _profile(bench, options.device, options.hardware)
     rounds = options.rounds_range
     journal = read_journal(run.journal, cells, rounds)
     cell_results = [
-        cell_result(bench, cell, journal.rounds[cell.index], len(rounds), profile)
+        _cell_result(bench, cell, journal.rounds[cell.index], len(rounds), profile)
         for cell in cells
     ]
+    if no_profile is not None:
+        cell_results = [not_summarized(cell, no_profile) for cell in cell_results]
     where = dict(started) if started is not None else provenance.collect(options.device)
     results = build_results(
         bench, options.bench_path, options.model_dump(mode="json"), cell_results,
@@ -44,6 +48,33 @@ def build_run_results(
     )
     results_io.save(results, run.path / RESULTS_NAME)
     return results
+
+
+def _profile(
+    bench: Bench, device: str, explicit: str | None
+) -> tuple[HardwareProfile | None, str | None]:
+    """The run's hardware profile, or None and why not: a profile that cannot be found
+    (a typo in `hardware:`) fails the measured cells but must not lose them."""
+    try:
+        return select_profile(bench, device, explicit), None
+    except UserError as exc:
+        return None, f"hardware: {exc.message}"
+
+
+def _cell_result(
+    bench: Bench, cell: Cell, rounds: list[RoundResult], expected: int,
+    profile: HardwareProfile | None,
+) -> results_io.CellResult:
+    """`cell_result`, or, should building it fail in a way nobody foresaw, the cell failed
+    with why and its rounds kept: the samples are what a run is for."""
+    try:
+        return cell_result(bench, cell, rounds, expected, profile)
+    except Exception as exc:  # noqa: BLE001 - any failure here would lose measured data
+        return results_io.CellResult(
+            id=cell.id, index=cell.index, variant=cell.variant, axes=dict(cell.axes),
+            params=dict(cell.params), status="failed", rounds=rounds,
+            reason=f"measured, but not summarized: {describe(exc)}",
+        )
 
 
 def select_profile(

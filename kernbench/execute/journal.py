@@ -6,6 +6,11 @@ writes `journal/r<k>/current.json` before each cell and the cell's `JournalEntry
 the record while a run is in flight: `read_journal` turns it into round results per
 cell, and `--resume` measures only the cells without an entry.
 
+Entries are written atomically, so a damaged one (truncated, not JSON, not an entry: a
+disk or a hand that broke it) is never a worker's doing: reading it gives a failed round
+with the reason, and `quarantine_damaged` (at the start of every run and `--resume`)
+moves it aside as `<index>.json.damaged`, so the cell is measured again.
+
 Format history (each file: bump its version and add a step to its `update_to`):
   journal entry 0: written before versions; the same keys, without `schema_version`.
   journal entry 1, task 1, current cell 1: `schema_version`.
@@ -21,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from kernbench.errors import EXIT_FAILED, UserError
 from kernbench.execute.options import PinsMode
 from kernbench.plan import Cell
 from kernbench.results.jsonio import FileFormat
@@ -30,6 +36,7 @@ JOURNAL_VERSION = 1
 TASK_VERSION = 1
 CURRENT_VERSION = 1
 CURRENT_NAME = "current.json"
+DAMAGED_SUFFIX = ".damaged"
 
 
 class _Strict(BaseModel):
@@ -90,17 +97,89 @@ def current_path(journal_dir: Path, round_: int) -> Path:
 
 
 def is_journaled(journal_dir: Path, round_: int, index: int) -> bool:
-    return journal_path(journal_dir, round_, index).exists()
+    """Whether the cell has an entry (after `quarantine_damaged`, a readable one)."""
+    return journal_path(journal_dir, round_, index).is_file()
 
 
 def write_entry(journal_dir: Path, round_: int, entry: JournalEntry) -> None:
     JOURNAL.write(journal_path(journal_dir, round_, entry.index), entry)
 
 
-def read_entry(journal_dir: Path, round_: int, index: int) -> JournalEntry | None:
-    """The cell's entry, or None while it has none (entries are written atomically)."""
+@dataclass(frozen=True)
+class Damaged:
+    """A journal entry that cannot be read, and why."""
+
+    path: Path
+    why: str
+
+    def warning(self) -> str:
+        return f"warning: {self.path}: damaged journal entry ({self.why}); measuring it again"
+
+    def as_result(self, round_: int) -> RoundResult:
+        return RoundResult(
+            round=round_, status="failed",
+            reason=f"damaged journal entry ({self.why}); `kernbench run --resume` measures "
+                   "it again",
+        )
+
+
+def load_entry(journal_dir: Path, round_: int, index: int) -> JournalEntry | Damaged | None:
+    """The cell's entry; None when it has none; `Damaged` when the file is not an entry of
+    this cell. An entry of a newer kernbench is refused (one line), never overwritten."""
     path = journal_path(journal_dir, round_, index)
-    return JOURNAL.read(path) if path.exists() else None
+    try:
+        text = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return Damaged(path, exc.strerror or type(exc).__name__)
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, an integer too long
+        return Damaged(path, "not valid JSON")
+    if _newer(data):
+        return JOURNAL.parse(data, path)  # raises the one-line refusal
+    try:
+        entry = JOURNAL.parse(data, path)
+    except UserError as exc:
+        return Damaged(path, exc.message.removeprefix(f"{path}: "))
+    if entry.index != index:
+        return Damaged(path, f"it holds cell {entry.index}")
+    return entry
+
+
+def _newer(data: Any) -> bool:
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    return isinstance(version, int) and not isinstance(version, bool) and (
+        version > JOURNAL_VERSION
+    )
+
+
+def read_entry(journal_dir: Path, round_: int, index: int) -> JournalEntry | None:
+    """The cell's entry, or None while it has none (entries are written atomically) or
+    when it is damaged."""
+    entry = load_entry(journal_dir, round_, index)
+    return entry if isinstance(entry, JournalEntry) else None
+
+
+def quarantine_damaged(
+    journal_dir: Path, cells: Sequence[Cell], rounds: Sequence[int]
+) -> list[Damaged]:
+    """Move every damaged entry of `cells` aside (`<index>.json.damaged`), so that the cell
+    counts as not measured and is measured again; the entries moved."""
+    moved = []
+    for round_ in rounds:
+        for cell in cells:
+            entry = load_entry(journal_dir, round_, cell.index)
+            if isinstance(entry, Damaged):
+                aside = entry.path.with_name(entry.path.name + DAMAGED_SUFFIX)
+                try:
+                    entry.path.replace(aside)
+                except OSError as exc:
+                    raise UserError(f"{entry.path}: damaged, and cannot be moved aside: "
+                                    f"{exc.strerror}", EXIT_FAILED) from None
+                moved.append(entry)
+    return moved
 
 
 def write_current(journal_dir: Path, round_: int, current: CurrentCell) -> None:
@@ -108,14 +187,15 @@ def write_current(journal_dir: Path, round_: int, current: CurrentCell) -> None:
 
 
 def read_current(journal_dir: Path, round_: int) -> CurrentCell | None:
-    """The cell in flight, or None between cells (the worker removes the file)."""
+    """The cell in flight, or None between cells (the worker removes the file). Written
+    atomically: a file that does not read (damaged from outside) names no cell."""
     path = current_path(journal_dir, round_)
     try:
-        text = path.read_text()
+        return CURRENT.parse(json.loads(path.read_bytes()), path)
     except FileNotFoundError:
         return None
-    # Written atomically: a file that is there is whole, so any other error is a bug.
-    return CURRENT.parse(json.loads(text), path)
+    except (OSError, ValueError, RecursionError, UserError):
+        return None
 
 
 @dataclass
@@ -135,8 +215,11 @@ def read_journal(
     for cell in cells:
         found = reading.rounds.setdefault(cell.index, [])
         for round_ in rounds:
-            entry = read_entry(journal_dir, round_, cell.index)
+            entry = load_entry(journal_dir, round_, cell.index)
             if entry is None:
+                continue
+            if isinstance(entry, Damaged):
+                found.append(entry.as_result(round_))
                 continue
             result = entry.result
             found.append(result)

@@ -9,7 +9,9 @@ Format history (bump RUN_JSON_VERSION and add a step to RUN_JSON's `update_to`):
   0: written before versions: the same keys, without `schema_version` and `figures`.
   1: `schema_version` and `figures` (a resumed run draws what its first start would);
      later `save_pins` and `hardware`, with defaults, so files without them still read
-     as version 1 (no bump: every version-1 file validates, and means what it meant).
+     as version 1 (no bump: every version-1 file validates, and means what it meant);
+     later `spec`, the bench as measured (None in older files: such a run resumes only
+     under an unchanged bench).
 """
 
 from __future__ import annotations
@@ -50,6 +52,10 @@ class RunOptions(BaseModel):
     only: tuple[str, ...] = ()  # cell filters, KEY=V1[,V2]
     shard: str | None = None  # "I/N": this run measures every N-th selected cell
     created_utc: str = Field(default_factory=utc_now)
+    # The bench as it was measured (`Bench.model_dump`): a resume or a collect after a
+    # change to what is only computed from the measurements (metrics, hardware) is told
+    # apart from a change to what was measured.
+    spec: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _one_pins_source(self) -> RunOptions:

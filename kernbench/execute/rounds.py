@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from kernbench.execute.journal import (
     Task,
     current_path,
     is_journaled,
+    quarantine_damaged,
     read_current,
     read_entry,
     write_entry,
@@ -53,9 +55,11 @@ class RunFolder:
 
 def write_task(run: RunFolder, round_: int, cells: Sequence[Cell], device_model: str) -> Path:
     """The task file of a process that measures `cells` of one round of `run`: where its
-    pins are read and written, and its journal."""
+    pins are read and written, and its journal. Every path in it is absolute: a kernel
+    may change the worker's directory (`os.chdir`), and the journal must not follow."""
     options = run.options
-    run_pins = run.path / "pins.json"
+    folder = run.path.resolve()
+    run_pins = folder / "pins.json"
     if options.pins is not None:
         read = [options.pins]
         write = [run_pins] + ([options.pins] if options.pins_mode == "record" else [])
@@ -65,17 +69,17 @@ def write_task(run: RunFolder, round_: int, cells: Sequence[Cell], device_model:
         saved = [options.project_pins] if options.save_pins and options.project_pins else []
         write = [run_pins] + saved
     task = Task(
-        bench_path=str(options.bench_path),
+        bench_path=str(options.bench_path.resolve()),
         round=round_,
         device=options.device,
         cells=[c.index for c in cells],
-        journal_dir=str(run.journal),
-        pins_read=[str(p) for p in read],
-        pins_write=[str(p) for p in write],
+        journal_dir=str(folder / run.journal.name),
+        pins_read=[str(p.resolve()) for p in read],
+        pins_write=[str(p.resolve()) for p in write],
         pins_mode=options.pins_mode,
         device_model=device_model,
     )
-    path = run.path / "tasks" / f"r{round_}.json"
+    path = folder / "tasks" / f"r{round_}.json"
     TASK.write(path, task)
     return path
 
@@ -135,35 +139,37 @@ class RoundRunner:
             )
             try:
                 failure = self._watch(process, round_, by_index, reported, timeout)
-            except BaseException:
+            finally:
+                # Whatever the kernel forked stays in the worker's process group: it goes
+                # with the worker, never outliving it to write beside the next one.
                 _kill_group(process)
-                raise
         if failure is not None:
             index, reason = failure
-            self._record_failure(round_, by_index[index], reason, reported)
-            return
-        if process.returncode != 0:
-            in_flight = read_current(self.journal, round_)
-            tail = _log_tail(log_path)
-            reason = f"worker exited with {_exit_text(process.returncode)}"
-            if in_flight is not None and in_flight.index in by_index:
-                # A multi-rank worker ends itself after a failed (journaled) cell: then
-                # there is nothing to blame, and a fresh worker takes the rest.
-                if not is_journaled(self.journal, round_, in_flight.index):
-                    self._record_failure(round_, by_index[in_flight.index], f"{reason}: {tail}",
-                                         reported)
-            else:
-                # Died before starting a cell: nothing would ever succeed; fail them all.
-                for cell in cells:
-                    if not is_journaled(self.journal, round_, cell.index):
-                        self._record_failure(round_, cell, f"{reason} before the cell: {tail}",
-                                             reported)
+            self._record_failure(round_, by_index[index], reason)
         else:
-            for cell in cells:
-                if not is_journaled(self.journal, round_, cell.index):
-                    self._record_failure(round_, cell, "worker finished without a result",
-                                         reported)
+            self._blame(round_, process.returncode, cells, by_index, _log_tail(log_path))
         self._report_new(round_, by_index, reported)
+
+    def _blame(
+        self, round_: int, code: int, cells: list[Cell], by_index: dict[int, Cell], tail: str
+    ) -> None:
+        """The worker ended with cells of its task unmeasured: the cell in flight fails
+        (whatever the exit code: a kernel may end the process with `sys.exit(0)`), and a
+        fresh worker takes the rest; without one in flight, nothing would ever start."""
+        left = [c for c in cells if not is_journaled(self.journal, round_, c.index)]
+        if not left:
+            return
+        reason = f"worker exited with {_exit_text(code)}"
+        in_flight = read_current(self.journal, round_)
+        if in_flight is not None and in_flight.index in by_index:
+            # A multi-rank worker ends itself after a failed (journaled) cell: then
+            # there is nothing to blame, and a fresh worker takes the rest.
+            if not is_journaled(self.journal, round_, in_flight.index):
+                self._record_failure(round_, by_index[in_flight.index], f"{reason}: {tail}")
+            return
+        why = f"{reason} before the cell: {tail}" if code else "worker finished without a result"
+        for cell in left:
+            self._record_failure(round_, cell, why)
 
     def _watch(
         self,
@@ -197,7 +203,7 @@ class RoundRunner:
                 reported.add(index)
                 self.progress.finished(f"r{round_} {cell.id}", entry.result)
 
-    def _record_failure(self, round_: int, cell: Cell, reason: str, reported: set[int]) -> None:
+    def _record_failure(self, round_: int, cell: Cell, reason: str) -> None:
         result = RoundResult(
             round=round_, status="failed", reason=reason, side=self.options.side
         )
@@ -207,9 +213,11 @@ class RoundRunner:
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill the worker's process group, the worker included if it still runs. Linux does
+    not reuse a pid while it names a live group, so this is safe after the worker ended."""
     try:
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
+    except (ProcessLookupError, PermissionError):
         pass
     process.wait()
 
@@ -233,12 +241,12 @@ def _log_tail(path: Path, lines: int = 3) -> str:
 def execute(run: RunFolder) -> list[Cell]:
     """Run every round's pending cells; the journal holds the results."""
     options = run.options
-    cells = planned_cells(options, run.bench)
-    if not cells:
-        raise UserError(f"{options.bench_path}: the plan for device {options.device} is empty")
+    cells = checked_plan(options, run.bench)
     run.path.mkdir(parents=True, exist_ok=True)
     if not holds_a_run(run.path):
         save_options(run.path, options)
+    for damaged in quarantine_damaged(run.journal, cells, options.rounds_range):
+        print(damaged.warning(), file=sys.stderr, flush=True)
     total = sum(
         1
         for round_ in options.rounds_range
@@ -252,6 +260,14 @@ def execute(run: RunFolder) -> list[Cell]:
             runner.run(round_)
     finally:
         progress.close()
+    return cells
+
+
+def checked_plan(options: RunOptions, bench: Bench) -> list[Cell]:
+    """The run's cells; an empty plan is an error."""
+    cells = planned_cells(options, bench)
+    if not cells:
+        raise UserError(f"{options.bench_path}: the plan for device {options.device} is empty")
     return cells
 
 

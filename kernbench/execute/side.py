@@ -66,14 +66,17 @@ def turn_spec(spec: TimerSpec, calls: int) -> TimerSpec:
 
 class Side:
     def __init__(self, task: Task) -> None:
-        bench_path = Path(task.bench_path)
+        # Resolved before any kernel runs: a kernel may change the directory (os.chdir).
+        bench_path = Path(task.bench_path).resolve()
+        self.journal = Path(task.journal_dir).resolve()
         bench = load_bench(bench_path)
         self.task = task
         self.spec = bench.timer
         self.cells = plan(bench, task.device)
         source_file = kernel_source_path(bench.kernel, bench_path.parent)
         self.store = pinning.PinStore(
-            read=[Path(p) for p in task.pins_read], write=[Path(p) for p in task.pins_write]
+            read=[Path(p).resolve() for p in task.pins_read],
+            write=[Path(p).resolve() for p in task.pins_write],
         )
         self.runner = CellRunner(
             resolve_factory(bench.kernel, bench_path.parent), bench.kernel,
@@ -162,7 +165,7 @@ class Side:
     def _journal(self, cell: Cell, result: RoundResult, started: float) -> None:
         result.wall_s = time.perf_counter() - started
         pin = self.store.used.get(result.pin) if result.pin else None
-        write_entry(Path(self.task.journal_dir), self.task.round,
+        write_entry(self.journal, self.task.round,
                     JournalEntry(index=cell.index, id=cell.id, result=result, pin=pin))
 
 

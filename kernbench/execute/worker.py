@@ -219,7 +219,8 @@ def _jsonable(info: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def run_task(task: Task) -> None:
-    bench_path = Path(task.bench_path)
+    # Resolved before any kernel runs: a kernel may change the directory (os.chdir).
+    bench_path = Path(task.bench_path).resolve()
     bench = load_bench(bench_path)
     cells = plan(bench, task.device)
     factory = resolve_factory(bench.kernel, bench_path.parent)
@@ -227,15 +228,15 @@ def run_task(task: Task) -> None:
     source = pinning.source_hash([source_file] if source_file else [])
     primary = is_primary_rank()
     store = pinning.PinStore(
-        read=[Path(p) for p in task.pins_read],
-        write=[Path(p) for p in task.pins_write] if primary else [],
+        read=[Path(p).resolve() for p in task.pins_read],
+        write=[Path(p).resolve() for p in task.pins_write] if primary else [],
     )
     runner = CellRunner(
         factory, bench.kernel, source, bench.timer, store, task.pins_mode,
         task.device, task.device_model,
     )
+    journal = Path(task.journal_dir).resolve()
     _preload(task.device)
-    journal = Path(task.journal_dir)
     for index in task.cells:
         cell = cells[index]
         if primary:

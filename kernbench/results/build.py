@@ -66,14 +66,77 @@ def cell_result(
     flags = [flag for r in rounds for flag in r.throttled]
     if flags:
         result.throttled_fraction = sum(flags) / len(flags)
+    problems = []
     tile = rounds[0].extra.get("tile")
     if tile:
-        result.tile = [int(t) for t in tile]
-        result.under_tile = _under_tile(cell.params, result.tile)
-    result.metrics, invalid = cell_metrics(bench, cell.params, summary.median, profile)
+        result.tile = as_tile(tile)
+        if result.tile is None:
+            problems.append(f"tile: {tile!r} is not a list of integers")
+        else:
+            result.under_tile = _under_tile(cell.params, result.tile)
+    result.metrics, invalid, broken = _metrics(bench, cell.params, summary.median, profile)
+    problems += broken
     result.status = "invalid" if invalid else "ok"
     result.reason = invalid
+    if problems:
+        return not_summarized(result, "; ".join(problems))
     return result
+
+
+def not_summarized(cell: CellResult, why: str) -> CellResult:
+    """A measured cell that could not be made into results (a metric that raises, a
+    missing hardware profile): failed with why, its rounds and summary kept, so that
+    `kernbench collect` can rebuild it once the bench is fixed."""
+    if cell.status not in ("ok", "invalid"):
+        return cell
+    return cell.model_copy(update={"status": "failed", "reason": f"measured, but {why}"})
+
+
+def as_tile(value: Any) -> list[int] | None:
+    """A kernel's tile as integers, or None when it is not a list of them."""
+    if not isinstance(value, list | tuple):
+        return None
+    try:
+        tile = [int(t) for t in value]
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return tile if all(t == v for t, v in zip(tile, value, strict=True)) else None
+
+
+def _metrics(
+    bench: Bench, params: Any, median_s: float, profile: HardwareProfile | None
+) -> tuple[dict[str, float], str | None, list[str]]:
+    """`cell_metrics`, or, when it raises, the metrics that do not, and why the others
+    failed. Any exception: the expressions are the user's, evaluated on measured data."""
+    try:
+        metrics, invalid = cell_metrics(bench, params, median_s, profile)
+        return metrics, invalid, []
+    except Exception as exc:  # noqa: BLE001 - a bad metric must not lose the samples
+        whole = describe(exc)
+    broken: dict[str, str] = {}
+    for name, text in bench.metrics.items():
+        alone = bench.model_copy(update={"metrics": {name: text}})
+        try:
+            cell_metrics(alone, params, median_s, None)
+        except Exception as exc:  # noqa: BLE001
+            broken[name] = describe(exc)
+    kept = bench.model_copy(
+        update={"metrics": {n: t for n, t in bench.metrics.items() if n not in broken}}
+    )
+    try:
+        metrics, invalid = cell_metrics(kept, params, median_s, profile)
+    except Exception as exc:  # noqa: BLE001 - the model's own step, past the expressions
+        metrics, invalid = {"time_s": median_s}, None
+        broken["(model)"] = describe(exc)
+    if not broken:
+        broken["(metrics)"] = whole
+    return metrics, invalid, [f"metric {name}: {why}" for name, why in broken.items()]
+
+
+def describe(exc: BaseException) -> str:
+    """An exception as one short line."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}"[:300] if text else type(exc).__name__
 
 
 def _under_tile(params: Any, tile: list[int]) -> bool:

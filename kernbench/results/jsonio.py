@@ -87,17 +87,33 @@ def read_json(path: Path, what: str = "file") -> Any:
         return json.loads(read_text(path))
     except FileNotFoundError:
         raise UserError(f"{path}: {what} not found") from None
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a folder, not a {what}") from None
     except json.JSONDecodeError as exc:
         raise UserError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
     except (EOFError, gzip.BadGzipFile, zlib.error, UnicodeDecodeError) as exc:  # cut or binary
         raise UserError(f"{path}: not a readable {what}: {exc}") from None
+    except OSError as exc:  # unreadable: permissions, a device, a broken disk
+        raise UserError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
+    except (ValueError, RecursionError) as exc:  # an integer too long, nesting too deep
+        raise UserError(f"{path}: not a readable {what}: {_first_line(exc)}") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).split(";")[0].strip()
+    return text or type(exc).__name__
 
 
 def write_json(path: Path, data: Any) -> None:
     """Write atomically (temp file + rename), sorted keys, so diffs stay clean."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    if path.is_dir():
+        raise UserError(f"{path}: is a folder; give a file to write")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot write: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "w") as handle:
             json.dump(data, handle, indent=1, sort_keys=True, allow_nan=True)

@@ -14,6 +14,12 @@ from kernbench.results.build import collective_fits
 SHARED = ("bench", "spec_hash", "device", "rounds", "first_round")
 
 
+def check_merge_out(out: Path) -> None:
+    """Refuse, before reading any shard, an --out that cannot be the merged file."""
+    if Path(out).is_dir():
+        raise UserError(f"--out: {out} is a folder; give the merged file's path")
+
+
 def merge_results(paths: Sequence[Path]) -> results_io.Results:
     if len(paths) < 2:
         raise UserError("merge: give at least two results files")

@@ -1,0 +1,59 @@
+"""A run folder's lock: one kernbench at a time measures, resumes or collects a folder.
+
+The lock is an `flock` on `run.lock` in the folder, held for the whole command: the
+kernel releases it when the process ends, however it ends, so a `kill -9` leaves no lock
+that blocks the next `--resume`. The file holds the holder's pid while it is held and is
+emptied on a clean release; a pid found in a file whose lock is free was left by a
+process that died holding it, and is taken over with a note.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from kernbench.errors import UserError
+
+LOCK_NAME = "run.lock"
+
+
+def _holder(fd: int) -> str:
+    os.lseek(fd, 0, os.SEEK_SET)
+    return os.read(fd, 64).decode(errors="replace").strip()
+
+
+@contextmanager
+def folder_lock(folder: Path, note: Callable[[str], None]) -> Iterator[None]:
+    """Hold `folder`'s lock (creating the folder) while the block runs; refuse with one
+    line when another live process holds it."""
+    folder = Path(folder)
+    path = folder / LOCK_NAME
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise UserError(f"{folder}: cannot lock the folder: {exc.strerror}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pid = _holder(fd) or "unknown"
+            raise UserError(
+                f"{folder}: in use by another kernbench (pid {pid}); wait for it to end, "
+                "or stop it"
+            ) from None
+        stale = _holder(fd)
+        if stale and stale != str(os.getpid()):
+            note(f"note: {folder}: taking over the lock left by pid {stale}, which ended "
+                 "without releasing it")
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            yield
+        finally:
+            os.ftruncate(fd, 0)
+    finally:
+        os.close(fd)  # releases the flock

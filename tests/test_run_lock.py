@@ -1,0 +1,91 @@
+"""A run folder is locked while a kernbench measures it: a second `--resume` is one line
+(exit 2), the lock goes with its process however it ends, a stale one is taken over."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kernbench import cli
+from kernbench.errors import EXIT_OK, EXIT_USAGE, UserError
+from kernbench.execute.lock import LOCK_NAME, folder_lock
+
+runner = CliRunner()
+
+
+def slow_bench(folder: Path, cells: int = 6) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    bench = folder / "slow.yaml"
+    bench.write_text(textwrap.dedent(f"""\
+        name: slow
+        description: cells of a tenth of a second
+        kernel: sleep
+        axes: {{work_us: {[100_000 + i for i in range(cells)]}}}
+        timer: {{warmup_s: 0.0, budget_s: 0.05, min_samples: 3}}
+        """))
+    return bench
+
+
+def test_a_held_lock_refuses_a_second_holder_with_one_line(tmp_path: Path) -> None:
+    notes: list[str] = []
+    with folder_lock(tmp_path, notes.append):
+        with pytest.raises(UserError) as refused:
+            with folder_lock(tmp_path, notes.append):
+                pass
+    assert refused.value.code == EXIT_USAGE
+    assert refused.value.message == (
+        f"{tmp_path}: in use by another kernbench (pid {os.getpid()}); wait for it to end, "
+        "or stop it"
+    )
+    assert notes == []
+    assert (tmp_path / LOCK_NAME).read_text() == ""  # released: no holder named
+    with folder_lock(tmp_path, notes.append):
+        assert (tmp_path / LOCK_NAME).read_text() == f"{os.getpid()}\n"
+
+
+def test_a_stale_lock_is_taken_over_with_a_note(tmp_path: Path) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    pid = dead.stdout.strip()
+    (tmp_path / LOCK_NAME).write_text(f"{pid}\n")
+    notes: list[str] = []
+    with folder_lock(tmp_path, notes.append):
+        pass
+    assert notes == [f"note: {tmp_path}: taking over the lock left by pid {pid}, which ended "
+                     "without releasing it"]
+
+
+@pytest.mark.slow
+def test_a_second_resume_of_a_running_folder_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first = subprocess.Popen(
+        [sys.executable, "-m", "kernbench", "run", "--bench", str(slow_bench(tmp_path)),
+         "--device", "cpu", "--out", str(out), "--no-figures"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (out / "run.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        second = runner.invoke(cli.app, ["run", "--resume", str(out)])
+        assert second.exit_code == EXIT_USAGE
+        assert second.stderr == (
+            f"{out}: in use by another kernbench (pid {first.pid}); wait for it to end, "
+            "or stop it\n"
+        )
+        # kill -9: the kernel drops the lock with the process; a resume takes over.
+        first.kill()
+        first.wait()
+    finally:
+        if first.poll() is None:
+            first.kill()
+    third = runner.invoke(cli.app, ["run", "--resume", str(out)])
+    assert third.exit_code == EXIT_OK, third.output
+    assert f"taking over the lock left by pid {first.pid}" in third.stderr

@@ -1,0 +1,100 @@
+"""`run --out`: a folder kernbench can write, never one holding results that are not its
+own; a run refused before measuring leaves nothing behind."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kernbench import cli
+from kernbench.errors import EXIT_OK, EXIT_USAGE
+
+runner = CliRunner()
+
+
+def sleep_bench(folder: Path, extra: str = "") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    bench = folder / "nap.yaml"
+    bench.write_text(textwrap.dedent("""\
+        name: nap
+        description: a short spin
+        kernel: sleep
+        axes: {work_us: [1, 2]}
+        timer: {warmup_s: 0.0, budget_s: 0.01, min_samples: 3}
+        """) + extra)
+    return bench
+
+
+def run_cli(*argv: str) -> tuple[int, str]:
+    result = runner.invoke(cli.app, ["run", "--device", "cpu", *argv])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    return result.exit_code, result.stderr.strip()
+
+
+def test_out_an_existing_file_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("a file\n")
+    code, error = run_cli("--bench", str(sleep_bench(tmp_path)), "--out", str(tmp_path / "taken"))
+    assert (code, error) == (EXIT_USAGE, f"--out: {tmp_path / 'taken'} is a file; give a folder")
+
+
+def test_out_below_a_file_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("a file\n")
+    out = tmp_path / "taken" / "run"
+    code, error = run_cli("--bench", str(sleep_bench(tmp_path)), "--out", str(out))
+    assert (code, error) == (EXIT_USAGE, f"--out: {tmp_path / 'taken'} is a file; give a folder")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_out_in_a_read_only_folder_is_one_line(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        code, error = run_cli("--bench", str(sleep_bench(tmp_path)), "--out", str(locked / "r"))
+    finally:
+        locked.chmod(0o755)
+    assert (code, error) == (EXIT_USAGE, f"--out: {locked}: cannot write there (permission denied)")
+
+
+def test_out_holding_results_of_no_run_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "merged"
+    out.mkdir()
+    (out / "results.json").write_text('{"merged": true}\n')
+    code, error = run_cli("--bench", str(sleep_bench(tmp_path)), "--out", str(out))
+    assert (code, error) == (
+        EXIT_USAGE,
+        f"--out: {out} holds a results.json that no run there wrote (no run.json); "
+        "give a new folder",
+    )
+    assert (out / "results.json").read_text() == '{"merged": true}\n'
+
+
+@pytest.mark.parametrize(
+    ("argv", "extra", "message"),
+    [
+        (["--only", "nope=1"], "", "--only: unknown key 'nope'"),
+        (["--shard", "3/2"], "", "--shard: '3/2': I must be between 1 and N"),
+        ([], "exclude: [{work_us: [1, 2]}]\n", "the plan for device cpu is empty"),
+    ],
+)
+def test_a_refused_plan_leaves_no_folder(
+    tmp_path: Path, argv: list[str], extra: str, message: str
+) -> None:
+    out = tmp_path / "out"
+    code, error = run_cli("--bench", str(sleep_bench(tmp_path, extra)), "--out", str(out), *argv)
+    assert code == EXIT_USAGE and message in error and "\n" not in error
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_the_folder_of_a_refused_plan_is_reusable(tmp_path: Path) -> None:
+    bench = str(sleep_bench(tmp_path))
+    out = tmp_path / "out"
+    out.mkdir()
+    assert run_cli("--bench", bench, "--out", str(out), "--only", "work_us=9")[0] == EXIT_USAGE
+    assert sorted(os.listdir(out)) == []
+    assert run_cli("--bench", bench, "--out", str(out), "--no-figures")[0] == EXIT_OK

@@ -1,0 +1,101 @@
+"""A worker's death costs only the cell in flight, whatever the exit code; what a kernel
+forks dies with its worker; a cell that times out gets its progress line."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from kernbench.commands.run import RunRequest, run
+from kernbench.errors import EXIT_FAILED, EXIT_OK
+from kernbench.results import model as results_io
+
+pytestmark = pytest.mark.slow
+
+FACTORY = '''
+import os, subprocess, sys, time
+
+def make(n, mode="ok", marker="", **_):
+    if n == 16 and os.environ.get("KERNBENCH_ROUND") == "1":
+        if mode == "sys_exit":
+            sys.exit(0)
+        if mode == "os_exit":
+            os._exit(0)
+        if mode == "hang":
+            return lambda: time.sleep(3600)
+    if mode == "fork" and n == 16:
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        with open(marker, "w") as handle:
+            handle.write(str(child.pid))
+    return lambda: sum(range(n))
+'''
+
+
+def write_bench(folder: Path, mode: str, rounds: int = 1, timeout: float = 60.0,
+                marker: Path | None = None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "deaths.py").write_text(FACTORY)
+    bench = folder / "deaths.yaml"
+    bench.write_text(textwrap.dedent(f"""\
+        name: deaths-{mode.replace("_", "-")}
+        description: kernels that end their process
+        kernel: deaths:make
+        axes:
+          n: [8, 16, 32]
+        variants:
+          v: {{mode: {mode}, marker: "{marker or ''}"}}
+        timer: {{warmup_s: 0.0, budget_s: 0.01, min_samples: 3, cell_timeout_s: {timeout}}}
+        rounds: {rounds}
+        """))
+    return bench
+
+
+@pytest.mark.parametrize("mode", ["sys_exit", "os_exit"])
+def test_a_kernel_that_exits_0_costs_only_its_own_cell(tmp_path: Path, mode: str) -> None:
+    bench = write_bench(tmp_path / "b", mode, rounds=2)
+    out = tmp_path / "out"
+    assert run(RunRequest(bench=str(bench), out=out, device="cpu")) == EXIT_FAILED
+    cells = {c.params["n"]: c for c in results_io.load(out / "results.json").cells}
+    assert cells[16].status == "failed"
+    assert (cells[16].reason or "").startswith("round 1: worker exited with exit code 0")
+    # A fresh worker measured the cell after it, and round 2 measured all three.
+    assert cells[8].status == cells[32].status == "ok"
+    assert [r.round for r in cells[32].rounds] == [1, 2]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"  # a zombie waits for its reaper; it runs nothing
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_what_a_kernel_forks_dies_with_its_worker(tmp_path: Path) -> None:
+    marker = tmp_path / "child.pid"
+    bench = write_bench(tmp_path / "b", "fork", marker=marker)
+    assert run(RunRequest(bench=str(bench), out=tmp_path / "out", device="cpu")) == EXIT_OK
+    child = int(marker.read_text())
+    deadline = time.monotonic() + 5
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        assert not _alive(child)
+    finally:
+        if _alive(child):
+            os.kill(child, 9)
+
+
+def test_a_timed_out_cell_gets_a_progress_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = write_bench(tmp_path / "b", "hang", timeout=1.0)
+    assert run(RunRequest(bench=str(bench), out=tmp_path / "out", device="cpu")) == EXIT_FAILED
+    lines = capsys.readouterr().out.splitlines()
+    assert "[2/3] r1 v/n=16: FAILED timeout: cell ran longer than 1 s" in lines
+    assert [line[:5] for line in lines if line.startswith("[")] == ["[1/3]", "[2/3]", "[3/3]"]

@@ -14,6 +14,7 @@ from kernbench.render import render_results
 from kernbench.render.ab import draw_ab_figure
 from kernbench.render.ab_report import render_markdown
 from kernbench.render.export import write_csv
+from kernbench.render.report import write_report
 from kernbench.results.ab import AbReport
 from kernbench.results.model import Results
 
@@ -46,7 +47,10 @@ def write_ab_markdown(report: AbReport, folder: Path) -> list[Path]:
     return [path]
 
 
-RUN_WRITERS: dict[str, RunWriter] = {"figures": write_figures, "csv": write_csv}
+# In order: the report embeds the figures drawn before it.
+RUN_WRITERS: dict[str, RunWriter] = {
+    "figures": write_figures, "csv": write_csv, "report": write_report,
+}
 # In order: the report links the figure when there is one.
 AB_WRITERS: dict[str, AbWriter] = {"figure": write_ab_figure, "markdown": write_ab_markdown}
 

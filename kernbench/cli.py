@@ -279,7 +279,7 @@ def merge_command(
 
 @app.command("ab")
 def ab_command(
-    bench: BenchName,
+    bench: RunBench = None,
     switch: Annotated[
         str | None, typer.Option("--switch", help="Environment variable switched A -> B.")
     ] = None,
@@ -309,16 +309,21 @@ def ab_command(
     out: Annotated[
         Path | None, typer.Option("--out", help="Output folder; default runs/ab_VAR_<UTC>/.")
     ] = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option("--resume", help="Continue an interrupted A/B in this folder: its "
+                     "finished sides are kept."),
+    ] = None,
     device: Device = "auto",
     bench_dir: BenchDirs = None,
 ) -> None:
     """A/B a switch over rounds of fresh processes; a verdict per cell.
 
     Unset options come from the bench's `ab:` block, then the defaults."""
-    from kernbench.ab.run import run_ab
+    from kernbench.ab.run import ab
 
-    outcome = run_ab(
-        bench, switch=switch, a=a, b=b, rounds=rounds, aa=aa, min_effect=min_effect,
+    outcome = ab(
+        bench, resume, switch=switch, a=a, b=b, rounds=rounds, aa=aa, min_effect=min_effect,
         schedule=schedule, turn_ms=turn_ms, out=out, device=device, bench_dirs=bench_dir or (),
     )
     raise typer.Exit(outcome.exit_code)

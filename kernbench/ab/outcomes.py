@@ -60,6 +60,32 @@ def _why_no_results(run_dir: Path) -> str:
     return f"exited with code {status.returncode} and wrote no results.json"
 
 
+def side_finished(run_dir: Path) -> bool:
+    """Whether a side left its whole results (failed cells included): an interrupted A/B
+    keeps it; a side without them is run again from scratch."""
+    path = Path(run_dir) / RESULTS_NAME
+    if not path.is_file():
+        return False
+    try:
+        return results.load(path).complete
+    except UserError:
+        return False
+
+
+def round_finished(folder: Path, manifest: AbManifest, round_: int) -> bool:
+    """An interleaved round is kept whole or not at all: its turns file and every side's
+    results, or it is run again from scratch."""
+    sides = [run for run in manifest.runs if run.round == round_]
+    path = turns_path(folder, round_)
+    if not path.is_file():
+        return False
+    try:
+        TURNS_FORMAT.read(path)
+    except UserError:
+        return False
+    return all(side_finished(Path(folder) / run.name) for run in sides)
+
+
 def turns_path(folder: Path, round_: int) -> Path:
     return Path(folder) / f"r{round_}_turns.json"
 

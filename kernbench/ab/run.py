@@ -9,26 +9,38 @@ round's sides live side by side and take turns per cell (`ab.interleaved`), and
 from __future__ import annotations
 
 import re
+import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kernbench.ab.analysis import AbReport
 from kernbench.ab.interleaved import execute_rounds
+from kernbench.ab.outcomes import round_finished, side_finished, turns_path
 from kernbench.ab.outputs import summarize_ab
-from kernbench.ab.schedule import AbManifest, add_round, interleaved_schedule, save_manifest
+from kernbench.ab.schedule import (
+    MANIFEST_NAME,
+    AbManifest,
+    add_round,
+    interleaved_schedule,
+    load_manifest,
+    save_manifest,
+)
 from kernbench.ab.schedule import schedule as sequential_schedule
 from kernbench.ab.sides import SideRunner, execute_runs, run_subprocess
 from kernbench.ab.switch_check import switch_warning
 from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
+from kernbench.execute.lock import folder_lock
+from kernbench.execute.options import holds_a_run, load_options
 from kernbench.kernels import kernel_source_path
 from kernbench.plan import Cell, plan
 from kernbench.results.ab import Schedule
 from kernbench.results.provenance import utc_now, utc_stamp
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.hardware import resolve_device
+from kernbench.spec.loader import load_bench
 from kernbench.spec.models import AbSpec, Bench, spec_hash
 
 SCHEDULES = ("interleaved", "sequential")
@@ -167,16 +179,88 @@ def run_ab(
         created_utc=utc_now(),
         runs=make_runs(settings.rounds, settings.a, settings.b, settings.aa),
     )
-    folder.mkdir(parents=True, exist_ok=True)
-    save_manifest(folder, manifest)
+    with folder_lock(folder, echo):
+        save_manifest(folder, manifest)
+        return run_rounds(folder, manifest, spec, cells, range(1, manifest.rounds + 1),
+                          run_side, echo)
 
-    def run_rounds(rounds: Sequence[int]) -> None:
+
+# Settings of a new A/B; `--resume` goes on with those in ab-run.json.
+SETTINGS = ("switch", "a", "b", "rounds", "aa", "min_effect", "schedule", "turn_ms", "out")
+
+
+def ab(bench: str | None, resume: Path | None, **options: Any) -> AbOutcome:
+    """`kernbench ab`: a new A/B of `bench`, or (`resume`) the rest of an interrupted one."""
+    if resume is None:
+        if not bench:
+            raise UserError("--bench: give a bench name (see `kernbench list`) or --resume DIR")
+        return run_ab(bench, **options)
+    given = (["--bench"] if bench else []) + [
+        f"--{name.replace('_', '-')}" for name in SETTINGS if options.get(name) is not None
+    ]
+    if given:
+        raise UserError(f"--resume: the A/B goes on with its own settings ({MANIFEST_NAME}); "
+                        f"drop {', '.join(given)}")
+    return resume_ab(resume)
+
+
+def resume_ab(
+    folder: Path,
+    *,
+    run_side: SideRunner = run_subprocess,
+    echo: Callable[[str], None] = _stderr,
+) -> AbOutcome:
+    """Continue an interrupted A/B from what it finished: sequential sides that left
+    their whole results, interleaved rounds that left their turns and every side's
+    results, are kept; the others run again from scratch, then the rounds left."""
+    folder = Path(folder)
+    manifest = load_manifest(folder)
+    with folder_lock(folder, echo):
+        spec = load_bench(Path(manifest.bench_path))
+        _check_unchanged(folder, manifest, spec)
+        cells = plan(spec, manifest.device)
         if manifest.schedule == "interleaved":
-            execute_rounds(folder, manifest, spec, cells, echo, rounds)
+            kept = {r for r in range(1, manifest.rounds + 1)
+                    if round_finished(folder, manifest, r)}
+            sides = {run.name for run in manifest.runs if run.round in kept}
         else:
-            execute_runs(folder, manifest, spec_hash(spec), run_side, echo, rounds)
+            sides = {run.name for run in manifest.runs if side_finished(folder / run.name)}
+        left = [run for run in manifest.runs if run.name not in sides]
+        for run in left:
+            _clear_side(folder, run.name)
+        for round_ in {run.round for run in left}:
+            turns_path(folder, round_).unlink(missing_ok=True)
+        echo(f"resuming {folder}: {len(sides)} of {len(manifest.runs)} sides kept, "
+             f"{len(left)} to run")
+        rounds = sorted({run.round for run in left})
+        return run_rounds(folder, manifest, spec, cells, rounds, run_side, echo, kept=sides)
 
-    run_rounds(range(1, manifest.rounds + 1))
+
+def run_rounds(
+    folder: Path,
+    manifest: AbManifest,
+    spec: Bench,
+    cells: Sequence[Cell],
+    first: Sequence[int],
+    run_side: SideRunner,
+    echo: Callable[[str], None],
+    kept: Collection[str] = (),
+) -> AbOutcome:
+    """Run the rounds `first` (but the sides `kept`), then, with `--rounds auto`, one
+    more at a time while a cell is unstable; then the report."""
+
+    def run_some(rounds: Sequence[int], keep: Collection[str] = ()) -> None:
+        try:
+            if manifest.schedule == "interleaved":
+                execute_rounds(folder, manifest, spec, cells, echo, rounds)
+            else:
+                execute_runs(folder, manifest, spec_hash(spec), run_side, echo, rounds, keep)
+        except KeyboardInterrupt:
+            echo(f"interrupted; continue with: kernbench ab --resume {folder}")
+            raise
+
+    if first:
+        run_some(first, kept)
     report = summarize_ab(folder)
     while manifest.max_rounds and manifest.rounds < manifest.max_rounds:
         unstable = [c.id for c in report.cells if c.verdict == "unstable"]
@@ -186,7 +270,7 @@ def run_ab(
         save_manifest(folder, manifest)
         echo(f"{len(unstable)} cell(s) unstable after {manifest.rounds - 1} rounds: "
              f"round {manifest.rounds} of at most {manifest.max_rounds}")
-        run_rounds([manifest.rounds])
+        run_some([manifest.rounds])
         report = summarize_ab(folder)
     for variant, failed in report.failed_variants.items():
         echo(f"failed: {variant} in round(s) {', '.join(map(str, failed))}; no verdicts")
@@ -194,6 +278,29 @@ def run_ab(
     return AbOutcome(folder, report, EXIT_FAILED if report.failed_variants else EXIT_OK)
 
 
+def _check_unchanged(folder: Path, manifest: AbManifest, spec: Bench) -> None:
+    """The sides measured so far ran the bench as it was: a changed bench is refused."""
+    current = spec_hash(spec)
+    for run in manifest.runs:
+        if not holds_a_run(folder / run.name):
+            continue
+        try:
+            measured = load_options(folder / run.name).spec_hash
+        except UserError:
+            continue  # a side cut short while writing it: run again anyway
+        if measured != current:
+            raise UserError(f"--resume: {manifest.bench_path} changed since the A/B started; "
+                            "start a new A/B")
+
+
+def _clear_side(folder: Path, name: str) -> None:
+    """A side to run again starts from an empty folder (a run refuses a folder that
+    holds one)."""
+    side = folder / name
+    if side.is_dir():
+        shutil.rmtree(side)
+    elif side.exists():
+        side.unlink()
 
 
 def choose_schedule(asked: str, cells: Sequence[Cell]) -> tuple[Schedule, str | None]:

@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,9 +67,11 @@ def execute_runs(
     run_side: SideRunner,
     echo: Callable[[str], None],
     rounds: Iterable[int] | None = None,
+    kept: Collection[str] = (),
 ) -> None:
-    """Run every scheduled side in order. Without the first run's results the pins it
-    records are missing, so the other runs are skipped (and reported as failed)."""
+    """Run every scheduled side in order, but those `kept` (finished before an A/B was
+    interrupted). Without the first run's results the pins it records are missing, so the
+    other runs are skipped (and reported as failed)."""
     pins_path = folder / PINS_NAME
     if not pins_path.exists():
         # Replays need the file to exist even when nothing was tuned (plain callables).
@@ -80,6 +82,9 @@ def execute_runs(
         if chosen is not None and run.round not in chosen:
             continue
         run_dir = folder / run.name
+        if run.name in kept:
+            echo(f"[{run.position}/{len(manifest.runs)}] r{run.round} {run.side}: kept")
+            continue
         run_dir.mkdir(parents=True, exist_ok=True)
         if skip_reason:
             (run_dir / LOG_NAME).write_text(f"not run: {skip_reason}\n")

@@ -1,0 +1,162 @@
+"""`kernbench ab --resume DIR` continues an interrupted A/B from what it finished:
+sequential sides that left their results, interleaved rounds that left their turns and
+every side's results; the others run again from scratch."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from ab_fixtures.build import results
+from typer.testing import CliRunner
+
+from kernbench import cli
+from kernbench.ab.outcomes import turns_path
+from kernbench.ab.run import resume_ab, run_ab
+from kernbench.ab.sides import SideRequest
+from kernbench.errors import EXIT_OK, EXIT_USAGE, UserError
+from kernbench.execute.options import RunOptions, save_options
+from kernbench.results import model as results_io
+from kernbench.results.ab import AB_FORMAT
+from kernbench.spec.loader import load_bench
+from kernbench.spec.models import spec_hash
+
+BENCH = """\
+name: fake-ab
+description: a bench the fake side runner answers for
+kernel: sleep
+axes:
+  size: [100, 400]
+variants:
+  fast: {work_us: 50}
+  slow: {work_us: 100}
+ab: {switch: KB_X, rounds: 3, schedule: sequential}
+"""
+
+
+class Sides:
+    """Answers each side with results where B is 10 % slower; interrupts at `stop`."""
+
+    def __init__(self, stop: str | None = None) -> None:
+        self.ran: list[str] = []
+        self.stop = stop
+
+    def __call__(self, request: SideRequest) -> int:
+        name = request.run.name
+        if name == self.stop:
+            (request.run_dir / "run.json").write_text("{}")  # a side cut short
+            raise KeyboardInterrupt
+        self.ran.append(name)
+        slow = request.env["KB_X"] == "1"
+        made = results(name, request.run.round,
+                       lambda run, variant, size: size * 1e-6 * (1.1 if slow else 1.0))
+        results_io.save(made.model_copy(update={"complete": True}),
+                        request.run_dir / "results.json")
+        return 0
+
+
+def interrupted_sequential(tmp_path: Path, stop: str) -> tuple[Path, list[str]]:
+    bench = tmp_path / "fake-ab.yaml"
+    bench.write_text(BENCH)
+    sides = Sides(stop=stop)
+    lines: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        run_ab(str(bench), out=tmp_path / "ab", device="cpu", run_side=sides,
+               echo=lines.append)
+    assert lines[-1] == f"interrupted; continue with: kernbench ab --resume {tmp_path / 'ab'}"
+    return tmp_path / "ab", sides.ran
+
+
+def test_a_sequential_ab_resumes_from_its_finished_sides(tmp_path: Path) -> None:
+    folder, ran = interrupted_sequential(tmp_path, stop="r2_A")
+    assert ran == ["r1_A", "r1_B", "r2_B"]  # even rounds run B first
+    kept = (folder / "r1_B" / "results.json").read_bytes()
+    sides = Sides()
+    lines: list[str] = []
+    outcome = resume_ab(folder, run_side=sides, echo=lines.append)
+    assert sides.ran == ["r2_A", "r3_A", "r3_B"]
+    assert "resuming" in lines[0] and "3 of 6 sides kept, 3 to run" in lines[0]
+    assert (folder / "r1_B" / "results.json").read_bytes() == kept
+    assert outcome.exit_code == EXIT_OK
+    report = AB_FORMAT.read(folder / "ab.json")
+    assert [c.verdict for c in report.cells] == ["slower"] * 4
+
+
+def test_the_recording_side_cut_short_runs_again_first(tmp_path: Path) -> None:
+    folder, ran = interrupted_sequential(tmp_path, stop="r1_A")
+    assert ran == []
+    sides = Sides()
+    assert resume_ab(folder, run_side=sides, echo=lambda line: None).exit_code == EXIT_OK
+    assert sides.ran == ["r1_A", "r1_B", "r2_B", "r2_A", "r3_A", "r3_B"]
+
+
+def test_resume_refuses_new_settings_and_a_changed_bench(tmp_path: Path) -> None:
+    folder, _ = interrupted_sequential(tmp_path, stop="r2_A")
+    result = CliRunner().invoke(cli.app, ["ab", "--resume", str(folder), "--switch", "KB_Y",
+                                          "--rounds", "4"])
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr == ("--resume: the A/B goes on with its own settings (ab-run.json); "
+                             "drop --switch, --rounds\n")
+    result = CliRunner().invoke(cli.app, ["ab"])
+    assert (result.exit_code, result.stderr) == (
+        EXIT_USAGE, "--bench: give a bench name (see `kernbench list`) or --resume DIR\n"
+    )
+    result = CliRunner().invoke(cli.app, ["ab", "--resume", str(tmp_path)])
+    assert (result.exit_code, result.stderr) == (
+        EXIT_USAGE, f"{tmp_path}: not an A/B folder (no ab-run.json)\n"
+    )
+    # A side that ran wrote its run.json with the bench's hash: a changed bench is refused.
+    bench = tmp_path / "fake-ab.yaml"
+    save_options(folder / "r1_A", RunOptions(
+        bench_path=bench, spec_hash=spec_hash(load_bench(bench)), device="cpu", rounds=1,
+        project_pins=tmp_path / "p.json",
+    ))
+    bench.write_text(BENCH.replace("work_us: 100", "work_us: 120"))
+    with pytest.raises(UserError, match=r"^--resume: .* changed since the A/B started; "
+                                        "start a new A/B$"):
+        resume_ab(folder, run_side=Sides(), echo=lambda line: None)
+
+
+KERNEL = '''\
+import os
+from kernbench.kernels.synthetic import spin
+
+
+def make(work_us=200.0, **_):
+    seconds = work_us * 1e-6 * (1.10 if os.environ.get("KB_T") == "1" else 1.0)
+    return lambda: spin(seconds)
+'''
+
+
+@pytest.mark.slow
+def test_an_interleaved_ab_keeps_its_whole_rounds_and_reruns_the_others(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "turns_kernel.py").write_text(KERNEL)
+    bench = tmp_path / "turns.yaml"
+    bench.write_text(
+        "name: turns\ndescription: interleaved resume\nkernel: turns_kernel:make\n"
+        "axes:\n  work_us: [200]\n"
+        "timer: {warmup_s: 0.01, budget_s: 0.03, min_samples: 3}\n"
+        "ab: {switch: KB_T, rounds: 2}\n"
+    )
+    folder = tmp_path / "ab"
+    assert run_ab(str(bench), out=folder, device="cpu", echo=lambda line: None).exit_code == 0
+    # As a kill in round 2 leaves it: one side's results and the turns file missing.
+    kept = {p: p.read_bytes() for p in (folder / "r1_A").rglob("*.json") if p.is_file()}
+    turns_path(folder, 2).unlink()
+    (folder / "r2_B" / "results.json").unlink()
+    (folder / "ab.json").unlink()
+    lines: list[str] = []
+    outcome = resume_ab(folder, echo=lines.append)
+    assert outcome.exit_code == EXIT_OK
+    assert "2 of 4 sides kept, 2 to run" in lines[0]
+    assert all(path.read_bytes() == data for path, data in kept.items())
+    assert turns_path(folder, 2).is_file() and (folder / "r2_B" / "results.json").is_file()
+    report = AB_FORMAT.read(folder / "ab.json")
+    (cell,) = report.cells
+    assert cell.turns is not None and len(cell.turns) == 2
+    shutil.rmtree(folder / "r2_A")  # a lost side folder: round 2 runs again whole
+    assert resume_ab(folder, echo=lambda line: None).exit_code == EXIT_OK
+    assert (folder / "r2_A" / "results.json").is_file()

@@ -32,7 +32,45 @@ from kernbench.spec.discovery import discover
 from kernbench.spec.loader import load_bench, shown_path
 
 
-class _Group(typer.core.TyperGroup):
+class _ReadableHelp(typer.core.TyperGroup):
+    """Help shows each value's kind in words (TEXT, PATH, INTEGER; `...` after a repeatable
+    one, nothing after a flag), where typer would print the Python type: `<bool>`,
+    `<list[str]>`. An explicit metavar (`--hardware NAME`) is kept."""
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            _readable_types(command, ctx)
+        return command
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        _readable_types(self, ctx)
+        super().format_help(ctx, formatter)
+
+
+# typer's type labels, without their <>, in click's words.
+_TYPE_WORDS = {"str": "TEXT", "int": "INTEGER", "int range": "INTEGER", "float": "FLOAT",
+               "float range": "FLOAT", "path": "PATH", "Path": "PATH", "file": "FILE",
+               "directory": "DIR"}
+
+
+def _type_word(label: str) -> str:
+    repeatable = label.startswith("list[") and label.endswith("]")
+    inner = label[len("list["):-1] if repeatable else label
+    return _TYPE_WORDS.get(inner, inner.upper()) + ("..." if repeatable else "")
+
+
+def _readable_types(command: Any, ctx: Any) -> None:
+    help_option = command.get_help_option(ctx)
+    for param in [*command.params, *([help_option] if help_option is not None else [])]:
+        if param.metavar is not None or not hasattr(param, "display_type"):
+            continue  # named by hand, or a typer that prints no Python types
+        flag = getattr(param, "is_flag", False)
+        word = None if flag else _type_word(param.display_type(ctx).strip("<>"))
+        param.display_type_rich = lambda ctx, word=word: word
+
+
+class _Group(_ReadableHelp):
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
@@ -46,7 +84,7 @@ class _Group(typer.core.TyperGroup):
 
 app = typer.Typer(
     cls=_Group,
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     help="Declarative benchmarks for compute kernels.",

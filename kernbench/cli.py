@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
+from kernbench.commands.help import readable_types
 from kernbench.commands.plan import show_plan
 from kernbench.commands.schema import (
     drifted_schemas,
@@ -33,41 +34,17 @@ from kernbench.spec.loader import load_bench, shown_path
 
 
 class _ReadableHelp(typer.core.TyperGroup):
-    """Help shows each value's kind in words (TEXT, PATH, INTEGER; `...` after a repeatable
-    one, nothing after a flag), where typer would print the Python type: `<bool>`,
-    `<list[str]>`. An explicit metavar (`--hardware NAME`) is kept."""
+    """Help names each value's kind in words, not typer's `<bool>` (commands/help.py)."""
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         command = super().get_command(ctx, cmd_name)
         if command is not None:
-            _readable_types(command, ctx)
+            readable_types(command, ctx)
         return command
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
-        _readable_types(self, ctx)
+        readable_types(self, ctx)
         super().format_help(ctx, formatter)
-
-
-# typer's type labels, without their <>, in click's words.
-_TYPE_WORDS = {"str": "TEXT", "int": "INTEGER", "int range": "INTEGER", "float": "FLOAT",
-               "float range": "FLOAT", "path": "PATH", "Path": "PATH", "file": "FILE",
-               "directory": "DIR"}
-
-
-def _type_word(label: str) -> str:
-    repeatable = label.startswith("list[") and label.endswith("]")
-    inner = label[len("list["):-1] if repeatable else label
-    return _TYPE_WORDS.get(inner, inner.upper()) + ("..." if repeatable else "")
-
-
-def _readable_types(command: Any, ctx: Any) -> None:
-    help_option = command.get_help_option(ctx)
-    for param in [*command.params, *([help_option] if help_option is not None else [])]:
-        if param.metavar is not None or not hasattr(param, "display_type"):
-            continue  # named by hand, or a typer that prints no Python types
-        flag = getattr(param, "is_flag", False)
-        word = None if flag else _type_word(param.display_type(ctx).strip("<>"))
-        param.display_type_rich = lambda ctx, word=word: word
 
 
 class _Group(_ReadableHelp):

@@ -1,0 +1,30 @@
+"""Help that names each value's kind in words (TEXT, PATH, INTEGER; `...` after a repeatable
+one, nothing after a flag), where typer would print the Python type: `<bool>`,
+`<list[str]>`. An explicit metavar (`--hardware NAME`) is kept."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# typer's type labels, without their <>, in click's words.
+TYPE_WORDS = {
+    "str": "TEXT", "int": "INTEGER", "int range": "INTEGER", "float": "FLOAT",
+    "float range": "FLOAT", "path": "PATH", "Path": "PATH", "file": "FILE", "directory": "DIR",
+}
+
+
+def type_word(label: str) -> str:
+    repeatable = label.startswith("list[") and label.endswith("]")
+    inner = label[len("list["):-1] if repeatable else label
+    return TYPE_WORDS.get(inner, inner.upper()) + ("..." if repeatable else "")
+
+
+def readable_types(command: Any, ctx: Any) -> None:
+    """Give each parameter of a typer command (and its --help) a readable type column."""
+    help_option = command.get_help_option(ctx)
+    for param in [*command.params, *([help_option] if help_option is not None else [])]:
+        if param.metavar is not None or not hasattr(param, "display_type"):
+            continue  # named by hand, or a typer that prints no Python types
+        flag = getattr(param, "is_flag", False)
+        word = None if flag else type_word(param.display_type(ctx).strip("<>"))
+        param.display_type_rich = lambda ctx, word=word: word

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.commands.run import RunRequest, run
-from kernbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from kernbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, UserError
 from kernbench.execute.journal import (
     Damaged,
     current_path,
@@ -23,6 +23,7 @@ from kernbench.execute.journal import (
     read_current,
     read_entry,
 )
+from kernbench.render import render_results
 from kernbench.results import model as results_io
 
 runner = CliRunner()
@@ -209,3 +210,32 @@ def test_fast_mode_with_data_naming_a_folder_is_one_line(tmp_path: Path) -> None
     code, error = invoke("run", "--bench", str(bench), "--fast", "--out", str(tmp_path / "o"))
     assert (code, error) == (EXIT_USAGE, f"{tmp_path / 'b' / 'shelf'}: is a folder, not a "
                                          "results file\n")
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def undrawable(tmp_path: Path) -> Path:
+    """The committed collective sweep with a world size no figure can show."""
+    data = json.loads((REPO / "benches" / "data" / "milestone-1h-ccl.json").read_text())
+    data["cells"][0]["params"]["world_size"] = "x"
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_render_of_results_no_figure_can_show_is_one_line(tmp_path: Path) -> None:
+    path = undrawable(tmp_path)
+    code, error = invoke("render", str(path), "--out", str(tmp_path / "figures"))
+    assert code == EXIT_USAGE
+    assert error.startswith("figure busbw: cannot be drawn from these results: ValueError: ")
+    assert error.count("\n") == 1
+
+
+def test_figures_drawn_in_forked_children_fail_in_one_line_too(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    results = results_io.load(undrawable(tmp_path))
+    with pytest.raises(UserError, match=r"^figure busbw: cannot be drawn from these results"):
+        render_results(results, tmp_path / "figures", parallel=True)
+    assert "Traceback" not in capfd.readouterr().err

@@ -20,6 +20,7 @@ from typing import Any
 
 from kernbench.errors import UserError
 from kernbench.render import style
+from kernbench.results.build import describe
 from kernbench.results.model import Results
 from kernbench.spec.models import FIGURE_RENDERERS, FIGURES
 
@@ -41,10 +42,22 @@ def render_results(
     out_dir = Path(out_dir)
     if parallel and len(names) > 1 and _forkable():
         return _render_in_parallel(results, out_dir, names)
-    return [
-        style.save_figure(figure_data(results, name), renderer(name).draw, out_dir, name)
-        for name in names
-    ]
+    return [_draw(results, name, out_dir) for name in names]
+
+
+def _draw(results: Results, name: str, out_dir: Path) -> Path:
+    """One figure, or one line saying why not: results come from files, and a value no
+    figure can show (a size of zero on a log axis, a text for a number) is no traceback."""
+    try:
+        return style.save_figure(figure_data(results, name), renderer(name).draw, out_dir, name)
+    except UserError:
+        raise
+    except OSError as exc:
+        raise UserError(f"figure {name}: cannot write into {out_dir}: "
+                        f"{exc.strerror or exc}") from None
+    except Exception as exc:  # noqa: BLE001 - any value of the results may reach a renderer
+        raise UserError(f"figure {name}: cannot be drawn from these results: "
+                        f"{describe(exc)}") from None
 
 
 def _forkable() -> bool:
@@ -57,7 +70,7 @@ def _render_in_parallel(results: Results, out_dir: Path, names: list[str]) -> li
     share the loaded results instead of pickling them."""
     context = multiprocessing.get_context("fork")
     children = [
-        context.Process(target=render_results, args=(results, out_dir, [name]))
+        context.Process(target=_draw_in_child, args=(results, out_dir, name))
         for name in names
     ]
     for child in children:
@@ -70,6 +83,15 @@ def _render_in_parallel(results: Results, out_dir: Path, names: list[str]) -> li
     if failed:  # draw them here, so their error surfaces as it would without the fork
         render_results(results, out_dir, failed[:1])
     return [out_dir / f"{name}.png" for name in names]
+
+
+def _draw_in_child(results: Results, out_dir: Path, name: str) -> None:
+    # A failure is drawn again in the parent, which says why in one line; the child
+    # exits quietly instead of printing its traceback.
+    try:
+        _draw(results, name, out_dir)
+    except BaseException:  # noqa: BLE001
+        os._exit(1)
 
 
 def figure_data(results: Results, name: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from kernbench.analyze.metrics import cell_metrics
 from kernbench.errors import UserError
-from kernbench.results.model import CellResult, Results
+from kernbench.results.model import CellResult, Results, RoundResult
 from kernbench.spec.models import Bench, HardwareProfile
 
 FORMATS = ("csv", "json", "bench")
@@ -32,7 +32,7 @@ def rows(results: Results) -> list[dict[str, Any]]:
     context = _provenance_columns(results)
     out = []
     for cell in results.cells:
-        rounds = cell.rounds or [None]
+        rounds: list[RoundResult | None] = list(cell.rounds) or [None]
         for measured in rounds:
             row: dict[str, Any] = {
                 "bench": results.bench, "cell": cell.id, "variant": cell.variant,
@@ -112,7 +112,7 @@ def _flat(params: dict[str, Any]) -> dict[str, Any]:
 
 def _provenance_columns(results: Results) -> dict[str, Any]:
     prov = results.provenance
-    git = prov.get("git") if isinstance(prov.get("git"), dict) else {}
+    git = prov["git"] if isinstance(prov.get("git"), dict) else {}
     return {
         "device": results.device,
         "device_name": prov.get("device_name"),

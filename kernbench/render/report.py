@@ -51,7 +51,7 @@ def report_results(results: Results, folder: Path) -> list[Path]:
 
 def report_context(results: Results, figures: Sequence[Path], folder: Path) -> dict[str, Any]:
     prov = results.provenance
-    git = prov.get("git") if isinstance(prov.get("git"), dict) else {}
+    git = prov["git"] if isinstance(prov.get("git"), dict) else {}
     commit = str(git.get("commit") or "unknown") + (" (dirty)" if git.get("dirty") else "")
     return {
         "r": results,

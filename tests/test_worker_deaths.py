@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kernbench.ab.run import run_ab
 from kernbench.commands.run import RunRequest, run
 from kernbench.errors import EXIT_FAILED, EXIT_OK
 from kernbench.results import model as results_io
@@ -99,3 +100,41 @@ def test_a_timed_out_cell_gets_a_progress_line(
     lines = capsys.readouterr().out.splitlines()
     assert "[2/3] r1 v/n=16: FAILED timeout: cell ran longer than 1 s" in lines
     assert [line[:5] for line in lines if line.startswith("[")] == ["[1/3]", "[2/3]", "[3/3]"]
+
+
+SIDE_KERNEL = """\
+import os, subprocess, sys
+
+def make(work_us=50, marker="", **_):
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    with open(os.path.join(marker, str(child.pid)), "w"):
+        pass
+    return lambda: sum(range(work_us))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_what_an_interleaved_side_forks_dies_with_it(tmp_path: Path) -> None:
+    markers = tmp_path / "children"
+    markers.mkdir()
+    (tmp_path / "forks.py").write_text(SIDE_KERNEL)
+    bench = tmp_path / "forks.yaml"
+    bench.write_text(textwrap.dedent(f"""\
+        name: forks
+        description: a kernel that forks
+        kernel: forks:make
+        variants: {{v: {{marker: "{markers}"}}}}
+        timer: {{warmup_s: 0.0, budget_s: 0.01, min_samples: 3}}
+        ab: {{switch: KB_F, rounds: 2}}
+        """))
+    outcome = run_ab(str(bench), out=tmp_path / "ab", device="cpu", echo=lambda line: None)
+    assert outcome.exit_code == EXIT_OK
+    children = [int(p.name) for p in markers.iterdir()]
+    assert len(children) == 4  # one per side and round
+    deadline = time.monotonic() + 5
+    while any(map(_alive, children)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = [pid for pid in children if _alive(pid)]
+    for pid in alive:
+        os.kill(pid, 9)
+    assert alive == []

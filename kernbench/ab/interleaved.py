@@ -100,7 +100,9 @@ class LiveSide:
                 except OSError:  # a broken pipe to a dead side has nothing left to flush
                     pass
         self.log.close()
-        return int(self.process.wait())
+        code = int(self.process.wait())
+        _kill(self.process)  # what the side's kernels forked goes with it
+        return code
 
     def _lose(self, reason: str) -> None:
         self.gone = reason
@@ -110,7 +112,7 @@ class LiveSide:
 def _kill(process: subprocess.Popen[str]) -> None:
     try:
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
+    except (ProcessLookupError, PermissionError):
         pass
     process.wait()
 

@@ -16,6 +16,7 @@ from kernbench.ab.outcomes import turns_path
 from kernbench.ab.run import resume_ab, run_ab
 from kernbench.ab.sides import SideRequest
 from kernbench.errors import EXIT_OK, EXIT_USAGE, UserError
+from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import RunOptions, save_options
 from kernbench.results import model as results_io
 from kernbench.results.ab import AB_FORMAT
@@ -89,6 +90,13 @@ def test_the_recording_side_cut_short_runs_again_first(tmp_path: Path) -> None:
     sides = Sides()
     assert resume_ab(folder, run_side=sides, echo=lambda line: None).exit_code == EXIT_OK
     assert sides.ran == ["r1_A", "r1_B", "r2_B", "r2_A", "r3_A", "r3_B"]
+
+
+def test_an_ab_folder_in_use_is_refused(tmp_path: Path) -> None:
+    folder, _ = interrupted_sequential(tmp_path, stop="r2_A")
+    with folder_lock(folder, print):
+        with pytest.raises(UserError, match=r"in use by another kernbench \(pid \d+\)"):
+            resume_ab(folder, run_side=Sides(), echo=lambda line: None)
 
 
 def test_resume_refuses_new_settings_and_a_changed_bench(tmp_path: Path) -> None:

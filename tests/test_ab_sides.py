@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.ab.outputs import load_report, summarize_ab
-from kernbench.ab.run import AbOutcome, parse_rounds, run_ab
+from kernbench.ab.run import AbOutcome, ab, parse_rounds, run_ab
 from kernbench.ab.schedule import load_manifest, side_options
 from kernbench.ab.sides import SideRequest
 from kernbench.commands import run as run_command
@@ -303,3 +303,19 @@ def test_rounds_parse(value, parsed):
 def test_bad_rounds_are_one_line_errors(value):
     with pytest.raises(UserError, match="--rounds"):
         parse_rounds(value)
+
+
+@pytest.mark.parametrize(("fail_on", "code"), [(None, 0), ("slower", 1), ("any", 1),
+                                                ("faster", 0)])
+def test_fail_on_turns_a_verdict_into_a_ci_failure(tmp_path, fail_on, code):
+    bench = write_bench(tmp_path)
+    outcome = ab(str(bench), None, fail_on=fail_on, out=tmp_path / "ab", device="cpu",
+                 run_side=FakeSides(), echo=MESSAGES.append, schedule="sequential")
+    assert {c.verdict for c in outcome.report.cells} == {"slower"}
+    assert outcome.exit_code == code
+
+
+def test_a_bad_fail_on_is_refused_before_anything_runs(tmp_path):
+    with pytest.raises(UserError, match="--fail-on: 'worse' is not one of slower, faster, any"):
+        ab(str(write_bench(tmp_path)), None, fail_on="worse", out=tmp_path / "ab")
+    assert not (tmp_path / "ab").exists()

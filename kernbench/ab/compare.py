@@ -12,8 +12,10 @@ interval the order statistics of those ratios that the Mann-Whitney distribution
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
+from typing import Protocol, TypeVar
 
 import numpy as np
 
@@ -121,14 +123,25 @@ def _check_comparable(base: Results, new: Results, force: bool) -> None:
         raise UserError(f"the runs differ: {'; '.join(differences)} (--force compares anyway)")
 
 
-def failing(comparison: Comparison, fail_on: str | None) -> list[CellComparison]:
-    """The cells that `--fail-on` (slower, faster or any) makes a CI failure."""
+class Called(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def verdict(self) -> Verdict: ...
+
+
+CalledCell = TypeVar("CalledCell", bound=Called)
+FAIL_ON = {"slower": {"slower"}, "faster": {"faster"}, "any": {"slower", "faster"}}
+
+
+def failing(cells: Iterable[CalledCell], fail_on: str | None) -> list[CalledCell]:
+    """The cells that `--fail-on` (slower, faster or any) makes a CI failure; for `compare`
+    and `ab` alike."""
     if fail_on is None:
         return []
-    wanted = {"slower": {"slower"}, "faster": {"faster"}, "any": {"slower", "faster"}}
-    if fail_on not in wanted:
+    if fail_on not in FAIL_ON:
         raise UserError(f"--fail-on: {fail_on!r} is not one of slower, faster, any")
-    return [c for c in comparison.cells if c.verdict in wanted[fail_on]]
+    return [c for c in cells if c.verdict in FAIL_ON[fail_on]]
 
 
 def markdown(comparison: Comparison, base: str, new: str) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kernbench.ab.analysis import AbReport
+from kernbench.ab.compare import failing
 from kernbench.ab.interleaved import execute_rounds
 from kernbench.ab.outcomes import round_finished, side_finished, turns_path
 from kernbench.ab.outputs import summarize_ab
@@ -189,19 +190,31 @@ def run_ab(
 SETTINGS = ("switch", "a", "b", "rounds", "aa", "min_effect", "schedule", "turn_ms", "out")
 
 
-def ab(bench: str | None, resume: Path | None, **options: Any) -> AbOutcome:
-    """`kernbench ab`: a new A/B of `bench`, or (`resume`) the rest of an interrupted one."""
+def ab(
+    bench: str | None, resume: Path | None, fail_on: str | None = None, **options: Any
+) -> AbOutcome:
+    """`kernbench ab`: a new A/B of `bench`, or (`resume`) the rest of an interrupted one;
+    exit 1 also when a cell's verdict matches `fail_on` (a CI gate)."""
+    failing([], fail_on)  # a bad --fail-on is refused before anything runs
     if resume is None:
         if not bench:
             raise UserError("--bench: give a bench name (see `kernbench list`) or --resume DIR")
-        return run_ab(bench, **options)
+        return gated(run_ab(bench, **options), fail_on)
     given = (["--bench"] if bench else []) + [
         f"--{name.replace('_', '-')}" for name in SETTINGS if options.get(name) is not None
     ]
     if given:
         raise UserError(f"--resume: the A/B goes on with its own settings ({MANIFEST_NAME}); "
                         f"drop {', '.join(given)}")
-    return resume_ab(resume)
+    return gated(resume_ab(resume), fail_on)
+
+
+def gated(outcome: AbOutcome, fail_on: str | None) -> AbOutcome:
+    called = failing(outcome.report.cells, fail_on)
+    if not called:
+        return outcome
+    _stderr(f"--fail-on {fail_on}: {len(called)} cell(s): {', '.join(c.id for c in called)}")
+    return AbOutcome(outcome.folder, outcome.report, EXIT_FAILED)
 
 
 def resume_ab(

@@ -21,7 +21,7 @@ def compare_runs(
     """The markdown table and the exit code (1 when a cell matches `fail_on`)."""
     comparison = compare(results_io.load(base), results_io.load(new), min_effect_pct, force)
     text = markdown(comparison, str(base), str(new))
-    bad = failing(comparison, fail_on)
+    bad = failing(comparison.cells, fail_on)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "compare.md").write_text(text)

@@ -4,7 +4,8 @@
 **, unary minus, parentheses, and a few pure functions. Everything else (attribute
 access, calls to anything not listed, subscripts, lambdas, comprehensions) is rejected
 at parse time, so a bench file can never run code. Exponents are bounded so `9**9**9`
-cannot hang the loader.
+cannot hang the loader, and every step's result must be a finite number: `1e308*10` is
+an error, never an inf stored as a metric.
 """
 
 from __future__ import annotations
@@ -63,7 +64,8 @@ class Expression:
             return _evaluate(self.tree, namespace)
         except ZeroDivisionError:
             raise ExpressionError(f"division by zero in {self.text!r}") from None
-        except (OverflowError, ValueError) as exc:
+        except (OverflowError, ValueError, TypeError) as exc:
+            # TypeError: a function given the wrong arguments, e.g. min(M) or abs(M, N)
             raise ExpressionError(f"{exc} in {self.text!r}") from None
 
 
@@ -86,6 +88,8 @@ def _check(node: ast.AST, names: set[str]) -> None:
     if isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or not isinstance(node.value, int | float):
             raise ExpressionError(f"only numbers are allowed, not {node.value!r}")
+        if not math.isfinite(node.value):
+            raise ExpressionError(f"only finite numbers are allowed, not {node.value!r}")
     elif isinstance(node, ast.Name):
         if node.id in FUNCTIONS:
             raise ExpressionError(f"function {node.id!r} must be called")
@@ -109,12 +113,23 @@ def _check(node: ast.AST, names: set[str]) -> None:
 
 
 def _evaluate(node: ast.expr, namespace: Mapping[str, object]) -> Number:
+    value = _evaluate_step(node, namespace)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ExpressionError(f"overflow to {value}")
+    if isinstance(value, int) and value.bit_length() > MAX_RESULT_BITS:
+        raise ExpressionError(f"overflow past {MAX_RESULT_BITS} bits")
+    return value
+
+
+def _evaluate_step(node: ast.expr, namespace: Mapping[str, object]) -> Number:
     if isinstance(node, ast.Constant):
         return node.value  # type: ignore[return-value]  # _check admitted numbers only
     if isinstance(node, ast.Name):
         value = namespace[node.id]
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ExpressionError(f"{node.id!r} is {value!r}, not a number")
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ExpressionError(f"{node.id!r} is {value}, not a finite number")
         return value
     if isinstance(node, ast.BinOp):
         left = _evaluate(node.left, namespace)

@@ -8,8 +8,10 @@ rewritten with the line of the deepest part of its field path that exists in the
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Mapping, Sequence
+import stat
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, get_args
@@ -21,11 +23,14 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kernbench.errors import SpecError
 from kernbench.kernels import BUILTINS, FactoryError, resolve_factory
-from kernbench.spec.models import Bench, HardwareProfile, check_metrics
+from kernbench.spec.models import MAX_CELLS, Bench, HardwareProfile, check_metrics
 
 LinePath = tuple[str, ...]
 Model = TypeVar("Model", bound=BaseModel)
 _SHOWN_INPUT_CHARS = 40
+# Bench and profile files are a few KiB; a bigger file is a mistake (`/dev/zero`, a data
+# file), and reading it whole would hang `validate` and `list`.
+MAX_FILE_BYTES = 2**20
 
 
 class _SafeLoader(yaml.SafeLoader):
@@ -72,12 +77,7 @@ def read_document(path: Path) -> Document:
     """Parse one YAML file with line numbers; a problem is a `SpecError`."""
     path = Path(path)
     shown = shown_path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError(shown, None, "", "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(shown, None, "", f"cannot read: {_one_line(exc)}") from None
+    text = _read_text(path, shown)
     loader = _SafeLoader(text)
     try:
         root = loader.get_single_node()
@@ -103,6 +103,29 @@ def read_document(path: Path) -> Document:
     finally:
         loader.dispose()
     return Document(path=path, shown=shown, data=data, lines=lines)
+
+
+def _read_text(path: Path, shown: str) -> str:
+    """The file's text: a regular file of at most MAX_FILE_BYTES, as UTF-8."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            kind = "a folder" if path.is_dir() else "not a regular file"
+            raise SpecError(shown, None, "", f"cannot read: {kind}")
+        with path.open("rb") as stream:
+            data = stream.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise SpecError(shown, None, "", "file not found") from None
+    except OSError as exc:
+        raise SpecError(shown, None, "", f"cannot read: {_one_line(exc)}") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise SpecError(
+            shown, None, "", f"larger than {MAX_FILE_BYTES // 2**20} MiB, too big for a bench "
+            "or profile file"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(shown, None, "", f"cannot read: {_one_line(exc)}") from None
 
 
 def _walk(
@@ -260,7 +283,16 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
 
 
 def _check_bench(bench: Bench, doc: Document) -> None:
-    """What the models cannot see: metric names, exclusion keys, the kernel's factory."""
+    """What the models cannot see: the cell count, metric names, exclusion keys, variant
+    options that would hide an axis, the kernel's factory and the keywords it takes."""
+    count = bench.cell_count_bound()
+    if count > MAX_CELLS:
+        where = ("axes",) if bench.axes else ()
+        message = (
+            f"{count} cells before exclusions, more than the {MAX_CELLS} a bench may have; "
+            "split it or shorten an axis"
+        )
+        raise SpecError(doc.shown, doc.line(where), ".".join(where), message)
     errors = check_metrics(bench)
     for name in bench.metrics:
         if name in errors:
@@ -273,17 +305,85 @@ def _check_bench(bench: Bench, doc: Document) -> None:
                 field = ("exclude", str(index), key)
                 message = f"unknown parameter {key!r}; known: {', '.join(sorted(known))}"
                 raise SpecError(doc.shown, doc.line(field), ".".join(field), message)
+    _check_variant_options(bench, doc)
     if ":" not in bench.kernel and bench.kernel not in BUILTINS:
         message = (
             f"unknown kernel {bench.kernel!r}; built-in: {', '.join(sorted(BUILTINS))} "
             "(or give module:factory)"
         )
         raise SpecError(doc.shown, doc.line(("kernel",)), "kernel", message)
-    if ":" in bench.kernel:
-        try:
-            resolve_factory(bench.kernel, doc.path.parent)
-        except FactoryError as exc:
-            raise SpecError(doc.shown, doc.line(("kernel",)), "kernel", str(exc)) from None
+    try:
+        factory = resolve_factory(bench.kernel, doc.path.parent)
+    except FactoryError as exc:
+        raise SpecError(doc.shown, doc.line(("kernel",)), "kernel", str(exc)) from None
+    _check_factory_keywords(bench, doc, factory)
+
+
+def _check_variant_options(bench: Bench, doc: Document) -> None:
+    """A variant option named like an axis parameter (or `device`) would replace the axis
+    value in every cell while the cell ids still show the axis: refused."""
+    axis_of = bench.axis_parameters()
+    for variant, options in bench.variants.items():
+        for option in options:
+            field = ("variants", variant, option)
+            if option == "device":
+                message = "'device' is set by the run (--device); a variant cannot set it"
+            elif axis_of.get(option) == option:
+                message = f"{option!r} is an axis; a variant option cannot override it"
+            elif option in axis_of:
+                message = (
+                    f"{option!r} is set by the axis {axis_of[option]!r}; a variant option "
+                    "cannot override it"
+                )
+            else:
+                continue
+            raise SpecError(doc.shown, doc.line(field), ".".join(field), message)
+
+
+def _check_factory_keywords(bench: Bench, doc: Document, factory: Callable[..., object]) -> None:
+    """Every keyword the cells pass (axis parameters, variant options, `device`) must be
+    one the factory takes, unless it takes `**kwargs`."""
+    accepted = _keywords_taken(factory)
+    if accepted is None:
+        return
+    takes = f"{bench.kernel} takes {', '.join(sorted(accepted)) or 'no keywords'}"
+    passed: list[tuple[str, tuple[str, ...]]] = [
+        (name, ("axes", axis) if axis in bench.axes else ("dtypes",))
+        for name, axis in bench.axis_parameters().items()
+    ]
+    passed += [
+        (option, ("variants", variant, option))
+        for variant, options in bench.variants.items()
+        for option in options
+    ]
+    passed.append(("device", ("kernel",)))
+    for name, field in passed:
+        if name not in accepted:
+            message = f"{name!r} is passed to every cell's kernel, but {takes}"
+            raise SpecError(doc.shown, doc.line(field), ".".join(field), message)
+
+
+def _keywords_taken(factory: Callable[..., object]) -> set[str] | None:
+    """The keyword parameters of `factory`, or None when it takes any (`**kwargs`) or its
+    signature cannot be read."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {p.name for p in parameters if p.kind in keyword}
+
+
+def field_error(path: Path, parts: Sequence[str], message: str) -> SpecError:
+    """A `SpecError` at the line of field `parts` of the file at `path`: for checks made
+    after loading (a metric on a cell, a hardware profile's name)."""
+    try:
+        doc = read_document(path)
+    except SpecError:
+        return SpecError(shown_path(path), None, ".".join(parts), message)
+    return SpecError(doc.shown, doc.line(parts), ".".join(parts), message)
 
 
 def _yaml_kind(value: Any) -> str:

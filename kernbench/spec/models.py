@@ -32,7 +32,12 @@ KernelRef = Annotated[
 ]
 Scalar = int | float | str | bool
 AxisValue = Scalar | list[Scalar] | dict[Identifier, Scalar]
-PositiveFloat = Annotated[float, Field(gt=0)]
+# Strict: `rounds: true` or `rounds: "2"` in a bench file is a mistake, not 1 or 2 (an int
+# still passes where a float is wanted).
+Count = Annotated[int, Field(strict=True)]
+Real = Annotated[float, Field(strict=True)]
+PositiveFloat = Annotated[float, Field(strict=True, gt=0)]
+Flag = Annotated[bool, Field(strict=True)]
 
 # The figure registry: each figure a bench may name, and the module of kernbench.render
 # that draws it (imported only when drawn). Adding a figure: a line here, and its data
@@ -56,21 +61,25 @@ TIMERS = {
 TIMER_KINDS = ("auto", *TIMERS)
 # Names a metric expression may use besides the cell's parameters.
 DERIVED_NAMES = ("itemsize",)
+# The most cells a bench may plan (the product of its axes, times its variants, before
+# exclusions): enough for any sweep worth measuring, small enough to plan in a second.
+MAX_CELLS = 100_000
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # No inf or nan anywhere: a budget, a timeout or a ceiling of inf fails every cell.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class TimerSpec(Strict):
     """How one cell is sampled in one round."""
 
-    warmup_s: float = Field(0.05, ge=0, description="Seconds of untimed calls first.")
+    warmup_s: Real = Field(0.05, ge=0, description="Seconds of untimed calls first.")
     budget_s: PositiveFloat = Field(
         0.5, description="Sampling stops when this many seconds of samples are taken."
     )
-    min_samples: int = Field(10, ge=3, description="Samples taken whatever the budget.")
-    max_samples: int = Field(100_000, ge=3)
+    min_samples: Count = Field(10, ge=3, description="Samples taken whatever the budget.")
+    max_samples: Count = Field(100_000, ge=3)
     rel_ci: PositiveFloat = Field(
         0.01,
         description="Stop early once the 95% CI half-width of the median, relative to "
@@ -95,8 +104,8 @@ class TimerSpec(Strict):
 
 class Requirements(Strict):
     device: Literal["any", "cpu", "cuda"] = "any"
-    world_size: int = Field(1, ge=1, le=4096, description="Largest number of ranks needed.")
-    min_gpus: int = Field(0, ge=0)
+    world_size: Count = Field(1, ge=1, le=4096, description="Largest number of ranks needed.")
+    min_gpus: Count = Field(0, ge=0)
 
 
 class AbSpec(Strict):
@@ -105,13 +114,13 @@ class AbSpec(Strict):
     switch: EnvVarName
     a: str = "0"
     b: str = "1"
-    rounds: int = Field(6, ge=2, le=100)
-    max_rounds: int | None = Field(
+    rounds: Count = Field(6, ge=2, le=100)
+    max_rounds: Count | None = Field(
         None, ge=2, le=100,
         description="Keep adding rounds, past `rounds`, while a cell is unstable, up to this.",
     )
-    aa: bool = False
-    min_effect: float = Field(1.0, ge=0, description="Smallest effect (percent) worth a call.")
+    aa: Flag = False
+    min_effect: Real = Field(1.0, ge=0, description="Smallest effect (percent) worth a call.")
     schedule: Literal["interleaved", "sequential"] = Field(
         "interleaved",
         description="interleaved: a round's sides live side by side and take turns per cell; "
@@ -155,7 +164,7 @@ class Bench(Strict):
         description="Arithmetic over cell parameters: flops, bytes (per iteration).",
     )
     timer: TimerSpec = Field(default_factory=TimerSpec)
-    rounds: int = Field(1, ge=1, le=100, description="Independent worker processes.")
+    rounds: Count = Field(1, ge=1, le=100, description="Independent worker processes.")
     model: Literal["none", "roofline", "alpha_beta"] = "none"
     figures: list[Literal[FIGURES]] = Field(default_factory=list)  # type: ignore[valid-type]
     data: str | None = Field(
@@ -197,6 +206,26 @@ class Bench(Strict):
         if self.dtypes:
             axes["dtype"] = list(self.dtypes)
         return axes
+
+    def cell_count_bound(self) -> int:
+        """The cells before exclusions: the product of the axis lengths (a zip group counts
+        once), times the variants. Exclusions only remove cells, so the plan has at most
+        this many."""
+        zipped = {axis for group in self.zip for axis in group[1:]}
+        count = len(self.variants)
+        for axis, values in self.all_axes().items():
+            if axis not in zipped:
+                count *= len(values)
+        return count
+
+    def axis_parameters(self) -> dict[str, str]:
+        """Each parameter the axes set, with the axis that sets it (a mapping axis sets its
+        keys; `dtypes` sets `dtype`)."""
+        names: dict[str, str] = {}
+        for axis, values in self.all_axes().items():
+            for value in values:
+                names.update(dict.fromkeys(value if isinstance(value, dict) else [axis], axis))
+        return names
 
     def parameter_names(self) -> set[str]:
         """Every name a cell's parameters can hold: axis and variant keys."""
@@ -274,8 +303,8 @@ class HardwareProfile(Strict):
     interconnect_gbs: Ceiling | None = Field(
         None, description="Per-GPU, one-direction bandwidth between devices (NVLink), GB/s."
     )
-    l2_bytes: int | None = Field(None, gt=0)
-    memory_bytes: int | None = Field(None, gt=0)
+    l2_bytes: Count | None = Field(None, gt=0)
+    memory_bytes: Count | None = Field(None, gt=0)
     calibration: dict[str, Scalar] = Field(
         default_factory=dict, description="Provenance of the measured figures."
     )

@@ -1,0 +1,104 @@
+"""Strict counts, finite floats and a size limit in bench and profile files (issue 12,
+items 9 and 12)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from kernbench.errors import SpecError
+from kernbench.spec.loader import MAX_FILE_BYTES, load_bench, load_hardware
+
+HEAD = "name: b\ndescription: d\nkernel: sleep\n"
+
+
+def error_of(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "bench.yaml"
+    path.write_text(text)
+    with pytest.raises(SpecError) as info:
+        load_bench(path)
+    return str(info.value).removeprefix(f"{path}:")
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("rounds: true", "rounds: Input should be a valid integer (got True)"),
+        ("rounds: '2'", "rounds: Input should be a valid integer (got '2')"),
+        ("rounds: 2.0", "rounds: Input should be a valid integer (got 2.0)"),
+        ("timer: {min_samples: '5'}", "timer.min_samples: Input should be a valid integer "
+         "(got '5')"),
+        ("requires: {world_size: true}", "requires.world_size: Input should be a valid integer "
+         "(got True)"),
+        ("ab: {switch: X, aa: 'yes'}", "ab.aa: Input should be a valid boolean (got 'yes')"),
+        ("ab: {switch: X, rounds: '6'}", "ab.rounds: Input should be a valid integer (got '6')"),
+    ],
+)
+def test_counts_and_flags_are_strict(tmp_path: Path, line: str, message: str) -> None:
+    assert error_of(tmp_path, HEAD + line + "\n") == f"4: {message}"
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("timer: {budget_s: .inf}", "timer.budget_s: Input should be a finite number (got inf)"),
+        ("timer: {warmup_s: .inf}", "timer.warmup_s: Input should be a finite number (got inf)"),
+        ("timer: {cell_timeout_s: .inf}",
+         "timer.cell_timeout_s: Input should be a finite number (got inf)"),
+        ("timer: {rel_ci: .nan}", "timer.rel_ci: Input should be a finite number (got nan)"),
+        ("timer: {budget_s: '0.5'}", "timer.budget_s: Input should be a valid number "
+         "(got '0.5')"),
+        ("timer: {warmup_s: true}", "timer.warmup_s: Input should be a valid number (got True)"),
+        ("ab: {switch: X, min_effect: .inf}",
+         "ab.min_effect: Input should be a finite number (got inf)"),
+        ("ab: {switch: X, turn_ms: .inf}", "ab.turn_ms: Input should be a finite number "
+         "(got inf)"),
+    ],
+)
+def test_floats_are_finite_numbers(tmp_path: Path, line: str, message: str) -> None:
+    assert error_of(tmp_path, HEAD + line + "\n") == f"4: {message}"
+
+
+def test_an_int_still_passes_where_a_float_is_wanted(tmp_path: Path) -> None:
+    path = tmp_path / "bench.yaml"
+    path.write_text(HEAD + "timer: {budget_s: 1, warmup_s: 0}\nrounds: 3\n")
+    bench = load_bench(path)
+    assert (bench.timer.budget_s, bench.timer.warmup_s, bench.rounds) == (1.0, 0.0, 3)
+
+
+def test_a_profile_ceiling_of_inf_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        "name: p\ndescription: d\nkind: cpu\nmemory_gbs: {datasheet: .inf}\n"
+    )
+    with pytest.raises(SpecError) as info:
+        load_hardware(path)
+    assert str(info.value) == (
+        f"{path}:4: memory_gbs.datasheet: Input should be a finite number (got inf)"
+    )
+
+
+def test_dev_zero_is_refused_at_once() -> None:
+    started = time.perf_counter()
+    with pytest.raises(SpecError) as info:
+        load_bench(Path("/dev/zero"))
+    assert str(info.value) == "/dev/zero: cannot read: not a regular file"
+    assert time.perf_counter() - started < 1
+
+
+def test_a_file_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "huge.yaml"
+    path.write_text(HEAD + "# " + "x" * MAX_FILE_BYTES + "\n")
+    started = time.perf_counter()
+    with pytest.raises(SpecError) as info:
+        load_bench(path)
+    assert str(info.value) == f"{path}: larger than 1 MiB, too big for a bench or profile file"
+    assert time.perf_counter() - started < 1
+
+
+def test_a_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SpecError) as info:
+        load_bench(tmp_path)
+    assert str(info.value) == f"{tmp_path}: cannot read: a folder"

@@ -8,12 +8,12 @@ A/B reports key on.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kernbench.errors import UserError
-from kernbench.spec.models import Bench
+from kernbench.spec.models import MAX_CELLS, Bench
 
 
 @dataclass(frozen=True)
@@ -42,8 +42,17 @@ def axis_label(value: Any) -> str:
     return str(value)
 
 
-def _axis_rows(bench: Bench) -> list[dict[str, Any]]:
-    """The product of the axes, with each zip group moving as one axis."""
+def _axis_rows(bench: Bench) -> Iterator[dict[str, Any]]:
+    """The product of the axes, with each zip group moving as one axis, one row at a time."""
+    for combination in itertools.product(*_dimensions(bench)):
+        row: dict[str, Any] = {}
+        for part in combination:
+            row.update(part)
+        yield row
+
+
+def _dimensions(bench: Bench) -> list[list[dict[str, Any]]]:
+    """One list per independent axis (a zip group counts as one), of its rows' parts."""
     axes = bench.all_axes()
     zipped = {axis: group for group in bench.zip for axis in group}
     dimensions: list[list[dict[str, Any]]] = []
@@ -57,13 +66,7 @@ def _axis_rows(bench: Bench) -> list[dict[str, Any]]:
         # zipped axes have equal lengths (the model checks), so strict zips cannot fail
         rows_of_group = zip(*columns, strict=True)
         dimensions.append([dict(zip(group, values, strict=True)) for values in rows_of_group])
-    rows = []
-    for combination in itertools.product(*dimensions):
-        row: dict[str, Any] = {}
-        for part in combination:
-            row.update(part)
-        rows.append(row)
-    return rows
+    return dimensions
 
 
 def _flatten(axes: Mapping[str, Any]) -> dict[str, Any]:
@@ -94,41 +97,90 @@ def _matches(value: Any, want: Any) -> bool:
     return bool(value == want)
 
 
-def plan(bench: Bench, device: str | None = None) -> list[Cell]:
-    """The cells of `bench`; with a `device`, each cell's params carry it and exclusion
-    rules may name it (e.g. `{device: cpu, M: [8192, 16384]}`)."""
-    cells: list[Cell] = []
-    rows = _axis_rows(bench)
+def check_size(bench: Bench) -> None:
+    """Refuse a bench of more than MAX_CELLS cells before building any of them."""
+    count = bench.cell_count_bound()
+    if count > MAX_CELLS:
+        raise UserError(
+            f"{bench.name}: {count} cells before exclusions, more than the {MAX_CELLS} "
+            "a bench may have; split it or shorten an axis"
+        )
+
+
+def iter_cells(
+    bench: Bench, device: str | None = None, only: Sequence[str] = ()
+) -> Iterator[Cell]:
+    """The cells of `bench` one at a time, those matching every `--only` filter; each keeps
+    its index in the whole plan. With a `device`, each cell's params carry it and
+    exclusion rules may name it (e.g. `{device: cpu, M: [8192, 16384]}`)."""
+    check_size(bench)
+    filters = _filters(only, _known_keys(bench, device))
     extra = {"device": device} if device else {}
+    index = 0
     for variant, options in bench.variants.items():
-        for row in rows:
+        for row in _axis_rows(bench):
             params = {**_flatten(row), **options, **extra}
             if _excluded({**params, "variant": variant}, bench.exclude):
                 continue
-            cells.append(Cell(variant=variant, axes=row, params=params, index=len(cells)))
+            cell = Cell(variant=variant, axes=row, params=params, index=index)
+            index += 1
+            if all(_selected(cell, key, wanted) for key, wanted in filters):
+                yield cell
+
+
+def plan(bench: Bench, device: str | None = None, only: Sequence[str] = ()) -> list[Cell]:
+    """The cells of `bench` (see `iter_cells`); `--only` filters matching nothing are an
+    error."""
+    cells = list(iter_cells(bench, device, only))
+    if only and not cells:
+        raise UserError(f"--only: no cell matches {' '.join(only)}")
     return cells
 
 
 def select(cells: list[Cell], only: Sequence[str]) -> list[Cell]:
-    """The cells matching every `KEY=V1[,V2...]` filter (KEY: a parameter or `variant`).
+    """The cells matching every `KEY=V1[,V2...]` filter (KEY: a parameter, an axis or
+    `variant`).
 
     Values compare as text, so `--only M=4096 --only variant=triton,resident` works from a
-    shell. Cells keep their indices, which journals and results key on.
+    shell; an axis also matches as the plan shows it (`shape=256x256x256`). Cells keep
+    their indices, which journals and results key on.
     """
-    chosen = list(cells)
+    known = {"variant"} | {name for cell in cells for name in (*cell.params, *cell.axes)}
+    filters = _filters(only, known)
+    chosen = [c for c in cells if all(_selected(c, key, wanted) for key, wanted in filters)]
+    if not chosen:
+        raise UserError(f"--only: no cell matches {' '.join(only)}")
+    return chosen
+
+
+def _known_keys(bench: Bench, device: str | None) -> set[str]:
+    known = {"variant"} | bench.parameter_names() | set(bench.all_axes())
+    return known | {"device"} if device else known
+
+
+def _filters(only: Sequence[str], known: set[str]) -> list[tuple[str, set[str]]]:
+    """`KEY=V1[,V2...]` texts as (key, wanted values); a malformed or unknown key is an
+    error."""
+    filters = []
     for text in only:
         key, sep, values = text.partition("=")
         if not sep or not key or not values:
             raise UserError(f"--only: {text!r} is not KEY=VALUE[,VALUE...]")
-        known = {"variant"} | {name for cell in cells for name in cell.params}
         if key not in known:
             raise UserError(f"--only: unknown key {key!r}; known: {', '.join(sorted(known))}")
-        wanted = set(values.split(","))
-        chosen = [c for c in chosen if _as_text(c.variant if key == "variant"
-                                                 else c.params.get(key)) in wanted]
-    if not chosen:
-        raise UserError(f"--only: no cell matches {' '.join(only)}")
-    return chosen
+        filters.append((key, set(values.split(","))))
+    return filters
+
+
+def _selected(cell: Cell, key: str, wanted: set[str]) -> bool:
+    if key == "variant":
+        return cell.variant in wanted
+    texts = set()
+    if key in cell.params:
+        texts.add(_as_text(cell.params[key]))
+    if key in cell.axes:
+        texts.add(axis_label(cell.axes[key]))
+    return not texts.isdisjoint(wanted)
 
 
 def _as_text(value: Any) -> str:

@@ -8,10 +8,13 @@ means a warm cache or a broken timer, not a fast kernel.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kernbench.analyze.collective import BUSBW_FACTOR, bandwidths
+from kernbench.plan import Cell
 from kernbench.spec import expr
 from kernbench.spec.models import Bench, HardwareProfile, derived_names
 
@@ -20,15 +23,71 @@ from kernbench.spec.models import Bench, HardwareProfile, derived_names
 INVALID_MARGIN = 0.03
 
 
+class MetricError(ValueError):
+    """A metric that cannot be computed on a cell: division by zero, a math domain error,
+    a wrong argument, a result that is not a finite number. The message says why."""
+
+    def __init__(self, name: str, why: str) -> None:
+        super().__init__(why)
+        self.name = name
+        self.why = why
+
+
 def expression_metrics(bench: Bench, params: Mapping[str, Any]) -> dict[str, float]:
+    """The bench's metric expressions on one cell's parameters. A metric naming a
+    parameter the cell lacks (a variant-only option) does not apply to it and is left out;
+    one that cannot be computed raises `MetricError`, never a value dropped or an inf."""
     namespace = derived_names(dict(params))
     values: dict[str, float] = {}
     for name, text in bench.metrics.items():
-        try:
-            values[name] = float(expr.parse(text).evaluate(namespace))
-        except expr.ExpressionError:
-            continue  # a name this cell lacks (e.g. a variant-only option)
+        expression = expr.parse(text)
+        if expression.names <= namespace.keys():
+            values[name] = metric_value(name, expression, namespace)
     return values
+
+
+def metric_value(name: str, expression: expr.Expression, namespace: Mapping[str, Any]) -> float:
+    """One metric as a finite float, or `MetricError` saying why not."""
+    try:
+        value = float(expression.evaluate(namespace))
+    except expr.ExpressionError as exc:
+        raise MetricError(name, str(exc)) from None
+    except OverflowError:
+        raise MetricError(name, f"{expression.text!r} is too large for a float") from None
+    return value
+
+
+@dataclass(frozen=True)
+class MetricProblem:
+    """The first metric that cannot be computed on a cell of a plan."""
+
+    name: str
+    why: str
+    cell: Cell
+
+
+def first_metric_problem(bench: Bench, cells: Iterable[Cell]) -> MetricProblem | None:
+    """Every metric on every cell, before anything is measured (`validate`, `plan`, `run`).
+
+    Each expression is evaluated once per distinct value of the names it uses, so a plan
+    of many cells costs about as much as its distinct shapes.
+    """
+    expressions = {name: expr.parse(text) for name, text in bench.metrics.items()}
+    tried: set[tuple[str, tuple[str, ...]]] = set()
+    for cell in cells:
+        namespace = derived_names(dict(cell.params))
+        for name, expression in expressions.items():
+            if not expression.names <= namespace.keys():
+                continue
+            key = (name, tuple(repr(namespace[n]) for n in sorted(expression.names)))
+            if key in tried:
+                continue
+            tried.add(key)
+            try:
+                metric_value(name, expression, namespace)
+            except MetricError as exc:
+                return MetricProblem(name, exc.why, cell)
+    return None
 
 
 def cell_metrics(
@@ -37,7 +96,24 @@ def cell_metrics(
     median_s: float,
     profile: HardwareProfile | None,
 ) -> tuple[dict[str, float], str | None]:
-    """The metrics of one cell, and a reason when the result is physically impossible."""
+    """The metrics of one cell, and a reason when the result is physically impossible.
+
+    A metric that cannot be computed raises `MetricError` (results/build.py then keeps the
+    cell's samples and records why): a value is never dropped silently, nor stored as inf.
+    """
+    metrics, invalid = _measured_metrics(bench, params, median_s, profile)
+    for name, value in metrics.items():
+        if not math.isfinite(value):
+            raise MetricError(name, f"{name} is {value} at a median of {median_s:.3g} s")
+    return metrics, invalid
+
+
+def _measured_metrics(
+    bench: Bench,
+    params: Mapping[str, Any],
+    median_s: float,
+    profile: HardwareProfile | None,
+) -> tuple[dict[str, float], str | None]:
     metrics = expression_metrics(bench, params)
     metrics["time_s"] = median_s
     flops, moved = metrics.get("flops"), metrics.get("bytes")

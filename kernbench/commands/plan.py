@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from kernbench.commands.validate import check_bench
 from kernbench.plan import (
     CELL_OVERHEAD_S,
     ROUND_OVERHEAD_S,
@@ -15,11 +16,13 @@ from kernbench.plan import (
     axis_label,
     estimate_run_s,
     plan,
-    select,
 )
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.hardware import resolve_device
 from kernbench.spec.loader import shown_path
+
+# A table of more rows is too long to read, and slow to draw (a minute for 10^5 rows).
+MAX_ROWS_SHOWN = 1000
 
 
 def show_plan(
@@ -32,9 +35,8 @@ def show_plan(
     """Print the plan of bench `name` on `device` (cpu, cuda or auto); return its cells."""
     bench, path = find_bench(name, extra)
     device = resolve_device(device)
-    cells = plan(bench, device)
-    if only:
-        cells = select(cells, only)
+    check_bench(bench, path, device)
+    cells = plan(bench, device, only)
     console = console or Console(highlight=False)
     console.print(f"bench {bench.name} ({shown_path(path)}) on {device}: {len(cells)} cells")
     if bench.requires.device not in ("any", device):
@@ -43,9 +45,13 @@ def show_plan(
         console.print(f"note: each cell runs on {bench.requires.world_size} ranks")
     axes = list(bench.all_axes())
     table = Table("index", "variant", *axes)
-    for cell in cells:
+    for cell in cells[:MAX_ROWS_SHOWN]:
         table.add_row(str(cell.index), cell.variant, *(axis_label(cell.axes[a]) for a in axes))
     console.print(table)
+    if len(cells) > MAX_ROWS_SHOWN:
+        console.print(
+            f"... {len(cells) - MAX_ROWS_SHOWN} more cells not shown (narrow with --only)"
+        )
     seconds = estimate_run_s(bench, len(cells))
     console.print(
         f"estimate (rough): about {_duration(seconds)} = {len(cells)} cells x {bench.rounds} "

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from kernbench.commands.validate import check_bench
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.finish import RESULTS_NAME, build_run_results
 from kernbench.execute.lock import folder_lock
@@ -29,6 +30,8 @@ from kernbench.spec.loader import load_bench
 from kernbench.spec.models import Bench, spec_hash
 
 FAST_ENV = "MILESTONE_FAST"
+FAST_ON = ("1", "true", "yes", "on")
+FAST_OFF = ("", "0", "false", "no", "off")
 
 
 @dataclass
@@ -53,7 +56,14 @@ class RunRequest:
 
 
 def fast_requested(flag: bool) -> bool:
-    return flag or os.environ.get(FAST_ENV, "") not in ("", "0")
+    """--fast, or MILESTONE_FAST on (1, true, yes, on; 0, false, no, off or unset: off)."""
+    raw = os.environ.get(FAST_ENV, "")
+    value = raw.strip().lower()
+    if value not in FAST_ON + FAST_OFF:
+        raise UserError(
+            f"{FAST_ENV}: {raw!r} is not 1, true, yes, on (fast mode) or 0, false, no, off"
+        )
+    return flag or value in FAST_ON
 
 
 def run(request: RunRequest) -> int:
@@ -67,6 +77,7 @@ def run(request: RunRequest) -> int:
         return render_fast(bench, bench_path, out)
     options = new_options(request, bench, bench_path)
     _check_requirements(bench, bench_path, options.device)
+    check_bench(bench, bench_path, options.device)  # a metric or profile error: before measuring
     check_out(out)
     checked_plan(options, bench)  # a rejected --only or --shard, an empty plan: no folder
     with folder_lock(out, note):

@@ -1,14 +1,23 @@
-"""`kernbench validate`: check bench files and hardware profiles, every problem reported."""
+"""`kernbench validate`: check bench files and hardware profiles, every problem reported.
+
+A bench is checked as far as it can be before anything is measured (`check_bench`, which
+`plan` and `run` share): the file and its kernel (the loader), then the hardware profile
+it names and every metric on every cell of its plan.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kernbench.errors import SpecError
+from kernbench.analyze.metrics import first_metric_problem
+from kernbench.errors import SpecError, UserError
+from kernbench.plan import iter_cells
+from kernbench.spec import hardware
 from kernbench.spec.discovery import bench_files, discover
 from kernbench.spec.hardware import profile_files
-from kernbench.spec.loader import load_bench, load_hardware
+from kernbench.spec.loader import field_error, load_bench, load_hardware
+from kernbench.spec.models import Bench
 
 
 def validate_files(
@@ -20,7 +29,7 @@ def validate_files(
     if paths:
         targets = [(Path(p), _loader_for(Path(p))) for p in paths]
     else:
-        targets = [(p, load_bench) for p in bench_files(extra)]
+        targets = [(p, load_and_check) for p in bench_files(extra)]
         targets += [(p, load_hardware) for p in profile_files()]
     outcomes: list[tuple[Path, SpecError | None]] = []
     for path, load in targets:
@@ -40,4 +49,27 @@ def validate_files(
 
 def _loader_for(path: Path) -> Callable[[Path], object]:
     """Hardware profiles live in a `hardware` folder; everything else is a bench."""
-    return load_hardware if path.resolve().parent.name == "hardware" else load_bench
+    return load_hardware if path.resolve().parent.name == "hardware" else load_and_check
+
+
+def load_and_check(path: Path) -> Bench:
+    bench = load_bench(path)
+    check_bench(bench, path)
+    return bench
+
+
+def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
+    """What only the plan shows, as `PATH:LINE: field: message`: the hardware profile the
+    bench names exists, and every metric computes on every cell (on `device`'s plan, or
+    without a device: every cell any device could have)."""
+    if bench.hardware is not None:
+        try:
+            hardware.named_profile(bench.hardware)
+        except SpecError:
+            raise
+        except UserError as exc:
+            raise field_error(path, ("hardware",), exc.message) from None
+    problem = first_metric_problem(bench, iter_cells(bench, device))
+    if problem is not None:
+        message = f"{problem.why} (cell {problem.cell.id})"
+        raise field_error(path, ("metrics", problem.name), message)

@@ -20,6 +20,13 @@ from kernbench.spec.models import Bench
 BENCH_PATH_ENV = "KERNBENCH_BENCH_PATH"
 BENCH_SUFFIXES = (".yaml", ".yml")
 _PROJECT_NAME = re.compile(r'^name\s*=\s*["\']kernbench["\']\s*$', re.MULTILINE)
+# A top-level `name: x` line (plain or quoted, maybe a comment after): enough to find a
+# bench by name without parsing every file; the file found is then parsed in full.
+_NAME_LINE = re.compile(
+    r"""^name:[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#'"]+))[ \t]*(?:\#.*)?\r?$""",
+    re.MULTILINE,
+)
+_NAME_SEARCH_BYTES = 64 * 1024
 
 
 def project_root() -> Path:
@@ -118,13 +125,40 @@ def is_bench_path(name: str) -> bool:
 
 
 def find_bench(name: str, extra: Sequence[Path] = ()) -> tuple[Bench, Path]:
-    """The bench called `name` (or the bench file at path `name`), loaded and checked."""
+    """The bench called `name` (or the bench file at path `name`), loaded and checked.
+
+    Only the file found is parsed: `NAME.yaml` first, then the file whose `name:` line
+    says NAME; every file is parsed only when neither is found (an unknown name, or a
+    name written in flow style). Two files of one name are reported by `list` and
+    `validate`; here the first in search order wins.
+    """
     if is_bench_path(name):
         path = Path(name)
         if not path.is_file():
             raise UserError(f"{name}: bench file not found")
         return load_bench(path), path
+    for path in _candidates(name, bench_files(extra)):
+        bench = load_bench(path)
+        if bench.name == name:
+            return bench, path
     known = discover(extra)
     if name not in known:
         raise UserError(f"unknown bench {name!r}; known: {', '.join(known) or '(none)'}")
     return load_bench(known[name]), known[name]
+
+
+def _candidates(name: str, files: Sequence[Path]) -> list[Path]:
+    """The files whose `name:` line says `name`, those named NAME.yaml first."""
+    named = [path for path in files if _declared_name(path) == name]
+    return sorted(named, key=lambda path: path.stem != name)
+
+
+def _declared_name(path: Path) -> str | None:
+    """The value of the file's top-level `name:` line, read without parsing the YAML."""
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(_NAME_SEARCH_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    match = _NAME_LINE.search(head)
+    return next((group for group in match.groups() if group), None) if match else None

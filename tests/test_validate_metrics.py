@@ -1,0 +1,139 @@
+"""Metrics evaluated on every cell and the hardware profile resolved at `validate` and
+`plan` (before anything is measured), and metric values never dropped silently or stored
+as inf at run time (issue 12, items 2 and 6)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kernbench import cli
+from kernbench.analyze.metrics import MetricError, cell_metrics, expression_metrics
+from kernbench.errors import EXIT_OK, EXIT_USAGE
+from kernbench.spec.models import Bench
+
+runner = CliRunner()
+
+BENCH = """\
+name: m
+description: d
+kernel: sleep
+axes:
+  work_us: [50, 100]
+variants:
+  plain: {}
+  chunked: {chunks: 4}
+metrics:
+  flops: {metric}
+"""
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def write(folder: Path, metric: str, extra: str = "") -> str:
+    (folder / "m.yaml").write_text(BENCH.replace("{metric}", metric) + extra)
+    return "m.yaml"
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(cli.app, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("metric", "message"),
+    [
+        ("work_us/0", "division by zero in 'work_us/0' (cell plain/work_us=50)"),
+        ("min(work_us)", "'int' object is not iterable in 'min(work_us)' (cell plain/work_us=50)"),
+        ("log2(work_us - 50)", "math domain error in 'log2(work_us - 50)' (cell plain/work_us=50)"),
+        ("10**400", "exponent 400 exceeds 64 in '10**400' (cell plain/work_us=50)"),
+        ("1e308*work_us", "overflow to inf in '1e308*work_us' (cell plain/work_us=50)"),
+        ("work_us / (work_us - 100)",
+         "division by zero in 'work_us / (work_us - 100)' (cell plain/work_us=100)"),
+        ("work_us / (chunks - 4)",
+         "division by zero in 'work_us / (chunks - 4)' (cell chunked/work_us=50)"),
+    ],
+)
+def test_validate_and_plan_evaluate_every_metric_on_every_cell(
+    here: Path, metric: str, message: str
+) -> None:
+    path = write(here, metric)
+    expected = f"m.yaml:10: metrics.flops: {message}\n"
+    assert invoke("validate", path) == (EXIT_USAGE, "", expected)
+    assert invoke("plan", "--bench", path, "--device", "cpu") == (EXIT_USAGE, "", expected)
+
+
+def test_a_metric_of_a_variant_only_option_skips_the_other_variants(here: Path) -> None:
+    code, out, err = invoke("validate", write(here, "work_us * chunks"))
+    assert (code, out, err) == (EXIT_OK, "ok m.yaml\n", "")
+
+
+def test_validate_of_every_bench_checks_metrics_too(here: Path) -> None:
+    (here / "benches").mkdir()
+    (here / "pyproject.toml").write_text('[project]\nname = "kernbench"\n')
+    (here / "benches" / "m.yaml").write_text(BENCH.replace("{metric}", "work_us/0"))
+    code, _, err = invoke("validate")
+    assert code == EXIT_USAGE
+    assert err.splitlines()[0] == (
+        "benches/m.yaml:10: metrics.flops: division by zero in 'work_us/0' "
+        "(cell plain/work_us=50)"
+    )
+
+
+def test_an_unknown_hardware_profile_is_a_line_error(here: Path) -> None:
+    path = write(here, "work_us", "hardware: no-such-profile\n")
+    code, _, err = invoke("validate", path)
+    assert code == EXIT_USAGE
+    assert err.startswith(
+        "m.yaml:11: hardware: unknown hardware profile 'no-such-profile'; known: "
+    )
+    assert "cpu-generic" in err and err.count("\n") == 1
+    assert invoke("plan", "--bench", path, "--device", "cpu")[2] == err
+
+
+def test_a_known_hardware_profile_passes(here: Path) -> None:
+    path = write(here, "work_us", "hardware: cpu-generic\n")
+    assert invoke("validate", path) == (EXIT_OK, "ok m.yaml\n", "")
+
+
+def spec(**metrics: str) -> Bench:
+    return Bench.model_validate(
+        {"name": "b", "description": "d", "kernel": "sleep", "metrics": metrics}
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("work_us/0", "division by zero in 'work_us/0'"),
+        ("log2(work_us - 50)", "math domain error in 'log2(work_us - 50)'"),
+        ("10**400", "exponent 400 exceeds 64 in '10**400'"),
+        ("1e308*10", "overflow to inf in '1e308*10'"),
+        ("min(work_us)", "'int' object is not iterable in 'min(work_us)'"),
+    ],
+)
+def test_a_metric_that_cannot_be_computed_raises_at_run_time(text: str, why: str) -> None:
+    with pytest.raises(MetricError) as info:
+        cell_metrics(spec(flops=text), {"work_us": 50}, 1e-3, None)
+    assert (info.value.name, str(info.value)) == ("flops", why)
+
+
+def test_a_metric_missing_a_parameter_does_not_apply_to_the_cell() -> None:
+    assert expression_metrics(spec(flops="work_us * chunks"), {"work_us": 50}) == {}
+
+
+def test_no_derived_rate_is_stored_as_inf() -> None:
+    with pytest.raises(MetricError) as info:
+        cell_metrics(spec(flops="1e300"), {}, 1e-12, None)
+    assert str(info.value) == "tflops is inf at a median of 1e-12 s"
+    metrics, invalid = cell_metrics(spec(flops="2*work_us"), {"work_us": 50}, 1e-3, None)
+    assert invalid is None and all(math.isfinite(v) for v in metrics.values())
+    assert metrics["flops"] == 100.0

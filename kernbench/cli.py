@@ -1,9 +1,10 @@
 """The command line: a thin typer layer, one core function per command.
 
 Every `UserError` (and `SpecError`) is caught once, in `_Group.invoke`, and printed as
-its one line on stderr with its exit code; Ctrl-C exits 130. Options that other layers
-also read (the device, the bench folders) are declared once here, with their
-environment variables; precedence is defaults < configs/ < bench file < env < CLI.
+its one line on stderr with its exit code, and so is click's usage error (a bad option
+value, an unknown option: one line, exit 2, no boxed usage); Ctrl-C exits 130. Options
+that other layers also read (the device, the bench folders) are declared once here, with
+their environment variables; precedence is defaults < configs/ < bench file < env < CLI.
 
 Commands that measure, draw or analyze import their module when called: those pull in
 scipy and matplotlib, which `kernbench list` and `--help` should not wait for.
@@ -11,6 +12,7 @@ scipy and matplotlib, which `kernbench list` and `--help` should not wait for.
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -48,15 +50,40 @@ class _ReadableHelp(typer.core.TyperGroup):
 
 
 class _Group(_ReadableHelp):
+    # Click's usage errors (typer.TyperException: a bad option value, a missing or unknown
+    # option or command) are printed as one line, like a UserError, not as a boxed usage.
+    def make_context(self, info_name: str | None, args: list[str], *rest: Any, **kw: Any) -> Any:
+        if not args:
+            return super().make_context(info_name, args, *rest, **kw)  # `kernbench`: the help
+        try:
+            return super().make_context(info_name, args, *rest, **kw)
+        except typer.TyperException as exc:  # an option of the group itself
+            _echo_one_line(exc)
+            raise typer.Exit(exc.exit_code) from None
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except UserError as exc:
             typer.echo(exc.message, err=True)
             ctx.exit(exc.code)
+        except typer.TyperException as exc:  # a command's options
+            _echo_one_line(exc)
+            ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
             typer.echo("kernbench: interrupted", err=True)
             ctx.exit(EXIT_INTERRUPTED)
+
+
+def _echo_one_line(exc: typer.TyperException) -> None:
+    typer.echo(" ".join(exc.format_message().split()), err=True)
+
+
+def _finite(value: float | None) -> float | None:
+    """The callback of float options: inf and nan pass a range check, yet mean nothing."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a finite number")
+    return value
 
 
 app = typer.Typer(
@@ -95,7 +122,8 @@ RunOut = Annotated[
     Path | None, typer.Option("--out", help="Output folder; default runs/NAME/<UTC>/.")
 ]
 Rounds = Annotated[
-    int | None, typer.Option("--rounds", min=1, help="Rounds (fresh worker processes).")
+    int | None,
+    typer.Option("--rounds", min=1, max=100, help="Rounds (fresh worker processes), 1 to 100."),
 ]
 FirstRound = Annotated[
     int, typer.Option("--first-round", min=1, help="Number of the first round (A/B sides).")
@@ -310,7 +338,8 @@ def ab_command(
     ] = None,
     min_effect: Annotated[
         float | None,
-        typer.Option("--min-effect", min=0, help="Smallest effect worth a call, % (default 1)."),
+        typer.Option("--min-effect", min=0, callback=_finite,
+                     help="Smallest effect worth a call, % (default 1)."),
     ] = None,
     schedule: Annotated[
         str | None,
@@ -319,7 +348,8 @@ def ab_command(
     ] = None,
     turn_ms: Annotated[
         float | None,
-        typer.Option("--turn-ms", help="Interleaved: the length a turn aims at, ms (default 5)."),
+        typer.Option("--turn-ms", callback=_finite,
+                     help="Interleaved: the length a turn aims at, ms (default 5)."),
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Output folder; default runs/ab_VAR_<UTC>/.")
@@ -348,7 +378,8 @@ def ab_command(
 def summarize_command(
     folder: Annotated[Path, typer.Argument(help="An A/B folder (holding ab-run.json).")],
     min_effect: Annotated[
-        float | None, typer.Option("--min-effect", min=0, help="Re-judge with this effect, %.")
+        float | None,
+        typer.Option("--min-effect", min=0, callback=_finite, help="Re-judge with this effect, %."),
     ] = None,
 ) -> None:
     """Rebuild ab.json, report.md and the figure of an A/B folder; runs nothing."""

@@ -1,0 +1,153 @@
+"""Command-line input errors are one line with exit 2, fast mode reads its variable
+strictly, and `--bench NAME` parses only the file it finds (issue 12, items 9 and 12)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from time_limit import time_limit
+from typer.testing import CliRunner
+
+from kernbench import cli
+from kernbench.commands.run import FAST_ENV, fast_requested
+from kernbench.errors import EXIT_USAGE, UserError
+from kernbench.spec import discovery, loader
+
+runner = CliRunner()
+
+
+def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    with time_limit(10):  # before the fixes, `--rounds 1000000000` and /dev/zero hung
+        result = runner.invoke(cli.app, list(args), env=env)
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "proj"
+    (root / "benches").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "kernbench"\n')
+    for name in ("alpha", "beta"):
+        (root / "benches" / f"{name}.yaml").write_text(
+            f"name: {name}\ndescription: the {name} bench\nkernel: sleep\n"
+            "requires: {device: cpu}\n"
+        )
+    monkeypatch.chdir(root)
+    monkeypatch.delenv(discovery.BENCH_PATH_ENV, raising=False)
+    monkeypatch.delenv(FAST_ENV, raising=False)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "--bench", "alpha", "--rounds", "1000000000"],
+         "Invalid value for '--rounds': Input should be less than or equal to 100"),
+        (["run", "--bench", "alpha", "--rounds", "x"],
+         "Invalid value for '--rounds': Input should be a valid integer, unable to parse "
+         "string as an integer"),
+        (["ab", "--bench", "alpha", "--min-effect", "inf"],
+         "Invalid value for '--min-effect': inf is not a finite number"),
+        (["ab", "--bench", "alpha", "--turn-ms", "inf"],
+         "Invalid value for '--turn-ms': inf is not a finite number"),
+        (["summarize", ".", "--min-effect", "inf"],
+         "Invalid value for '--min-effect': inf is not a finite number"),
+        (["plan"], "Missing option '--bench'."),
+        (["run", "--nope"], "No such option: --nope"),
+        (["--nope"], "No such option: --nope"),
+        (["nocommand"], "No such command 'nocommand'."),
+    ],
+)
+def test_option_errors_are_one_line(project: Path, args: list[str], message: str) -> None:
+    assert invoke(*args) == (EXIT_USAGE, "", message + "\n")
+
+
+def test_no_arguments_still_print_the_help(project: Path) -> None:
+    code, out, _ = invoke()
+    assert code == EXIT_USAGE and "[OPTIONS] COMMAND [ARGS]" in out and "list" in out
+
+
+@pytest.mark.parametrize("value", ["1", "true", "TRUE", "yes", "on", " On "])
+def test_fast_mode_on(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv(FAST_ENV, value)
+    assert fast_requested(False) is True
+
+
+@pytest.mark.parametrize("value", ["", "0", "false", "False", "no", "off"])
+def test_fast_mode_off(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv(FAST_ENV, value)
+    assert fast_requested(False) is False
+    assert fast_requested(True) is True
+
+
+def test_fast_mode_value_not_understood(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(FAST_ENV, "maybe")
+    with pytest.raises(UserError) as info:
+        fast_requested(False)
+    assert str(info.value) == (
+        "MILESTONE_FAST: 'maybe' is not 1, true, yes, on (fast mode) or 0, false, no, off"
+    )
+
+
+def test_fast_mode_false_measures_instead(project: Path) -> None:
+    # Fast mode would stop at the missing data file; off, the run stops at the device check.
+    path = project / "benches" / "alpha.yaml"
+    env = {FAST_ENV: "false"}
+    code, _, err = invoke("run", "--bench", "alpha", "--device", "cuda", env=env)
+    assert (code, err) == (
+        EXIT_USAGE, f"{path}: requires.device: the bench needs cpu, not cuda\n"
+    )
+    code, _, err = invoke("run", "--bench", "alpha", env={FAST_ENV: "1"})
+    assert (code, err) == (
+        EXIT_USAGE, f"{path}: data: fast mode needs the bench's committed data file\n"
+    )
+
+
+def test_validate_dev_zero_is_one_line(project: Path) -> None:
+    assert invoke("validate", "/dev/zero") == (
+        EXIT_USAGE, "", "/dev/zero: cannot read: not a regular file\n"
+    )
+
+
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The files the YAML parser reads, in order."""
+    seen: list[Path] = []
+    original = loader.read_document
+
+    def spy(path: Path) -> loader.Document:
+        seen.append(Path(path))
+        return original(path)
+
+    monkeypatch.setattr(loader, "read_document", spy)
+    monkeypatch.setattr(discovery, "read_document", spy)
+    return seen
+
+
+def test_bench_by_name_parses_only_its_file(project: Path, parsed: list[Path]) -> None:
+    benches = project / "benches"
+    for index in range(30):
+        (benches / f"other{index}.yaml").write_text(
+            f"name: other{index}\ndescription: d\nkernel: sleep\n"
+        )
+    (benches / "broken.yaml").write_text("name: [unclosed\n")
+    (benches / "g-file.yml").write_text("# a comment\nname: 'gamma'  # the bench\n"
+                                        "description: d\nkernel: sleep\n")
+    bench, path = discovery.find_bench("beta")
+    assert (bench.name, parsed) == ("beta", [benches / "beta.yaml"])
+    parsed.clear()
+    bench, path = discovery.find_bench("gamma")
+    assert (bench.name, parsed) == ("gamma", [benches / "g-file.yml"])
+
+
+def test_bench_by_name_in_flow_style_is_still_found(project: Path, parsed: list[Path]) -> None:
+    (project / "benches" / "x.yaml").write_text(
+        "{name: delta, description: d, kernel: sleep}\n"
+    )
+    bench, path = discovery.find_bench("delta")
+    assert (bench.name, path.name) == ("delta", "x.yaml")
+    with pytest.raises(UserError) as info:
+        discovery.find_bench("epsilon")
+    assert str(info.value) == "unknown bench 'epsilon'; known: alpha, beta, delta"

@@ -8,10 +8,9 @@ rewritten with the line of the deepest part of its field path that exists in the
 
 from __future__ import annotations
 
-import inspect
 import os
 import stat
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, get_args
@@ -23,7 +22,8 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kernbench.errors import SpecError
 from kernbench.kernels import BUILTINS, FactoryError, resolve_factory
-from kernbench.spec.models import MAX_CELLS, Bench, HardwareProfile, check_metrics
+from kernbench.spec.checks import bench_problem, factory_problem
+from kernbench.spec.models import Bench, HardwareProfile
 
 LinePath = tuple[str, ...]
 Model = TypeVar("Model", bound=BaseModel)
@@ -283,97 +283,24 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
 
 
 def _check_bench(bench: Bench, doc: Document) -> None:
-    """What the models cannot see: the cell count, metric names, exclusion keys, variant
-    options that would hide an axis, the kernel's factory and the keywords it takes."""
-    count = bench.cell_count_bound()
-    if count > MAX_CELLS:
-        where = ("axes",) if bench.axes else ()
-        message = (
-            f"{count} cells before exclusions, more than the {MAX_CELLS} a bench may have; "
-            "split it or shorten an axis"
-        )
-        raise SpecError(doc.shown, doc.line(where), ".".join(where), message)
-    errors = check_metrics(bench)
-    for name in bench.metrics:
-        if name in errors:
-            field: tuple[str, ...] = ("metrics", name)
-            raise SpecError(doc.shown, doc.line(field), ".".join(field), errors[name])
-    known = bench.parameter_names() | {"variant", "device"}
-    for index, rule in enumerate(bench.exclude):
-        for key in rule:
-            if key not in known:
-                field = ("exclude", str(index), key)
-                message = f"unknown parameter {key!r}; known: {', '.join(sorted(known))}"
-                raise SpecError(doc.shown, doc.line(field), ".".join(field), message)
-    _check_variant_options(bench, doc)
-    if ":" not in bench.kernel and bench.kernel not in BUILTINS:
-        message = (
-            f"unknown kernel {bench.kernel!r}; built-in: {', '.join(sorted(BUILTINS))} "
-            "(or give module:factory)"
-        )
-        raise SpecError(doc.shown, doc.line(("kernel",)), "kernel", message)
-    try:
-        factory = resolve_factory(bench.kernel, doc.path.parent)
-    except FactoryError as exc:
-        raise SpecError(doc.shown, doc.line(("kernel",)), "kernel", str(exc)) from None
-    _check_factory_keywords(bench, doc, factory)
-
-
-def _check_variant_options(bench: Bench, doc: Document) -> None:
-    """A variant option named like an axis parameter (or `device`) would replace the axis
-    value in every cell while the cell ids still show the axis: refused."""
-    axis_of = bench.axis_parameters()
-    for variant, options in bench.variants.items():
-        for option in options:
-            field = ("variants", variant, option)
-            if option == "device":
-                message = "'device' is set by the run (--device); a variant cannot set it"
-            elif axis_of.get(option) == option:
-                message = f"{option!r} is an axis; a variant option cannot override it"
-            elif option in axis_of:
-                message = (
-                    f"{option!r} is set by the axis {axis_of[option]!r}; a variant option "
-                    "cannot override it"
-                )
-            else:
-                continue
-            raise SpecError(doc.shown, doc.line(field), ".".join(field), message)
-
-
-def _check_factory_keywords(bench: Bench, doc: Document, factory: Callable[..., object]) -> None:
-    """Every keyword the cells pass (axis parameters, variant options, `device`) must be
-    one the factory takes, unless it takes `**kwargs`."""
-    accepted = _keywords_taken(factory)
-    if accepted is None:
-        return
-    takes = f"{bench.kernel} takes {', '.join(sorted(accepted)) or 'no keywords'}"
-    passed: list[tuple[str, tuple[str, ...]]] = [
-        (name, ("axes", axis) if axis in bench.axes else ("dtypes",))
-        for name, axis in bench.axis_parameters().items()
-    ]
-    passed += [
-        (option, ("variants", variant, option))
-        for variant, options in bench.variants.items()
-        for option in options
-    ]
-    passed.append(("device", ("kernel",)))
-    for name, field in passed:
-        if name not in accepted:
-            message = f"{name!r} is passed to every cell's kernel, but {takes}"
-            raise SpecError(doc.shown, doc.line(field), ".".join(field), message)
-
-
-def _keywords_taken(factory: Callable[..., object]) -> set[str] | None:
-    """The keyword parameters of `factory`, or None when it takes any (`**kwargs`) or its
-    signature cannot be read."""
-    try:
-        parameters = inspect.signature(factory).parameters.values()
-    except (TypeError, ValueError):
-        return None
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return None
-    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return {p.name for p in parameters if p.kind in keyword}
+    """What the models cannot see (`spec/checks.py`), then the kernel's factory and the
+    keywords it takes."""
+    problem = bench_problem(bench)
+    if problem is None:
+        if ":" not in bench.kernel and bench.kernel not in BUILTINS:
+            message = (
+                f"unknown kernel {bench.kernel!r}; built-in: {', '.join(sorted(BUILTINS))} "
+                "(or give module:factory)"
+            )
+            raise SpecError(doc.shown, doc.line(("kernel",)), "kernel", message)
+        try:
+            factory = resolve_factory(bench.kernel, doc.path.parent)
+        except FactoryError as exc:
+            raise SpecError(doc.shown, doc.line(("kernel",)), "kernel", str(exc)) from None
+        problem = factory_problem(bench, factory)
+    if problem is not None:
+        field, message = problem
+        raise SpecError(doc.shown, doc.line(field), ".".join(field), message)
 
 
 def field_error(path: Path, parts: Sequence[str], message: str) -> SpecError:

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
+from kernbench.commands.files import COMMANDS as FILE_COMMANDS
 from kernbench.commands.help import readable_types
 from kernbench.commands.plan import show_plan
 from kernbench.commands.schema import (
@@ -30,7 +31,6 @@ from kernbench.commands.schema import (
 )
 from kernbench.commands.validate import validate_files
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, SpecError, UserError
-from kernbench.results import model as results_io
 from kernbench.spec.discovery import discover
 from kernbench.spec.loader import load_bench, shown_path
 
@@ -273,48 +273,10 @@ def run_command(
     raise typer.Exit(code)
 
 
-@app.command("collect")
-def collect_command(
-    folder: Annotated[Path, typer.Argument(help="A run folder (holding run.json).")],
-) -> None:
-    """Rebuild a run's results.json and figures from its journal; runs nothing."""
-    from kernbench.commands.collect import collect
+# --- saved files: collect, render, report, export, compare, merge -----------------------
 
-    raise typer.Exit(collect(folder))
-
-
-@app.command("render")
-def render_command(
-    results: Annotated[Path, typer.Argument(help="A results.json file.")],
-    out: Annotated[
-        Path | None, typer.Option("--out", help="Folder for the figures; default: beside it.")
-    ] = None,
-) -> None:
-    """Draw the figures of a results file (no kernel runs, no torch import)."""
-    from kernbench.render import render_results
-    loaded = results_io.load(results)
-    for path in render_results(loaded, out or results.parent / "figures"):
-        typer.echo(str(path))
-
-
-@app.command("merge")
-def merge_command(
-    parts: Annotated[list[Path], typer.Argument(help="results.json of each shard.")],
-    out: Annotated[Path, typer.Option("--out", help="The merged results file to write.")],
-    figures: Annotated[
-        bool, typer.Option("--figures/--no-figures", help="Draw the figures beside it.")
-    ] = True,
-) -> None:
-    """Join the results of a sharded sweep (`run --shard I/N`) into one file."""
-    from kernbench.render import render_results
-    from kernbench.results.merge import check_merge_out, merge_results  # scipy: statistics
-
-    check_merge_out(out)
-    merged = merge_results(parts)
-    results_io.save(merged, out)
-    typer.echo(f"wrote {out}: {len(merged.cells)} cells from {len(parts)} files")
-    if figures and merged.spec.get("figures"):
-        render_results(merged, out.parent / "figures", parallel=True)
+for _name, _command in FILE_COMMANDS.items():
+    app.command(_name)(_command)
 
 
 # --- A/B: ab, summarize -----------------------------------------------------------------
@@ -359,6 +321,10 @@ def ab_command(
         typer.Option("--resume", help="Continue an interrupted A/B in this folder: its "
                      "finished sides are kept."),
     ] = None,
+    fail_on: Annotated[
+        str | None, typer.Option("--fail-on", help="slower, faster or any: exit 1 when a "
+                                 "cell is called so (a CI gate).")
+    ] = None,
     device: Device = "auto",
     bench_dir: BenchDirs = None,
 ) -> None:
@@ -368,8 +334,9 @@ def ab_command(
     from kernbench.ab.run import ab
 
     outcome = ab(
-        bench, resume, switch=switch, a=a, b=b, rounds=rounds, aa=aa, min_effect=min_effect,
-        schedule=schedule, turn_ms=turn_ms, out=out, device=device, bench_dirs=bench_dir or (),
+        bench, resume, fail_on, switch=switch, a=a, b=b, rounds=rounds, aa=aa,
+        min_effect=min_effect, schedule=schedule, turn_ms=turn_ms, out=out, device=device,
+        bench_dirs=bench_dir or (),
     )
     raise typer.Exit(outcome.exit_code)
 

@@ -1,0 +1,133 @@
+"""The commands that read saved files: collect, render, report, export, compare, merge.
+
+Typer functions only, registered by `kernbench.cli`; each delegates to its core. Their
+cores import matplotlib or scipy, so each imports it when called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kernbench.results import model as results_io
+
+
+def collect_command(
+    folder: Annotated[Path, typer.Argument(help="A run folder (holding run.json).")],
+) -> None:
+    """Rebuild a run's results.json and figures from its journal; runs nothing."""
+    from kernbench.commands.collect import collect
+
+    raise typer.Exit(collect(folder))
+
+
+def render_command(
+    results: Annotated[Path, typer.Argument(help="A results.json file.")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Folder for the figures; default: beside it.")
+    ] = None,
+) -> None:
+    """Draw the figures of a results file (no kernel runs, no torch import)."""
+    from kernbench.render import render_results
+
+    loaded = results_io.load(results)
+    for path in render_results(loaded, out or results.parent / "figures"):
+        typer.echo(str(path))
+
+
+def export_command(
+    results: Annotated[Path, typer.Argument(help="A results file (.json or .json.gz).")],
+    fmt: Annotated[
+        str, typer.Option("--format", help="csv or json (a row per cell and round), or bench "
+                          "(CI trackers' name/unit/value list).")
+    ] = "csv",
+    metric: Annotated[
+        str | None, typer.Option("--metric", help="bench: report this metric (bigger is "
+                                 "better) instead of the median time.")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="File to write; default: standard output.")
+    ] = None,
+) -> None:
+    """Flatten a results file for pandas or a CI benchmark tracker."""
+    from kernbench.render.export import export  # matplotlib, through the render package
+
+    text = export(results_io.load(results), fmt, metric)
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        out.write_text(text)
+        typer.echo(f"wrote {out}")
+
+
+def compare_command(
+    base: Annotated[Path, typer.Argument(help="The results file to compare against.")],
+    new: Annotated[Path, typer.Argument(help="The results file under test.")],
+    min_effect: Annotated[
+        float, typer.Option("--min-effect", min=0, max=1000, help="Smallest effect worth a "
+                            "call, %.")
+    ] = 1.0,
+    fail_on: Annotated[
+        str | None, typer.Option("--fail-on", help="slower, faster or any: exit 1 when a "
+                                 "cell is called so (a CI gate).")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Folder for compare.md and compare.json.")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Compare runs of other benches or devices too.")
+    ] = False,
+) -> None:
+    """Compare two saved runs cell by cell: faster, slower, same or unstable."""
+    from kernbench.commands.compare import compare_runs  # scipy, through the statistics
+
+    text, code = compare_runs(base, new, min_effect, fail_on, out, force)
+    typer.echo(text, nl=False)
+    raise typer.Exit(code)
+
+
+def merge_command(
+    parts: Annotated[list[Path], typer.Argument(help="results.json of each shard.")],
+    out: Annotated[Path, typer.Option("--out", help="The merged results file to write.")],
+    figures: Annotated[
+        bool, typer.Option("--figures/--no-figures", help="Draw the figures beside it.")
+    ] = True,
+) -> None:
+    """Join the results of a sharded sweep (`run --shard I/N`) into one file."""
+    from kernbench.render import render_results
+    from kernbench.results.merge import check_merge_out, merge_results  # scipy: statistics
+
+    check_merge_out(out)
+    merged = merge_results(parts)
+    results_io.save(merged, out)
+    typer.echo(f"wrote {out}: {len(merged.cells)} cells from {len(parts)} files")
+    if figures and merged.spec.get("figures"):
+        render_results(merged, out.parent / "figures", parallel=True)
+
+
+def report_command(
+    source: Annotated[Path, typer.Argument(help="A run folder, or a results file.")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Folder for report.md and report.html; "
+                                  "default: the run folder, or beside the results file.")
+    ] = None,
+) -> None:
+    """Write report.md and a self-contained report.html of a run."""
+    from kernbench.render.report import report_results  # matplotlib, for missing figures
+
+    path = source / "results.json" if source.is_dir() else source
+    for written in report_results(results_io.load(path), out or path.parent):
+        typer.echo(str(written))
+
+
+COMMANDS: dict[str, Callable[..., None]] = {
+    "collect": collect_command,
+    "render": render_command,
+    "report": report_command,
+    "export": export_command,
+    "compare": compare_command,
+    "merge": merge_command,
+}

@@ -14,7 +14,7 @@ from kernbench.ab.run import AbOutcome, ab, parse_rounds, run_ab
 from kernbench.ab.schedule import load_manifest, side_options
 from kernbench.ab.sides import SideRequest
 from kernbench.commands import run as run_command
-from kernbench.errors import EXIT_OK, UserError
+from kernbench.errors import EXIT_OK, SpecError, UserError
 from kernbench.execute.rounds import RunFolder
 from kernbench.results import model as results_io
 from kernbench.spec.loader import load_bench
@@ -319,3 +319,12 @@ def test_a_bad_fail_on_is_refused_before_anything_runs(tmp_path):
     with pytest.raises(UserError, match="--fail-on: 'worse' is not one of slower, faster, any"):
         ab(str(write_bench(tmp_path)), None, fail_on="worse", out=tmp_path / "ab")
     assert not (tmp_path / "ab").exists()
+
+
+def test_a_metric_that_cannot_compute_stops_the_ab_before_any_side_runs(tmp_path):
+    bench = write_bench(tmp_path, ab=AB_BLOCK + "metrics:\n  flops: size/0\n")
+    sides = FakeSides()
+    with pytest.raises(SpecError, match=r"metrics\.flops: division by zero"):
+        run_ab(str(bench), out=tmp_path / "ab", device="cpu", run_side=sides,
+               schedule="sequential")
+    assert sides.requests == []

@@ -32,6 +32,7 @@ from kernbench.ab.schedule import (
 from kernbench.ab.schedule import schedule as sequential_schedule
 from kernbench.ab.sides import SideRunner, execute_runs, run_subprocess
 from kernbench.ab.switch_check import switch_warning
+from kernbench.analyze.checks import check_bench
 from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import holds_a_run, load_options
@@ -145,6 +146,7 @@ def run_ab(
     spec, bench_path = find_bench(bench, bench_dirs)
     settings = resolve_settings(spec, switch, a, b, rounds, aa, min_effect, schedule, turn_ms)
     device = resolve_device(device)
+    check_bench(spec, bench_path, device)  # a metric or profile error: before any side runs
     cells = plan(spec, device)
     if not cells:
         raise UserError(f"{bench_path}: the plan for device {device} is empty")

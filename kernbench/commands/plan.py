@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from kernbench.commands.validate import check_bench
+from kernbench.analyze.checks import check_bench
 from kernbench.plan import (
     CELL_OVERHEAD_S,
     ROUND_OVERHEAD_S,

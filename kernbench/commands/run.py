@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kernbench.commands.validate import check_bench
+from kernbench.analyze.checks import check_bench
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.finish import RESULTS_NAME, build_run_results
 from kernbench.execute.lock import folder_lock

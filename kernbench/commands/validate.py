@@ -10,13 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from kernbench.analyze.metrics import first_metric_problem
-from kernbench.errors import SpecError, UserError
-from kernbench.plan import iter_cells
-from kernbench.spec import hardware
+from kernbench.analyze.checks import check_bench
+from kernbench.errors import SpecError
 from kernbench.spec.discovery import bench_files, discover
 from kernbench.spec.hardware import profile_files
-from kernbench.spec.loader import field_error, load_bench, load_hardware
+from kernbench.spec.loader import load_bench, load_hardware
 from kernbench.spec.models import Bench
 
 
@@ -58,18 +56,3 @@ def load_and_check(path: Path) -> Bench:
     return bench
 
 
-def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
-    """What only the plan shows, as `PATH:LINE: field: message`: the hardware profile the
-    bench names exists, and every metric computes on every cell (on `device`'s plan, or
-    without a device: every cell any device could have)."""
-    if bench.hardware is not None:
-        try:
-            hardware.named_profile(bench.hardware)
-        except SpecError:
-            raise
-        except UserError as exc:
-            raise field_error(path, ("hardware",), exc.message) from None
-    problem = first_metric_problem(bench, iter_cells(bench, device))
-    if problem is not None:
-        message = f"{problem.why} (cell {problem.cell.id})"
-        raise field_error(path, ("metrics", problem.name), message)

@@ -32,7 +32,7 @@ from kernbench.execute.journal import (
 )
 from kernbench.execute.options import RunOptions, holds_a_run, save_options
 from kernbench.execute.progress import Progress
-from kernbench.plan import Cell, plan, select, shard
+from kernbench.plan import Cell, plan, shard
 from kernbench.results.model import RoundResult
 from kernbench.results.provenance import device_model
 from kernbench.spec.models import Bench
@@ -272,7 +272,5 @@ def checked_plan(options: RunOptions, bench: Bench) -> list[Cell]:
 
 
 def planned_cells(options: RunOptions, bench: Bench) -> list[Cell]:
-    cells = plan(bench, options.device)
-    if options.only:
-        cells = select(cells, options.only)
+    cells = plan(bench, options.device, options.only)  # --only applied as cells are made
     return shard(cells, options.shard) if options.shard else cells

@@ -1,0 +1,31 @@
+"""What only a bench's plan shows, checked before anything is measured: the hardware
+profile it names exists, and every metric computes on every cell. `validate`, `plan`,
+`run` and `ab` share it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernbench.analyze.metrics import first_metric_problem
+from kernbench.errors import SpecError, UserError
+from kernbench.plan import iter_cells
+from kernbench.spec import hardware
+from kernbench.spec.loader import field_error
+from kernbench.spec.models import Bench
+
+
+def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
+    """What only the plan shows, as `PATH:LINE: field: message`: the hardware profile the
+    bench names exists, and every metric computes on every cell (on `device`'s plan, or
+    without a device: every cell any device could have)."""
+    if bench.hardware is not None:
+        try:
+            hardware.named_profile(bench.hardware)
+        except SpecError:
+            raise
+        except UserError as exc:
+            raise field_error(path, ("hardware",), exc.message) from None
+    problem = first_metric_problem(bench, iter_cells(bench, device))
+    if problem is not None:
+        message = f"{problem.why} (cell {problem.cell.id})"
+        raise field_error(path, ("metrics", problem.name), message)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import signal
 import statistics
 import subprocess
 import sys
@@ -32,7 +31,7 @@ from kernbench.execute.finish import build_run_results
 from kernbench.execute.journal import JournalEntry, is_journaled, write_entry
 from kernbench.execute.options import save_options
 from kernbench.execute.pins import save_pins
-from kernbench.execute.rounds import RunFolder, write_task
+from kernbench.execute.rounds import RunFolder, kill_group, write_task
 from kernbench.plan import Cell
 from kernbench.results.ab import TURNS_FORMAT, CellTurns, RoundTurns
 from kernbench.results.model import RoundResult
@@ -90,9 +89,9 @@ class LiveSide:
                 self.process.stdin.close()
                 self.process.wait(EXIT_WAIT_S)
             except (OSError, subprocess.TimeoutExpired):
-                _kill(self.process)
+                kill_group(self.process)
         elif self.process.poll() is None:
-            _kill(self.process)
+            kill_group(self.process)
         for pipe in (self.process.stdin, self.process.stdout):
             if pipe is not None:
                 try:
@@ -101,20 +100,12 @@ class LiveSide:
                     pass
         self.log.close()
         code = int(self.process.wait())
-        _kill(self.process)  # what the side's kernels forked goes with it
+        kill_group(self.process)  # what the side's kernels forked goes with it
         return code
 
     def _lose(self, reason: str) -> None:
         self.gone = reason
-        _kill(self.process)
-
-
-def _kill(process: subprocess.Popen[str]) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    process.wait()
+        kill_group(self.process)
 
 
 def start_side(

@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kernbench.errors import UserError
 from kernbench.execute import launch
@@ -142,7 +143,7 @@ class RoundRunner:
             finally:
                 # Whatever the kernel forked stays in the worker's process group: it goes
                 # with the worker, never outliving it to write beside the next one.
-                _kill_group(process)
+                kill_group(process)
         if failure is not None:
             index, reason = failure
             self._record_failure(round_, by_index[index], reason)
@@ -190,7 +191,7 @@ class RoundRunner:
                 last_current = in_flight.index
                 self.progress.started(f"r{round_} {in_flight.id}")
             if time.time() - in_flight.started > timeout:
-                _kill_group(process)
+                kill_group(process)
                 return in_flight.index, f"timeout: cell ran longer than {timeout:g} s"
         return None
 
@@ -212,9 +213,10 @@ class RoundRunner:
         current_path(self.journal, round_).unlink(missing_ok=True)
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    """Kill the worker's process group, the worker included if it still runs. Linux does
-    not reuse a pid while it names a live group, so this is safe after the worker ended."""
+def kill_group(process: subprocess.Popen[Any]) -> None:
+    """Kill a worker's (or a side's) process group, itself included if it still runs.
+    Linux does not reuse a pid while it names a live group, so this is safe after the
+    process ended."""
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

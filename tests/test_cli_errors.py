@@ -6,36 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from time_limit import time_limit
-from typer.testing import CliRunner
+from cli_helpers import invoke, new_project
 
-from kernbench import cli
 from kernbench.commands.run import FAST_ENV, fast_requested
 from kernbench.errors import EXIT_USAGE, UserError
 from kernbench.spec import discovery, loader
 
-runner = CliRunner()
-
-
-def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    with time_limit(10):  # before the fixes, `--rounds 1000000000` and /dev/zero hung
-        result = runner.invoke(cli.app, list(args), env=env)
-    assert result.exception is None or isinstance(result.exception, SystemExit)
-    return result.exit_code, result.stdout, result.stderr
-
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "proj"
-    (root / "benches").mkdir(parents=True)
-    (root / "pyproject.toml").write_text('[project]\nname = "kernbench"\n')
-    for name in ("alpha", "beta"):
-        (root / "benches" / f"{name}.yaml").write_text(
-            f"name: {name}\ndescription: the {name} bench\nkernel: sleep\n"
-            "requires: {device: cpu}\n"
-        )
-    monkeypatch.chdir(root)
-    monkeypatch.delenv(discovery.BENCH_PATH_ENV, raising=False)
+    root = new_project(tmp_path, monkeypatch, "requires: {device: cpu}\n")
     monkeypatch.delenv(FAST_ENV, raising=False)
     return root
 

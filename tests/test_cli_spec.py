@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import invoke, new_project
 from typer.testing import CliRunner
 
 from kernbench import cli
@@ -23,24 +24,9 @@ runner = CliRunner()
 SHIPPED = "".join(f"ok {path}\n" for path in profile_files_in(packaged_hardware_dir()))
 
 
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(cli.app, list(args))
-    assert "Traceback" not in result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit)
-    return result.exit_code, result.stdout, result.stderr
-
-
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "proj"
-    (root / "benches").mkdir(parents=True)
-    (root / "pyproject.toml").write_text('[project]\nname = "kernbench"\n')
-    for name in ("alpha", "beta"):
-        (root / "benches" / f"{name}.yaml").write_text(
-            f"name: {name}\ndescription: the {name} bench\nkernel: sleep\n"
-        )
-    monkeypatch.chdir(root)
-    monkeypatch.delenv(discovery.BENCH_PATH_ENV, raising=False)
+    root = new_project(tmp_path, monkeypatch)
     monkeypatch.delenv("KERNBENCH_DEVICE", raising=False)
     return root
 

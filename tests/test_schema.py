@@ -8,34 +8,22 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from cli_helpers import invoke, new_project
 
-from kernbench import cli
 from kernbench.commands import schema as schema_files
 from kernbench.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from kernbench.spec import discovery
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGED = Path("kernbench", "data", "schemas")
-runner = CliRunner()
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(cli.app, list(args))
-    assert "Traceback" not in result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit)
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A kernbench checkout of its own, with both copies of the committed schemas."""
-    root = tmp_path / "proj"
-    (root / "benches").mkdir(parents=True)
-    (root / "pyproject.toml").write_text('[project]\nname = "kernbench"\n')
+    root = new_project(tmp_path, monkeypatch, bench_extra=None)
     shutil.copytree(REPO / "schemas", root / "schemas")
     shutil.copytree(REPO / PACKAGED, root / PACKAGED)
-    monkeypatch.chdir(root)
     return root
 
 

@@ -233,6 +233,8 @@ def report(results: results_io.Results, out_dir: Path, trouble: str | None = Non
     if trouble:
         print(f"{out_dir}: {trouble}", file=sys.stderr)
     print(f"results: {out_dir / RESULTS_NAME}")
+    if (out_dir / "report.html").is_file():
+        print(f"report: {out_dir / 'report.html'}")
     return EXIT_FAILED if bad or trouble else EXIT_OK
 
 

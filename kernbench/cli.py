@@ -12,6 +12,7 @@ scipy and matplotlib, which `kernbench list` and `--help` should not wait for.
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ import typer
 
 from kernbench.commands.files import COMMANDS as FILE_COMMANDS
 from kernbench.commands.help import readable_types
-from kernbench.commands.plan import show_plan
+from kernbench.commands.plan import plan_json, show_plan
 from kernbench.commands.schema import (
     drifted_schemas,
     folders_to_check,
@@ -29,10 +30,9 @@ from kernbench.commands.schema import (
     schema_text,
     write_schemas,
 )
-from kernbench.commands.validate import validate_files
-from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, SpecError, UserError
-from kernbench.spec.discovery import discover
-from kernbench.spec.loader import load_bench, shown_path
+from kernbench.commands.validate import list_benches, validate_files
+from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UserError
+from kernbench.spec.loader import shown_path
 
 
 class _ReadableHelp(typer.core.TyperGroup):
@@ -169,17 +169,20 @@ Shard = Annotated[
 # --- benches: list, validate, plan --------------------------------------------------
 
 
+AsJson = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
 @app.command("list")
-def list_command(bench_dir: BenchDirs = None) -> None:
+def list_command(bench_dir: BenchDirs = None, as_json: AsJson = False) -> None:
     """List the benches found: name, then description."""
-    found = discover(bench_dir or ())
-    width = max((len(name) for name in found), default=0)
-    for name, path in found.items():
-        try:
-            about = load_bench(path).description
-        except SpecError as exc:
-            about = f"(invalid: {exc})"
-        typer.echo(f"{name:<{width}}  {about}")
+    rows = list_benches(bench_dir or ())
+    if as_json:
+        typer.echo(json.dumps(rows, indent=1))
+        return
+    width = max((len(row["name"]) for row in rows), default=0)
+    for row in rows:
+        about = row.get("description") or f"(invalid: {row.get('error')})"
+        typer.echo(f"{row['name']:<{width}}  {about}")
 
 
 @app.command("validate")
@@ -205,8 +208,12 @@ def plan_command(
     device: Device = "auto",
     only: Only = None,
     bench_dir: BenchDirs = None,
+    as_json: AsJson = False,
 ) -> None:
     """Show the cells a run would measure, and a rough estimate of its time."""
+    if as_json:
+        typer.echo(plan_json(bench, device, bench_dir or (), only=only or ()), nl=False)
+        return
     show_plan(bench, device, bench_dir or (), only=only or ())
 
 

@@ -128,7 +128,7 @@ def test_interrupt_exits_130(project: Path, monkeypatch: pytest.MonkeyPatch) -> 
     def interrupted(*_: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "discover", interrupted)
+    monkeypatch.setattr(cli, "list_benches", interrupted)
     code, _, err = invoke("list")
     assert (code, err) == (EXIT_INTERRUPTED, "kernbench: interrupted\n")
 

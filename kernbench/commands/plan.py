@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -68,3 +69,22 @@ def _duration(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def plan_json(name: str, device: str, extra: Sequence[Path] = (),
+              only: Sequence[str] = ()) -> str:
+    """The plan as JSON for tools: the bench, the device, each cell and the estimate."""
+    bench, path = find_bench(name, extra)
+    device = resolve_device(device)
+    check_bench(bench, path, device)
+    cells = plan(bench, device, only)
+    document = {
+        "bench": bench.name,
+        "path": str(path),
+        "device": device,
+        "rounds": bench.rounds,
+        "estimate_s": estimate_run_s(bench, len(cells)),
+        "cells": [{"index": c.index, "id": c.id, "variant": c.variant,
+                   "axes": dict(c.axes), "params": dict(c.params)} for c in cells],
+    }
+    return json.dumps(document, indent=1, default=str) + "\n"

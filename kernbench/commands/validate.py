@@ -56,3 +56,15 @@ def load_and_check(path: Path) -> Bench:
     return bench
 
 
+
+
+def list_benches(extra: Sequence[Path] = ()) -> list[dict[str, str]]:
+    """Each bench found: its name, file and description (or why it does not load)."""
+    rows = []
+    for name, path in discover(extra).items():
+        try:
+            rows.append({"name": name, "path": str(path),
+                         "description": load_bench(path).description})
+        except SpecError as exc:
+            rows.append({"name": name, "path": str(path), "error": str(exc)})
+    return rows

@@ -41,3 +41,17 @@ def test_flags_and_failures_are_shown(tmp_path):
     assert "| boom: out of memory |" in text
     assert "under-tile" in text
     assert "1 failed" in text
+
+
+def test_an_ab_folder_gets_the_html_twin_of_its_report(tmp_path):
+    import shutil
+
+    from kernbench.ab.outputs import summarize_ab
+
+    folder = tmp_path / "ab"
+    shutil.copytree(DATA / "ab-schedules-h200" / "known-interleaved-5ms", folder)
+    report = summarize_ab(folder)
+    page = (folder / "report.html").read_text()
+    assert page.count('src="data:image/png;base64,') == 1
+    assert page.count("<tr class=") == len(report.cells) == 8
+    assert "schedule <b>interleaved</b>" in page

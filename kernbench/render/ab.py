@@ -19,6 +19,7 @@ VERDICT_COLORS = {
 }
 
 
+AB_FIGURE = "ab.png"  # the figure in an A/B folder
 SYMLOG_ABOVE_PCT = 20  # widest delta, in thresholds, past which the x axis goes symlog
 
 

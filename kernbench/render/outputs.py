@@ -11,17 +11,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kernbench.render import render_results
-from kernbench.render.ab import draw_ab_figure
+from kernbench.render.ab import AB_FIGURE, draw_ab_figure
 from kernbench.render.ab_report import render_markdown
 from kernbench.render.export import write_csv
-from kernbench.render.report import write_report
+from kernbench.render.report import write_ab_html, write_report
 from kernbench.results.ab import AbReport
 from kernbench.results.model import Results
 
 RunWriter = Callable[[Results, Path], list[Path]]
 AbWriter = Callable[[AbReport, Path], list[Path]]
 
-AB_FIGURE = "ab.png"
 AB_REPORT = "report.md"
 
 
@@ -52,7 +51,9 @@ RUN_WRITERS: dict[str, RunWriter] = {
     "figures": write_figures, "csv": write_csv, "report": write_report,
 }
 # In order: the report links the figure when there is one.
-AB_WRITERS: dict[str, AbWriter] = {"figure": write_ab_figure, "markdown": write_ab_markdown}
+AB_WRITERS: dict[str, AbWriter] = {
+    "figure": write_ab_figure, "markdown": write_ab_markdown, "html": write_ab_html,
+}
 
 
 def write_run_outputs(

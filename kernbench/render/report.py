@@ -17,12 +17,15 @@ from typing import Any
 import jinja2
 
 from kernbench.render import render_results
+from kernbench.render.ab import AB_FIGURE
 from kernbench.render.style import format_seconds
+from kernbench.results.ab import AbReport
 from kernbench.results.model import CellResult, Results
 
 TEMPLATES = Path(__file__).parent / "templates"
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
+AB_HTML = "report.html"
 # The metrics a table shows, in this order, when the cells have them.
 SHOWN_METRICS = ("tflops", "gbs", "busbw_gbs", "algbw_gbs", "util")
 THROTTLED_FLAG = 0.05  # flag a cell when more than this share of its samples was throttled
@@ -132,3 +135,16 @@ def _environment(name: str) -> jinja2.Environment:
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
+
+
+def write_ab_html(report: AbReport, folder: Path) -> list[Path]:
+    """The HTML twin of an A/B's report.md, its figure embedded."""
+    folder = Path(folder)
+    figure = folder / AB_FIGURE
+    encoded = base64.b64encode(figure.read_bytes()).decode() if figure.is_file() else None
+    environment = _environment(AB_HTML)
+    environment.filters["pct"] = lambda v: "n/a" if v != v else f"{v:+.2f} %"
+    path = folder / AB_HTML
+    path.write_text(environment.get_template("ab_report.html.j2").render(r=report,
+                                                                         figure=encoded))
+    return [path]

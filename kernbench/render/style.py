@@ -19,6 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 from matplotlib.transforms import blended_transform_factory
 
+from kernbench.render import cache
 from kernbench.results.jsonio import write_json
 from kernbench.results.model import Results
 
@@ -263,7 +264,13 @@ def save_figure(data: dict[str, Any], draw: Callable[[dict[str, Any]], Figure], 
     """`<name>.png` drawn from `data`, and the data itself as `<name>.json` (the golden
     output tests compare, not pixels)."""
     write_json(Path(out_dir) / f"{name}.json", data)
-    return save_png(draw(data), Path(out_dir) / f"{name}.png")
+    path = Path(out_dir) / f"{name}.png"
+    key = cache.figure_key(data, draw)
+    if cache.fetch(key, path):
+        return path
+    save_png(draw(data), path)
+    cache.store(key, path)
+    return path
 
 
 def save_png(figure: Figure, path: Path) -> Path:

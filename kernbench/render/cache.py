@@ -1,0 +1,82 @@
+"""The figure cache: a PNG drawn once for given figure data is copied, not drawn again.
+
+A figure's key is a hash of the data it plots, the source of the module that draws it and
+of the shared style, and matplotlib's version: any of them changing draws it anew, so a
+cached figure is never stale. Fast mode redraws the same committed data again and again;
+with the cache it copies files. The cache lives in `KERNBENCH_CACHE_DIR`, else
+`$XDG_CACHE_HOME/kernbench/figures` (`~/.cache/...`); `KERNBENCH_CACHE_DIR=off` turns it
+off. A cache that cannot be written is skipped, never an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+CACHE_ENV = "KERNBENCH_CACHE_DIR"
+
+
+def cache_dir() -> Path | None:
+    chosen = os.environ.get(CACHE_ENV)
+    if chosen == "off":
+        return None
+    if chosen:
+        return Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "kernbench" / "figures"
+
+
+def figure_key(data: dict[str, Any], draw: Callable[..., Any]) -> str:
+    digest = hashlib.sha256()
+    digest.update(json.dumps(data, sort_keys=True, default=str).encode())
+    digest.update(_source_digest(inspect.getsourcefile(draw) or ""))
+    digest.update(_source_digest(str(Path(__file__).with_name("style.py"))))
+    digest.update(matplotlib.__version__.encode())
+    return digest.hexdigest()[:32]
+
+
+def fetch(key: str, path: Path) -> bool:
+    """Copy the cached PNG of `key` to `path`; False when there is none."""
+    folder = cache_dir()
+    cached = folder / f"{key}.png" if folder else None
+    if cached is None or not cached.is_file():
+        return False
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(cached, path)
+    except OSError:
+        return False
+    return True
+
+
+def store(key: str, path: Path) -> None:
+    """Keep a copy of the PNG just drawn at `path` (atomically: forked drawers share it)."""
+    folder = cache_dir()
+    if folder is None:
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", dir=folder)
+        os.close(fd)
+        shutil.copyfile(path, tmp)
+        os.replace(tmp, folder / f"{key}.png")
+    except OSError:
+        return
+
+
+@cache
+def _source_digest(path: str) -> bytes:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).digest()
+    except OSError:
+        return b""

@@ -137,19 +137,3 @@ def test_no_derived_rate_is_stored_as_inf() -> None:
     metrics, invalid = cell_metrics(spec(flops="2*work_us"), {"work_us": 50}, 1e-3, None)
     assert invalid is None and all(math.isfinite(v) for v in metrics.values())
     assert metrics["flops"] == 100.0
-
-
-def test_a_figure_that_does_not_fit_the_cells_is_a_line_error(tmp_path):
-    from kernbench.analyze.checks import check_bench
-    from kernbench.errors import SpecError
-    from kernbench.spec.loader import load_bench
-
-    path = tmp_path / "fit.yaml"
-    path.write_text("name: fit\ndescription: a busy wait drawn as a GEMM\nkernel: sleep\n"
-                    "axes:\n  work_us: [10, 20]\nfigures: [utilization, busbw]\n")
-    with pytest.raises(SpecError) as caught:
-        check_bench(load_bench(path), path)
-    assert str(caught.value).endswith(
-        "fit.yaml:6: figures.0: figure 'utilization' plots cells with M, N, K; this bench's "
-        "cells have no M, N, K"
-    )

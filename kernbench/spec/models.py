@@ -51,8 +51,6 @@ FIGURE_RENDERERS = {
     "latency": "ccl",
 }
 FIGURES = tuple(FIGURE_RENDERERS)
-# The cell parameters each renderer needs: a figure fits a bench whose cells have them.
-RENDERER_NEEDS = {"gemm": ("M", "N", "K"), "ccl": ("op", "bytes")}
 # The timer registry: each timer `timer.kind` may name, as module:class (imported only when
 # chosen; "auto" picks one). Adding a timer: a line here, and its class under timing/.
 TIMERS = {

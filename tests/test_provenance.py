@@ -134,3 +134,14 @@ def test_the_committed_data_names_a_commit_and_a_version() -> None:
         assert re.fullmatch(r"[0-9a-f]{40}", prov["git"]["commit"]), path
         if prov["git"]["dirty"] is None:  # filled in from the run records, and said so
             assert "docs/gpu-runs.md" in prov["recovered"], path
+
+
+def test_commands_and_bench_paths_are_recorded_relative_to_the_project():
+    from kernbench.results.provenance import portable_command, portable_path
+    from kernbench.spec.discovery import project_root
+
+    bench = project_root() / "benches" / "ab-drift.yaml"
+    assert portable_path(bench) == "benches/ab-drift.yaml"
+    assert portable_path("/elsewhere/x.yaml") == "/elsewhere/x.yaml"
+    argv = [str(project_root() / "kernbench" / "__main__.py"), "run", "--bench", str(bench)]
+    assert portable_command(argv) == ["kernbench", "run", "--bench", "benches/ab-drift.yaml"]

@@ -11,6 +11,7 @@ from kernbench.analyze import stats
 from kernbench.analyze.metrics import cell_metrics
 from kernbench.plan import Cell
 from kernbench.results.model import CellResult, Fit, Results, RoundResult, Summary, fits_of
+from kernbench.results.provenance import portable_path
 from kernbench.spec.models import Bench, HardwareProfile
 
 
@@ -167,7 +168,7 @@ def build_results(
         device=manifest["device"],
         rounds=manifest["rounds"],
         first_round=manifest["first_round"],
-        provenance={**provenance, "bench_path": str(bench_path)},
+        provenance={**provenance, "bench_path": portable_path(bench_path)},
         hardware=profile.model_dump(mode="json") if profile else None,
         pins=pins,
         stale_pins=stale,

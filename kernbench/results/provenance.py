@@ -14,7 +14,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from kernbench.spec.discovery import source_tree
+from kernbench.spec.discovery import project_root, source_tree
 
 # Environment variables that can change what a kernel does; recorded with every result.
 ENV_PREFIXES = (
@@ -162,7 +162,7 @@ def collect(device: str) -> dict[str, Any]:
         "triton": package_version("triton"),
         "kernbench": kernbench_version(),
         "git": git_commit(),
-        "command": sys.argv,
+        "command": portable_command(sys.argv),
         "environment": switch_environment(),
         "device": device,
         "device_name": cpu_model(),
@@ -187,3 +187,21 @@ def device_model(device: str) -> str:
     if device == "cuda":
         return str(gpu_info()["gpu"])
     return cpu_model()
+
+
+def portable_path(path: str | Path) -> str:
+    """`path` relative to the project when it lies inside it: results are committed and
+    shared, and the folder a checkout sits in says nothing about the measurement."""
+    try:
+        return str(Path(path).resolve().relative_to(project_root().resolve()))
+    except (ValueError, OSError):
+        return str(path)
+
+
+def portable_command(argv: list[str]) -> list[str]:
+    """The command line as run, the program by its name and project paths relative."""
+    if not argv:
+        return []
+    program = Path(argv[0])
+    name = "kernbench" if program.name == "__main__.py" else program.name
+    return [name] + [portable_path(arg) if arg.startswith("/") else arg for arg in argv[1:]]

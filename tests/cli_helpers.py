@@ -38,3 +38,15 @@ def new_project(
     monkeypatch.chdir(root)
     monkeypatch.delenv(discovery.BENCH_PATH_ENV, raising=False)
     return root
+
+
+def nap_bench(folder: Path, extra: str = "", work_us: tuple[int, ...] = (1, 2)) -> Path:
+    """A bench of short busy waits (the built-in `sleep`), quick to run for real."""
+    folder.mkdir(parents=True, exist_ok=True)
+    bench = folder / "nap.yaml"
+    bench.write_text(
+        "name: nap\ndescription: a short spin\nkernel: sleep\n"
+        f"axes: {{work_us: [{', '.join(map(str, work_us))}]}}\n"
+        "timer: {warmup_s: 0.0, budget_s: 0.01, min_samples: 3}\n" + extra
+    )
+    return bench

@@ -6,10 +6,10 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
+from cli_helpers import nap_bench
 from typer.testing import CliRunner
 
 from kernbench import cli
@@ -30,17 +30,7 @@ runner = CliRunner()
 
 
 def sleep_bench(folder: Path, extra: str = "") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    bench = folder / "nap.yaml"
-    bench.write_text(textwrap.dedent("""\
-        name: nap
-        description: a short spin
-        kernel: sleep
-        axes: {work_us: [1, 2, 3]}
-        timer: {warmup_s: 0.0, budget_s: 0.01, min_samples: 3}
-        rounds: 2
-        """) + extra)
-    return bench
+    return nap_bench(folder, "rounds: 2\n" + extra, work_us=(1, 2, 3))
 
 
 @pytest.fixture(scope="module")

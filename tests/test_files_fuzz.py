@@ -6,11 +6,8 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
-import signal
 import tempfile
 import textwrap
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +15,7 @@ import pytest
 from ab_fixtures.build import results
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from time_limit import time_limit
 from typer.testing import CliRunner
 
 from kernbench import cli
@@ -79,20 +77,6 @@ def write(path: Path, content: bytes, how: str) -> Path:
     target = path.with_name(path.name + ".gz")
     target.write_bytes(packed if how == "gzip" else packed[: len(packed) // 2])
     return target
-
-
-@contextmanager
-def time_limit(seconds: int) -> Iterator[None]:
-    def hang(signum: int, frame: object) -> None:
-        raise TimeoutError(f"no answer within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, hang)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def invoke(*argv: str) -> None:

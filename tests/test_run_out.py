@@ -4,10 +4,10 @@ own; a run refused before measuring leaves nothing behind."""
 from __future__ import annotations
 
 import os
-import textwrap
 from pathlib import Path
 
 import pytest
+from cli_helpers import nap_bench
 from typer.testing import CliRunner
 
 from kernbench import cli
@@ -17,16 +17,7 @@ runner = CliRunner()
 
 
 def sleep_bench(folder: Path, extra: str = "") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    bench = folder / "nap.yaml"
-    bench.write_text(textwrap.dedent("""\
-        name: nap
-        description: a short spin
-        kernel: sleep
-        axes: {work_us: [1, 2]}
-        timer: {warmup_s: 0.0, budget_s: 0.01, min_samples: 3}
-        """) + extra)
-    return bench
+    return nap_bench(folder, extra)
 
 
 def run_cli(*argv: str) -> tuple[int, str]:

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Builds nccl-tests (a checkout outside this repository's history: third_party/ is
+# ignored) against the NCCL that torch ships, into /tmp/nccl-tests-build, for sm_90.
+# Usage: bash scripts/build_nccl_tests.sh NCCL_TESTS_DIR
+set -euo pipefail
+src=${1:?NCCL_TESTS_DIR}
+[ -x /tmp/nccl-tests-build/all_reduce_perf ] && exit 0
+nccl_pkg=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))')
+mkdir -p /tmp/nccl/lib
+ln -sfn "$nccl_pkg/include" /tmp/nccl/include
+ln -sf "$nccl_pkg"/lib/libnccl.so.2 /tmp/nccl/lib/libnccl.so.2
+ln -sf "$nccl_pkg"/lib/libnccl.so.2 /tmp/nccl/lib/libnccl.so
+cuda_home=$(dirname "$(dirname "$(command -v nvcc)")")
+make -s -C "$src" -j 16 MPI=0 CUDA_HOME="$cuda_home" NCCL_HOME=/tmp/nccl \
+  NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" BUILDDIR=/tmp/nccl-tests-build \
+  > /tmp/nccl-build.log 2>&1 || { tail -30 /tmp/nccl-build.log; exit 1; }
+echo "nccl-tests built against $nccl_pkg"

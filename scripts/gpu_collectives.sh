@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Collective timing against nccl-tests, in one call of a two-GPU machine (issue 17;
+# see docs/gpu-runs.md): builds nccl-tests from a checkout that is not part of this
+# repository, against the NCCL that torch ships; runs all_reduce, all_gather and
+# reduce_scatter from 1 KiB to 1 GiB (plain and with CUDA graphs, -G); runs
+# milestone-1h-ccl through kernbench in the same call; writes the comparison tables.
+# Usage: bash scripts/gpu_collectives.sh NCCL_TESTS_DIR OUT_DIR [kernbench run options]
+#   (needs the pydantic wheels in .whl/)
+set -uo pipefail
+src=${1:?NCCL_TESTS_DIR}
+out=${2:?OUT_DIR}
+shift 2
+mkdir -p "$out"
+python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+# NVLink multicast stays off on shared machines.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+{
+  python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version())'
+  bash scripts/build_nccl_tests.sh "$src" || exit 1
+  export LD_LIBRARY_PATH=/tmp/nccl/lib:${LD_LIBRARY_PATH:-}
+  for test in all_reduce all_gather reduce_scatter; do
+    /tmp/nccl-tests-build/${test}_perf -b 1K -e 1G -f 2 -g 2 -w 5 -n 50 -d float \
+      > "$out/${test}.log" 2>&1
+    /tmp/nccl-tests-build/${test}_perf -b 1K -e 1G -f 2 -g 2 -w 5 -n 50 -d float -G 10 \
+      > "$out/${test}_graph.log" 2>&1
+    echo "nccl-tests $test: exit $?"
+  done
+  timeout 400 python3 -m kernbench run --bench milestone-1h-ccl --device cuda --only dtype=fp32 \
+    --out /tmp/ccl "$@"
+  echo "kernbench exit $?"
+  results=/tmp/ccl/results.json
+  for reference in "" --graph; do
+    python3 scripts/nccl_compare.py --nccl-tests "$out" --results "$results" $reference \
+      --out-md "$out/compare${reference:+-graph}.md" --out-json "$out/compare${reference:+-graph}.json"
+  done
+} > "$out/collectives.log" 2>&1
+tar czf "$out/ccl.tgz" -C /tmp --exclude=tasks ccl
+tail -n 40 "$out/collectives.log"

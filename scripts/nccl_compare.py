@@ -1,0 +1,153 @@
+"""kernbench's collective times against nccl-tests', size by size.
+
+    python scripts/nccl_compare.py --nccl-tests LOG_DIR --results RESULTS [--dtype fp32]
+        [--out-md FILE] [--out-json FILE]
+
+LOG_DIR holds nccl-tests' output as `<test>.log` (all_reduce, all_gather, reduce_scatter;
+`<test>_graph.log` for a run with `-G`), RESULTS a kernbench results.json of
+milestone-1h-ccl. Sizes are nccl-tests' (kernbench's `bytes` axis follows them). A row per
+op, size and placement: nccl-tests' time (µs), kernbench's (the median of its round
+medians), their ratio; then the worst ratio per size band against the targets (within 3%
+from 64 KiB, within 10% below), and kernbench's alpha-beta fit against nccl-tests'
+smallest-message time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+from pathlib import Path
+from typing import Any
+
+from kernbench.results.model import load
+
+TESTS = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reduce_scatter"}
+NCCL_TYPES = {"fp32": "float", "bf16": "bfloat16", "fp16": "half"}
+ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\w+)\s+(\w+)\s+(-?\d+)\s+(.*)$")
+SMALL = 64 << 10
+
+
+def parse_nccl_tests(text: str, dtype: str) -> dict[tuple[int, bool], float]:
+    """{(size, inplace): seconds} from one nccl-tests log (its out-of-place and in-place
+    columns: time, algbw, busbw, #wrong each)."""
+    times: dict[tuple[int, bool], float] = {}
+    for line in text.splitlines():
+        match = ROW.match(line)
+        if not match or match.group(3) != NCCL_TYPES[dtype]:
+            continue
+        fields = match.group(6).split()
+        size = int(match.group(1))
+        times[(size, False)] = float(fields[0]) * 1e-6
+        times[(size, True)] = float(fields[4]) * 1e-6
+    return times
+
+
+def kernbench_times(results_path: Path, dtype: str) -> tuple[dict[Any, float], dict[str, Any]]:
+    results = load(results_path)
+    times = {}
+    for cell in results.cells:
+        params = cell.params
+        medians = [r.median_s for r in cell.rounds if r.status == "ok" and r.median_s]
+        if params.get("dtype") != dtype or not medians:
+            continue
+        key = (params["op"], int(params["bytes"]), bool(params["inplace"]))
+        times[key] = statistics.median(medians)
+    fits = {name: fit.model_dump() for name, fit in (results.fits or {}).items()}
+    return times, fits
+
+
+def compare(log_dir: Path, results_path: Path, dtype: str, suffix: str = "") -> dict[str, Any]:
+    mine, fits = kernbench_times(results_path, dtype)
+    rows = []
+    for test, op in TESTS.items():
+        log = log_dir / f"{test}{suffix}.log"
+        if not log.exists():
+            continue
+        for (size, inplace), reference in sorted(parse_nccl_tests(log.read_text(), dtype).items()):
+            measured = mine.get((op, size, inplace))
+            if measured is None:
+                continue
+            rows.append(
+                {
+                    "op": op,
+                    "bytes": size,
+                    "inplace": inplace,
+                    "nccl_tests_s": reference,
+                    "kernbench_s": measured,
+                    "ratio": measured / reference,
+                }
+            )
+    return {"dtype": dtype, "reference": f"nccl-tests{suffix or ''}", "rows": rows, "fits": fits}
+
+
+def band_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    small = [r["ratio"] for r in rows if r["bytes"] < SMALL]
+    large = [r["ratio"] for r in rows if r["bytes"] >= SMALL]
+
+    def worst(ratios: list[float]) -> float | None:
+        return max(ratios, key=lambda r: abs(r - 1)) if ratios else None
+
+    return {
+        "below_64KiB": {
+            "worst_ratio": worst(small),
+            "target": 0.10,
+            "met": all(abs(r - 1) <= 0.10 for r in small),
+        },
+        "from_64KiB": {
+            "worst_ratio": worst(large),
+            "target": 0.03,
+            "met": all(abs(r - 1) <= 0.03 for r in large),
+        },
+    }
+
+
+def size_label(size: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if size >= 1 << shift:
+            return f"{size >> shift} {unit}"
+    return f"{size} B"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    lines = [
+        f"| op | size | placement | {report['reference']} µs | kernbench µs | ratio |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in report["rows"]:
+        lines.append(
+            f"| {r['op']} | {size_label(r['bytes'])} | {'in' if r['inplace'] else 'out of'} place"
+            f" | {r['nccl_tests_s'] * 1e6:.2f} | {r['kernbench_s'] * 1e6:.2f} | {r['ratio']:.3f} |"
+        )
+    bands = report["bands"]
+    lines.append("")
+    for name, band in bands.items():
+        worst = band["worst_ratio"]
+        shown = "n/a" if worst is None else f"{worst:.3f}"
+        verdict = "met" if band["met"] else "NOT met"
+        lines.append(f"- {name}: worst ratio {shown} (target ±{band['target']:.0%}): {verdict}")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nccl-tests", type=Path, required=True)
+    parser.add_argument("--results", type=Path, required=True)
+    parser.add_argument("--dtype", default="fp32", choices=sorted(NCCL_TYPES))
+    parser.add_argument("--graph", action="store_true", help="against the `-G` logs")
+    parser.add_argument("--out-md", type=Path)
+    parser.add_argument("--out-json", type=Path)
+    args = parser.parse_args()
+    report = compare(args.nccl_tests, args.results, args.dtype, "_graph" if args.graph else "")
+    report["bands"] = band_summary(report["rows"])
+    text = markdown(report)
+    print(text)
+    if args.out_md:
+        args.out_md.write_text(text)
+    if args.out_json:
+        args.out_json.write_text(json.dumps(report, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -21,7 +21,7 @@ from typing import Annotated, Any
 import typer
 
 from kernbench.commands.files import COMMANDS as FILE_COMMANDS
-from kernbench.commands.help import readable_types
+from kernbench.commands.help import ReadableHelp
 from kernbench.commands.plan import plan_json, show_plan
 from kernbench.commands.schema import (
     drifted_schemas,
@@ -35,21 +35,7 @@ from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UserErro
 from kernbench.spec.loader import shown_path
 
 
-class _ReadableHelp(typer.core.TyperGroup):
-    """Help names each value's kind in words, not typer's `<bool>` (commands/help.py)."""
-
-    def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        command = super().get_command(ctx, cmd_name)
-        if command is not None:
-            readable_types(command, ctx)
-        return command
-
-    def format_help(self, ctx: Any, formatter: Any) -> None:
-        readable_types(self, ctx)
-        super().format_help(ctx, formatter)
-
-
-class _Group(_ReadableHelp):
+class _Group(ReadableHelp):
     # Click's usage errors (typer.TyperException: a bad option value, a missing or unknown
     # option or command) are printed as one line, like a UserError, not as a boxed usage.
     def make_context(self, info_name: str | None, args: list[str], *rest: Any, **kw: Any) -> Any:
@@ -165,6 +151,17 @@ Shard = Annotated[
                  "array job each); `kernbench merge` joins the results."),
 ]
 
+OrderSeed = Annotated[
+    str | None,
+    typer.Option(
+        "--order-seed",
+        metavar="N|plan",
+        help="Seed of each round's cell order "
+        "(default: a fresh one, recorded in run.json and results.json); `plan`: "
+        "every round in plan order.",
+    ),
+]
+
 
 # --- benches: list, validate, plan --------------------------------------------------
 
@@ -267,6 +264,7 @@ def run_command(
     figures: Figures = None,
     only: Only = None,
     shard: Shard = None,
+    order_seed: OrderSeed = None,
     bench_dir: BenchDirs = None,
 ) -> None:
     """Measure a bench: every cell, every round, then results.json and figures."""
@@ -276,6 +274,7 @@ def run_command(
         bench=bench, bench_dirs=bench_dir or (), out=out, device=device, rounds=rounds,
         first_round=first_round, fast=fast, resume=resume, pins=pins, pins_mode=pins_mode,
         save_pins=save_pins, hardware=hardware, figures=figures, only=only or (), shard=shard,
+        order_seed=order_seed,
     ))
     raise typer.Exit(code)
 

@@ -8,6 +8,7 @@ A/B reports key on.
 from __future__ import annotations
 
 import itertools
+import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -202,6 +203,16 @@ def shard(cells: list[Cell], spec: str) -> list[Cell]:
 # (Python, torch import) per round: rough figures, not measured per machine.
 CELL_OVERHEAD_S = 0.5
 ROUND_OVERHEAD_S = 5.0
+
+
+def round_order(cells: Sequence[Cell], seed: int | None, round_: int) -> list[Cell]:
+    """The order a round visits `cells`: shuffled from (seed, round), so each round sees a
+    different order and a heavy cell does not always precede the same light one (its
+    power state would leak into that cell's samples); plan order when `seed` is None."""
+    ordered = sorted(cells, key=lambda cell: cell.index)
+    if seed is not None:
+        random.Random(f"{seed}:{round_}").shuffle(ordered)
+    return ordered
 
 
 def estimate_run_s(bench: Bench, n_cells: int) -> float:

@@ -11,7 +11,7 @@ import pytest
 from kernbench.kernels import gemm_triton
 from kernbench.kernels.base import Kernel
 from kernbench.spec.models import TIMERS, TimerSpec
-from kernbench.timing import choose_timer, cuda, cuda_device, nvml
+from kernbench.timing import choose_timer, cuda, cuda_device, nvml, sampling, steady
 from kernbench.timing.nvml import Reading
 
 MIB = 1 << 20
@@ -40,20 +40,20 @@ def test_per_launch_subtracts_the_flush_graph() -> None:
 
 def test_batch_size() -> None:
     spec = TimerSpec(budget_s=1.0, min_samples=10, max_samples=100)
-    assert cuda.batch_size(0, 0.0, None, spec) == 1
-    assert cuda.batch_size(1, 0.01, 0.01, spec) == cuda.MAX_BATCH  # plenty of budget
-    assert cuda.batch_size(5, 0.99, 0.1, spec) == 5  # budget nearly gone, min not reached
-    assert cuda.batch_size(20, 0.5, 0.125, spec) == 4
-    assert cuda.batch_size(99, 0.1, 0.001, spec) == 1  # max_samples caps
-    assert cuda.batch_size(20, 2.0, 0.05, spec) == 1
+    assert sampling.batch_size(0, 0.0, None, spec) == 1
+    assert sampling.batch_size(1, 0.01, 0.01, spec) == sampling.MAX_BATCH  # plenty of budget
+    assert sampling.batch_size(5, 0.99, 0.1, spec) == 5  # budget nearly gone, min not reached
+    assert sampling.batch_size(20, 0.5, 0.125, spec) == 4
+    assert sampling.batch_size(99, 0.1, 0.001, spec) == 1  # max_samples caps
+    assert sampling.batch_size(20, 2.0, 0.05, spec) == 1
 
 
 def _enqueue_from(values: list[float]):
     values = list(values)
 
-    def enqueue(n: int):
+    def enqueue(n: int, behind: bool = False):
         taken = [values.pop(0) for _ in range(n)]
-        return lambda: cuda.Batch(taken)
+        return lambda: sampling.Batch(taken)
 
     return enqueue
 
@@ -70,7 +70,7 @@ class FakeWall:
 
 def test_sample_converges_on_steady_values() -> None:
     spec = TimerSpec(min_samples=10, rel_ci=0.01)
-    sampled = cuda.sample(spec, _enqueue_from([1e-3] * 1000), wall=FakeWall(1e-4))
+    sampled = sampling.sample(spec, _enqueue_from([1e-3] * 1000), wall=FakeWall(1e-4))
     assert sampled.stop_reason == "converged"
     assert len(sampled.samples_s) >= 10
     assert sampled.sm_clock_mhz == [] and sampled.throttled == []
@@ -79,10 +79,10 @@ def test_sample_converges_on_steady_values() -> None:
 def test_sample_stops_on_budget_then_max_samples() -> None:
     noisy = [1e-3 * (1 + (i * 0.618034) % 1) for i in range(10_000)]
     spec = TimerSpec(min_samples=5, rel_ci=1e-6, budget_s=0.5, max_samples=10_000)
-    sampled = cuda.sample(spec, _enqueue_from(noisy), wall=FakeWall(0.05))
+    sampled = sampling.sample(spec, _enqueue_from(noisy), wall=FakeWall(0.05))
     assert sampled.stop_reason == "budget"
     spec = TimerSpec(min_samples=5, rel_ci=1e-6, budget_s=1e9, max_samples=40)
-    sampled = cuda.sample(spec, _enqueue_from(noisy), wall=FakeWall(1e-6))
+    sampled = sampling.sample(spec, _enqueue_from(noisy), wall=FakeWall(1e-6))
     assert sampled.stop_reason == "max_samples"
     assert len(sampled.samples_s) == 40
 
@@ -90,7 +90,7 @@ def test_sample_stops_on_budget_then_max_samples() -> None:
 def test_sample_marks_each_batch_with_its_clock_reading() -> None:
     readings = iter([Reading(1980.0, 0x1), Reading(1500.0, 0x4)] + [Reading(1980.0, 0)] * 100)
     spec = TimerSpec(min_samples=3, rel_ci=0.01)
-    sampled = cuda.sample(spec, _enqueue_from([1e-3] * 100), lambda: next(readings))
+    sampled = sampling.sample(spec, _enqueue_from([1e-3] * 100), lambda: next(readings))
     n = len(sampled.samples_s)
     assert len(sampled.sm_clock_mhz) == len(sampled.throttled) == n
     # First batch is one sample at idle reasons (not throttling); the second hit a power cap.
@@ -159,7 +159,7 @@ class FakeDevice:
     def prepare(self) -> dict:
         return {"persisting_l2_reset": "ok"}
 
-    def events(self, n: int) -> list:
+    def events(self, n: int, slot: int = 0) -> list:
         return [(FakeEvent(self.clock), FakeEvent(self.clock)) for _ in range(n)]
 
     def flush(self) -> None:
@@ -191,11 +191,11 @@ def _kernel(clock: Clock, seconds: float, **kwargs) -> Kernel:
 def test_event_timer_times_the_call_not_the_flush() -> None:
     clock = Clock()
     device = FakeDevice(clock)
-    spec = TimerSpec(warmup_s=0.0, min_samples=10, l2="cold")
-    measured = cuda.EventTimer(device).measure(_kernel(clock, 1e-3), spec)
+    spec = TimerSpec(warmup_s=0.0, min_samples=10, l2="cold", duty="isolated")
+    measured = cuda.EventTimer(device, sleep=lambda s: None).measure(_kernel(clock, 1e-3), spec)
     assert measured.timer == "event"
     assert measured.samples_s == pytest.approx([1e-3] * len(measured.samples_s))
-    assert device.flushes == len(measured.samples_s)
+    assert device.flushes == len(measured.samples_s)  # isolated: nothing queued ahead
     assert measured.sm_clock_mhz[0] == 1980.0 and measured.throttled[0] is False
     assert measured.extra["persisting_l2_reset"] == "ok"
     assert measured.extra["flush_bytes"] == 120 * MIB
@@ -513,3 +513,84 @@ def test_staged_kernels_are_not_held() -> None:
                      stage_times=lambda: {"h2d": 1.0, "gemm": 2.0, "d2h": 3.0})
     cuda.EventTimer(device).measure(kernel, TimerSpec(warmup_s=0.0, min_samples=5))
     assert device.holds == []
+
+
+# -- duty cycles ---------------------------------------------------------------------------
+
+
+def test_sustained_sampling_keeps_a_batch_queued_ahead_and_drops_it_at_the_stop() -> None:
+    queued: list[tuple[int, bool]] = []
+    values = [1e-3] * 10_000
+
+    def enqueue(n: int, behind: bool):
+        queued.append((n, behind))
+        taken = [values.pop() for _ in range(n)]
+        return lambda: sampling.Batch(taken)
+
+    spec = TimerSpec(min_samples=10, rel_ci=0.01)
+    sampled = sampling.sample(spec, enqueue, wall=FakeWall(1e-4), ahead=True)
+    assert queued[0] == (1, False)
+    assert all(behind for _, behind in queued[1:])  # every later batch found one ahead
+    assert sum(n for n, _ in queued) > len(sampled.samples_s)  # the last one was dropped
+    assert [b.samples for b in sampled.blocks] == [n for n, _ in queued[:-1]]
+
+
+def test_sustained_event_timer_settles_first_and_holds_only_its_first_batch() -> None:
+    clock = Clock()
+    device = FakeDevice(clock)
+    spec = TimerSpec(warmup_s=0.0, min_samples=40, l2="cold", settle_s=0.5)
+    measured = cuda.EventTimer(device).measure(_kernel(clock, 1e-3), spec)
+    assert measured.duty == "sustained"
+    assert measured.settle is not None and measured.settle["settled"] is True
+    # one call, then blocks of ~20 ms: the second and third agree at once
+    assert measured.settle["calls"] == 1 + 2 * round(0.02 / 1e-3)
+    settle_holds = len(measured.settle["block_medians_s"])
+    assert len(device.holds) == settle_holds + 1
+    assert sum(b["samples"] for b in measured.blocks) == len(measured.samples_s)
+
+
+def test_isolated_event_timer_idles_before_every_sample_and_does_not_settle() -> None:
+    clock = Clock()
+    device = FakeDevice(clock)
+    slept: list[float] = []
+    spec = TimerSpec(warmup_s=0.0, min_samples=5, duty="isolated")
+    measured = cuda.EventTimer(device, sleep=slept.append).measure(_kernel(clock, 1e-3), spec)
+    assert measured.duty == "isolated" and measured.settle is None
+    assert len(slept) == len(measured.samples_s)
+    assert slept[0] == steady.ISOLATED_GAP_S  # nothing known yet
+    assert slept[-1] == pytest.approx(steady.isolated_gap(1e-3))  # 10 x the kernel
+    assert all(b["samples"] == 1 for b in measured.blocks)
+
+
+def test_settle_stops_when_two_blocks_agree_or_at_its_cap() -> None:
+    medians = iter([5e-3, 1.2e-3, 1.1e-3, 1.0e-3, 1.004e-3, 9.0e-4])
+
+    def run_block(n: int) -> list[float]:
+        return [next(medians)] * n
+
+    found = steady.settle(run_block, tolerance=0.01, max_s=10.0, wall=FakeWall(0.01))
+    assert found.settled and found.block_medians_s[-1] == pytest.approx(1.004e-3)
+    assert len(found.block_medians_s) == 5
+    drifting = iter(1e-3 * (1 + 0.05 * i) for i in range(1000))
+    capped = steady.settle(lambda n: [next(drifting)] * n, 0.01, 0.1, wall=FakeWall(0.03))
+    assert not capped.settled and capped.seconds >= 0.1
+
+
+def test_unsteady_is_a_spread_of_round_medians_beyond_the_tolerance() -> None:
+    assert steady.round_spread([1.0, 1.05, 1.02]) == pytest.approx(0.05)
+    assert steady.rounds_disagree([1.0, 1.05], 0.03)
+    assert not steady.rounds_disagree([1.0, 1.02], 0.03)
+    assert not steady.rounds_disagree([1.0], 0.03)  # one round cannot disagree
+    assert steady.round_spread([1.0]) is None
+
+
+def test_blocks_carry_their_nvml_reading() -> None:
+    reading = Reading(1755.0, 0x4, power_w=690.5)
+    block = steady.Block.of([1e-3, 2e-3, 3e-3], reading)
+    assert block.as_dict() == {
+        "samples": 3,
+        "median_s": 2e-3,
+        "sm_clock_mhz": 1755.0,
+        "power_w": 690.5,
+        "clock_event_reasons": ["sw_power_cap"],
+    }

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import typer
+
 # typer's type labels, without their <>, in click's words.
 TYPE_WORDS = {
     "str": "TEXT", "int": "INTEGER", "int range": "INTEGER", "float": "FLOAT",
@@ -28,3 +30,17 @@ def readable_types(command: Any, ctx: Any) -> None:
         flag = getattr(param, "is_flag", False)
         word = None if flag else type_word(param.display_type(ctx).strip("<>"))
         param.display_type_rich = lambda ctx, word=word: word
+
+
+class ReadableHelp(typer.core.TyperGroup):
+    """Help names each value's kind in words, not typer's `<bool>` (commands/help.py)."""
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            readable_types(command, ctx)
+        return command
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        readable_types(self, ctx)
+        super().format_help(ctx, formatter)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -53,6 +54,19 @@ class RunRequest:
     figures: bool | None = None  # None: draw them (on --resume: as the run started)
     only: Sequence[str] = ()
     shard: str | None = None
+    order_seed: str | None = None  # N, or "plan"; None: a fresh seed, recorded in run.json
+
+
+def order_seed(given: str | None) -> int | None:
+    """--order-seed: an integer, `plan` (no shuffle: None), or a fresh seed when not given."""
+    if given is None:
+        return secrets.randbelow(2**31)
+    if given == "plan":
+        return None
+    try:
+        return int(given)
+    except ValueError:
+        raise UserError(f"--order-seed: {given!r} is not an integer or `plan`") from None
 
 
 def fast_requested(flag: bool) -> bool:
@@ -140,6 +154,7 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
         figures=True if request.figures is None else request.figures,
         only=tuple(request.only),
         shard=request.shard,
+        order_seed=order_seed(request.order_seed),
     )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from kernbench.errors import UserError
 from kernbench.execute.journal import read_journal
 from kernbench.execute.rounds import RunFolder
-from kernbench.plan import Cell
+from kernbench.plan import Cell, round_order
 from kernbench.results import model as results_io
 from kernbench.results import provenance
 from kernbench.results.build import build_results, cell_result, describe, not_summarized
@@ -34,6 +34,7 @@ def build_run_results(
     profile, no_profile = _profile(bench, options.device, options.hardware)
     rounds = options.rounds_range
     journal = read_journal(run.journal, cells, rounds)
+    record_positions(journal.rounds, cells, options.order_seed, rounds)
     cell_results = [
         _cell_result(bench, cell, journal.rounds[cell.index], len(rounds), profile)
         for cell in cells
@@ -48,6 +49,21 @@ def build_run_results(
     )
     results_io.save(results, run.path / RESULTS_NAME)
     return results
+
+
+def record_positions(
+    measured: Mapping[int, list[RoundResult]],
+    cells: Sequence[Cell],
+    seed: int | None,
+    rounds: range,
+) -> None:
+    """Each round result's place in its round's order (the order `plan.round_order` gave
+    the workers), so results.json says which cell preceded which."""
+    for round_ in rounds:
+        for position, cell in enumerate(round_order(cells, seed, round_)):
+            for result in measured.get(cell.index, []):
+                if result.round == round_:
+                    result.position = position
 
 
 def _profile(

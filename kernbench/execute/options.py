@@ -51,6 +51,8 @@ class RunOptions(BaseModel):
     figures: bool = True
     only: tuple[str, ...] = ()  # cell filters, KEY=V1[,V2]
     shard: str | None = None  # "I/N": this run measures every N-th selected cell
+    # Each round's cell order is shuffled from this seed (plan.round_order); None: plan order.
+    order_seed: int | None = None
     created_utc: str = Field(default_factory=utc_now)
     # The bench as it was measured (`Bench.model_dump`): a resume or a collect after a
     # change to what is only computed from the measurements (metrics, hardware) is told
@@ -96,6 +98,7 @@ class RunOptions(BaseModel):
             argv += ["--only", selection]
         if self.shard is not None:
             argv += ["--shard", self.shard]
+        argv += ["--order-seed", "plan" if self.order_seed is None else str(self.order_seed)]
         return argv
 
     def replace(self, **changes: Any) -> RunOptions:

@@ -33,7 +33,7 @@ from kernbench.execute.journal import (
 )
 from kernbench.execute.options import RunOptions, holds_a_run, save_options
 from kernbench.execute.progress import Progress
-from kernbench.plan import Cell, plan, shard
+from kernbench.plan import Cell, plan, round_order, shard
 from kernbench.results.model import RoundResult
 from kernbench.results.provenance import device_model
 from kernbench.spec.models import Bench
@@ -104,7 +104,7 @@ class RoundRunner:
 
     def run(self, round_: int) -> None:
         by_world: dict[int, list[Cell]] = {}
-        for cell in self.pending(round_):
+        for cell in round_order(self.pending(round_), self.options.order_seed, round_):
             by_world.setdefault(int(cell.params.get("world_size", 1)), []).append(cell)
         for world_size, group in by_world.items():
             self._run_group(round_, world_size, group)

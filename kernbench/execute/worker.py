@@ -190,6 +190,9 @@ def record(result: RoundResult, measurement: Any, kernel: Kernel) -> None:
     result.stages_s = measurement.stages_s
     result.sm_clock_mhz = measurement.sm_clock_mhz
     result.throttled = measurement.throttled
+    result.duty = measurement.duty
+    result.settle = measurement.settle
+    result.blocks = measurement.blocks
     result.extra.update({**measurement.extra, **_jsonable(kernel.info)})
     if kernel.tile:
         result.extra["tile"] = list(kernel.tile)

@@ -13,6 +13,7 @@ from kernbench.plan import Cell
 from kernbench.results.model import CellResult, Fit, Results, RoundResult, Summary, fits_of
 from kernbench.results.provenance import portable_path
 from kernbench.spec.models import Bench, HardwareProfile
+from kernbench.timing.steady import round_spread, rounds_disagree
 
 
 def cell_result(
@@ -59,6 +60,8 @@ def cell_result(
         ci_coverage=summary.ci_coverage,
         round_medians_s=[r.median_s for r in rounds if r.median_s is not None],
     )
+    result.round_spread = round_spread(result.summary.round_medians_s)
+    result.unsteady = rounds_disagree(result.summary.round_medians_s, bench.timer.steady_tol)
     stages: dict[str, list[float]] = {}
     for round_result in rounds:
         for name, values in round_result.stages_s.items():
@@ -174,6 +177,7 @@ def build_results(
         stale_pins=stale,
         cells=cells,
         fits=collective_fits(cells),
+        order_seed=manifest.get("order_seed"),
     )
 
 

@@ -4,6 +4,9 @@ Format history (bump SCHEMA_VERSION and add a step to RESULTS_FORMAT's `update_t
   1: first format.
   2: `fits`: the α-β fit of each collective series, computed once when the results are
      built rather than each time a figure is drawn; `update_to[2]` fits version 1 files.
+  3: the steady state of each round (`duty`, `settle`, `blocks`, `position` in its round's
+     order) and of each cell (`round_spread`, `unsteady`); `order_seed`. Older files have
+     none of them: `update_to[3]` marks their duty unknown (None) and leaves the rest empty.
 
 A results file may be gzipped (`.json.gz`); `load` reads both.
 """
@@ -20,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kernbench.analyze.collective import AlphaBeta, fit_series
 from kernbench.results.jsonio import FileFormat, write_gzip_json
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class _Model(BaseModel):
@@ -53,6 +56,12 @@ class RoundResult(_Model):
     wall_s: float = 0.0  # the whole cell: build, check, tune, warm-up and sampling
     side: str = ""  # KERNBENCH_SIDE of the worker
     extra: dict[str, Any] = Field(default_factory=dict)
+    # The state the samples were taken in (timing.steady): None where the timer applies
+    # no duty cycle (the CPU timer) or the file predates it.
+    duty: Literal["sustained", "isolated"] | None = None
+    settle: dict[str, Any] | None = None  # settled, seconds, calls, block_medians_s
+    blocks: list[dict[str, Any]] = Field(default_factory=list)  # timing.steady.Block each
+    position: int | None = None  # the cell's place in its round's order (0-based)
 
 
 class Summary(_Model):
@@ -88,6 +97,9 @@ class CellResult(_Model):
     tile: list[int] | None = None
     under_tile: bool = False
     throttled_fraction: float | None = None
+    # max/min - 1 of the round medians; unsteady when it exceeds the timer's steady_tol
+    round_spread: float | None = None
+    unsteady: bool = False
     info: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -127,6 +139,7 @@ class Results(_Model):
     hardware: dict[str, Any] | None = None
     pins: dict[str, Any] = Field(default_factory=dict)  # every pin used, by key
     stale_pins: list[str] = Field(default_factory=list)
+    order_seed: int | None = None  # each round's cell order is shuffled from it (None: plan order)
     cells: list[CellResult]
     fits: dict[str, Fit] = Field(default_factory=dict)  # by series: "allreduce n=2 bf16 in-place"
 
@@ -148,7 +161,14 @@ def _update_to_2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "fits": {name: fit.model_dump() for name, fit in fits.items()}}
 
 
-RESULTS_FORMAT = FileFormat("results file", SCHEMA_VERSION, Results, {2: _update_to_2})
+def _update_to_3(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 3 only adds fields with defaults: nothing to compute."""
+    return data
+
+
+RESULTS_FORMAT = FileFormat(
+    "results file", SCHEMA_VERSION, Results, {2: _update_to_2, 3: _update_to_3}
+)
 
 
 def save(results: Results, path: Path) -> None:

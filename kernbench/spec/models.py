@@ -94,6 +94,27 @@ class TimerSpec(Strict):
     cell_timeout_s: PositiveFloat = Field(
         300.0, description="A cell running longer than this fails with a timeout."
     )
+    duty: Literal["sustained", "isolated"] = Field(
+        "sustained",
+        description="GPU timers: sustained runs samples back to back, never idle between "
+        "them (a model's forward pass, do_bench); isolated idles before each sample "
+        "(ncu's single launches). See ADR 0036.",
+    )
+    settle_s: Real = Field(
+        0.5,
+        ge=0,
+        description="Sustained GPU cells first run blocks of calls until two consecutive "
+        "block medians agree within settle_tol, for at most this many seconds (0: no "
+        "settle phase).",
+    )
+    settle_tol: PositiveFloat = Field(
+        0.01, description="Relative agreement of two block medians that ends the settle phase."
+    )
+    steady_tol: PositiveFloat = Field(
+        0.03,
+        description="A cell whose round medians spread (max/min - 1) by more than this is "
+        "flagged unsteady.",
+    )
 
     @model_validator(mode="after")
     def _samples_ordered(self) -> TimerSpec:

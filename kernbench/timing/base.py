@@ -20,6 +20,9 @@ class Measurement:
     sm_clock_mhz: list[float] = field(default_factory=list)  # where the timer can read it
     throttled: list[bool] = field(default_factory=list)  # per sample, where readable
     extra: dict[str, Any] = field(default_factory=dict)
+    duty: str | None = None  # "sustained" or "isolated" (timing.steady); None: not applied
+    settle: dict[str, Any] | None = None  # timing.steady.Settle, where the timer settles
+    blocks: list[dict[str, Any]] = field(default_factory=list)  # timing.steady.Block each
 
 
 class Timer(Protocol):

@@ -1,29 +1,29 @@
 """CUDA timers: CUDA events per sample, and CUDA graphs for launches of a few microseconds.
 
-Both share one sampling loop (`sample`): enqueue a batch of timed samples, read the SM
-clock and throttle reasons while the batch runs, synchronize once, convert the events,
-and stop on the median's confidence interval, the budget or the sample cap. The loop
-talks to the GPU only through a `CudaDevice` (`timing.cuda_device`), so its arithmetic is
-tested on the CPU with a fake device.
+Both share one sampling loop (`timing.sampling`) and the duty cycles of `timing.steady`:
+under `sustained`, a settle phase first, then batches queued back to back; under
+`isolated`, an idle gap before each sample. They talk to the GPU only through a
+`CudaDevice` (`timing.cuda_device`), so their arithmetic is tested on the CPU with a fake
+device.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kernbench.kernels.base import Kernel
 from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement, Timer
 from kernbench.timing.cuda_device import FLUSH_MODES, CudaDevice
-from kernbench.timing.nvml import Reading, reason_names
-from kernbench.timing.stop import StopReason, StopRule
+from kernbench.timing.nvml import reason_names
+from kernbench.timing.sampling import MAX_BATCH, Batch, Enqueue, Sampled, sample
+from kernbench.timing.steady import Settle, isolated_gap, settle
 
-MAX_BATCH = 32  # samples enqueued between two synchronizations
 # Before a batch, the GPU spins while the host enqueues it (as nvbench's blocking kernel):
 # otherwise a host stall lets the GPU reach a start event before its kernel is queued, and
 # the wait is timed. The hold is no longer than needed: an idle GPU runs cooler and
@@ -63,30 +63,6 @@ def per_launch(graph_s: float, flush_graph_s: float, launches: int) -> float:
     return (graph_s - flush_graph_s) / launches
 
 
-def batch_size(
-    taken: int,
-    spent_s: float,
-    per_sample_s: float | None,
-    spec: TimerSpec,
-    limit: int = MAX_BATCH,
-) -> int:
-    """Samples to enqueue next: one while nothing is known, then as many as fit the budget
-    left (at least those still missing to `min_samples`), never past `max_samples`."""
-    if per_sample_s is None:
-        n = 1
-    else:
-        left = max(spec.budget_s - spent_s, 0.0)
-        n = int(left / per_sample_s) if per_sample_s > 0 else limit
-        n = max(n, spec.min_samples - taken, 1)
-    return max(1, min(n, limit, spec.max_samples - taken))
-
-
-@dataclass
-class Batch:
-    seconds: list[float]
-    stages: Sequence[Mapping[str, float]] = field(default_factory=list)
-
-
 def warm_up(
     run: Callable[[], object],
     synchronize: Callable[[], None],
@@ -103,57 +79,55 @@ def warm_up(
     return calls
 
 
-@dataclass
-class Sampled:
-    samples_s: list[float]
-    stop_reason: StopReason
-    stages_s: dict[str, list[float]]
-    sm_clock_mhz: list[float]
-    throttled: list[bool]
-    throttle_reasons: list[int]
+SETTLE_MAX_CALLS = 512  # calls in one settle block (events are allocated per call)
 
 
-def sample(
+def steady_sample(
     spec: TimerSpec,
-    enqueue: Callable[[int], Callable[[], Batch]],
-    read_clock: Callable[[], Reading | None] | None = None,
+    enqueue: Enqueue,
+    device: Any,
+    can_settle: bool = True,
     max_batch: int = MAX_BATCH,
-    wall: Callable[[], float] = time.perf_counter,
-) -> Sampled:
-    """The stop rule (timing.stop) around batches: `enqueue(n)` queues n samples and returns
-    a collector that synchronizes and gives their seconds. The clock is read between the
-    two, while the batch is (most likely) still running on the GPU."""
-    samples: list[float] = []
-    stages: dict[str, list[float]] = {}
-    clocks: list[float] = []
-    throttled: list[bool] = []
-    reasons: list[int] = []
-    spent = 0.0
-    per_sample: float | None = None
-    rule = StopRule(spec)
-    while True:
-        n = batch_size(len(samples), spent, per_sample, spec, max_batch)
-        start = wall()
-        collect = enqueue(n)
-        reading = read_clock() if read_clock is not None else None
-        batch = collect()
-        spent += wall() - start
-        samples.extend(batch.seconds)
-        for stage_times in batch.stages:
-            for name, seconds in stage_times.items():
-                stages.setdefault(name, []).append(seconds)
-        if reading is not None:
-            clocks.extend([reading.sm_clock_mhz] * len(batch.seconds))
-            throttled.extend([reading.throttled] * len(batch.seconds))
-            reasons.extend([reading.reasons] * len(batch.seconds))
-        per_sample = spent / len(samples)
-        reason = rule.check(samples, spent)
-        if reason is not None:
-            return Sampled(samples, reason, stages, clocks, throttled, reasons)
+) -> tuple[Sampled, Settle | None]:
+    """`sample` under the spec's duty: sustained cells settle first (unless `can_settle`
+    is false or `settle_s` is 0), then keep a batch queued ahead; isolated cells take one
+    sample per batch (their `enqueue` idles before it)."""
+    if spec.duty == "isolated":
+        return sample(spec, enqueue, device.read_clock, 1), None
+    settled = None
+    if can_settle and spec.settle_s > 0:
+
+        def run_block(n: int) -> list[float]:
+            return enqueue(min(n, SETTLE_MAX_CALLS), False)().seconds
+
+        settled = settle(run_block, spec.settle_tol, spec.settle_s)
+    return sample(spec, enqueue, device.read_clock, max_batch, ahead=max_batch > 1), settled
+
+
+class Idle:
+    """The idle gap before each isolated sample, sized from the samples seen so far."""
+
+    def __init__(self, device: Any, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.device = device
+        self.sleep = sleep
+        self.kernel_s = 0.0
+
+    def before_sample(self) -> None:
+        self.device.synchronize()
+        self.sleep(isolated_gap(self.kernel_s))
+
+    def saw(self, seconds: Sequence[float]) -> None:
+        if seconds:
+            self.kernel_s = statistics.median(seconds)
 
 
 def _measurement(
-    timer: str, sampled: Sampled, warmup_calls: int, extra: dict[str, Any]
+    timer: str,
+    sampled: Sampled,
+    warmup_calls: int,
+    extra: dict[str, Any],
+    duty: str,
+    settled: Settle | None,
 ) -> Measurement:
     if sampled.throttle_reasons:
         seen = {name for mask in set(sampled.throttle_reasons) for name in reason_names(mask)}
@@ -167,6 +141,9 @@ def _measurement(
         sm_clock_mhz=sampled.sm_clock_mhz,
         throttled=sampled.throttled,
         extra=extra,
+        duty=duty,
+        settle=settled.as_dict() if settled is not None else None,
+        blocks=[block.as_dict() for block in sampled.blocks],
     )
 
 
@@ -186,11 +163,14 @@ class EventTimer:
 
     name = "event"
 
-    def __init__(self, device: Any = None, flush: str = "read") -> None:
+    def __init__(
+        self, device: Any = None, flush: str = "read", sleep: Callable[[float], None] = time.sleep
+    ) -> None:
         if flush not in FLUSH_MODES:
             raise ValueError(f"unknown flush {flush!r}; known: {', '.join(FLUSH_MODES)}")
         self._device = device
         self._flush = flush
+        self._sleep = sleep
 
     def measure(self, kernel: Kernel, spec: TimerSpec) -> Measurement:
         device = self._device or CudaDevice(flush=self._flush)
@@ -200,10 +180,16 @@ class EventTimer:
         staged = kernel.stage_times is not None
 
         host = HostPace()
+        idle = Idle(device, self._sleep) if spec.duty == "isolated" else None
+        slots = itertools.count()
 
-        def enqueue(n: int) -> Callable[[], Batch]:
-            pairs = device.events(n)
-            if not staged:  # a staged kernel synchronizes inside: nothing to hold for
+        def enqueue(n: int, behind: bool) -> Callable[[], Batch]:
+            pairs = device.events(n, next(slots) % 2)
+            if idle is not None:
+                idle.before_sample()
+            # A staged kernel synchronizes inside: nothing to hold for. A batch queued
+            # behind another finds the GPU busy.
+            if not staged and not behind:
                 device.hold(host.hold_for(n))
             started = time.perf_counter()
             for start, end in pairs:
@@ -218,15 +204,19 @@ class EventTimer:
                 device.synchronize()
                 seconds = [start.elapsed_time(end) * 1e-3 for start, end in pairs]
                 host.ran(seconds)
+                if idle is not None:
+                    idle.saw(seconds)
                 stages = [dict(kernel.stage_times())] if kernel.stage_times is not None else []
                 return Batch(seconds, stages)
 
             return collect
 
         # A staged kernel keeps only its last call's stage times: one sample per batch.
-        sampled = sample(spec, enqueue, device.read_clock, 1 if staged else MAX_BATCH)
+        sampled, settled = steady_sample(
+            spec, enqueue, device, can_settle=not staged, max_batch=1 if staged else MAX_BATCH
+        )
         extra.update(l2=spec.l2, **flush_extra(device, cold))
-        return _measurement(self.name, sampled, warmup_calls, extra)
+        return _measurement(self.name, sampled, warmup_calls, extra, spec.duty, settled)
 
 
 class HostPace:
@@ -325,8 +315,13 @@ class GraphTimer:
             measured.extra["graph_capture_failed"] = f"{type(exc).__name__}: {exc}"
             return measured
 
-        def enqueue(n: int) -> Callable[[], Batch]:
-            pairs = device.events(2 * n)
+        idle = Idle(device) if spec.duty == "isolated" else None
+        slots = itertools.count()
+
+        def enqueue(n: int, behind: bool) -> Callable[[], Batch]:
+            pairs = device.events(2 * n, next(slots) % 2)
+            if idle is not None:
+                idle.before_sample()
             for i in range(n):
                 start, end = pairs[2 * i]
                 start.record()
@@ -349,11 +344,13 @@ class GraphTimer:
                         start, end = pairs[2 * i + 1]
                         flush_graph_s = start.elapsed_time(end) * 1e-3
                     seconds.append(per_launch(graph_s, flush_graph_s, launches))
+                if idle is not None:
+                    idle.saw([graph_s])
                 return Batch(seconds)
 
             return collect
 
-        sampled = sample(spec, enqueue, device.read_clock, MAX_BATCH)
+        sampled, settled = steady_sample(spec, enqueue, device)
         extra.update(
             l2=spec.l2,
             launches_per_graph=launches,
@@ -361,7 +358,7 @@ class GraphTimer:
             flush_estimate_s=flush_s,
             **flush_extra(device, cold),
         )
-        return _measurement(self.name, sampled, warmup_calls, extra)
+        return _measurement(self.name, sampled, warmup_calls, extra, spec.duty, settled)
 
 
 def choose_auto(kernel: Kernel) -> Timer:

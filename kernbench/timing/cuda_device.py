@@ -56,7 +56,7 @@ class CudaDevice:
         self._uuid = str(getattr(props, "uuid", "") or "")
         self._buffer: Any = None
         self._scratch: Any = None
-        self._events: list[tuple[Any, Any]] = []
+        self._events: dict[int, list[tuple[Any, Any]]] = {}
         self._clock: ClockReader | None = None
         self.prepared: dict[str, Any] = {}
 
@@ -67,20 +67,24 @@ class CudaDevice:
         self.prepared = reset_persisting_l2()
         return self.prepared
 
-    def events(self, n: int) -> list[tuple[Any, Any]]:
-        """n (start, end) timing events, reused between batches (each batch is synchronized
-        before the next is enqueued)."""
-        if len(self._events) < n:
+    def events(self, n: int, slot: int = 0) -> list[tuple[Any, Any]]:
+        """n (start, end) timing events from pool `slot`, reused between batches: a batch
+        is synchronized before its slot is used again (the sustained duty keeps two
+        batches queued, one per slot)."""
+        pool = self._events.setdefault(slot, [])
+        if len(pool) < n:
             make = self._torch.cuda.Event
-            fresh = [(make(enable_timing=True), make(enable_timing=True)) for _ in range(n)]
+            fresh = [
+                (make(enable_timing=True), make(enable_timing=True)) for _ in range(n - len(pool))
+            ]
             # torch creates the CUDA event at its first record: do that here, or the
             # creation's host time lands between a sample's two events.
-            for start, end in fresh[len(self._events) :]:
+            for start, end in fresh:
                 start.record()
                 end.record()
             self.synchronize()
-            self._events.extend(fresh[len(self._events) :])
-        return self._events[:n]
+            pool.extend(fresh)
+        return pool[:n]
 
     def flush(self) -> None:
         """Evict L2 by reading a buffer twice its size. A read leaves clean lines: a zero_()

@@ -50,6 +50,7 @@ def is_throttled(mask: int) -> bool:
 class Reading:
     sm_clock_mhz: float
     reasons: int
+    power_w: float | None = None  # board power draw, where NVML reports it
 
     @property
     def throttled(self) -> bool:
@@ -105,7 +106,11 @@ class ClockReader:
             reasons = reasons_fn(self._handle)
         except Exception:
             return None
-        return Reading(sm_clock_mhz=float(clock), reasons=int(reasons))
+        try:
+            power_w: float | None = nvml.nvmlDeviceGetPowerUsage(self._handle) / 1000.0
+        except Exception:  # some boards and VMs report no power
+            power_w = None
+        return Reading(sm_clock_mhz=float(clock), reasons=int(reasons), power_w=power_w)
 
     def name(self) -> str | None:
         if self._handle is None:

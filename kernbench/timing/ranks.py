@@ -6,6 +6,9 @@ peers have left; and a collective is only as fast as its slowest rank. So each d
 with MAX across the ranks (`RankGroup.agree_max`): every rank sees the same numbers and
 reaches the same decision without a broadcast. A sample is the slowest rank's time of a
 batch of calls, divided by the batch.
+
+Under the `sustained` duty a batch is `reps` calls back to back, about SAMPLE_TARGET_S
+long (on GPUs, one CUDA graph: kernels/collective_cuda.py); under `isolated`, one call.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ class RanksTimer:
             raise ValueError("the ranks timer needs a kernel with `ranks` (a RankGroup)")
         ranks.barrier()
         warmup_calls, per_call_s = warm_up(kernel.run, ranks, spec.warmup_s)
-        reps = max(1, round(SAMPLE_TARGET_S / per_call_s))
+        reps = 1 if spec.duty == "isolated" else max(1, round(SAMPLE_TARGET_S / per_call_s))
         rule = StopRule(spec)
         samples: list[float] = []  # seconds per call, the slowest rank's
         own: list[float] = []  # seconds per call, this rank's
@@ -43,7 +46,8 @@ class RanksTimer:
         reason: StopReason | None = None
         while reason is None:
             count = next_chunk(len(samples), spec, spent, reps * per_call_s)
-            local = [seconds / reps for seconds in ranks.time_batches(count, reps)]
+            batches = ranks.time_batches(count, reps, spec.duty)
+            local = [seconds / reps for seconds in batches]
             own.extend(local)
             agreed = ranks.agree_max(local)
             samples.extend(agreed)
@@ -59,7 +63,9 @@ class RanksTimer:
                 "world_size": ranks.world_size,
                 "backend": ranks.backend,
                 "calls_per_sample": reps,
+                **ranks.timing_info(),
             },
+            duty=spec.duty,
         )
 
 
@@ -69,7 +75,7 @@ def warm_up(run: Callable[[], object], ranks: RankGroup, warmup_s: float) -> tup
     run()  # lazy set-up (communicators, allocator) stays out of the estimate
     calls, spent, batch = 1, 0.0, 1
     while True:
-        took = ranks.agree_max(ranks.time_batches(1, batch))[0]
+        took = ranks.agree_max(ranks.time_batches(1, batch, "isolated"))[0]
         calls, spent = calls + batch, spent + took
         if spent >= warmup_s and took >= SAMPLE_TARGET_S / 4:
             return calls, took / batch

@@ -1,0 +1,132 @@
+"""The CUDA timers' sampling loop: batches of samples under the stop rule.
+
+`enqueue(n, behind)` queues n timed samples on the GPU and returns a collector that
+synchronizes and gives their seconds; `behind` says another batch is already queued
+ahead of this one, so the GPU is busy and needs no hold while the host enqueues. Under the
+`sustained` duty the loop keeps one batch queued ahead of the one it reads, so the GPU
+never idles between samples; under `isolated` it takes one sample per batch (the timer
+idles before each). The NVML clock is read while a batch runs; every batch becomes a
+`Block` with that reading.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from kernbench.spec.models import TimerSpec
+from kernbench.timing.nvml import Reading
+from kernbench.timing.steady import Block
+from kernbench.timing.stop import StopReason, StopRule
+
+MAX_BATCH = 32  # samples in one batch (one block)
+
+
+@dataclass
+class Batch:
+    seconds: list[float]
+    stages: Sequence[Mapping[str, float]] = field(default_factory=list)
+
+
+Enqueue = Callable[[int, bool], Callable[[], Batch]]
+
+
+@dataclass
+class Sampled:
+    samples_s: list[float]
+    stop_reason: StopReason
+    stages_s: dict[str, list[float]]
+    sm_clock_mhz: list[float]
+    throttled: list[bool]
+    throttle_reasons: list[int]
+    blocks: list[Block] = field(default_factory=list)
+
+
+def batch_size(
+    taken: int,
+    spent_s: float,
+    per_sample_s: float | None,
+    spec: TimerSpec,
+    limit: int = MAX_BATCH,
+) -> int:
+    """Samples to enqueue next: one while nothing is known, then as many as fit the budget
+    left (at least those still missing to `min_samples`), never past `max_samples`."""
+    if per_sample_s is None:
+        n = 1
+    else:
+        left = max(spec.budget_s - spent_s, 0.0)
+        n = int(left / per_sample_s) if per_sample_s > 0 else limit
+        n = max(n, spec.min_samples - taken, 1)
+    return max(1, min(n, limit, spec.max_samples - taken))
+
+
+class _Collector:
+    """What the loop has read so far."""
+
+    def __init__(self) -> None:
+        self.samples: list[float] = []
+        self.stages: dict[str, list[float]] = {}
+        self.clocks: list[float] = []
+        self.throttled: list[bool] = []
+        self.reasons: list[int] = []
+        self.blocks: list[Block] = []
+
+    def add(self, batch: Batch, reading: Reading | None) -> None:
+        n = len(batch.seconds)
+        self.samples.extend(batch.seconds)
+        for stage_times in batch.stages:
+            for name, seconds in stage_times.items():
+                self.stages.setdefault(name, []).append(seconds)
+        if reading is not None:
+            self.clocks.extend([reading.sm_clock_mhz] * n)
+            self.throttled.extend([reading.throttled] * n)
+            self.reasons.extend([reading.reasons] * n)
+        if n:
+            self.blocks.append(Block.of(batch.seconds, reading))
+
+    def result(self, reason: StopReason) -> Sampled:
+        return Sampled(
+            self.samples,
+            reason,
+            self.stages,
+            self.clocks,
+            self.throttled,
+            self.reasons,
+            self.blocks,
+        )
+
+
+def sample(
+    spec: TimerSpec,
+    enqueue: Enqueue,
+    read_clock: Callable[[], Reading | None] | None = None,
+    max_batch: int = MAX_BATCH,
+    wall: Callable[[], float] = time.perf_counter,
+    ahead: bool = False,
+) -> Sampled:
+    """The stop rule (timing.stop) around batches; with `ahead`, one batch stays queued
+    ahead of the one being read (the sustained duty). Batches still queued when the rule
+    stops are drained and dropped, so the stop rule decides on exactly what it saw."""
+    seen = _Collector()
+    rule = StopRule(spec)
+    queued: list[tuple[Callable[[], Batch], int]] = []
+    began = wall()
+    per_sample: float | None = None
+    while True:
+        while len(queued) < (2 if ahead else 1):
+            taken = len(seen.samples) + sum(n for _, n in queued)
+            if taken >= spec.max_samples:
+                break
+            n = batch_size(taken, wall() - began, per_sample, spec, max_batch)
+            queued.append((enqueue(n, bool(queued)), n))
+        reading = read_clock() if read_clock is not None else None
+        collect, _ = queued.pop(0)
+        seen.add(collect(), reading)
+        spent = wall() - began
+        per_sample = spent / len(seen.samples)
+        reason = rule.check(seen.samples, spent)
+        if reason is not None:
+            for collect, _ in queued:
+                collect()
+            return seen.result(reason)

@@ -1,0 +1,124 @@
+"""The steady state a GPU sample is taken in: duty cycles, the settle phase, block summaries.
+
+A GPU under sustained load sinks into its power cap within a fraction of a second and
+then wanders in episodes of 0.1 to 1 s; an idle GPU runs its first launches at full clock.
+So a number means something only with the state it was taken in (ADR 0036):
+
+- `sustained`: samples back to back, the next batch queued before the last is read, so
+  the GPU never idles between samples (a model's forward pass; do_bench);
+- `isolated`: an idle gap before each sample (ncu's single launches).
+
+Before sampling, a sustained cell *settles*: it runs blocks of calls until two
+consecutive block medians agree within a tolerance, or a time cap passes; whether it
+settled and how long it took are recorded. While sampling, each batch of samples is a
+block, summarized with the NVML reading taken while it ran.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from kernbench.timing.nvml import Reading, reason_names
+
+Duty = Literal["sustained", "isolated"]
+DUTIES: tuple[Duty, ...] = ("sustained", "isolated")
+SETTLE_BLOCK_S = 0.02  # one settle block: long enough for a stable median of short kernels
+SETTLE_MIN_BLOCKS = 3  # the first block (clocks ramping from idle) never counts
+ISOLATED_GAP_S = 2e-3  # idle before each isolated sample ...
+ISOLATED_GAP_FACTOR = 10.0  # ... or this many times the kernel, whichever is longer
+MAX_ISOLATED_GAP_S = 0.05
+
+
+def isolated_gap(kernel_s: float) -> float:
+    """The idle time before an isolated sample: enough for the power draw to fall back."""
+    return min(max(ISOLATED_GAP_S, ISOLATED_GAP_FACTOR * kernel_s), MAX_ISOLATED_GAP_S)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One batch of samples: how many, their median, and the GPU's state while it ran."""
+
+    samples: int
+    median_s: float
+    sm_clock_mhz: float | None = None
+    power_w: float | None = None
+    clock_event_reasons: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, seconds: Sequence[float], reading: Reading | None) -> Block:
+        if reading is None:
+            return cls(len(seconds), statistics.median(seconds))
+        return cls(
+            samples=len(seconds),
+            median_s=statistics.median(seconds),
+            sm_clock_mhz=reading.sm_clock_mhz,
+            power_w=reading.power_w,
+            clock_event_reasons=tuple(reason_names(reading.reasons)),
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["clock_event_reasons"] = list(self.clock_event_reasons)
+        return data
+
+
+@dataclass
+class Settle:
+    """What the settle phase found: the block medians it saw, and why it stopped."""
+
+    settled: bool
+    seconds: float
+    calls: int
+    block_medians_s: list[float] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def agree(previous: float, current: float, tolerance: float) -> bool:
+    return abs(current / previous - 1.0) <= tolerance
+
+
+def settle(
+    run_block: Callable[[int], list[float]],
+    tolerance: float,
+    max_s: float,
+    block_s: float = SETTLE_BLOCK_S,
+    wall: Callable[[], float] = time.perf_counter,
+) -> Settle:
+    """Run blocks of calls (`run_block(n)` returns their seconds) until two consecutive
+    block medians agree within `tolerance`, or `max_s` of wall time has passed.
+
+    The first block is one call, which sizes the rest to about `block_s` each; it never
+    counts, since it starts from whatever state the last cell left.
+    """
+    medians: list[float] = []
+    began = wall()
+    done = 0
+    calls = 1
+    while True:
+        seconds = run_block(calls)
+        done += len(seconds)
+        medians.append(statistics.median(seconds))
+        spent = wall() - began
+        if len(medians) >= SETTLE_MIN_BLOCKS and agree(medians[-2], medians[-1], tolerance):
+            return Settle(True, spent, done, medians)
+        if spent >= max_s:
+            return Settle(False, spent, done, medians)
+        if len(medians) == 1:
+            calls = max(1, round(block_s / medians[0])) if medians[0] > 0 else 1
+
+
+def rounds_disagree(round_medians: Sequence[float], tolerance: float) -> bool:
+    """True when a cell's round medians spread (max / min - 1) by more than `tolerance`."""
+    values = [m for m in round_medians if m and m > 0]
+    return len(values) >= 2 and max(values) / min(values) - 1.0 > tolerance
+
+
+def round_spread(round_medians: Sequence[float]) -> float | None:
+    values = [m for m in round_medians if m and m > 0]
+    return max(values) / min(values) - 1.0 if len(values) >= 2 else None

@@ -115,7 +115,10 @@ class TwoRanks:
     def barrier(self) -> None:
         self.barriers += 1
 
-    def time_batches(self, count: int, reps: int) -> list[float]:
+    def timing_info(self) -> dict:
+        return {}
+
+    def time_batches(self, count: int, reps: int, duty: str = "sustained") -> list[float]:
         times = []
         for _ in range(count):
             times.append(reps * self.per_call_s[self.batches % len(self.per_call_s)])
@@ -210,3 +213,26 @@ def test_two_gloo_ranks_check_and_time_every_op(tmp_path: Path) -> None:
         assert len(cell["extra"]["per_rank_median_s"]) == 2
         # The cell's sample is the slowest rank's: never under either rank's own median.
         assert cell["median_s"] >= min(cell["extra"]["per_rank_median_s"])
+
+
+def test_the_ranks_timer_batches_calls_when_sustained_and_takes_one_when_isolated() -> None:
+    seen: list[tuple[int, str]] = []
+
+    class Recording(TwoRanks):
+        def time_batches(self, count: int, reps: int, duty: str = "sustained") -> list[float]:
+            seen.append((reps, duty))
+            return super().time_batches(count, reps, duty)
+
+        def timing_info(self) -> dict:
+            return {"graph_ops": [100]}
+
+    spec = TimerSpec(warmup_s=0.0, min_samples=5, budget_s=0.01)
+    measured = RanksTimer().measure(ranks_kernel(Recording([1e-5])), spec)
+    sampled = [(reps, duty) for reps, duty in seen if duty == "sustained"]
+    assert sampled and all(reps == 50 for reps, _ in sampled)  # 1 ms of 20 us (peer's) calls
+    assert measured.duty == "sustained" and measured.extra["graph_ops"] == [100]
+    assert all(duty == "isolated" for reps, duty in seen[: len(seen) - len(sampled)])
+    seen.clear()
+    isolated = spec.model_copy(update={"duty": "isolated"})
+    measured = RanksTimer().measure(ranks_kernel(Recording([1e-5])), isolated)
+    assert measured.duty == "isolated" and measured.extra["calls_per_sample"] == 1

@@ -22,7 +22,7 @@ from kernbench.kernels.collective import make as collective
 def make(**params):
     kernel = collective(**params)
     if params["bytes"] == 2048 and os.environ.get("RANK") == "1":
-        def die_mid_cell(count, reps):
+        def die_mid_cell(count, reps, duty="sustained"):
             os._exit(9)  # rank 1 dies while rank 0 waits in the collective
 
         kernel.ranks.time_batches = die_mid_cell

@@ -50,8 +50,13 @@ class RankGroup(Protocol):
 
     def barrier(self) -> None: ...
 
-    def time_batches(self, count: int, reps: int) -> list[float]:
-        """This rank's seconds for each of `count` batches of `reps` calls."""
+    def time_batches(self, count: int, reps: int, duty: str = "sustained") -> list[float]:
+        """This rank's seconds for each of `count` batches of `reps` calls, taken under
+        `duty` (timing.steady: sustained or isolated)."""
+        ...
+
+    def timing_info(self) -> dict[str, Any]:
+        """How the batches were timed (graphs used, a capture that failed), for results."""
         ...
 
     def agree_max(self, values: list[float]) -> list[float]:

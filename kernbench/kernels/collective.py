@@ -28,6 +28,7 @@ from typing import Any
 
 from kernbench.dtypes import ITEMSIZE, TOLERANCE
 from kernbench.kernels.base import CheckResult, Kernel
+from kernbench.kernels.collective_cuda import CudaBatches
 
 OPS = ("allreduce", "allgather", "reduce_scatter")
 BACKENDS = {"cpu": "gloo", "cuda": "nccl"}
@@ -150,6 +151,7 @@ class Collective:
         self.torch_dtype = getattr(torch, TORCH_DTYPES[dtype])
         self.elements = size // ITEMSIZE[dtype]  # of the whole message (nccl-tests' S)
         self.chunk = self.elements // self.world_size
+        self._cuda: CudaBatches | None = None
         error: BaseException | None = None
         try:
             self.input, self.output = self._allocate()
@@ -206,7 +208,7 @@ class Collective:
             torch.cuda.synchronize()
 
     def close(self) -> None:
-        del self.input, self.output, self._call
+        del self.input, self.output, self._call, self._cuda
         if self.device == "cuda":
             import torch  # lazy: torch is optional
 
@@ -271,23 +273,15 @@ class Collective:
 
         dist.barrier()
 
-    def time_batches(self, count: int, reps: int) -> list[float]:
-        """This rank's seconds for each of `count` batches of `reps` calls."""
+    def time_batches(self, count: int, reps: int, duty: str = "sustained") -> list[float]:
+        """This rank's seconds for each of `count` batches of `reps` calls: on GPUs, as
+        `collective_cuda` says (a GPU-side barrier before each, graphs when sustained);
+        on the CPU, back to back on the host clock."""
         call = self._call
         if self.device == "cuda":
-            import torch  # lazy: torch is optional
-
-            events = [
-                (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-                for _ in range(count)
-            ]
-            for start, end in events:
-                start.record()
-                for _ in range(reps):
-                    call()
-                end.record()
-            torch.cuda.synchronize()
-            return [start.elapsed_time(end) / 1e3 for start, end in events]
+            if self._cuda is None:
+                self._cuda = CudaBatches(call)
+            return self._cuda.time(count, reps, duty)
         times = []
         for _ in range(count):
             began = time.perf_counter()
@@ -295,6 +289,10 @@ class Collective:
                 call()
             times.append(time.perf_counter() - began)
         return times
+
+    def timing_info(self) -> dict[str, Any]:
+        """How the samples were taken, for the measurement's `extra`."""
+        return self._cuda.info() if self._cuda is not None else {}
 
     def agree_max(self, values: list[float]) -> list[float]:
         """Each value's maximum over the ranks (every rank gets the same list)."""

@@ -1,0 +1,108 @@
+"""Timing a collective on one rank's GPU, as nccl-tests does (issue 17, ADR 0042).
+
+A sample is, on each rank's stream: a one-element all-reduce (a barrier *on the GPUs*,
+so every rank starts its timed region within a few microseconds of the others, whatever
+its host was doing), a start event, the body, an end event. The body is
+
+- `sustained`: `reps` collectives back to back, captured once in a CUDA graph and
+  replayed (nccl-tests' `-G`): the GPU time of a stream of collectives, without the
+  ~30-60 µs each eager call costs the host in torch.distributed;
+- `isolated`: one eager collective.
+
+A batch of samples is queued behind a spinning kernel (`torch.cuda._sleep`) long enough
+for the host to enqueue all of it, so no sample waits on the host. The timer reduces the
+per-sample times with MAX over the ranks (the slowest rank's time is the collective's).
+Where a graph cannot be captured (an older NCCL, a backend without graph support) the
+sustained body falls back to eager calls, and `info()` says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+HOLD_CLOCK_HZ = 2.0e9  # torch.cuda._sleep counts cycles; at lower clocks it holds longer
+MAX_HOLD_S = 0.05
+FIRST_HOST_S = 200e-6  # host time to enqueue one sample, before it is measured
+HOLD_MARGIN = 2.0
+
+
+class CudaBatches:
+    """The CUDA side of `Collective.time_batches`."""
+
+    def __init__(self, call: Callable[[], object]) -> None:
+        import torch  # lazy: torch is optional
+        import torch.distributed as dist
+
+        self._torch, self._dist, self._call = torch, dist, call
+        self._sync_buffer = torch.zeros(1, dtype=torch.float32, device="cuda")
+        self._graphs: dict[int, Any] = {}
+        self._host_per_sample = FIRST_HOST_S
+        self.graph_failure: str | None = None
+
+    def _sync(self) -> None:
+        self._dist.all_reduce(self._sync_buffer)
+
+    def _graph(self, reps: int) -> Any | None:
+        """A graph of `reps` calls, captured once per size; None if capture fails."""
+        if self.graph_failure is not None:
+            return None
+        if reps not in self._graphs:
+            torch = self._torch
+            try:
+                torch.cuda.synchronize()
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    for _ in range(reps):
+                        self._call()
+                torch.cuda.synchronize()
+            except Exception as exc:  # noqa: BLE001 - any capture failure: eager instead
+                self.graph_failure = f"{type(exc).__name__}: {exc}"
+                torch.cuda.synchronize()
+                return None
+            self._graphs[reps] = graph
+        return self._graphs[reps]
+
+    def time(self, count: int, reps: int, duty: str) -> list[float]:
+        """This rank's seconds for each of `count` samples of `reps` calls, queued in
+        sub-batches short enough for one hold to cover their enqueueing."""
+        seconds: list[float] = []
+        while len(seconds) < count:
+            fits = int(MAX_HOLD_S / (HOLD_MARGIN * self._host_per_sample))
+            seconds += self._batch(min(count - len(seconds), max(1, fits)), reps, duty)
+        return seconds
+
+    def _batch(self, count: int, reps: int, duty: str) -> list[float]:
+        import time
+
+        torch = self._torch
+        graph = self._graph(reps) if duty == "sustained" else None
+
+        def body() -> None:
+            if graph is not None:
+                graph.replay()
+            else:
+                for _ in range(reps):
+                    self._call()
+
+        events = [
+            (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+            for _ in range(count)
+        ]
+        hold_s = min(HOLD_MARGIN * count * self._host_per_sample, MAX_HOLD_S)
+        torch.cuda._sleep(int(hold_s * HOLD_CLOCK_HZ))
+        began = time.perf_counter()
+        for start, end in events:
+            self._sync()
+            start.record()
+            body()
+            end.record()
+        self._host_per_sample = (time.perf_counter() - began) / count
+        torch.cuda.synchronize()
+        return [start.elapsed_time(end) / 1e3 for start, end in events]
+
+    def info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"graph_ops": sorted(self._graphs)}
+        if self.graph_failure is not None:
+            info["graph_capture_failed"] = self.graph_failure
+        return info

@@ -5,7 +5,7 @@
 set -euo pipefail
 src=${1:?NCCL_TESTS_DIR}
 [ -x /tmp/nccl-tests-build/all_reduce_perf ] && exit 0
-nccl_pkg=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__))')
+nccl_pkg=$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])')
 mkdir -p /tmp/nccl/lib
 ln -sfn "$nccl_pkg/include" /tmp/nccl/include
 ln -sf "$nccl_pkg"/lib/libnccl.so.2 /tmp/nccl/lib/libnccl.so.2

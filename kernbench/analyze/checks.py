@@ -1,6 +1,6 @@
 """What only a bench's plan shows, checked before anything is measured: the hardware
-profile it names exists, and every metric computes on every cell. `validate`, `plan`,
-`run` and `ab` share it."""
+profile it names exists, every metric computes on every cell, and every figure it asks for
+fits it. `validate`, `plan`, `run` and `ab` share it."""
 
 from __future__ import annotations
 
@@ -10,14 +10,16 @@ from kernbench.analyze.metrics import first_metric_problem
 from kernbench.errors import SpecError, UserError
 from kernbench.plan import iter_cells
 from kernbench.spec import hardware
+from kernbench.spec.figures import BenchFacts, misfit
 from kernbench.spec.loader import field_error
 from kernbench.spec.models import Bench
 
 
 def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
     """What only the plan shows, as `PATH:LINE: field: message`: the hardware profile the
-    bench names exists, and every metric computes on every cell (on `device`'s plan, or
-    without a device: every cell any device could have)."""
+    bench names exists, every metric computes on every cell (on `device`'s plan, or
+    without a device: every cell any device could have), and each figure fits the bench's
+    model and cells."""
     if bench.hardware is not None:
         try:
             hardware.named_profile(bench.hardware)
@@ -29,3 +31,14 @@ def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
     if problem is not None:
         message = f"{problem.why} (cell {problem.cell.id})"
         raise field_error(path, ("metrics", problem.name), message)
+    if bench.figures:
+        facts = BenchFacts.of(
+            bench.kernel,
+            bench.model,
+            bench.metrics,
+            (cell.params for cell in iter_cells(bench, device)),
+        )
+        for index, name in enumerate(bench.figures):
+            why = misfit(name, facts)
+            if why is not None:
+                raise field_error(path, ("figures", str(index)), why)

@@ -1,9 +1,10 @@
 """Figures from results: each figure name is drawn by the module the registry names.
 
-`spec.models.FIGURE_RENDERERS` maps a figure to its module here (`gemm`, `ccl`), imported
-only when one of its figures is asked for. A renderer module offers `figure_data(results,
-name)` (the JSON-able data a figure shows) and `draw(data)`; each figure is written as
-`<name>.png` with its data as `<name>.json`, the golden output
+`spec.figures.FIGURES` gives each figure its drawings: a module here (`gemm`, `ccl`,
+`generic`) and the benches it fits; the results' bench picks the drawing, whose module is
+imported only when one of its figures is asked for. A renderer module offers
+`figure_data(results, name)` (the JSON-able data a figure shows) and `draw(data)`; each
+figure is written as `<name>.png` with its data as `<name>.json`, the golden output
 (docs/adr/0050-figures-from-results.md). Nothing here imports torch: fast mode redraws
 committed results on a machine without it.
 """
@@ -22,7 +23,7 @@ from kernbench.errors import UserError
 from kernbench.render import style
 from kernbench.results.build import describe
 from kernbench.results.model import Results
-from kernbench.spec.models import FIGURE_RENDERERS, FIGURES
+from kernbench.spec.figures import FIGURE_NAMES, BenchFacts, figures_drawn_by, renderer_for
 
 __all__ = ["figure_data", "figures_drawn_by", "render_results", "requested_figures"]
 
@@ -49,7 +50,8 @@ def _draw(results: Results, name: str, out_dir: Path) -> Path:
     """One figure, or one line saying why not: results come from files, and a value no
     figure can show (a size of zero on a log axis, a text for a number) is no traceback."""
     try:
-        return style.save_figure(figure_data(results, name), renderer(name).draw, out_dir, name)
+        draw = renderer(results, name).draw
+        return style.save_figure(figure_data(results, name), draw, out_dir, name)
     except UserError:
         raise
     except OSError as exc:
@@ -97,33 +99,39 @@ def _draw_in_child(results: Results, out_dir: Path, name: str) -> None:
 def figure_data(results: Results, name: str) -> dict[str, Any]:
     """The data one figure plots, as plain JSON-able values (the golden-test output)."""
     requested_figures(results, [name])
-    data: dict[str, Any] = renderer(name).figure_data(results, name)
+    data: dict[str, Any] = renderer(results, name).figure_data(results, name)
     return data
 
 
-def figures_drawn_by(module: str) -> tuple[str, ...]:
-    """The figure names the registry gives to one renderer module."""
-    return tuple(name for name, owner in FIGURE_RENDERERS.items() if owner == module)
+def bench_facts(results: Results) -> BenchFacts:
+    """What picks a figure's drawing, read from the results' bench and cells."""
+    spec = results.spec
+    return BenchFacts.of(
+        str(spec.get("kernel", "")), str(spec.get("model", "none")), spec.get("metrics") or {},
+        (cell.params for cell in results.cells),
+    )
 
 
 def requested_figures(results: Results, figures: Sequence[str] | None) -> list[str]:
     """The figure names to draw, checked and without repeats, in the order given."""
     names = list(results.spec.get("figures", [])) if figures is None else list(figures)
-    unknown = [name for name in names if name not in FIGURES]
+    unknown = [name for name in names if name not in FIGURE_NAMES]
     if unknown:
-        raise UserError(f"unknown figure {unknown[0]!r}; known: {', '.join(FIGURES)}")
+        raise UserError(f"unknown figure {unknown[0]!r}; known: {', '.join(FIGURE_NAMES)}")
     return list(dict.fromkeys(names))
 
 
-def renderer(name: str) -> ModuleType:
-    """The module that draws figure `name`, imported now (matplotlib comes with it)."""
-    module = f"kernbench.render.{FIGURE_RENDERERS[name]}"
+def renderer(results: Results, name: str) -> ModuleType:
+    """The module that draws figure `name` of these results, imported now (matplotlib
+    comes with it)."""
+    owner = renderer_for(name, bench_facts(results))
+    module = f"kernbench.render.{owner}"
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
         if exc.name != module:
             raise
         raise UserError(
-            f"figures {', '.join(figures_drawn_by(FIGURE_RENDERERS[name]))} need {module}, "
+            f"figures {', '.join(figures_drawn_by(owner))} need {module}, "
             "which is missing"
         ) from None

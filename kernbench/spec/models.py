@@ -22,6 +22,7 @@ from pydantic import (
 
 from kernbench.dtypes import DTYPES, ITEMSIZE
 from kernbench.spec import expr
+from kernbench.spec.figures import FIGURE_NAMES
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)]
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
@@ -39,18 +40,6 @@ Real = Annotated[float, Field(strict=True)]
 PositiveFloat = Annotated[float, Field(strict=True, gt=0)]
 Flag = Annotated[bool, Field(strict=True)]
 
-# The figure registry: each figure a bench may name, and the module of kernbench.render
-# that draws it (imported only when drawn). Adding a figure: a line here, and its data
-# function in that module's `FIGURE_DATA`.
-FIGURE_RENDERERS = {
-    "throughput": "gemm",
-    "utilization": "gemm",
-    "theory_vs_measured": "gemm",
-    "stage_breakdown": "gemm",
-    "busbw": "ccl",
-    "latency": "ccl",
-}
-FIGURES = tuple(FIGURE_RENDERERS)
 # The timer registry: each timer `timer.kind` may name, as module:class (imported only when
 # chosen; "auto" picks one). Adding a timer: a line here, and its class under timing/.
 TIMERS = {
@@ -187,7 +176,14 @@ class Bench(Strict):
     timer: TimerSpec = Field(default_factory=TimerSpec)
     rounds: Count = Field(1, ge=1, le=100, description="Independent worker processes.")
     model: Literal["none", "roofline", "alpha_beta"] = "none"
-    figures: list[Literal[FIGURES]] = Field(default_factory=list)  # type: ignore[valid-type]
+    figures: list[Literal[FIGURE_NAMES]] = Field(  # type: ignore[valid-type]
+        default_factory=list,
+        description="Figures drawn from the results, each where it fits the bench: "
+        "throughput (TFLOP/s per GEMM shape, else the flops or bytes rate), utilization, "
+        "theory_vs_measured, stage_breakdown (cells with M, N, K); busbw, latency "
+        "(collectives); time (any bench); bandwidth (GB/s against the device's, with a "
+        "bytes metric).",
+    )
     data: str | None = Field(
         None, description="Committed results file rendered by fast mode, relative to this file."
     )

@@ -1,0 +1,154 @@
+"""Figures that fit any bench: time per call, throughput, and achieved memory bandwidth
+against the device's.
+
+Each is a line per variant over the bench's numeric axis, or bars over its cells when it
+has none (`render.series`). Titles and labels come from the bench: its axis names and the
+units of its metrics, never a kind of kernel it is not. Like every renderer, the data a
+figure plots is written beside it as JSON (docs/adr/0052-figures-that-fit-the-bench.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kernbench.errors import UserError
+from kernbench.render import series, style
+from kernbench.render.generic_draw import draw
+from kernbench.results.model import CellResult, Results
+from kernbench.spec.models import HardwareProfile
+
+# A renderer module offers figure_data and draw (kernbench.render); draw lives beside.
+__all__ = ["FIGURE_DATA", "draw", "figure_data"]
+
+LOG_SCALE_RANGE = 30.0  # values spanning more than this factor get a log axis
+# SI prefixes for rates, largest first: a rate is shown with the largest that keeps it >= 1.
+PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+# The rate metrics the results store, in their stored unit, and what a second of it is.
+RATES = {"flops": ("tflops", 1e12, "FLOP/s"), "bytes": ("gbs", 1e9, "B/s")}
+
+
+def figure_data(results: Results, name: str) -> dict[str, Any]:
+    """The series one generic figure plots, as JSON-able data."""
+    if name not in FIGURE_DATA:
+        raise UserError(f"unknown generic figure {name!r}; known: {', '.join(FIGURE_DATA)}")
+    return FIGURE_DATA[name](results)
+
+
+def time_data(results: Results) -> dict[str, Any]:
+    return _data(results, "time", "time per call", _time, "s")
+
+
+def throughput_data(results: Results) -> dict[str, Any]:
+    declared = results.spec.get("metrics") or {}
+    stored, per_unit, unit = RATES["flops" if "flops" in declared else "bytes"]
+    return _data(results, "throughput", "throughput", _rate(stored, per_unit), unit)
+
+
+def bandwidth_data(results: Results) -> dict[str, Any]:
+    # Always GB/s, the unit of the ceiling it is drawn against.
+    data = _data(results, "bandwidth", "achieved memory bandwidth", _rate("gbs", 1.0), "GB/s")
+    data["ceiling"] = _memory_ceiling(results)
+    return data
+
+
+def _data(results: Results, name: str, what: str, value: series.Value, unit: str) -> dict[str, Any]:
+    arranged = series.arrange(results.cells, value)
+    axis = arranged["x_axis"]
+    points = [p for s in arranged["series"] for p in s["points"]]
+    values = [p["value"] for p in points if p["value"] is not None]
+    scale, shown_unit = (1.0, unit) if unit == "GB/s" else _unit(values, unit)
+    for point in points:
+        for key in ("value", "low", "high"):
+            if point.get(key) is not None:
+                point[key] = style.significant(point[key] / scale)
+    data: dict[str, Any] = {
+        "figure": name,
+        "bench": results.bench,
+        "device_name": results.provenance.get("device_name") or results.device,
+        "title": style.title(results, f"{what} vs {axis}" if axis else f"{what} per cell"),
+        "footnote": style.footnote(results),
+        "y_label": f"{what} ({shown_unit})",
+        "x_label": axis or "cell",
+        **arranged,
+        "log_x": axis is not None and _spans([p["x"] for p in points]),
+        "log_y": _spans(values),
+        "not_plotted": [
+            {"cell": cell.id, "status": cell.status, "reason": cell.reason}
+            for cell in results.cells
+            if cell.status != "ok"
+        ],
+    }
+    if not values:
+        data["note"] = _empty_note(results, what)
+    return data
+
+
+def _time(cell: CellResult) -> dict[str, Any]:
+    summary = cell.summary if cell.status == "ok" else None
+    if summary is None:
+        return {"value": None, "low": None, "high": None}
+    return {"value": summary.median_s, "low": summary.ci_low_s, "high": summary.ci_high_s}
+
+
+def _rate(stored: str, per_unit: float) -> series.Value:
+    """A rate metric in its base unit, with the interval the time's interval maps to."""
+
+    def value(cell: CellResult) -> dict[str, Any]:
+        rate = cell.metrics.get(stored) if cell.status == "ok" else None
+        if rate is None:
+            point: dict[str, Any] = {"value": None, "low": None, "high": None}
+            if cell.status == "ok":
+                point["reason"] = f"no {stored} metric"
+            return point
+        rate *= per_unit
+        point = {"value": rate, "low": None, "high": None}
+        summary = cell.summary
+        if summary is not None and summary.ci_low_s > 0 and summary.ci_high_s > 0:
+            # A rate is inversely proportional to time: the time CI maps to a rate CI.
+            point["low"] = rate * summary.median_s / summary.ci_high_s
+            point["high"] = rate * summary.median_s / summary.ci_low_s
+        return point
+
+    return value
+
+
+def _unit(values: list[float], unit: str) -> tuple[float, str]:
+    """The scale and unit that show the largest value with one to three integer digits."""
+    largest = max(values, default=0.0)
+    if unit == "s":
+        return next(((s, u) for s, u in TIME_UNITS if largest >= s), TIME_UNITS[-1])
+    return next(((p, f"{prefix}{unit}") for p, prefix in PREFIXES if largest >= p), (1.0, unit))
+
+
+def _spans(values: list[Any]) -> bool:
+    """All positive numbers, spanning more than LOG_SCALE_RANGE: a log axis reads best."""
+    if not values or not all(isinstance(v, int | float) and v > 0 for v in values):
+        return False
+    return bool(max(values) / min(values) > LOG_SCALE_RANGE)
+
+
+def _memory_ceiling(results: Results) -> dict[str, Any] | None:
+    """The device's memory bandwidth the hardware profile gives, measured or datasheet."""
+    if not results.hardware:
+        return None
+    ceiling = HardwareProfile.model_validate(results.hardware).memory_gbs
+    return {
+        "label": "device memory bandwidth",
+        "value": style.significant(ceiling.value),
+        "source": "measured" if ceiling.measured is not None else "datasheet",
+    }
+
+
+def _empty_note(results: Results, what: str) -> str:
+    if all(cell.status != "ok" for cell in results.cells):
+        return "Nothing measured: every cell failed or was invalid (listed below)."
+    return f"No cell has a {what} to plot."
+
+
+FIGURE_DATA: dict[str, Callable[[Results], dict[str, Any]]] = {
+    "time": time_data,
+    "throughput": throughput_data,
+    "bandwidth": bandwidth_data,
+}

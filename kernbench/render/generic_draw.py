@@ -1,0 +1,141 @@
+"""Drawing the generic figures from the data `render.generic` made (and nothing else)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter
+
+from kernbench.render import style
+
+LINE_PANEL_IN = (7.0, 4.2)
+MAX_PANEL_WIDTH_IN = 16.0  # wider sweeps get thinner bars and slanted labels
+
+
+def draw(data: dict[str, Any]) -> Figure:
+    """The figure for data made by `render.generic.figure_data`."""
+    if data.get("note"):
+        return style.placeholder(data["title"], data)
+    labels = [s["label"] for s in data["series"]]
+    colors = {label: style.PALETTE[i % len(style.PALETTE)] for i, label in enumerate(labels)}
+    if data["layout"] == "lines":
+        figure = style.new_figure(1, 1, *LINE_PANEL_IN)
+        ax = figure.add_subplot()
+        _draw_lines(ax, data, colors)
+    else:
+        categories = list(dict.fromkeys(p["x"] for s in data["series"] for p in s["points"]))
+        room = min(MAX_PANEL_WIDTH_IN, 2.0 + 0.4 * len(categories) * len(labels))
+        figure = style.new_figure(1, 1, room, LINE_PANEL_IN[1])
+        ax = figure.add_subplot()
+        _draw_bars(ax, data, colors, categories, room)
+    _finish_value_axis(ax, data)
+    handles: list[Any] = [Line2D([], [], color=c, marker="o", label=s) for s, c in colors.items()]
+    if data["not_plotted"]:
+        handles.append(Line2D([], [], linestyle="none", label="× not measured"))
+    style.legend(ax, handles)
+    style.finish(figure, data["title"], data)
+    return figure
+
+
+def _draw_lines(ax: Axes, data: dict[str, Any], colors: dict[str, str]) -> None:
+    for entry in data["series"]:
+        # A cell with no value is a gap in its line, not a segment across it.
+        points = entry["points"]
+        xs = np.asarray([p["x"] for p in points], dtype=float)
+        ys = np.asarray([np.nan if p["value"] is None else p["value"] for p in points])
+        ax.errorbar(
+            xs,
+            ys,
+            yerr=_error_extents(points),
+            fmt="o-",
+            color=colors[entry["label"]],
+            markersize=4,
+            capsize=2,
+            linewidth=1.4,
+        )
+        for point in entry["points"]:
+            if point["value"] is None:
+                style.mark_missing(ax, point["x"], _why_empty(point))
+    if data["log_x"]:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: _plain(value)))
+    ax.set_xlabel(data["x_label"] + (" (log scale)" if data["log_x"] else ""))
+    ax.grid(True, which="major", alpha=0.3)
+
+
+def _draw_bars(
+    ax: Axes, data: dict[str, Any], colors: dict[str, str], categories: list[str], room: float
+) -> None:
+    width = 0.8 / max(1, len(data["series"]))
+    position = {label: i for i, label in enumerate(categories)}
+    for i, entry in enumerate(data["series"]):
+        offset = (i - (len(data["series"]) - 1) / 2) * width
+        shown = [p for p in entry["points"] if p["value"] is not None]
+        ax.bar(
+            [position[p["x"]] + offset for p in shown],
+            [p["value"] for p in shown],
+            width * 0.95,
+            color=colors[entry["label"]],
+            yerr=_error_extents(shown),
+            error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#222222"},
+        )
+        for point in entry["points"]:
+            if point["value"] is None:
+                style.mark_missing(ax, position[point["x"]] + offset, _why_empty(point))
+    style.category_ticks(ax, categories, room)
+    ax.set_xlim(-0.6, len(categories) - 0.4)
+    ax.set_xlabel(data["x_label"])
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+
+
+def _finish_value_axis(ax: Axes, data: dict[str, Any]) -> None:
+    values = [
+        p["high"] or p["value"]
+        for s in data["series"]
+        for p in s["points"]
+        if p["value"] is not None
+    ]
+    ceiling = data.get("ceiling")
+    if ceiling:
+        ax.axhline(ceiling["value"], color="#555555", linestyle=":", linewidth=1)
+        ax.annotate(
+            f"{ceiling['label']} {ceiling['value']:.4g} GB/s ({ceiling['source']})",
+            (0.005, ceiling["value"]),
+            xycoords=("axes fraction", "data"),
+            ha="left",
+            va="bottom",
+            fontsize=7,
+            color="#555555",
+        )
+        values.append(ceiling["value"])
+    if data["log_y"]:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: _plain(value)))
+    elif values:
+        ax.set_ylim(0, max(values) * 1.15)
+    ax.set_ylabel(data["y_label"] + (", log scale" if data["log_y"] else ""))
+
+
+def _error_extents(points: list[dict[str, Any]]) -> list[list[float]] | None:
+    """Below and above each value; none at all when a drawn value has no interval."""
+    drawn = [p for p in points if p["value"] is not None]
+    if not drawn or not all(p["low"] is not None and p["high"] is not None for p in drawn):
+        return None
+    return [
+        [max(0.0, p["value"] - p["low"]) if p["value"] is not None else 0.0 for p in points],
+        [max(0.0, p["high"] - p["value"]) if p["value"] is not None else 0.0 for p in points],
+    ]
+
+
+def _why_empty(point: dict[str, Any]) -> str:
+    return str(point["status"]) if point["status"] != "ok" else "n/a"
+
+
+def _plain(value: float) -> str:
+    """A tick label without exponents: 1048576, 0.01."""
+    return f"{value:.0f}" if value >= 1 and float(value).is_integer() else f"{value:g}"

@@ -1,0 +1,200 @@
+"""The figures that fit any bench: time, throughput and bandwidth, as lines over a numeric
+axis or bars over cells, titled from the bench and never as a GEMM."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_helpers import invoke, new_project
+from fixtures_results import h200_profile, make_gemm_results, summary
+
+from kernbench.errors import EXIT_OK
+from kernbench.plan import cell_id
+from kernbench.render import figure_data, render_results
+from kernbench.results.model import CellResult, Results
+from kernbench.spec.models import Bench
+
+SIZES = (1024, 65536, 4194304)
+# A copy moving 4 bytes in and 4 out per element at about 1000 GB/s, plus 2 µs per call.
+SECONDS = {size: 2e-6 + 8 * size / 1000e9 for size in SIZES}
+
+
+def copy_results(
+    axes: dict[str, list[Any]] | None = None, failed: str | None = None, hardware: bool = True
+) -> Results:
+    """A memory copy measured over `axes` (default: three sizes) in two variants."""
+    axes = axes or {"size": list(SIZES)}
+    spec = Bench.model_validate(
+        {
+            "name": "memcopy",
+            "description": "copies",
+            "kernel": "memcopy:make",
+            "axes": axes,
+            "variants": {"copyto": {}, "slice": {}},
+            "metrics": {"bytes": "8*size"},
+            "figures": ["time", "throughput", "bandwidth"],
+        }
+    ).model_dump(mode="json")
+    cells = []
+    for variant, slower in (("copyto", 1.0), ("slice", 1.5)):
+        for values in _product(axes):
+            size = int(values.get("size", 4096))
+            common = {
+                "id": cell_id(variant, values),
+                "index": len(cells),
+                "variant": variant,
+                "axes": values,
+                "params": {**values, "device": "cuda"},
+            }
+            if common["id"] == failed:
+                cells.append(CellResult(status="failed", reason="boom", **common))
+                continue
+            median = SECONDS.get(size, 1e-5) * slower
+            metrics = {"bytes": 8.0 * size, "time_s": median, "gbs": 8 * size / median / 1e9}
+            cells.append(
+                CellResult(
+                    status="ok", summary=summary(median, [median], 9), metrics=metrics, **common
+                )
+            )
+    return Results(
+        bench="memcopy",
+        spec_hash="c0ffee00c0ffee00",
+        spec=spec,
+        created_utc="2026-11-30T09:30:12Z",
+        complete=True,
+        device="cuda",
+        rounds=1,
+        provenance={"device_name": "NVIDIA H200"},
+        hardware=h200_profile() if hardware else None,
+        cells=cells,
+    )
+
+
+def _product(axes: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    combos: list[dict[str, Any]] = [{}]
+    for name, values in axes.items():
+        combos = [{**combo, name: value} for combo in combos for value in values]
+    return combos
+
+
+def _values(data: dict[str, Any], label: str) -> list[Any]:
+    (series,) = [s for s in data["series"] if s["label"] == label]
+    return [point["value"] for point in series["points"]]
+
+
+def test_bandwidth_is_a_line_per_variant_against_the_device_bandwidth() -> None:
+    data = figure_data(copy_results(), "bandwidth")
+    assert data["title"] == "memcopy: achieved memory bandwidth vs size on NVIDIA H200"
+    assert (data["x_label"], data["y_label"]) == ("size", "achieved memory bandwidth (GB/s)")
+    assert data["layout"] == "lines" and data["log_x"]
+    assert [s["label"] for s in data["series"]] == ["copyto", "slice"]
+    expected = [pytest.approx(8 * size / SECONDS[size] / 1e9, rel=1e-5) for size in SIZES]
+    assert _values(data, "copyto") == expected
+    assert data["ceiling"] == {
+        "label": "device memory bandwidth",
+        "value": 4230.0,
+        "source": "measured",
+    }
+
+
+def test_time_is_shown_in_a_unit_that_reads_well() -> None:
+    data = figure_data(copy_results(), "time")
+    assert data["title"] == "memcopy: time per call vs size on NVIDIA H200"
+    assert data["y_label"] == "time per call (µs)"
+    assert _values(data, "copyto") == [pytest.approx(SECONDS[s] * 1e6, rel=1e-5) for s in SIZES]
+    (point, *_) = data["series"][0]["points"]
+    assert point["low"] < point["value"] < point["high"]
+
+
+def test_throughput_of_a_bench_without_mnk_is_its_bytes_rate() -> None:
+    data = figure_data(copy_results(), "throughput")
+    assert data["y_label"] == "throughput (GB/s)"  # the largest, 945 GB/s, in 1-3 digits
+    assert _values(data, "copyto")[-1] == pytest.approx(
+        8 * SIZES[-1] / SECONDS[SIZES[-1]] / 1e9, rel=1e-5
+    )
+
+
+def test_throughput_of_a_gemm_bench_is_still_the_gemm_figure() -> None:
+    data = figure_data(make_gemm_results(shapes=[(256, 256, 256)], dtypes=["bf16"]), "throughput")
+    assert data["unit"] == "TFLOP/s" and data["panels"]
+
+
+def test_without_a_numeric_axis_each_cell_is_a_bar() -> None:
+    data = figure_data(copy_results({"kind": ["rows", "cols"]}), "time")
+    assert data["layout"] == "bars" and data["x_label"] == "cell"
+    assert data["title"] == "memcopy: time per call per cell on NVIDIA H200"
+    assert [p["x"] for p in data["series"][0]["points"]] == ["kind=rows", "kind=cols"]
+
+
+def test_the_longest_numeric_axis_is_the_line_and_the_others_name_the_series() -> None:
+    data = figure_data(copy_results({"size": list(SIZES), "stride": [1, 2]}), "time")
+    assert data["x_axis"] == "size"
+    assert [s["label"] for s in data["series"]] == [
+        "copyto · stride=1",
+        "copyto · stride=2",
+        "slice · stride=1",
+        "slice · stride=2",
+    ]
+
+
+def test_a_failed_cell_is_listed_and_left_out_of_its_line() -> None:
+    data = figure_data(copy_results(failed="slice/size=65536"), "bandwidth")
+    assert data["not_plotted"] == [
+        {"cell": "slice/size=65536", "status": "failed", "reason": "boom"}
+    ]
+    assert _values(data, "slice")[1] is None
+
+
+def test_without_a_hardware_profile_there_is_no_ceiling() -> None:
+    assert figure_data(copy_results(hardware=False), "bandwidth")["ceiling"] is None
+
+
+def test_render_writes_the_generic_figures(tmp_path: Path) -> None:
+    written = render_results(copy_results(failed="copyto/size=1024"), tmp_path)
+    assert [p.name for p in written] == ["time.png", "throughput.png", "bandwidth.png"]
+    for name in ("time", "throughput", "bandwidth"):
+        data = json.loads((tmp_path / f"{name}.json").read_text())
+        assert "GEMM" not in json.dumps(data)
+
+
+MEMCOPY = """
+import numpy as np
+
+
+def make(size, dtype, device, **_):
+    source = np.ones(size, dtype=np.float32)
+    target = np.empty_like(source)
+    return lambda: np.copyto(target, source)
+"""
+
+
+@pytest.mark.slow
+def test_a_memory_copy_bench_gets_the_generic_figures(tmp_path, monkeypatch) -> None:
+    root = new_project(tmp_path, monkeypatch, bench_extra=None)
+    (root / "benches" / "memcopy.py").write_text(MEMCOPY)
+    (root / "benches" / "memcopy.yaml").write_text(
+        textwrap.dedent("""\
+        name: memcopy
+        description: numpy copies of growing size
+        kernel: memcopy:make
+        axes: {size: [1024, 65536]}
+        dtypes: [fp32]
+        metrics: {bytes: 2*size*itemsize}
+        timer: {warmup_s: 0.0, budget_s: 0.01, min_samples: 3}
+        figures: [time, throughput, bandwidth]
+        """)
+    )
+    code, _, err = invoke("run", "--bench", "memcopy", "--device", "cpu", "--out", "out")
+    assert code == EXIT_OK, err
+    titles = {
+        name: json.loads((root / "out" / "figures" / f"{name}.json").read_text())
+        for name in ("time", "throughput", "bandwidth")
+    }
+    assert titles["time"]["title"].startswith("memcopy: time per call vs size on ")
+    assert titles["throughput"]["y_label"].endswith("B/s)")
+    assert titles["bandwidth"]["ceiling"]["label"] == "device memory bandwidth"
+    assert all((root / "out" / "figures" / f"{name}.png").is_file() for name in titles)

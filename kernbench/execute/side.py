@@ -28,12 +28,12 @@ from typing import IO, Any
 from kernbench.execute import pins as pinning
 from kernbench.execute.journal import TASK, JournalEntry, Task, write_entry
 from kernbench.execute.worker import CellRunner, close, die_with_parent, fail, record
-from kernbench.kernels import kernel_source_path, resolve_factory
 from kernbench.kernels.base import Kernel
 from kernbench.plan import Cell, plan
 from kernbench.results.model import RoundResult
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import TimerSpec
+from kernbench.spec.op_factory import bench_factory, bench_source
 from kernbench.timing import Timer, choose_timer
 
 # Calls timed after the warm-up to estimate one call (the parent sizes turns from it).
@@ -73,13 +73,13 @@ class Side:
         self.task = task
         self.spec = bench.timer
         self.cells = plan(bench, task.device)
-        source_file = kernel_source_path(bench.kernel, bench_path.parent)
+        source_file = bench_source(bench, bench_path.parent)
         self.store = pinning.PinStore(
             read=[Path(p).resolve() for p in task.pins_read],
             write=[Path(p).resolve() for p in task.pins_write],
         )
         self.runner = CellRunner(
-            resolve_factory(bench.kernel, bench_path.parent), bench.kernel,
+            bench_factory(bench, bench_path.parent), bench.kernel_name,
             pinning.source_hash([source_file] if source_file else []), bench.timer,
             self.store, task.pins_mode, task.device, task.device_model,
         )

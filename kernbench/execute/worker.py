@@ -30,12 +30,12 @@ from kernbench.execute.journal import (
     write_current,
     write_entry,
 )
-from kernbench.kernels import kernel_source_path, resolve_factory
 from kernbench.kernels.base import Kernel, TuneReport, as_kernel
 from kernbench.plan import Cell, plan
 from kernbench.results.model import Check, RoundResult
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import TimerSpec
+from kernbench.spec.op_factory import bench_factory, bench_source
 from kernbench.timing import choose_timer
 
 EXIT_GROUP_BROKEN = 3
@@ -223,8 +223,8 @@ def run_task(task: Task) -> None:
     bench_path = Path(task.bench_path).resolve()
     bench = load_bench(bench_path)
     cells = plan(bench, task.device)
-    factory = resolve_factory(bench.kernel, bench_path.parent)
-    source_file = kernel_source_path(bench.kernel, bench_path.parent)
+    factory = bench_factory(bench, bench_path.parent)
+    source_file = bench_source(bench, bench_path.parent)
     source = pinning.source_hash([source_file] if source_file else [])
     primary = is_primary_rank()
     store = pinning.PinStore(
@@ -232,7 +232,7 @@ def run_task(task: Task) -> None:
         write=[Path(p).resolve() for p in task.pins_write] if primary else [],
     )
     runner = CellRunner(
-        factory, bench.kernel, source, bench.timer, store, task.pins_mode,
+        factory, bench.kernel_name, source, bench.timer, store, task.pins_mode,
         task.device, task.device_model,
     )
     journal = Path(task.journal_dir).resolve()

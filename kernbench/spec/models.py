@@ -132,8 +132,16 @@ class AbSpec(Strict):
     )
 
 
+def _kernel_or_op(schema: dict[str, Any]) -> None:
+    # The model fills an op bench's description in; a kernel bench must give its own.
+    schema["required"] = ["name"]
+    schema["oneOf"] = [{"required": ["kernel", "description"]}, {"required": ["op"]}]
+
+
 class Bench(Strict):
     """One bench file."""
+
+    model_config = ConfigDict(json_schema_extra=_kernel_or_op)
 
     name: Slug
     description: str = Field(min_length=1, description="Default for an op bench: the op.")

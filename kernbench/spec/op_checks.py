@@ -113,7 +113,15 @@ def _reference(bench: Bench) -> Problem | None:
     if bench.check is None:
         return None
     try:
-        resolve_callable(bench.check.ref)
+        reference = resolve_callable(bench.check.ref)
     except FactoryError as exc:
         return ("check", "ref"), str(exc)
+    takes = keyword_names(reference)
+    missing = sorted((set(bench.inputs) | set(bench.args)) - (takes or set()))
+    if takes is not None and missing:
+        listed = ", ".join(sorted(takes)) or "no keywords"
+        message = (
+            f"the reference gets the op's keywords, but takes no {missing[0]!r}; it takes {listed}"
+        )
+        return ("check", "ref"), message
     return None

@@ -133,4 +133,5 @@ def test_schema_forbids_extra_keys() -> None:
     schema = bench_json_schema()
     assert schema["additionalProperties"] is False
     assert schema["$defs"]["TimerSpec"]["additionalProperties"] is False
-    assert set(schema["required"]) == {"name", "description", "kernel"}
+    assert set(schema["required"]) == {"name"}
+    assert schema["oneOf"] == [{"required": ["kernel", "description"]}, {"required": ["op"]}]

@@ -36,7 +36,6 @@ from kernbench.analyze.checks import check_bench
 from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import holds_a_run, load_options
-from kernbench.kernels import kernel_source_path
 from kernbench.plan import Cell, plan
 from kernbench.results.ab import Schedule
 from kernbench.results.provenance import utc_now, utc_stamp
@@ -44,6 +43,7 @@ from kernbench.spec.discovery import find_bench
 from kernbench.spec.hardware import resolve_device
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import AbSpec, Bench, spec_hash
+from kernbench.spec.op_factory import bench_source
 
 SCHEDULES = ("interleaved", "sequential")
 AUTO_ROUNDS = 6  # `--rounds auto` starts with these, as a fixed A/B would
@@ -155,7 +155,7 @@ def run_ab(
         raise UserError(f"--out: {folder} is not empty; give a new folder")
 
     warning = switch_warning(
-        settings.switch, spec.kernel, kernel_source_path(spec.kernel, bench_path.parent)
+        settings.switch, spec.kernel_name, bench_source(spec, bench_path.parent)
     )
     if warning:
         echo(warning)

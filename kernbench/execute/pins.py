@@ -28,7 +28,7 @@ from kernbench.results.jsonio import FileFormat
 PINS_VERSION = 1
 PinMode = Literal["auto", "record", "replay"]
 # Libraries whose version changes generated code; recorded only when the kernel loaded them.
-TRACKED_LIBRARIES = ("numpy", "torch", "triton")
+TRACKED_LIBRARIES = ("numpy", "torch", "triton", "flag_gems")
 
 
 def pin_key(kernel: str, device_model: str, params: Mapping[str, Any]) -> str:

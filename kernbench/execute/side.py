@@ -26,14 +26,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from kernbench.execute import pins as pinning
+from kernbench.execute.autotune_pins import AutotunePins
 from kernbench.execute.journal import TASK, JournalEntry, Task, write_entry
 from kernbench.execute.worker import CellRunner, close, die_with_parent, fail, record
-from kernbench.kernels import kernel_source_path, resolve_factory
 from kernbench.kernels.base import Kernel
 from kernbench.plan import Cell, plan
 from kernbench.results.model import RoundResult
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import TimerSpec
+from kernbench.spec.op_factory import bench_factory, bench_source
 from kernbench.timing import Timer, choose_timer
 
 # Calls timed after the warm-up to estimate one call (the parent sizes turns from it).
@@ -73,15 +74,16 @@ class Side:
         self.task = task
         self.spec = bench.timer
         self.cells = plan(bench, task.device)
-        source_file = kernel_source_path(bench.kernel, bench_path.parent)
+        source_file = bench_source(bench, bench_path.parent)
         self.store = pinning.PinStore(
             read=[Path(p).resolve() for p in task.pins_read],
             write=[Path(p).resolve() for p in task.pins_write],
         )
         self.runner = CellRunner(
-            resolve_factory(bench.kernel, bench_path.parent), bench.kernel,
+            bench_factory(bench, bench_path.parent), bench.kernel_name,
             pinning.source_hash([source_file] if source_file else []), bench.timer,
             self.store, task.pins_mode, task.device, task.device_model,
+            AutotunePins(self.store, task.pins_mode, task.device_model) if bench.op else None,
         )
         self.held: dict[int, Held] = {}
 
@@ -101,6 +103,7 @@ class Side:
         started = time.perf_counter()
         kernel, result = self.runner.prepare(cell, self.task.round)
         if kernel is None:
+            self.runner.note_autotune(result)
             self._journal(cell, result, started)
             return {"ok": False, "reason": result.reason}
         try:
@@ -110,10 +113,12 @@ class Side:
             )
             warm = timer.measure(kernel, estimate_spec)
         except Exception as exc:  # noqa: BLE001 - a failing cell is recorded, the side goes on
+            self.runner.note_autotune(result)
             fail(result, exc)
             close(kernel)
             self._journal(cell, result, started)
             return {"ok": False, "reason": result.reason}
+        self.runner.note_autotune(result)
         self.held[index] = Held(cell, kernel, timer, result, started)
         result.warmup_calls = warm.warmup_calls + len(warm.samples_s)
         return {"ok": True, "per_call_s": statistics.median(warm.samples_s),

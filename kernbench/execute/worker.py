@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kernbench.execute import pins as pinning
+from kernbench.execute.autotune_pins import AutotunePins, install_if_loaded
 from kernbench.execute.journal import (
     TASK,
     CurrentCell,
@@ -30,12 +31,12 @@ from kernbench.execute.journal import (
     write_current,
     write_entry,
 )
-from kernbench.kernels import kernel_source_path, resolve_factory
 from kernbench.kernels.base import Kernel, TuneReport, as_kernel
 from kernbench.plan import Cell, plan
 from kernbench.results.model import Check, RoundResult
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import TimerSpec
+from kernbench.spec.op_factory import bench_factory, bench_source
 from kernbench.timing import choose_timer
 
 EXIT_GROUP_BROKEN = 3
@@ -68,8 +69,10 @@ class CellRunner:
         pins_mode: str,
         device: str,
         device_model: str,
+        autotune: AutotunePins | None = None,
     ) -> None:
         self.factory = factory
+        self.autotune = autotune
         self.kernel_name = kernel_name
         self.source = source
         self.timer_spec = timer_spec
@@ -88,6 +91,7 @@ class CellRunner:
                 fail(result, exc)
             finally:
                 close(kernel)
+        self.note_autotune(result)
         result.wall_s = time.perf_counter() - started
         return result
 
@@ -98,6 +102,10 @@ class CellRunner:
         kernel: Kernel | None = None
         try:
             kernel = as_kernel(self.factory(**cell.params))
+            if self.autotune is not None:
+                # the factory may have loaded Triton (a backend's library): its tuners
+                # are pinned from their first call, the check's
+                install_if_loaded(self.autotune)
             if kernel.check is not None:
                 check = kernel.check()
                 result.check = Check(rel_err=check.rel_err, tolerance=check.tolerance, ok=check.ok)
@@ -114,6 +122,12 @@ class CellRunner:
             if kernel is not None:
                 close(kernel)
             return None, result
+
+    def note_autotune(self, result: RoundResult) -> None:
+        """The Triton tuners' pins recorded or replayed for this cell, into its result."""
+        actions = self.autotune.take_actions() if self.autotune is not None else {}
+        if actions:
+            result.extra.setdefault("autotune_pins", {}).update(actions)
 
     def _measure(self, kernel: Kernel, spec: TimerSpec | None = None) -> Any:
         spec = spec or self.timer_spec
@@ -226,17 +240,19 @@ def run_task(task: Task) -> None:
     bench_path = Path(task.bench_path).resolve()
     bench = load_bench(bench_path)
     cells = plan(bench, task.device)
-    factory = resolve_factory(bench.kernel, bench_path.parent)
-    source_file = kernel_source_path(bench.kernel, bench_path.parent)
+    factory = bench_factory(bench, bench_path.parent)
+    source_file = bench_source(bench, bench_path.parent)
     source = pinning.source_hash([source_file] if source_file else [])
     primary = is_primary_rank()
     store = pinning.PinStore(
         read=[Path(p).resolve() for p in task.pins_read],
         write=[Path(p).resolve() for p in task.pins_write] if primary else [],
     )
+    # An op bench runs library kernels whose Triton tuners kernbench pins (ADR 0062).
+    autotune = AutotunePins(store, task.pins_mode, task.device_model) if bench.op else None
     runner = CellRunner(
-        factory, bench.kernel, source, bench.timer, store, task.pins_mode,
-        task.device, task.device_model,
+        factory, bench.kernel_name, source, bench.timer, store, task.pins_mode,
+        task.device, task.device_model, autotune,
     )
     journal = Path(task.journal_dir).resolve()
     _preload(task.device)

@@ -80,7 +80,7 @@ def factory_problem(bench: Bench, factory: Callable[..., object]) -> Problem | N
     accepted = _keywords_taken(factory)
     if accepted is None:
         return None
-    takes = f"{bench.kernel} takes {', '.join(sorted(accepted)) or 'no keywords'}"
+    takes = f"{bench.kernel_name} takes {', '.join(sorted(accepted)) or 'no keywords'}"
     passed: list[tuple[str, Field]] = [
         (name, ("axes", axis) if axis in bench.axes else ("dtypes",))
         for name, axis in bench.axis_parameters().items()

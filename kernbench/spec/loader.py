@@ -24,6 +24,7 @@ from kernbench.errors import SpecError
 from kernbench.kernels import BUILTINS, FactoryError, resolve_factory
 from kernbench.spec.checks import bench_problem, factory_problem
 from kernbench.spec.models import Bench, HardwareProfile
+from kernbench.spec.op_checks import op_problem
 
 LinePath = tuple[str, ...]
 Model = TypeVar("Model", bound=BaseModel)
@@ -284,9 +285,11 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
 
 def _check_bench(bench: Bench, doc: Document) -> None:
     """What the models cannot see (`spec/checks.py`), then the kernel's factory and the
-    keywords it takes."""
+    keywords it takes, or the op and its keywords (`spec/op_checks.py`)."""
     problem = bench_problem(bench)
-    if problem is None:
+    if problem is None and bench.op is not None:
+        problem = op_problem(bench)
+    elif problem is None and bench.kernel is not None:
         if ":" not in bench.kernel and bench.kernel not in BUILTINS:
             message = (
                 f"unknown kernel {bench.kernel!r}; built-in: {', '.join(sorted(BUILTINS))} "

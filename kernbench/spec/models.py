@@ -23,6 +23,7 @@ from pydantic import (
 from kernbench.dtypes import DTYPES, ITEMSIZE
 from kernbench.spec import expr
 from kernbench.spec.figures import FIGURE_NAMES
+from kernbench.spec.op_models import ArgValue, DottedPath, InputSpec, OpCheck
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)]
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
@@ -141,15 +142,38 @@ class AbSpec(Strict):
     )
 
 
+def _kernel_or_op(schema: dict[str, Any]) -> None:
+    # The model fills an op bench's description in; a kernel bench must give its own.
+    schema["required"] = ["name"]
+    schema["oneOf"] = [{"required": ["kernel", "description"]}, {"required": ["op"]}]
+
+
 class Bench(Strict):
     """One bench file."""
 
+    model_config = ConfigDict(json_schema_extra=_kernel_or_op)
+
     name: Slug
-    description: str = Field(min_length=1)
-    kernel: KernelRef = Field(
+    description: str = Field(min_length=1, description="Default for an op bench: the op.")
+    kernel: KernelRef | None = Field(
+        None,
         description="A built-in kernel name, or module:factory imported from the bench "
-        "file's folder first."
+        "file's folder first. A bench names either a kernel or an op.",
     )
+    op: DottedPath | None = Field(
+        None,
+        description="An importable callable (torch.topk), called per cell with `inputs` "
+        "and `args` as keywords; variants choose its `backend` (torch, compile, flag_gems).",
+    )
+    inputs: dict[Identifier, InputSpec] = Field(
+        default_factory=dict, description="Op benches: the tensors, made fresh per cell."
+    )
+    args: dict[Identifier, ArgValue] = Field(
+        default_factory=dict,
+        description="Op benches: the other keywords; a string is an expression over the "
+        "cell's parameters.",
+    )
+    check: OpCheck | None = Field(None, description="Op benches: a reference to compare with.")
     axes: dict[Identifier, Annotated[list[AxisValue], Field(min_length=1)]] = Field(
         default_factory=dict,
         description="Named value lists; the cells are their product. A value that is a "
@@ -193,6 +217,13 @@ class Bench(Strict):
     requires: Requirements = Field(default_factory=Requirements)
     ab: AbSpec | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _op_describes_itself(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "op" in data and "description" not in data:
+            return {**data, "description": str(data["op"])}
+        return data
+
     @field_validator("variants")
     @classmethod
     def _some_variant(cls, value: dict[str, Any]) -> dict[str, Any]:
@@ -202,6 +233,10 @@ class Bench(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Bench:
+        if (self.kernel is None) == (self.op is None):
+            raise ValueError("give either `kernel` or `op`")
+        if self.kernel is not None and (self.inputs or self.args or self.check):
+            raise ValueError("`inputs`, `args` and `check` are for `op` benches, not `kernel`")
         if self.dtypes and "dtype" in self.axes:
             raise ValueError("give the dtypes either as `dtypes` or as a `dtype` axis, not both")
         seen: set[str] = set()
@@ -216,6 +251,11 @@ class Bench(Strict):
             if len(lengths) > 1:
                 raise ValueError(f"zipped axes {group} have different lengths")
         return self
+
+    @property
+    def kernel_name(self) -> str:
+        """What runs, as pins and messages name it: the kernel, or `op:PATH`."""
+        return self.kernel if self.kernel is not None else f"op:{self.op}"
 
     def all_axes(self) -> dict[str, list[Any]]:
         """The axes with `dtypes` folded in as the `dtype` axis."""

@@ -1,0 +1,104 @@
+"""How an `op:` bench's operator is run: the `backend` a variant names.
+
+- `torch`: eager, the callable as named.
+- `compile`: `torch.compile` of the call, compiled while the cell is prepared (the
+  first call here), so compilation never lands in the timed region.
+- `flag_gems`: the call runs inside FlagGems' `use_gems()` scope, entered when the cell
+  is prepared and left when it closes (entering registers FlagGems' operators with
+  torch, far too slow to do per call).
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+BACKENDS = ("torch", "compile", "flag_gems")
+# Libraries a backend loads, whose versions the pins' fingerprint records.
+BACKEND_LIBRARIES = {"flag_gems": "flag_gems"}
+
+
+class BackendUnavailable(RuntimeError):
+    """A backend that cannot run here (its library missing): the cell fails with this."""
+
+
+@dataclass
+class Prepared:
+    run: Callable[[], Any]
+    close: Callable[[], None] | None = None
+
+
+def prepare(backend: str, call: Callable[[], Any]) -> Prepared:
+    """`call` (a zero-argument call of the op on the cell's inputs) run by `backend`."""
+    if backend == "torch":
+        _GEMS.refuse_if_open(backend)
+        return Prepared(call)
+    if backend == "compile":
+        _GEMS.refuse_if_open(backend)
+        return Prepared(_compiled(call))
+    if backend == "flag_gems":
+        _GEMS.enter()
+        return Prepared(call, close=_GEMS.exit)
+    raise BackendUnavailable(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
+
+
+def _compiled(call: Callable[[], Any]) -> Callable[[], Any]:
+    import torch  # only a compile cell pays for it (and torch is there: the op needs it)
+
+    # dynamo caches compiled code per code object, at most a few entries each: every cell
+    # of a worker shares `call`'s code, so later shapes would silently fall back to eager.
+    # A copy of the code object per cell gives each cell a cache of its own.
+    fresh = types.FunctionType(
+        call.__code__.replace(),
+        call.__globals__,
+        call.__name__,
+        call.__defaults__,
+        call.__closure__,
+    )
+    compiled = torch.compile(fresh, dynamic=False)
+    compiled()  # compiles now, in the cell's preparation
+    return compiled
+
+
+class _GemsScope:
+    """The process's one `use_gems()` scope, shared by the flag_gems cells held at once.
+
+    The scope is process-wide (it registers FlagGems' kernels for torch's operators), so
+    a torch cell held beside an open scope would silently run FlagGems' code: refused."""
+
+    def __init__(self) -> None:
+        self.holders = 0
+        self.scope: Any = None
+
+    def enter(self) -> None:
+        if self.holders == 0:
+            try:
+                import flag_gems  # optional: only flag_gems cells need it
+            except ImportError as exc:
+                raise BackendUnavailable(
+                    f"backend flag_gems: cannot import flag_gems ({exc}); "
+                    "pip install 'kernbench[gpu]' on a CUDA machine"
+                ) from None
+            scope = flag_gems.use_gems()
+            scope.__enter__()
+            self.scope = scope
+        self.holders += 1
+
+    def exit(self) -> None:
+        self.holders -= 1
+        if self.holders == 0 and self.scope is not None:
+            scope, self.scope = self.scope, None
+            scope.__exit__(None, None, None)
+
+    def refuse_if_open(self, backend: str) -> None:
+        if self.holders:
+            raise BackendUnavailable(
+                f"backend {backend}: a flag_gems cell holds FlagGems' scope open in this "
+                "process, which would run this cell's op too; A/B one backend at a time "
+                "(--only variant=...)"
+            )
+
+
+_GEMS = _GemsScope()

@@ -1,0 +1,102 @@
+"""Callables named by a dotted path (`torch.topk`, `kernbench.kernels.router.router_step`),
+and the keywords they take.
+
+An `op:` bench names its operator, and a `check:` its reference, this way. Resolving
+imports the longest importable module prefix of the path and reads the rest as
+attributes, so `torch.nn.functional.softmax` and `torch.topk` both resolve.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import re
+from collections.abc import Callable
+from typing import Any
+
+from kernbench.kernels import FactoryError
+
+DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
+# Extras that bring what an op bench imports, by its top-level module.
+INSTALL_HINT = {
+    "torch": "pip install 'kernbench[torch]'",
+    "flag_gems": "pip install 'kernbench[gpu]'",
+}
+
+
+def resolve_callable(path: str) -> Callable[..., Any]:
+    """The callable at `path`; a path that does not resolve is a one-line FactoryError."""
+    if not DOTTED.match(path):
+        raise FactoryError(f"{path!r} is not a dotted path such as torch.topk")
+    parts = path.split(".")
+    module, depth = _import_longest(parts)
+    target: Any = module
+    for depth_reached, name in enumerate(parts[depth:], start=depth):
+        if not hasattr(target, name):
+            where = ".".join(parts[:depth_reached])
+            raise FactoryError(f"{where!r} has no attribute {name!r}")
+        target = getattr(target, name)
+    if not callable(target):
+        raise FactoryError(f"{path} is not callable (a {type(target).__name__})")
+    return target
+
+
+def _import_longest(parts: list[str]) -> tuple[Any, int]:
+    """The module of the longest importable prefix of `parts`, and that prefix's length."""
+    for depth in range(len(parts) - 1, 0, -1):
+        name = ".".join(parts[:depth])
+        try:
+            return importlib.import_module(name), depth
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and name.startswith(exc.name) and depth > 1:
+                continue  # this prefix is not a module: try a shorter one
+            raise FactoryError(_missing(exc, name)) from None
+        except BaseException as exc:  # an imported module may raise anything
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            detail = " ".join(str(exc).split()) or "no message"
+            raise FactoryError(f"cannot import {name!r}: {type(exc).__name__}: {detail}") from None
+    raise FactoryError(f"cannot import {parts[0]!r}")  # pragma: no cover - loop returns
+
+
+def _missing(exc: ModuleNotFoundError, name: str) -> str:
+    top = (exc.name or name).split(".")[0]
+    hint = INSTALL_HINT.get(top)
+    text = f"cannot import {name!r}: no module named {exc.name!r}"
+    return f"{text} ({hint})" if hint else text
+
+
+def keyword_names(func: Callable[..., Any]) -> set[str] | None:
+    """The names `func` takes as keywords, or None when it takes any (`**kwargs`) or they
+    cannot be read. Builtins without a signature (torch's operators) are read from the
+    first lines of their docstring, which torch writes as `topk(input, k, dim=None, ...)`."""
+    try:
+        parameters = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return _names_from_doc(func)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {p.name for p in parameters if p.kind in keyword}
+
+
+def _names_from_doc(func: Callable[..., Any]) -> set[str] | None:
+    name = getattr(func, "__name__", "")
+    names: set[str] = set()
+    for line in (getattr(func, "__doc__", None) or "").splitlines():
+        line = line.strip()
+        if not (name and line.startswith(f"{name}(")):
+            continue
+        params = line[len(name) + 1 :].split(")", 1)[0]
+        try:
+            tree = ast.parse(f"def f({params}): pass")
+        except SyntaxError:
+            continue
+        definition = tree.body[0]
+        assert isinstance(definition, ast.FunctionDef)
+        arguments = definition.args
+        if arguments.kwarg is not None:
+            return None
+        names.update(a.arg for a in (*arguments.args, *arguments.kwonlyargs))
+    return names or None

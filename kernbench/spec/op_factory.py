@@ -1,0 +1,89 @@
+"""The kernel factory of a bench: its `kernel:` resolved, or its `op:` turned into one.
+
+An op bench's factory evaluates the bench's shapes and arguments for each cell (with
+the same safe evaluator as its metrics) and hands concrete values to
+`kernbench/kernels/op.py`, which makes the tensors and runs the op by its backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kernbench.kernels import kernel_source_path, resolve_factory
+from kernbench.kernels.base import Kernel
+from kernbench.kernels.callables import resolve_callable
+from kernbench.kernels.op import OpCall, OpCheckPlan, make_op_kernel
+from kernbench.kernels.tensors import INIT_DTYPE, TensorPlan, parse_init
+from kernbench.spec import expr
+from kernbench.spec.models import Bench, derived_names
+from kernbench.spec.op_models import ArgValue
+
+
+def bench_factory(bench: Bench, bench_dir: Path) -> Callable[..., object]:
+    """What a worker calls once per cell with the cell's parameters."""
+    if bench.op is not None:
+        return OpFactory(bench)
+    assert bench.kernel is not None
+    return resolve_factory(bench.kernel, bench_dir)
+
+
+def bench_source(bench: Bench, bench_dir: Path) -> Path | None:
+    """The file whose text fingerprints the bench's pins (an op has none: the library
+    versions in the fingerprint cover it)."""
+    return kernel_source_path(bench.kernel, bench_dir) if bench.kernel is not None else None
+
+
+class OpFactory:
+    def __init__(self, bench: Bench) -> None:
+        assert bench.op is not None
+        self.bench = bench
+        self.op = resolve_callable(bench.op)
+        check = bench.check
+        self.check = (
+            None
+            if check is None
+            else OpCheckPlan(
+                reference=resolve_callable(check.ref),
+                exact=check.exact,
+                tolerance=check.tolerance,
+                outputs=tuple(check.outputs),
+            )
+        )
+
+    def __call__(self, *, device: str, backend: str = "torch", **params: Any) -> Kernel:
+        namespace = derived_names(params)
+        dtype = params.get("dtype")
+        inputs = {}
+        for name, spec in self.bench.inputs.items():
+            init = parse_init(spec.init)
+            shape = tuple(
+                _dimension(d, namespace, f"inputs.{name}.shape[{i}]")
+                for i, d in enumerate(spec.shape)
+            )
+            # validate made sure one of these is there
+            tensor_dtype = spec.dtype or INIT_DTYPE.get(init.kind) or str(dtype)
+            inputs[name] = TensorPlan(shape, tensor_dtype, init)
+        kwargs = {key: _value(value, namespace) for key, value in self.bench.args.items()}
+        call = OpCall(
+            op=self.op, name=str(self.bench.op), inputs=inputs, kwargs=kwargs, dtype=dtype
+        )
+        return make_op_kernel(call, backend, device, self.check)
+
+
+def _dimension(value: int | str, namespace: dict[str, Any], where: str) -> int:
+    number = _value(value, namespace)
+    if isinstance(number, bool) or not isinstance(number, int | float) or number != int(number):
+        raise ValueError(f"{where}: {value!r} is {number!r}, not a whole number")
+    if number < 0:
+        raise ValueError(f"{where}: {value!r} is {number}, a negative size")
+    return int(number)
+
+
+def _value(value: ArgValue, namespace: dict[str, Any]) -> Any:
+    if isinstance(value, list):
+        return [_value(item, namespace) for item in value]
+    if isinstance(value, str):
+        return expr.parse(value).evaluate(namespace)
+    return value

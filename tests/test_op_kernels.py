@@ -1,0 +1,160 @@
+"""The torch side of op benches: tensors per init kind, the check, and the backends
+(eager, torch.compile on the CPU, and FlagGems where it is missing)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from kernbench.kernels.backends import BackendUnavailable
+from kernbench.kernels.base import CorrectnessError
+from kernbench.kernels.compare import compare
+from kernbench.kernels.tensors import Init, TensorPlan, make_tensor, parse_init
+from kernbench.spec.loader import load_bench
+from kernbench.spec.op_factory import OpFactory, bench_factory
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize(
+    ("init", "dtype", "expected"),
+    [
+        ("randn", "bf16", torch.bfloat16),
+        ("rand", "fp16", torch.float16),
+        ("zeros", "fp32", torch.float32),
+        ("ones", "int32", torch.int32),
+        ("randint(0, 8)", "int64", torch.int64),
+        ("bernoulli(0.25)", "bool", torch.bool),
+        ("randn", "fp8", torch.float8_e4m3fn),
+    ],
+)
+def test_each_init_makes_its_dtype_and_shape(init: str, dtype: str, expected: object) -> None:
+    tensor = make_tensor(TensorPlan((3, 5), dtype, parse_init(init)), "cpu")
+    assert tensor.dtype == expected and tuple(tensor.shape) == (3, 5)
+
+
+def test_init_values() -> None:
+    assert bool((make_tensor(TensorPlan((4,), "fp32", Init("zeros")), "cpu") == 0).all())
+    assert bool((make_tensor(TensorPlan((4,), "fp32", Init("ones")), "cpu") == 1).all())
+    ints = make_tensor(TensorPlan((1000,), "int64", parse_init("randint(2, 5)")), "cpu")
+    assert ints.min() >= 2 and ints.max() < 5
+    uniform = make_tensor(TensorPlan((1000,), "fp32", Init("rand")), "cpu")
+    assert uniform.min() >= 0 and uniform.max() < 1
+    mask = make_tensor(TensorPlan((10000,), "bool", parse_init("bernoulli(0.25)")), "cpu")
+    assert 0.2 < mask.float().mean() < 0.3
+    assert make_tensor(TensorPlan((), "fp32", Init("randn")), "cpu").shape == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("bernoulli(2)", "needs 0 <= p <= 1"),
+        ("randint(5, 1)", "needs low < high"),
+        ("randn(1)", "randn takes 0 arguments"),
+        ("randint(0, n)", "arguments must be numbers"),
+        ("os.system", "cannot read init"),
+    ],
+)
+def test_bad_inits(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        parse_init(text)
+
+
+def test_compare_tuples_by_name_and_exactly() -> None:
+    x = torch.randn(4, 16)
+    ours, reference = torch.topk(x, 3), torch.topk(x.double(), 3)
+    assert compare(ours, reference, ["values"], False, 1e-4).ok
+    # indices compared too: equal here, since the values have no ties
+    assert compare(ours, reference, [], False, 1e-4).rel_err < 1e-6
+    assert compare(ours.values, ours.values.clone(), [], True, 0.0).ok
+    wrong = compare(ours.values, ours.values + 1, [], True, 0.0)
+    assert not wrong.ok and math.isinf(wrong.rel_err)
+    with pytest.raises(CorrectnessError, match="shape"):
+        compare(x[:2], x, [], False, 1e-4)
+    with pytest.raises(CorrectnessError, match="no output 'weights'"):
+        compare(ours, reference, ["weights"], False, 1e-4)
+
+
+def bench_file(tmp_path: Path, backend: str, extra: str = "") -> Path:
+    path = tmp_path / "b.yaml"
+    path.write_text(
+        "name: b\nop: torch.topk\naxes: {rows: [4], cols: [32]}\ndtypes: [fp32]\n"
+        "inputs: {input: {shape: [rows, cols]}}\nargs: {k: 3}\n"
+        f"variants: {{v: {{backend: {backend}}}}}\n" + extra
+    )
+    return path
+
+
+def test_a_cell_gets_fresh_inputs_and_a_passing_check(tmp_path: Path) -> None:
+    bench = load_bench(bench_file(tmp_path, "torch", "check: {ref: torch.topk, outputs: [0]}\n"))
+    factory = bench_factory(bench, tmp_path)
+    assert isinstance(factory, OpFactory)
+    kernel = factory(rows=4, cols=32, dtype="fp32", backend="torch", device="cpu")
+    assert kernel.check is not None and kernel.check().ok
+    values, _ = kernel.run()
+    assert tuple(values.shape) == (4, 3)
+    assert kernel.info == {"op": "torch.topk", "backend": "torch"}
+
+
+def test_a_wrong_reference_fails_the_check(tmp_path: Path) -> None:
+    extra = "check: {ref: torch.kthvalue, outputs: [values]}\n"
+    bench = load_bench(bench_file(tmp_path, "torch", extra))
+    kernel = OpFactory(bench)(rows=4, cols=32, dtype="fp32", backend="torch", device="cpu")
+    assert kernel.check is not None
+    with pytest.raises(CorrectnessError, match="shape"):
+        kernel.check()
+
+
+@pytest.mark.slow
+# torch.compile's first use imports torch.jit, which warns of its own deprecation
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_the_compile_backend_compiles_while_preparing(tmp_path: Path) -> None:
+    bench = load_bench(bench_file(tmp_path, "compile", "check: {ref: torch.topk, outputs: [0]}"))
+    kernel = OpFactory(bench)(rows=4, cols=32, dtype="fp32", backend="compile", device="cpu")
+    assert kernel.check is not None and kernel.check().ok
+    assert kernel.info["backend"] == "compile"
+    # A second shape in the same process compiles on its own, not on the first's cache.
+    other = OpFactory(bench)(rows=8, cols=64, dtype="fp32", backend="compile", device="cpu")
+    values, _ = other.run()
+    assert tuple(values.shape) == (8, 3)
+
+
+def test_flag_gems_missing_fails_the_cell_with_its_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(__import__("sys").modules, "flag_gems", None)
+    bench = load_bench(bench_file(tmp_path, "flag_gems"))
+    with pytest.raises(BackendUnavailable, match="backend flag_gems: cannot import flag_gems"):
+        OpFactory(bench)(rows=4, cols=32, dtype="fp32", backend="flag_gems", device="cpu")
+
+
+def test_a_torch_cell_is_refused_while_a_gems_scope_is_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entered: list[str] = []
+
+    class Scope:
+        def __enter__(self) -> None:
+            entered.append("in")
+
+        def __exit__(self, *exc: object) -> None:
+            entered.append("out")
+
+    fake = type(__import__("sys"))("flag_gems")
+    fake.use_gems = Scope  # type: ignore[attr-defined]
+    monkeypatch.setitem(__import__("sys").modules, "flag_gems", fake)
+    bench = load_bench(bench_file(tmp_path, "flag_gems"))
+    params = {"rows": 4, "cols": 32, "dtype": "fp32", "device": "cpu"}
+    first = OpFactory(bench)(backend="flag_gems", **params)
+    second = OpFactory(bench)(backend="flag_gems", **params)
+    assert entered == ["in"]  # one scope for the cells held together
+    with pytest.raises(BackendUnavailable, match="holds FlagGems' scope open"):
+        OpFactory(bench)(backend="torch", **params)
+    assert first.close is not None and second.close is not None
+    first.close()
+    assert entered == ["in"]
+    second.close()
+    assert entered == ["in", "out"]
+    OpFactory(bench)(backend="torch", **params)  # the scope is closed: torch cells again

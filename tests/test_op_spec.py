@@ -1,0 +1,155 @@
+"""`op:` benches at validate: the issue's form is accepted, and a bad op path, shape name,
+argument name, init, backend or reference is a `PATH:LINE: field: message` error."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kernbench.errors import EXIT_USAGE, SpecError
+from kernbench.spec.loader import load_bench
+
+pytest.importorskip("torch")
+
+REPO = Path(__file__).resolve().parent.parent
+# The issue's example, as it stands.
+TOPK = (
+    "name: topk\n"
+    "op: torch.topk\n"
+    "axes:\n"
+    "  rows: [64, 1024]\n"
+    "  cols: [4096, 65536]\n"
+    "  k: [8, 256]\n"
+    "dtypes: [fp32, bf16]\n"
+    "inputs:\n"
+    "  input: {shape: [rows, cols], init: randn}      "
+    "# dtype: the cell's dtype unless given; device: the cell's\n"
+    "args: {k: k, dim: -1}\n"
+    "metrics:\n"
+    "  bytes: rows*cols*itemsize\n"
+)
+
+
+def error_of(folder: Path, text: str) -> str:
+    path = folder / "bench.yaml"
+    path.write_text(text)
+    with pytest.raises(SpecError) as info:
+        load_bench(path)
+    return str(info.value).removeprefix(f"{path}:")
+
+
+def test_the_issue_topk_bench_validates(tmp_path: Path) -> None:
+    path = tmp_path / "topk.yaml"
+    path.write_text(TOPK)
+    bench = load_bench(path)
+    assert bench.op == "torch.topk" and bench.kernel is None
+    assert bench.description == "torch.topk"  # an op bench may leave it out
+    assert bench.kernel_name == "op:torch.topk"
+    assert bench.inputs["input"].shape == ["rows", "cols"]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (("op: torch.topk", "op: torch.topq"), "2: op: 'torch' has no attribute 'topq'"),
+        (
+            ("op: torch.topk", "op: nosuchlib.topk"),
+            "2: op: cannot import 'nosuchlib': no module named 'nosuchlib'",
+        ),
+        (("op: torch.topk", "op: topk"), "2: op: String should match pattern"),
+        (
+            ("[rows, cols]", "[rows, colz]"),
+            "9: inputs.input.shape.1: unknown name 'colz'; known: cols, itemsize, k, rows",
+        ),
+        (
+            ("[rows, cols]", "[rows, 'cols.real']"),
+            "9: inputs.input.shape.1: Attribute is not allowed",
+        ),
+        (
+            ("dim: -1", "dimm: -1"),
+            "10: args.dimm: torch.topk takes no 'dimm'; it takes dim, input, k, largest, out, "
+            "sorted",
+        ),
+        (("k: k,", "k: kk,"), "10: args.k: unknown name 'kk'"),
+        (
+            ("init: randn", "init: randint(3)"),
+            "9: inputs.input.init: randint takes 2 arguments, not 1 (got 'randint(3)')",
+        ),
+        (("init: randn", "init: gauss"), "9: inputs.input.init: unknown init 'gauss'"),
+        (
+            ("input: {", "inp: {"),
+            "9: inputs.inp: torch.topk takes no 'inp'; it takes dim, input, k, largest, out, "
+            "sorted",
+        ),
+        (("dtypes: [fp32, bf16]\n", ""), "8: inputs.input: no dtype: give one here or a `dtypes`"),
+    ],
+)
+def test_mistakes_are_errors_with_their_line(
+    tmp_path: Path, change: tuple[str, str], expected: str
+) -> None:
+    assert change[0] in TOPK
+    assert error_of(tmp_path, TOPK.replace(*change)).startswith(expected)
+
+
+def test_variants_choose_a_known_backend_only(tmp_path: Path) -> None:
+    unknown = TOPK + "variants: {fast: {backend: cuda_graphs}}\n"
+    assert error_of(tmp_path, unknown) == (
+        "13: variants.fast.backend: unknown backend 'cuda_graphs'; known: torch, compile, flag_gems"
+    )
+    option = TOPK + "variants: {fast: {backend: torch, largest: false}}\n"
+    assert error_of(tmp_path, option).startswith(
+        "13: variants.fast.largest: an op bench's variants set only backend"
+    )
+
+
+def test_check_reference_and_kernel_fields(tmp_path: Path) -> None:
+    bad_ref = TOPK + "check: {ref: torch.topkk}\n"
+    assert error_of(tmp_path, bad_ref) == "13: check.ref: 'torch' has no attribute 'topkk'"
+    sort = TOPK + "check: {ref: torch.sort}\n"
+    assert error_of(tmp_path, sort) == (
+        "13: check.ref: the reference gets the op's keywords, but takes no 'k'; it takes "
+        "descending, dim, input, out, stable"
+    )
+    both = TOPK + "check: {ref: torch.topk, exact: true, tolerance: 0.1}\n"
+    assert "give `exact: true` or a `tolerance`, not both" in error_of(tmp_path, both)
+    with_kernel = TOPK.replace("op: torch.topk", "kernel: sleep\ndescription: d")
+    assert "`inputs`, `args` and `check` are for `op` benches" in error_of(tmp_path, with_kernel)
+
+
+def test_the_ops_moe_benches_validate() -> None:
+    for name in ("topk", "masked-select", "router"):
+        bench = load_bench(REPO / "benches" / f"ops-moe-{name}.yaml")
+        assert set(bench.variants) == {"torch", "flag_gems"}
+
+
+def test_without_torch_validate_says_so_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "topk.yaml"
+    path.write_text(TOPK)
+    code = (
+        "import sys; sys.modules['torch'] = None; from kernbench.cli import main; "
+        f"sys.argv = ['kernbench', 'validate', {str(path)!r}]; main()"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == EXIT_USAGE
+    assert done.stderr.strip().splitlines() == [
+        f"{path}:2: op: cannot import 'torch': no module named 'torch' "
+        "(pip install 'kernbench[torch]')"
+    ]
+
+
+def test_shapes_and_args_use_expressions(tmp_path: Path) -> None:
+    text = textwrap.dedent("""\
+        name: softmax
+        op: torch.softmax
+        axes: {n: [8]}
+        inputs:
+          input: {shape: [n * 2, "max(n, 4)"], dtype: fp32}
+        args: {dim: n - 9}
+        """)
+    path = tmp_path / "softmax.yaml"
+    path.write_text(text)
+    assert load_bench(path).args == {"dim": "n - 9"}

@@ -3,7 +3,7 @@
 # milestone-1h-gemm in one call (each run's rounds visit the cells in a different order),
 # each one's round-to-round spread, the sweeps against each other and against the
 # committed data; then, with FIDELITY=1, the fidelity page against do_bench and ncu.
-# Usage: [SWEEPS=2] [FIDELITY=1] [CALIBRATE=1] bash scripts/gpu_steady.sh OUT_DIR
+# Usage: [SWEEPS=N] [FIDELITY=1] [CALIBRATE=1] bash scripts/gpu_steady.sh OUT_DIR
 #   [kernbench run options]      (needs the pydantic wheels in .whl/)
 set -uo pipefail
 out=${1:?OUT_DIR}
@@ -31,9 +31,11 @@ committed=benches/data/milestone-1h-gemm.json.gz
       --out "$out/spread-2v1.json"
   fi
   if [ "${FIDELITY:-0}" = 1 ]; then
-    timeout 150 python3 scripts/fidelity.py --out "$out/h200-fidelity.json"
+    timeout 200 python3 scripts/fidelity.py --out "$out/h200-fidelity.json"
     echo "fidelity exit $?"
   fi
+  cp benches/pins/milestone-1h-gemm.json "$out/pins.json"
 } > "$out/steady.log" 2>&1
-tar czf "$out/gemm.tgz" -C /tmp --exclude=tasks $(cd /tmp && ls -d gemm[0-9]*)
+sweeps=$(cd /tmp && ls -d gemm[0-9]* 2>/dev/null)
+[ -n "$sweeps" ] && tar czf "$out/gemm.tgz" -C /tmp --exclude=tasks $sweeps
 grep -E "spread|against|exit" "$out/steady.log"

@@ -478,7 +478,7 @@ def test_fidelity_markdown_from_json_alone() -> None:
     assert "gemm-bf16-8192: RuntimeError: out of memory" in text
     row = next(line for line in text.splitlines() if line.startswith("| gemm-bf16-4096 | 175.00 |"))
     assert row.count("|") == 13
-    ncu = "| gemm-bf16-4096 | 175.00 | - | 1980 | 171.50 @ 1980 | 0.980 | 0.970 | 1.000 |"
+    ncu = "| gemm-bf16-4096 | 175.00 | - | 1980 | 171.50 @ 1980 | 0.980 | 0.970 | 1.000 | 1.000 |"
     assert ncu in text
     assert "| ncu | 2.40 | cold (--cache-control all) |" in text
     assert "event/ncu 0.980-0.980" in text

@@ -136,6 +136,8 @@ def _bar(cell: CellResult, shape: str, metric: str, scale: float) -> dict[str, A
         "under_tile": cell.under_tile,
         "value": None,
     }
+    if cell.unsteady:  # only when set: figure data of older results stays as it was
+        entry["unsteady"] = True
     if cell.status != "ok":
         entry["reason"] = cell.reason
         return entry

@@ -34,6 +34,8 @@ def _draw_bars(data: dict[str, Any]) -> Figure:
         _draw_bar_panel(ax, panel, data, colors, room)
     any_under = any(b["under_tile"] for p in panels for b in p["bars"])
     handles = style.legend_handles(colors, any_under, bool(data["not_plotted"]))
+    if any(b.get("unsteady") for p in panels for b in p["bars"]):
+        handles.append(style.unsteady_handle())
     if data["figure"] == "theory_vs_measured":
         handles += [
             Patch(facecolor="#999999", label="measured (filled)"),
@@ -72,6 +74,7 @@ def _draw_bar_panel(
             error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#222222"},
         )
         style.mark_under_tile(bars, [b["under_tile"] for b in drawn])
+        style.mark_unsteady(bars, [bool(b.get("unsteady")) for b in drawn])
         if data["figure"] == "theory_vs_measured":
             _draw_model_outline(ax, xs, drawn, width, colors[variant])
         if label_bars:

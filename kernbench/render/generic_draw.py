@@ -36,6 +36,8 @@ def draw(data: dict[str, Any]) -> Figure:
     handles: list[Any] = [Line2D([], [], color=c, marker="o", label=s) for s, c in colors.items()]
     if data["not_plotted"]:
         handles.append(Line2D([], [], linestyle="none", label="× not measured"))
+    if any(p.get("unsteady") for s in data["series"] for p in s["points"]):
+        handles.append(style.unsteady_handle())
     style.legend(ax, handles)
     style.finish(figure, data["title"], data)
     return figure
@@ -60,6 +62,9 @@ def _draw_lines(ax: Axes, data: dict[str, Any], colors: dict[str, str]) -> None:
         for point in entry["points"]:
             if point["value"] is None:
                 style.mark_missing(ax, point["x"], _why_empty(point))
+            elif point.get("unsteady"):
+                ax.plot(point["x"], point["value"], "o", markersize=9, fillstyle="none",
+                        color=style.UNSTEADY_COLOR)
     if data["log_x"]:
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: _plain(value)))
@@ -75,7 +80,7 @@ def _draw_bars(
     for i, entry in enumerate(data["series"]):
         offset = (i - (len(data["series"]) - 1) / 2) * width
         shown = [p for p in entry["points"] if p["value"] is not None]
-        ax.bar(
+        bars = ax.bar(
             [position[p["x"]] + offset for p in shown],
             [p["value"] for p in shown],
             width * 0.95,
@@ -83,6 +88,7 @@ def _draw_bars(
             yerr=_error_extents(shown),
             error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#222222"},
         )
+        style.mark_unsteady(bars, [bool(p.get("unsteady")) for p in shown])
         for point in entry["points"]:
             if point["value"] is None:
                 style.mark_missing(ax, position[point["x"]] + offset, _why_empty(point))

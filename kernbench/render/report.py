@@ -109,6 +109,8 @@ def _flags(cell: CellResult) -> list[str]:
         flags.append(f"invalid: {cell.reason}")
     if cell.under_tile:
         flags.append("under-tile")
+    if cell.unsteady:
+        flags.append(f"unsteady: rounds differ by {100 * (cell.round_spread or 0):.1f}%")
     if cell.throttled_fraction and cell.throttled_fraction > THROTTLED_FLAG:
         flags.append(f"throttled {100 * cell.throttled_fraction:.0f}%")
     if cell.status in ("failed", "pending"):

@@ -49,6 +49,8 @@ def arrange(cells: Sequence[CellResult], value: Value) -> dict[str, Any]:
         point = {"x": x, "cell": cell.id, "status": cell.status, **value(cell)}
         if cell.status != "ok":
             point["reason"] = cell.reason
+        if cell.unsteady:
+            point["unsteady"] = True
         entry["points"].append(point)
     if axis:
         for entry in series.values():

@@ -50,6 +50,8 @@ STAGE_COLORS = {
     "copy_out": "#55a868",
 }
 UNDER_TILE_HATCH = "///"
+UNSTEADY_HATCH = "..."  # rounds that disagree (results: `unsteady`)
+UNSTEADY_COLOR = "#b35900"
 MISSING_COLOR = "#b22222"
 FOOTNOTE_LIMIT = 6  # cells listed by name under a figure; the rest are counted
 DPI = 120
@@ -213,6 +215,22 @@ def mark_under_tile(bars: BarContainer, flags: Sequence[bool]) -> None:
         if flag:
             bar.set_hatch(UNDER_TILE_HATCH)
             bar.set_edgecolor("#333333")
+
+
+def mark_unsteady(bars: BarContainer, flags: Sequence[bool]) -> None:
+    """Dot the bars of cells whose rounds disagree beyond the timer's steady_tol: the
+    height is a median of rounds that did not agree, so read it with care."""
+    for bar, flag in zip(bars, flags, strict=True):
+        if flag:
+            bar.set_hatch((bar.get_hatch() or "") + UNSTEADY_HATCH)
+            bar.set_edgecolor(UNSTEADY_COLOR)
+
+
+def unsteady_handle() -> Patch:
+    return Patch(
+        facecolor="white", edgecolor=UNSTEADY_COLOR, hatch=UNSTEADY_HATCH,
+        label="unsteady (rounds disagree)",
+    )
 
 
 def mark_missing(ax: Axes, x: float, text: str) -> None:

@@ -542,8 +542,8 @@ def test_sustained_event_timer_settles_first_and_holds_only_its_first_batch() ->
     measured = cuda.EventTimer(device).measure(_kernel(clock, 1e-3), spec)
     assert measured.duty == "sustained"
     assert measured.settle is not None and measured.settle["settled"] is True
-    # one call, then blocks of ~20 ms: the second and third agree at once
-    assert measured.settle["calls"] == 1 + 2 * round(0.02 / 1e-3)
+    # one sample, then blocks sized from the wall time a sample took: they agree at once
+    assert measured.settle["settled"] and len(measured.settle["block_medians_s"]) == 3
     settle_holds = len(measured.settle["block_medians_s"])
     assert len(device.holds) == settle_holds + 1
     assert sum(b["samples"] for b in measured.blocks) == len(measured.samples_s)
@@ -568,9 +568,17 @@ def test_settle_stops_when_two_blocks_agree_or_at_its_cap() -> None:
     def run_block(n: int) -> list[float]:
         return [next(medians)] * n
 
-    found = steady.settle(run_block, tolerance=0.01, max_s=10.0, wall=FakeWall(0.01))
+    sizes: list[int] = []
+
+    def sized(n: int) -> list[float]:
+        sizes.append(n)
+        return run_block(n)
+
+    found = steady.settle(sized, tolerance=0.01, max_s=10.0, wall=FakeWall(0.001))
     assert found.settled and found.block_medians_s[-1] == pytest.approx(1.004e-3)
     assert len(found.block_medians_s) == 5
+    # each wall() call advances 1 ms; a block's wall is one step, so 20 ms / (1 ms / n)
+    assert sizes[:3] == [1, 20, 400] and found.calls == sum(sizes)
     drifting = iter(1e-3 * (1 + 0.05 * i) for i in range(1000))
     capped = steady.settle(lambda n: [next(drifting)] * n, 0.01, 0.1, wall=FakeWall(0.03))
     assert not capped.settled and capped.seconds >= 0.1

@@ -33,7 +33,7 @@ def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
         raise field_error(path, ("metrics", problem.name), message)
     if bench.figures:
         facts = BenchFacts.of(
-            bench.kernel,
+            bench.kernel or "",  # an op bench names no kernel
             bench.model,
             bench.metrics,
             (cell.params for cell in iter_cells(bench, device)),

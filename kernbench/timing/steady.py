@@ -90,18 +90,22 @@ def settle(
     block_s: float = SETTLE_BLOCK_S,
     wall: Callable[[], float] = time.perf_counter,
 ) -> Settle:
-    """Run blocks of calls (`run_block(n)` returns their seconds) until two consecutive
+    """Run blocks of samples (`run_block(n)` returns their seconds) until two consecutive
     block medians agree within `tolerance`, or `max_s` of wall time has passed.
 
-    The first block is one call, which sizes the rest to about `block_s` each; it never
-    counts, since it starts from whatever state the last cell left.
+    The first block is one sample; every block is sized from the wall time the last one
+    took per sample, so a block lasts about `block_s` whatever a sample costs (a graph
+    replay of hundreds of launches, a flush and a kernel). The first block never counts:
+    it starts from whatever state the last cell left.
     """
     medians: list[float] = []
     began = wall()
     done = 0
     calls = 1
     while True:
+        started = wall()
         seconds = run_block(calls)
+        took = wall() - started
         done += len(seconds)
         medians.append(statistics.median(seconds))
         spent = wall() - began
@@ -109,8 +113,8 @@ def settle(
             return Settle(True, spent, done, medians)
         if spent >= max_s:
             return Settle(False, spent, done, medians)
-        if len(medians) == 1:
-            calls = max(1, round(block_s / medians[0])) if medians[0] > 0 else 1
+        per_sample = took / max(1, len(seconds))
+        calls = max(1, round(block_s / per_sample)) if per_sample > 0 else calls
 
 
 def rounds_disagree(round_medians: Sequence[float], tolerance: float) -> bool:

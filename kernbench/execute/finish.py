@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kernbench.errors import UserError
-from kernbench.execute.journal import read_journal
+from kernbench.execute.journal import TASK, read_journal
 from kernbench.execute.rounds import RunFolder
 from kernbench.plan import Cell, round_order
 from kernbench.results import model as results_io
@@ -31,7 +31,7 @@ def build_run_results(
     `started`: the provenance read when the run began, before it wrote anything (so the
     run's own files cannot mark the tree dirty); read now when not given."""
     options, bench = run.options, run.bench
-    profile, no_profile = _profile(bench, options.device, options.hardware)
+    profile, no_profile = _profile(bench, options.device, options.hardware, measured_on(run))
     rounds = options.rounds_range
     journal = read_journal(run.journal, cells, rounds)
     record_positions(journal.rounds, cells, options.order_seed, rounds)
@@ -66,13 +66,25 @@ def record_positions(
                     result.position = position
 
 
+def measured_on(run: RunFolder) -> str | None:
+    """The device model the run's workers were told they measure on (their task files),
+    so results rebuilt elsewhere (`collect` on a laptop) match the measuring machine's
+    profile; None when no task file reads."""
+    for task in sorted((run.path / "tasks").glob("r*.json")):
+        try:
+            return TASK.read(task).device_model
+        except UserError:
+            continue
+    return None
+
+
 def _profile(
-    bench: Bench, device: str, explicit: str | None
+    bench: Bench, device: str, explicit: str | None, device_model: str | None = None
 ) -> tuple[HardwareProfile | None, str | None]:
     """The run's hardware profile, or None and why not: a profile that cannot be found
     (a typo in `hardware:`) fails the measured cells but must not lose them."""
     try:
-        return select_profile(bench, device, explicit), None
+        return select_profile(bench, device, explicit, device_model), None
     except UserError as exc:
         return None, f"hardware: {exc.message}"
 
@@ -94,8 +106,10 @@ def _cell_result(
 
 
 def select_profile(
-    bench: Bench, device: str, explicit: str | None = None
+    bench: Bench, device: str, explicit: str | None = None, device_model: str | None = None
 ) -> HardwareProfile | None:
-    """`explicit` (the run's --hardware), else the bench's `hardware:`, else matched."""
+    """`explicit` (the run's --hardware), else the bench's `hardware:`, else matched to
+    `device_model` (default: this machine's)."""
     name = explicit or bench.hardware
-    return hardware.select_profile(provenance.device_model(device), device, name)
+    model = device_model or provenance.device_model(device)
+    return hardware.select_profile(model, device, name)

@@ -14,6 +14,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from kernbench.errors import UserError
 from kernbench.spec.discovery import project_root, source_tree
 
 # Environment variables that can change what a kernel does; recorded with every result.
@@ -125,9 +126,12 @@ def switch_environment() -> dict[str, str]:
 
 
 def gpu_info() -> dict[str, Any]:
-    """Only called for CUDA runs: imports torch."""
+    """Only called for CUDA runs: imports torch. On a machine without CUDA (results
+    rebuilt away from the GPU that measured them) the GPU is None."""
     import torch
 
+    if not torch.cuda.is_available():
+        return {"gpu": None, "cuda": torch.version.cuda}
     index = torch.cuda.current_device()
     props = torch.cuda.get_device_properties(index)
     info: dict[str, Any] = {
@@ -185,7 +189,10 @@ def utc_stamp() -> str:
 def device_model(device: str) -> str:
     """What pins and hardware profiles key on: the GPU's name, or the CPU's."""
     if device == "cuda":
-        return str(gpu_info()["gpu"])
+        gpu = gpu_info()["gpu"]
+        if gpu is None:
+            raise UserError("no CUDA device on this machine to match a hardware profile to")
+        return str(gpu)
     return cpu_model()
 
 

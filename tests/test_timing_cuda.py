@@ -602,3 +602,30 @@ def test_blocks_carry_their_nvml_reading() -> None:
         "power_w": 690.5,
         "clock_event_reasons": ["sw_power_cap"],
     }
+
+
+def test_a_batch_queued_behind_another_holds_only_when_the_host_is_slower() -> None:
+    clock = Clock()
+    device = FakeDevice(clock)
+
+    class SlowHost(cuda.HostPace):  # 50 us of host time per sample against a 10 us kernel
+        def enqueued(self, n: int, seconds: float) -> None:
+            super().enqueued(n, 50e-6 * n)
+
+    kernel = _kernel(clock, 10e-6)
+    spec = TimerSpec(warmup_s=0.0, min_samples=40, settle_s=0.0)
+    timer = cuda.EventTimer(device)
+    original = cuda.HostPace
+    cuda.HostPace = SlowHost  # type: ignore[misc]
+    try:
+        timer.measure(kernel, spec)
+    finally:
+        cuda.HostPace = original  # type: ignore[misc]
+    # every batch was held, the later ones by what the host lost over them
+    assert len(device.holds) >= 3
+    assert device.holds[-1] == pytest.approx(cuda.HOLD_MARGIN * 40e-6 * 32, rel=0.5)
+    fast = FakeDevice(Clock())
+    cuda.EventTimer(fast).measure(_kernel(fast.clock, 1e-3), spec)
+    # a GPU-bound kernel: the first batch is held, and the second, queued before the
+    # GPU's pace is known; none after
+    assert len(fast.holds) == 2

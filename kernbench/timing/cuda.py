@@ -188,9 +188,13 @@ class EventTimer:
             if idle is not None:
                 idle.before_sample()
             # A staged kernel synchronizes inside: nothing to hold for. A batch queued
-            # behind another finds the GPU busy.
-            if not staged and not behind:
-                device.hold(host.hold_for(n))
+            # behind another finds the GPU busy, but a host slower than the kernel (a
+            # Triton launch costs tens of µs) would still let the GPU catch up with it
+            # inside the batch, and time the wait: hold for what the host loses.
+            if not staged:
+                hold_s = host.catch_up_for(n) if behind else host.hold_for(n)
+                if hold_s > 0:
+                    device.hold(hold_s)
             started = time.perf_counter()
             for start, end in pairs:
                 if cold:
@@ -238,8 +242,14 @@ class HostPace:
     def hold_for(self, n: int) -> float:
         if self.host_s is None:
             return FIRST_HOLD_S
-        behind = max(self.host_s - self.gpu_s, 0.0) * n
-        return HOLD_MARGIN * (HOLD_LEAD_SAMPLES * self.host_s + behind)
+        return HOLD_MARGIN * HOLD_LEAD_SAMPLES * self.host_s + self.catch_up_for(n)
+
+    def catch_up_for(self, n: int) -> float:
+        """What the host loses to the GPU over n samples (0 when the GPU is the slower),
+        with the margin; unknown pace: a first hold."""
+        if self.host_s is None:
+            return FIRST_HOLD_S
+        return HOLD_MARGIN * max(self.host_s - self.gpu_s, 0.0) * n
 
 
 def eager_estimate(kernel: Kernel, device: Any, calls: int = ESTIMATE_CALLS) -> float:

@@ -158,3 +158,13 @@ def test_a_torch_cell_is_refused_while_a_gems_scope_is_open(
     second.close()
     assert entered == ["in", "out"]
     OpFactory(bench)(backend="torch", **params)  # the scope is closed: torch cells again
+
+
+def test_normal_init_scales_randn() -> None:
+    import torch
+
+    torch.manual_seed(0)
+    weights = make_tensor(TensorPlan((100_000,), "fp32", parse_init("normal(1, 0.01)")), "cpu")
+    assert abs(float(weights.mean()) - 1.0) < 1e-3 and abs(float(weights.std()) - 0.01) < 1e-3
+    with pytest.raises(ValueError, match="std > 0"):
+        parse_init("normal(0, 0)")

@@ -1,7 +1,8 @@
 """The input tensors of an `op:` bench: how each is initialized, and making it.
 
 An `init` is a name or a call with number literals: `randn`, `rand`, `zeros`, `ones`,
-`randint(low, high)`, `bernoulli(p)`. It is parsed when the bench is validated
+`randint(low, high)`, `bernoulli(p)`, `normal(mean, std)` (randn scaled: a layer's
+weights, whose scale sets how well conditioned what follows them is). It is parsed when the bench is validated
 (`parse_init`) and used when a cell is built (`make_tensor`, which imports torch).
 """
 
@@ -12,7 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 # Each init kind and the number of arguments it takes.
-INIT_ARITY = {"randn": 0, "rand": 0, "zeros": 0, "ones": 0, "randint": 2, "bernoulli": 1}
+INIT_ARITY = {
+    "randn": 0, "rand": 0, "zeros": 0, "ones": 0, "randint": 2, "bernoulli": 1, "normal": 2,
+}
 # The dtype an init makes when the input gives none: None means the cell's dtype.
 INIT_DTYPE = {"randint": "int64", "bernoulli": "bool"}
 # Bench dtype names -> torch dtype attribute names. tf32 is fp32 storage.
@@ -56,6 +59,8 @@ def parse_init(text: str) -> Init:
         raise ValueError(f"{kind} takes {INIT_ARITY[kind]} arguments, not {len(args)}")
     if kind == "bernoulli" and not 0 <= args[0] <= 1:
         raise ValueError(f"bernoulli(p) needs 0 <= p <= 1, not {args[0]}")
+    if kind == "normal" and not args[1] > 0:
+        raise ValueError(f"normal(mean, std) needs std > 0, not {args[1]}")
     if kind == "randint" and not args[0] < args[1]:
         raise ValueError(f"randint(low, high) needs low < high, not {args[0]}, {args[1]}")
     return Init(kind, args)
@@ -101,7 +106,10 @@ def make_tensor(plan: TensorPlan, device: str) -> Any:
     if kind == "bernoulli":
         mask = torch.rand(plan.shape, device=device) < args[0]
         return mask.to(dtype)
-    # randn and rand: drawn in fp32 where the dtype has no generator of its own (fp8)
-    draw = torch.randn if kind == "randn" else torch.rand
+    # randn, normal and rand: drawn in fp32 where the dtype has no generator of its own (fp8)
+    draw = torch.rand if kind == "rand" else torch.randn
     wide = dtype if dtype.is_floating_point and dtype.itemsize >= 2 else torch.float32
-    return draw(plan.shape, dtype=wide, device=device).to(dtype)
+    values = draw(plan.shape, dtype=wide, device=device)
+    if kind == "normal":
+        values = values * args[1] + args[0]
+    return values.to(dtype)

@@ -40,7 +40,8 @@ class InputSpec(_Strict):
     )
     init: str = Field(
         "randn",
-        description="randn, rand, zeros, ones, randint(low, high) or bernoulli(p) (a bool mask).",
+        description="randn, rand, zeros, ones, normal(mean, std), randint(low, high) or "
+        "bernoulli(p) (a bool mask).",
     )
     dtype: Literal[INPUT_DTYPES] | None = Field(  # type: ignore[valid-type]
         None,

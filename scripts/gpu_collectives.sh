@@ -4,7 +4,8 @@
 # repository, against the NCCL that torch ships; runs all_reduce, all_gather and
 # reduce_scatter from 1 KiB to 1 GiB (plain and with CUDA graphs, -G); runs
 # milestone-1h-ccl through kernbench in the same call; writes the comparison tables.
-# Usage: bash scripts/gpu_collectives.sh NCCL_TESTS_DIR OUT_DIR [kernbench run options]
+# Usage: [CCL_TIMEOUT=S] bash scripts/gpu_collectives.sh NCCL_TESTS_DIR OUT_DIR [kernbench run options]
+#   (3 rounds of the fp32 cells took about 110 s a round on 2 H200s: keep the call's limit above)
 #   (needs the pydantic wheels in .whl/)
 set -uo pipefail
 src=${1:?NCCL_TESTS_DIR}
@@ -26,7 +27,8 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
       > "$out/${test}_graph.log" 2>&1
     echo "nccl-tests $test: exit $?"
   done
-  timeout 400 python3 -m kernbench run --bench milestone-1h-ccl --device cuda --only dtype=fp32 \
+  timeout "${CCL_TIMEOUT:-400}" python3 -m kernbench run --bench milestone-1h-ccl --device cuda \
+    --only dtype=fp32 \
     --out /tmp/ccl "$@"
   echo "kernbench exit $?"
   results=/tmp/ccl/results.json

@@ -2,8 +2,9 @@
 
 An `init` is a name or a call with number literals: `randn`, `rand`, `zeros`, `ones`,
 `randint(low, high)`, `bernoulli(p)`, `normal(mean, std)` (randn scaled: a layer's
-weights, whose scale sets how well conditioned what follows them is). It is parsed when the bench is validated
-(`parse_init`) and used when a cell is built (`make_tensor`, which imports torch).
+weights, whose scale sets how well conditioned what follows them is). It is parsed when
+the bench is validated (`parse_init`) and used when a cell is built (`make_tensor`,
+which imports torch).
 """
 
 from __future__ import annotations

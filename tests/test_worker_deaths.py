@@ -96,7 +96,8 @@ def test_a_timed_out_cell_gets_a_progress_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bench = write_bench(tmp_path / "b", "hang", timeout=1.0)
-    assert run(RunRequest(bench=str(bench), out=tmp_path / "out", device="cpu")) == EXIT_FAILED
+    request = RunRequest(bench=str(bench), out=tmp_path / "out", device="cpu", order_seed="plan")
+    assert run(request) == EXIT_FAILED
     lines = capsys.readouterr().out.splitlines()
     assert "[2/3] r1 v/n=16: FAILED timeout: cell ran longer than 1 s" in lines
     assert [line[:5] for line in lines if line.startswith("[")] == ["[1/3]", "[2/3]", "[3/3]"]

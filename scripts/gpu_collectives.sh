@@ -26,15 +26,25 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
     /tmp/nccl-tests-build/${test}_perf -b 1K -e 1G -f 2 -g 2 -w 5 -n 50 -d float -G 10 \
       > "$out/${test}_graph.log" 2>&1
     echo "nccl-tests $test: exit $?"
+    if [ -x "/tmp/nccl-tests-build/${test}_perf_mpi" ]; then  # one process per GPU
+      mpirun --allow-run-as-root -np 2 -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
+        "/tmp/nccl-tests-build/${test}_perf_mpi" -b 1K -e 1G -f 2 -g 1 -w 5 -n 50 -d float \
+        > "$out/${test}_mpi.log" 2>&1
+      mpirun --allow-run-as-root -np 2 -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
+        "/tmp/nccl-tests-build/${test}_perf_mpi" -b 1K -e 1G -f 2 -g 1 -w 5 -n 50 -d float \
+        -G 10 > "$out/${test}_mpi_graph.log" 2>&1
+      echo "nccl-tests $test, one process per GPU: exit $?"
+    fi
   done
   timeout "${CCL_TIMEOUT:-400}" python3 -m kernbench run --bench milestone-1h-ccl --device cuda \
     --only dtype=fp32 \
     --out /tmp/ccl "$@"
   echo "kernbench exit $?"
   results=/tmp/ccl/results.json
-  for reference in "" --graph; do
-    python3 scripts/nccl_compare.py --nccl-tests "$out" --results "$results" $reference \
-      --out-md "$out/compare${reference:+-graph}.md" --out-json "$out/compare${reference:+-graph}.json"
+  for logs in "" _graph _mpi _mpi_graph; do
+    [ -e "$out/all_reduce$logs.log" ] || continue
+    python3 scripts/nccl_compare.py --nccl-tests "$out" --results "$results" --logs "$logs" \
+      --out-md "$out/compare$logs.md" --out-json "$out/compare$logs.json"
   done
 } > "$out/collectives.log" 2>&1
 tar czf "$out/ccl.tgz" -C /tmp --exclude=tasks ccl

@@ -3,8 +3,9 @@
     python scripts/nccl_compare.py --nccl-tests LOG_DIR --results RESULTS [--dtype fp32]
         [--out-md FILE] [--out-json FILE]
 
-LOG_DIR holds nccl-tests' output as `<test>.log` (all_reduce, all_gather, reduce_scatter;
-`<test>_graph.log` for a run with `-G`), RESULTS a kernbench results.json of
+LOG_DIR holds nccl-tests' output as `<test><logs>.log` (all_reduce, all_gather,
+reduce_scatter; `--logs _graph` for a run with `-G`, `_mpi` for one process per GPU,
+`_mpi_graph` for both), RESULTS a kernbench results.json of
 milestone-1h-ccl. Sizes are nccl-tests' (kernbench's `bytes` axis follows them). A row per
 op, size and placement: nccl-tests' time (µs), kernbench's (the median of its round
 medians), their ratio; then the worst ratio per size band against the targets (within 3%
@@ -135,11 +136,13 @@ def main() -> None:
     parser.add_argument("--nccl-tests", type=Path, required=True)
     parser.add_argument("--results", type=Path, required=True)
     parser.add_argument("--dtype", default="fp32", choices=sorted(NCCL_TYPES))
-    parser.add_argument("--graph", action="store_true", help="against the `-G` logs")
+    parser.add_argument("--logs", default="", help="the logs' suffix: '', _graph, _mpi...")
+    parser.add_argument("--graph", action="store_true", help="the same as --logs _graph")
     parser.add_argument("--out-md", type=Path)
     parser.add_argument("--out-json", type=Path)
     args = parser.parse_args()
-    report = compare(args.nccl_tests, args.results, args.dtype, "_graph" if args.graph else "")
+    logs = "_graph" if args.graph else args.logs
+    report = compare(args.nccl_tests, args.results, args.dtype, logs)
     report["bands"] = band_summary(report["rows"])
     text = markdown(report)
     print(text)

@@ -30,3 +30,17 @@ TOLERANCE: dict[str, float] = {
 }
 
 DTYPES = tuple(ITEMSIZE)
+
+# The torch dtype (an attribute of `torch`) that holds each; tf32 is fp32 storage.
+TORCH_NAMES: dict[str, str] = {
+    "fp64": "float64",
+    "fp32": "float32",
+    "tf32": "float32",
+    "bf16": "bfloat16",
+    "fp16": "float16",
+    "fp8": "float8_e4m3fn",
+    "int8": "int8",
+    "int32": "int32",
+    "int64": "int64",
+    "bool": "bool",
+}

@@ -26,19 +26,15 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from kernbench.dtypes import ITEMSIZE, TOLERANCE
+from kernbench.dtypes import ITEMSIZE, TOLERANCE, TORCH_NAMES
 from kernbench.kernels.base import CheckResult, Kernel
 from kernbench.kernels.collective_cuda import CudaBatches
 
 OPS = ("allreduce", "allgather", "reduce_scatter")
 BACKENDS = {"cpu": "gloo", "cuda": "nccl"}
+# The dtypes a collective takes (those with an exact integer range below).
 TORCH_DTYPES = {
-    "fp64": "float64",
-    "fp32": "float32",
-    "bf16": "bfloat16",
-    "fp16": "float16",
-    "int32": "int32",
-    "int64": "int64",
+    name: TORCH_NAMES[name] for name in ("fp64", "fp32", "bf16", "fp16", "int32", "int64")
 }
 # Largest integer each dtype holds exactly: sums under it make the check bit-exact.
 EXACT_INTEGER = {

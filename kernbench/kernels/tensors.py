@@ -13,25 +13,15 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from kernbench.dtypes import TORCH_NAMES
+
 # Each init kind and the number of arguments it takes.
 INIT_ARITY = {
     "randn": 0, "rand": 0, "zeros": 0, "ones": 0, "randint": 2, "bernoulli": 1, "normal": 2,
 }
 # The dtype an init makes when the input gives none: None means the cell's dtype.
 INIT_DTYPE = {"randint": "int64", "bernoulli": "bool"}
-# Bench dtype names -> torch dtype attribute names. tf32 is fp32 storage.
-TORCH_DTYPES = {
-    "fp64": "float64",
-    "fp32": "float32",
-    "tf32": "float32",
-    "bf16": "bfloat16",
-    "fp16": "float16",
-    "fp8": "float8_e4m3fn",
-    "int8": "int8",
-    "int32": "int32",
-    "int64": "int64",
-    "bool": "bool",
-}
+TORCH_DTYPES = TORCH_NAMES
 
 
 @dataclass(frozen=True)

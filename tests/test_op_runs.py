@@ -19,6 +19,7 @@ pytest.importorskip("torch")
 
 REPO = Path(__file__).resolve().parent.parent
 QUICK = "timer: {warmup_s: 0.0, budget_s: 0.02, min_samples: 3}\n"
+ONE_CELL_PER_DTYPE = ("--only", "rows=64", "--only", "cols=4096", "--only", "k=8")
 
 
 def cells(out: Path) -> dict[str, dict[str, object]]:
@@ -41,12 +42,7 @@ def test_the_issue_topk_bench_runs_on_the_cpu(
         "topk",
         "--device",
         "cpu",
-        "--only",
-        "rows=64",
-        "--only",
-        "cols=4096",
-        "--only",
-        "k=8",
+        *ONE_CELL_PER_DTYPE,
         "--out",
         "run",
     )
@@ -92,12 +88,7 @@ def test_a_flag_gems_cell_fails_with_its_reason_and_the_run_goes_on(
         "topk",
         "--device",
         "cpu",
-        "--only",
-        "rows=64",
-        "--only",
-        "cols=4096",
-        "--only",
-        "k=8",
+        *ONE_CELL_PER_DTYPE,
         "--only",
         "dtype=fp32",
         "--out",

@@ -4,8 +4,8 @@
 # repository, against the NCCL that torch ships; runs all_reduce, all_gather and
 # reduce_scatter from 1 KiB to 1 GiB (plain and with CUDA graphs, -G); runs
 # milestone-1h-ccl through kernbench in the same call; writes the comparison tables.
-# Usage: [CCL_TIMEOUT=S] bash scripts/gpu_collectives.sh NCCL_TESTS_DIR OUT_DIR [kernbench run options]
-#   (3 rounds of the fp32 cells took about 110 s a round on 2 H200s: keep the call's limit above)
+# Usage: [APIS="torch nccl"] [CCL_TIMEOUT=S] bash scripts/gpu_collectives.sh NCCL_TESTS_DIR OUT_DIR [kernbench run options]
+#   (the fp32 cells took about 110 s a round on 2 H200s: pass --rounds to fit the call's limit)
 #   (needs the pydantic wheels in .whl/)
 set -uo pipefail
 src=${1:?NCCL_TESTS_DIR}
@@ -36,16 +36,18 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
       echo "nccl-tests $test, one process per GPU: exit $?"
     fi
   done
-  timeout "${CCL_TIMEOUT:-400}" python3 -m kernbench run --bench milestone-1h-ccl --device cuda \
-    --only dtype=fp32 \
-    --out /tmp/ccl "$@"
-  echo "kernbench exit $?"
-  results=/tmp/ccl/results.json
-  for logs in "" _graph _mpi _mpi_graph; do
-    [ -e "$out/all_reduce$logs.log" ] || continue
-    python3 scripts/nccl_compare.py --nccl-tests "$out" --results "$results" --logs "$logs" \
-      --out-md "$out/compare$logs.md" --out-json "$out/compare$logs.json"
+  # Each API of the collective kernel (kernels/collective.py): torch.distributed, and NCCL
+  # called directly on the timing stream.
+  for api in ${APIS:-torch nccl}; do
+    KERNBENCH_COLLECTIVE_API=$api timeout "${CCL_TIMEOUT:-400}" python3 -m kernbench run \
+      --bench milestone-1h-ccl --device cuda --only dtype=fp32 --out "/tmp/ccl-$api" "$@"
+    echo "kernbench ($api) exit $?"
+    for logs in "" _graph _mpi _mpi_graph; do
+      [ -e "$out/all_reduce$logs.log" ] || continue
+      python3 scripts/nccl_compare.py --nccl-tests "$out" --results "/tmp/ccl-$api/results.json" \
+        --logs "$logs" --out-md "$out/compare-$api$logs.md" --out-json "$out/compare-$api$logs.json"
+    done
   done
 } > "$out/collectives.log" 2>&1
-tar czf "$out/ccl.tgz" -C /tmp --exclude=tasks ccl
+tar czf "$out/ccl.tgz" -C /tmp --exclude=tasks $(cd /tmp && ls -d ccl-*)
 tail -n 40 "$out/collectives.log"

@@ -1,7 +1,10 @@
 """The `collective` built-in kernel: one torch.distributed collective per cell.
 
 Parameters (every cell's axes): `op` (allreduce, allgather, reduce_scatter), `bytes`,
-`world_size`, `inplace`, `dtype`, and `device` (gloo on cpu, nccl on cuda). Sizes follow
+`world_size`, `inplace`, `dtype`, and `device` (gloo on cpu, nccl on cuda); optionally
+`api` (`torch`: torch.distributed, the default; `nccl`: NCCL called directly on the
+timing stream, CUDA only, `kernels/nccl_direct.py`), also set by KERNBENCH_COLLECTIVE_API
+so an A/B can switch it. Sizes follow
 nccl-tests: `bytes` is one rank's allreduce buffer, the whole output of an allgather and
 the whole input of a reduce-scatter (every rank's data counted).
 
@@ -29,6 +32,7 @@ from typing import Any
 from kernbench.dtypes import ITEMSIZE, TOLERANCE, TORCH_NAMES
 from kernbench.kernels.base import CheckResult, Kernel
 from kernbench.kernels.collective_cuda import CudaBatches
+from kernbench.kernels.nccl_direct import UNIQUE_ID_BYTES, Communicator, Nccl, bind
 
 OPS = ("allreduce", "allgather", "reduce_scatter")
 BACKENDS = {"cpu": "gloo", "cuda": "nccl"}
@@ -47,6 +51,8 @@ EXACT_INTEGER = {
 }
 PATTERN_PERIOD = 4  # inputs cycle through 1..PATTERN_PERIOD
 TIMEOUT_ENV = "KERNBENCH_COLLECTIVE_TIMEOUT_S"
+API_ENV = "KERNBENCH_COLLECTIVE_API"
+APIS = ("torch", "nccl")
 DEFAULT_TIMEOUT_S = 300.0
 
 
@@ -58,11 +64,14 @@ def make(
     inplace: bool = True,
     dtype: str = "fp32",
     device: str = "cpu",
+    api: str | None = None,
 ) -> Kernel:
     """One cell's collective, on the process group this process joins on first call."""
+    api = api or os.environ.get(API_ENV) or "torch"
     _validate(op, bytes, world_size, inplace, dtype, device)
+    _validate_api(api, device)
     ensure_process_group(device, world_size)
-    collective = Collective(op, bytes, inplace, dtype, device)
+    collective = Collective(op, bytes, inplace, dtype, device, api)
     return Kernel(
         run=collective.run,
         check=collective.check,
@@ -91,6 +100,13 @@ def _validate(op: str, size: int, world_size: int, inplace: bool, dtype: str, de
     if size <= 0 or size % unit:
         what = "the item size" if op == "allreduce" else "world_size × item size"
         raise ValueError(f"bytes={size} is not a positive multiple of {what} ({unit}) for {op}")
+
+
+def _validate_api(api: str, device: str) -> None:
+    if api not in APIS:
+        raise ValueError(f"unknown api {api!r}; known: {', '.join(APIS)}")
+    if api == "nccl" and device != "cuda":
+        raise ValueError("api: nccl calls NCCL on a CUDA stream: it needs device cuda")
 
 
 def ensure_process_group(device: str, world_size: int) -> str:
@@ -137,7 +153,9 @@ class Collective:
     """Buffers and calls of one collective on this rank, and the rank primitives its timer
     needs (`kernbench.kernels.base.RankGroup`)."""
 
-    def __init__(self, op: str, size: int, inplace: bool, dtype: str, device: str) -> None:
+    def __init__(
+        self, op: str, size: int, inplace: bool, dtype: str, device: str, api: str = "torch"
+    ) -> None:
         import torch  # lazy: torch is optional
         import torch.distributed as dist
 
@@ -148,6 +166,8 @@ class Collective:
         self.elements = size // ITEMSIZE[dtype]  # of the whole message (nccl-tests' S)
         self.chunk = self.elements // self.world_size
         self._cuda: CudaBatches | None = None
+        self.api = api
+        self._direct: Communicator | None = None
         error: BaseException | None = None
         try:
             self.input, self.output = self._allocate()
@@ -176,6 +196,8 @@ class Collective:
     def _bind(self) -> Callable[[], object]:
         import torch.distributed as dist  # lazy: torch is optional
 
+        if self.api == "nccl":
+            return self._bind_direct()
         inp, out = self.input, self.output
         if self.op == "allreduce":
             return lambda: dist.all_reduce(out)
@@ -186,8 +208,26 @@ class Collective:
         scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
         return lambda: scatter(out, inp)
 
+    def _bind_direct(self) -> Callable[[], object]:
+        """A communicator of this cell's own (rank 0's unique id broadcast through the
+        process group), called on whatever stream is current at each call."""
+        import torch  # lazy: torch is optional
+        import torch.distributed as dist
+
+        nccl = Nccl()
+        shared = torch.zeros(UNIQUE_ID_BYTES, dtype=torch.uint8, device=self.device)
+        if self.rank == 0:
+            found = torch.frombuffer(bytearray(nccl.unique_id()), dtype=torch.uint8)
+            shared.copy_(found)
+        dist.broadcast(shared, src=0)
+        unique_id = bytes(shared.cpu().tolist())
+        self._direct = Communicator(nccl, unique_id, self.world_size, self.rank)
+        return bind(self._direct, self.op, self.input, self.output, self.dtype,
+                    lambda: int(torch.cuda.current_stream().cuda_stream))
+
     def info(self) -> dict[str, Any]:
         return {
+            "api": self.api,
             "backend": self.backend,
             "world_size": self.world_size,
             "elements": self.elements,
@@ -204,6 +244,8 @@ class Collective:
             torch.cuda.synchronize()
 
     def close(self) -> None:
+        if self._direct is not None:
+            self._direct.close()
         del self.input, self.output, self._call, self._cuda
         if self.device == "cuda":
             import torch  # lazy: torch is optional

@@ -1,0 +1,132 @@
+"""NCCL called directly, on the caller's CUDA stream: the collective kernel's `api: nccl`.
+
+torch.distributed runs an NCCL collective on its process group's own stream, with event
+hops to and from the caller's; in a CUDA graph those hops are nodes of their own, and a
+small collective pays for them (issue 17: 13.7 µs where nccl-tests' graphs read 6 µs).
+Here the ranks build a communicator of their own (rank 0's unique id passed through the
+process group) and call ncclAllReduce, ncclAllGather or ncclReduceScatter through ctypes
+on the current stream, as nccl-tests and vLLM's pynccl do. The library is the one torch
+ships (`nvidia.nccl`), so both APIs run the same NCCL.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from collections.abc import Callable
+from typing import Any
+
+# ncclDataType_t and ncclRedOp_t values (nccl.h)
+NCCL_DTYPES = {"int32": 2, "int64": 4, "fp16": 6, "fp32": 7, "fp64": 8, "bf16": 9}
+NCCL_SUM = 0
+UNIQUE_ID_BYTES = 128  # NCCL_UNIQUE_ID_BYTES
+
+
+class UniqueId(ctypes.Structure):
+    _fields_ = [("internal", ctypes.c_char * UNIQUE_ID_BYTES)]
+
+
+def library_path() -> str:
+    """torch's libnccl.so.2 where the `nvidia.nccl` package holds it, else the loader's."""
+    try:
+        import nvidia.nccl  # torch's CUDA wheels bring it
+    except ImportError:
+        return "libnccl.so.2"
+    for base in nvidia.nccl.__path__:
+        candidate = os.path.join(base, "lib", "libnccl.so.2")
+        if os.path.exists(candidate):
+            return candidate
+    return "libnccl.so.2"
+
+
+def _declare(lib: Any) -> None:
+    p, size, i = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int
+    lib.ncclGetUniqueId.argtypes = [ctypes.POINTER(UniqueId)]
+    lib.ncclCommInitRank.argtypes = [ctypes.POINTER(p), i, UniqueId, i]
+    lib.ncclAllReduce.argtypes = [p, p, size, i, i, p, p]
+    lib.ncclAllGather.argtypes = [p, p, size, i, p, p]
+    lib.ncclReduceScatter.argtypes = [p, p, size, i, i, p, p]
+    lib.ncclCommDestroy.argtypes = [p]
+    lib.ncclGetErrorString.argtypes = [i]
+    lib.ncclGetErrorString.restype = ctypes.c_char_p
+
+
+class Nccl:
+    """The few NCCL entry points the collective kernel needs."""
+
+    def __init__(self, lib: Any = None) -> None:
+        self.lib = lib if lib is not None else ctypes.CDLL(library_path())
+        _declare(self.lib)
+
+    def check(self, result: int, what: str) -> None:
+        if result != 0:
+            text = self.lib.ncclGetErrorString(result)
+            reason = text.decode() if isinstance(text, bytes) else str(text)
+            raise RuntimeError(f"{what}: NCCL error {result}: {reason}")
+
+    def unique_id(self) -> bytes:
+        found = UniqueId()
+        self.check(self.lib.ncclGetUniqueId(ctypes.byref(found)), "ncclGetUniqueId")
+        return bytes(found.internal)
+
+
+class Communicator:
+    """One rank's NCCL communicator and its three collectives, on a given stream."""
+
+    def __init__(self, nccl: Nccl, unique_id: bytes, world_size: int, rank: int) -> None:
+        self.nccl = nccl
+        self.comm = ctypes.c_void_p()
+        shared = UniqueId()
+        shared.internal = unique_id
+        result = nccl.lib.ncclCommInitRank(ctypes.byref(self.comm), world_size, shared, rank)
+        nccl.check(result, "ncclCommInitRank")
+
+    def all_reduce(self, buffer: int, count: int, dtype: str, stream: int) -> None:
+        result = self.nccl.lib.ncclAllReduce(
+            buffer, buffer, count, NCCL_DTYPES[dtype], NCCL_SUM, self.comm, stream
+        )
+        self.nccl.check(result, "ncclAllReduce")
+
+    def all_gather(self, source: int, target: int, count: int, dtype: str, stream: int) -> None:
+        """`count`: the elements each rank sends."""
+        result = self.nccl.lib.ncclAllGather(
+            source, target, count, NCCL_DTYPES[dtype], self.comm, stream
+        )
+        self.nccl.check(result, "ncclAllGather")
+
+    def reduce_scatter(
+        self, source: int, target: int, count: int, dtype: str, stream: int
+    ) -> None:
+        """`count`: the elements each rank receives."""
+        result = self.nccl.lib.ncclReduceScatter(
+            source, target, count, NCCL_DTYPES[dtype], NCCL_SUM, self.comm, stream
+        )
+        self.nccl.check(result, "ncclReduceScatter")
+
+    def close(self) -> None:
+        if self.comm:
+            self.nccl.lib.ncclCommDestroy(self.comm)
+            self.comm = ctypes.c_void_p()
+
+
+def bind(
+    communicator: Communicator,
+    op: str,
+    source: Any,
+    target: Any,
+    dtype: str,
+    stream: Callable[[], int],
+) -> Callable[[], None]:
+    """One call of `op` on the tensors' memory, on the stream `stream()` names when called
+    (under graph capture, the capturing stream)."""
+    if op == "allreduce":
+        return lambda: communicator.all_reduce(
+            target.data_ptr(), target.numel(), dtype, stream()
+        )
+    if op == "allgather":
+        return lambda: communicator.all_gather(
+            source.data_ptr(), target.data_ptr(), source.numel(), dtype, stream()
+        )
+    return lambda: communicator.reduce_scatter(
+        source.data_ptr(), target.data_ptr(), target.numel(), dtype, stream()
+    )

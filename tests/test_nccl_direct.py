@@ -1,0 +1,92 @@
+"""The direct NCCL path's marshalling, with a fake library (no GPU, no NCCL here): what
+each collective passes to NCCL, how errors read, and where `api: nccl` is refused."""
+
+from __future__ import annotations
+
+import ctypes
+
+import pytest
+
+from kernbench.kernels import collective, nccl_direct
+
+
+class FakeFunction:
+    def __init__(self, name: str, calls: list, result: int = 0) -> None:
+        self.name, self.calls, self.result = name, calls, result
+        self.argtypes: list = []
+        self.restype = None
+
+    def __call__(self, *args):
+        self.calls.append((self.name, args))
+        if self.name == "ncclGetUniqueId":
+            args[0]._obj.internal = b"\x07" * nccl_direct.UNIQUE_ID_BYTES
+        if self.name == "ncclCommInitRank":
+            args[0]._obj.value = 0x1234  # the communicator's handle
+        if self.name == "ncclGetErrorString":
+            return b"invalid argument"
+        return self.result
+
+
+class FakeLibrary:
+    def __init__(self, failing: str = "") -> None:
+        self.calls: list = []
+        for name in ("ncclGetUniqueId", "ncclCommInitRank", "ncclAllReduce", "ncclAllGather",
+                     "ncclReduceScatter", "ncclCommDestroy", "ncclGetErrorString"):
+            setattr(self, name, FakeFunction(name, self.calls, 4 if name == failing else 0))
+
+
+class Tensor:
+    def __init__(self, address: int, count: int) -> None:
+        self.address, self.count = address, count
+
+    def data_ptr(self) -> int:
+        return self.address
+
+    def numel(self) -> int:
+        return self.count
+
+
+def test_each_collective_passes_nccl_its_buffers_counts_and_types() -> None:
+    library = FakeLibrary()
+    nccl = nccl_direct.Nccl(library)
+    unique_id = nccl.unique_id()
+    assert unique_id == b"\x07" * nccl_direct.UNIQUE_ID_BYTES
+    comm = nccl_direct.Communicator(nccl, unique_id, world_size=2, rank=1)
+    _, (_, world, shared, rank) = library.calls[-1]
+    assert (world, rank, bytes(shared.internal)) == (2, 1, unique_id)
+    source, target = Tensor(0x1000, 256), Tensor(0x2000, 512)
+    for op, expected in [
+        ("allreduce", ("ncclAllReduce", (0x2000, 0x2000, 512, 7, nccl_direct.NCCL_SUM))),
+        ("allgather", ("ncclAllGather", (0x1000, 0x2000, 256, 9))),
+        ("reduce_scatter", ("ncclReduceScatter", (0x1000, 0x2000, 512, 6, 0))),
+    ]:
+        dtype = {"allreduce": "fp32", "allgather": "bf16", "reduce_scatter": "fp16"}[op]
+        nccl_direct.bind(comm, op, source, target, dtype, lambda: 0xABC)()
+        name, args = library.calls[-1]
+        assert (name, args[: len(expected[1])]) == expected
+        assert args[-1] == 0xABC  # the stream named when the call is made
+    comm.close()
+    assert library.calls[-1][0] == "ncclCommDestroy" and not comm.comm
+
+
+def test_an_nccl_error_names_the_call_and_the_reason() -> None:
+    nccl = nccl_direct.Nccl(FakeLibrary(failing="ncclCommInitRank"))
+    with pytest.raises(RuntimeError, match="ncclCommInitRank: NCCL error 4: invalid argument"):
+        nccl_direct.Communicator(nccl, b"\x00" * nccl_direct.UNIQUE_ID_BYTES, 2, 0)
+
+
+def test_the_unique_id_is_the_size_nccl_expects() -> None:
+    assert ctypes.sizeof(nccl_direct.UniqueId) == 128
+
+
+def test_api_nccl_needs_cuda_and_unknown_apis_are_refused() -> None:
+    with pytest.raises(ValueError, match="api: nccl .* needs device cuda"):
+        collective.make(op="allreduce", bytes=1024, device="cpu", api="nccl")
+    with pytest.raises(ValueError, match="unknown api 'mpi'"):
+        collective.make(op="allreduce", bytes=1024, device="cpu", api="mpi")
+
+
+def test_the_api_comes_from_the_environment_for_an_ab(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(collective.API_ENV, "nccl")
+    with pytest.raises(ValueError, match="needs device cuda"):
+        collective.make(op="allreduce", bytes=1024, device="cpu")

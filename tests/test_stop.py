@@ -32,6 +32,14 @@ def test_steady_samples_converge_once_the_median_has_an_interval() -> None:
     assert stop_reason(STEADY[:5], 0.1, spec(min_samples=3, rel_ci=10.0)) is None
 
 
+def test_converged_waits_for_min_time_s_and_the_budget_still_stops() -> None:
+    steady = spec(min_samples=3, min_time_s=0.5, max_samples=100)
+    assert stop_reason(STEADY[:6], 0.1, steady) is None  # converged, but too early
+    assert stop_reason(STEADY[:6], 0.5, steady) == "converged"
+    with pytest.raises(ValueError, match="min_time_s must be at most budget_s"):
+        spec(min_time_s=2.0)
+
+
 def test_converged_means_strictly_under_rel_ci() -> None:
     samples = NOISY[:30]
     halfwidth = rel_ci_halfwidth(samples)

@@ -84,6 +84,13 @@ class TimerSpec(Strict):
     cell_timeout_s: PositiveFloat = Field(
         300.0, description="A cell running longer than this fails with a timeout."
     )
+    min_time_s: Real = Field(
+        0.0,
+        ge=0,
+        description="Sampling goes on for at least this many seconds, converged or not, so "
+        "a round's median spans a stretch of the device's power episodes (0.1 to 1 s on a "
+        "GPU) rather than its first milliseconds. At most budget_s.",
+    )
     duty: Literal["sustained", "isolated"] = Field(
         "sustained",
         description="GPU timers: sustained runs samples back to back, never idle between "
@@ -110,6 +117,8 @@ class TimerSpec(Strict):
     def _samples_ordered(self) -> TimerSpec:
         if self.max_samples < self.min_samples:
             raise ValueError("max_samples must be at least min_samples")
+        if self.min_time_s > self.budget_s:
+            raise ValueError("min_time_s must be at most budget_s")
         return self
 
 

@@ -25,13 +25,13 @@ def stop_reason(samples: Sequence[float], spent_s: float, spec: TimerSpec) -> St
     """Why sampling stops now, or None to go on.
 
     Nothing stops before `min_samples`. Then, in order: the median's 95% CI half-width,
-    relative to the median, is under `rel_ci` ("converged"); `spent_s` has reached
-    `budget_s` ("budget"); `max_samples` are taken ("max_samples").
+    relative to the median, is under `rel_ci` and `min_time_s` is spent ("converged");
+    `spent_s` has reached `budget_s` ("budget"); `max_samples` are taken ("max_samples").
     """
     n = len(samples)
     if n < spec.min_samples:  # max_samples >= min_samples, so no cap is missed here
         return None
-    if rel_ci_halfwidth(samples) < spec.rel_ci:
+    if spent_s >= spec.min_time_s and rel_ci_halfwidth(samples) < spec.rel_ci:
         return "converged"
     if spent_s >= spec.budget_s:
         return "budget"

@@ -135,5 +135,5 @@ def test_a_built_in_factory_is_checked_too(tmp_path: Path) -> None:
         """
     assert error_of(tmp_path, text) == (
         "8: variants.v.in_place: 'in_place' is passed to every cell's kernel, but collective "
-        "takes bytes, device, dtype, inplace, op, world_size"
+        "takes api, bytes, device, dtype, inplace, op, world_size"
     )

@@ -7,6 +7,7 @@ Format history (bump SCHEMA_VERSION and add a step to RESULTS_FORMAT's `update_t
   3: the steady state of each round (`duty`, `settle`, `blocks`, `position` in its round's
      order) and of each cell (`round_spread`, `unsteady`); `order_seed`. Older files have
      none of them: `update_to[3]` marks their duty unknown (None) and leaves the rest empty.
+  4: `topology`: the world size and the hosts the ranks ran on (None in older files).
 
 A results file may be gzipped (`.json.gz`); `load` reads both.
 """
@@ -23,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kernbench.analyze.collective import AlphaBeta, fit_series
 from kernbench.results.jsonio import FileFormat, write_gzip_json
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class _Model(BaseModel):
@@ -123,6 +124,15 @@ def fits_of(points: Iterable[tuple[Mapping[str, Any], float]]) -> dict[str, Fit]
     return {name: Fit.of(fit) for name, fit in fit_series(points).items()}
 
 
+class Topology(_Model):
+    """Where the ranks ran: the world size of the run's largest job, and its hosts."""
+
+    world_size: int
+    nnodes: int = 1
+    nproc_per_node: int
+    hosts: list[str | None]  # hostname by node rank; None: that host never joined
+
+
 class Results(_Model):
     schema_version: int = SCHEMA_VERSION
     bench: str
@@ -142,6 +152,7 @@ class Results(_Model):
     order_seed: int | None = None  # each round's cell order is shuffled from it (None: plan order)
     cells: list[CellResult]
     fits: dict[str, Fit] = Field(default_factory=dict)  # by series: "allreduce n=2 bf16 in-place"
+    topology: Topology | None = None
 
     def failed_cells(self) -> list[CellResult]:
         return [cell for cell in self.cells if cell.status != "ok"]
@@ -162,12 +173,12 @@ def _update_to_2(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _update_to_3(data: dict[str, Any]) -> dict[str, Any]:
-    """Version 3 only adds fields with defaults: nothing to compute."""
+    """Versions 3 and 4 only add fields with defaults: nothing to compute."""
     return data
 
 
 RESULTS_FORMAT = FileFormat(
-    "results file", SCHEMA_VERSION, Results, {2: _update_to_2, 3: _update_to_3}
+    "results file", SCHEMA_VERSION, Results, {2: _update_to_2, 3: _update_to_3, 4: _update_to_3}
 )
 
 

@@ -3,13 +3,17 @@
 Each round is a fresh worker process (started with subprocess, never forked), so one
 round's warm caches, allocator state and JIT choices cannot leak into the next. The
 parent never runs a kernel: it starts workers, watches `current.json` for the per-cell
-timeout, records what dies, and restarts a worker for the cells left.
+timeout, records what dies, and restarts a worker for the cells left. In a run over
+several hosts this is the leader's side (node 0); it posts each worker it starts for
+the other hosts to join (`host_channel.py`), and once the hosts fail to meet it starts no
+more workers: what is left fails with the reason.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -20,6 +24,8 @@ from typing import Any
 
 from kernbench.errors import UserError
 from kernbench.execute import launch
+from kernbench.execute.host_channel import HostChannel, Order
+from kernbench.execute.hosts import NODE_RANK_ENV, rendezvous_timeout_s, save_host_names
 from kernbench.execute.journal import (
     TASK,
     JournalEntry,
@@ -89,9 +95,13 @@ class RoundRunner:
     """Runs the pending cells of one round, restarting workers after deaths and timeouts."""
 
     def __init__(
-        self, run: RunFolder, cells: Sequence[Cell], progress: Progress, device_model: str
+        self, run: RunFolder, cells: Sequence[Cell], progress: Progress, device_model: str,
+        channel: HostChannel | None = None,
     ) -> None:
         self.run_folder = run
+        self.channel = channel
+        self.spawns = 0  # workers started: their number names each multi-host rendezvous
+        self.hosts_lost: str | None = None
         self.options = run.options
         self.device_model = device_model
         self.cells = cells
@@ -119,15 +129,23 @@ class RoundRunner:
         return write_task(self.run_folder, round_, cells, self.device_model)
 
     def _spawn_and_watch(self, round_: int, world_size: int, cells: list[Cell]) -> None:
+        if self.hosts_lost is not None:
+            for cell in cells:
+                self._record_failure(round_, cell, f"not run: {self.hosts_lost}")
+            return
         task_path = self._task(round_, cells)
-        argv = launch.worker_argv(world_size, task_path, self.options.device)
-        env = {
-            **os.environ,
-            **launch.launch_env(self.options.device),
-            "KERNBENCH_ROUND": str(round_),
-            "KERNBENCH_SIDE": self.options.side,
-            "PYTHONUNBUFFERED": "1",
-        }
+        spawn = self.spawns
+        self.spawns += 1
+        if self.channel is not None:
+            self.channel.post(spawn, Order(
+                spec_hash=self.options.spec_hash, device=self.options.device, round=round_,
+                world_size=world_size, cells=[c.index for c in cells]))
+        argv = launch.worker_argv(
+            world_size, task_path, self.options.device, self.options.hosts, spawn
+        )
+        env = worker_env(self.options.device, round_, self.options.side)
+        if self.options.hosts is not None:
+            env[NODE_RANK_ENV] = str(self.options.hosts.node_rank)
         self.logs.mkdir(parents=True, exist_ok=True)
         log_path = self.logs / f"r{round_}.log"
         by_index = {c.index: c for c in cells}
@@ -144,9 +162,16 @@ class RoundRunner:
                 # Whatever the kernel forked stays in the worker's process group: it goes
                 # with the worker, never outliving it to write beside the next one.
                 kill_group(process)
+                if self.channel is not None:
+                    self.channel.ended(spawn)
         if failure is not None:
             index, reason = failure
             self._record_failure(round_, by_index[index], reason)
+        elif process.returncode == launch.EXIT_RENDEZVOUS:
+            self.hosts_lost = f"the hosts did not meet: {_log_tail(log_path, 1)}"
+            for cell in cells:
+                if not is_journaled(self.journal, round_, cell.index):
+                    self._record_failure(round_, cell, self.hosts_lost)
         else:
             self._blame(round_, process.returncode, cells, by_index, _log_tail(log_path))
         self._report_new(round_, by_index, reported)
@@ -213,6 +238,16 @@ class RoundRunner:
         current_path(self.journal, round_).unlink(missing_ok=True)
 
 
+def worker_env(device: str, round_: int, side: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        **launch.launch_env(device),
+        "KERNBENCH_ROUND": str(round_),
+        "KERNBENCH_SIDE": side,
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
 def kill_group(process: subprocess.Popen[Any]) -> None:
     """Kill a worker's (or a side's) process group, itself included if it still runs.
     Linux does not reuse a pid while it names a live group, so this is safe after the
@@ -256,12 +291,20 @@ def execute(run: RunFolder) -> list[Cell]:
         if not is_journaled(run.journal, round_, c.index)
     )
     progress = Progress(total, run.bench.name)
-    runner = RoundRunner(run, cells, progress, device_model(options.device))
+    channel = None
+    if options.hosts is not None:
+        channel = HostChannel.open(options.hosts, rendezvous_timeout_s())
+        channel.introduce(socket.gethostname())
+    runner = RoundRunner(run, cells, progress, device_model(options.device), channel)
     try:
         for round_ in options.rounds_range:
             runner.run(round_)
     finally:
         progress.close()
+        if channel is not None:
+            channel.finish(runner.spawns, Order(spec_hash=options.spec_hash, device=options.device,
+                                                done=True, reason=runner.hosts_lost))
+            save_host_names(run.path, channel.host_names())
     return cells
 
 

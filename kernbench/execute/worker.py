@@ -3,7 +3,8 @@
 A worker runs some cells of one round and journals each finished cell atomically, so a
 crash, a timeout or a kill -9 loses at most the cell in flight. Before each cell it
 writes `current.json`, which tells the parent what to blame and when to time out.
-Under a multi-rank launcher every rank runs the same cells; only rank 0 writes.
+Under a multi-rank launcher every rank runs the same cells; only one (`is_primary_rank`)
+writes.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from kernbench.execute import pins as pinning
 from kernbench.execute.autotune_pins import AutotunePins, install_if_loaded
+from kernbench.execute.hosts import NODE_RANK_ENV
 from kernbench.execute.journal import (
     TASK,
     CurrentCell,
@@ -45,6 +47,10 @@ TUNE_BUDGET_SHARE = 0.25
 
 
 def is_primary_rank() -> bool:
+    """The rank that journals: rank 0, or, over several hosts, the leader's first rank
+    (the rendezvous numbers the hosts as they join, not by their --node-rank)."""
+    if NODE_RANK_ENV in os.environ:
+        return os.environ[NODE_RANK_ENV] == "0" and os.environ.get("LOCAL_RANK", "0") == "0"
     return int(os.environ.get("RANK", "0")) == 0
 
 

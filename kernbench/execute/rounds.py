@@ -296,14 +296,16 @@ def execute(run: RunFolder) -> list[Cell]:
         channel = HostChannel.open(options.hosts, rendezvous_timeout_s())
         channel.introduce(socket.gethostname())
     runner = RoundRunner(run, cells, progress, device_model(options.device), channel)
+    stopped: str | None = "the leader stopped before the end (interrupted)"
     try:
         for round_ in options.rounds_range:
             runner.run(round_)
+        stopped = runner.hosts_lost
     finally:
         progress.close()
         if channel is not None:
             channel.finish(runner.spawns, Order(spec_hash=options.spec_hash, device=options.device,
-                                                done=True, reason=runner.hosts_lost))
+                                                done=True, reason=stopped))
             save_host_names(run.path, channel.host_names())
     return cells
 

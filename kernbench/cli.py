@@ -27,6 +27,8 @@ from kernbench.commands.run_options import (
     Fast,
     Figures,
     FirstRound,
+    Force,
+    Gpus,
     Hardware,
     NNodes,
     NodeRank,
@@ -226,6 +228,8 @@ def run_command(
     nproc_per_node: NprocPerNode = None,
     rdzv_endpoint: RdzvEndpoint = None,
     rdzv_id: RdzvId = None,
+    gpus: Gpus = None,
+    force: Force = False,
     bench_dir: BenchDirs = None,
 ) -> None:
     """Measure a bench: every cell, every round, then results.json and figures."""
@@ -237,6 +241,7 @@ def run_command(
         save_pins=save_pins, hardware=hardware, figures=figures, only=only or (), shard=shard,
         order_seed=order_seed, nnodes=nnodes, node_rank=node_rank,
         nproc_per_node=nproc_per_node, rdzv_endpoint=rdzv_endpoint, rdzv_id=rdzv_id,
+        gpus=gpus, force=force,
     ))
     raise typer.Exit(code)
 

@@ -13,6 +13,7 @@ from kernbench.analyze.checks import check_bench
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.finish import RESULTS_NAME, build_run_results
 from kernbench.execute.follow import follow, follower_folder
+from kernbench.execute.gpus import choose_gpus, visible_gpus
 from kernbench.execute.hosts import Hosts, default_rdzv_id, hosts_from_flags
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import (
@@ -63,6 +64,8 @@ class RunRequest:
     nproc_per_node: int | None = None
     rdzv_endpoint: str | None = None
     rdzv_id: str | None = None
+    gpus: str | None = None  # N or all: a worker per GPU, the cells dealt out
+    force: bool = False  # with gpus: GPUs of different models too
 
 
 def order_seed(given: str | None) -> int | None:
@@ -172,6 +175,8 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
         shard=request.shard,
         order_seed=order_seed(request.order_seed),
         hosts=hosts,
+        gpus=checked_gpus(request, hosts),
+        force=request.force,
     )
 
 
@@ -310,6 +315,20 @@ def spec_drift(measured: dict, current: dict, also_ignored: Sequence[str] = ()) 
     """The measurement fields of a bench that changed since its results were taken."""
     fields = (set(measured) | set(current)) - set(PRESENTATION_FIELDS) - set(also_ignored)
     return sorted(f for f in fields if measured.get(f) != current.get(f))
+
+
+def checked_gpus(request: RunRequest, hosts: Hosts | None) -> str | None:
+    """--gpus N|all, checked against the device, the hosts and this machine's GPUs."""
+    if request.gpus is None:
+        if request.force:
+            raise UserError("--force: only with --gpus, to accept GPUs of different models")
+        return None
+    if hosts is not None:
+        raise UserError("--gpus: not with --nnodes (a collective's ranks take one GPU each)")
+    if hardware.resolve_device(request.device) != "cuda":
+        raise UserError("--gpus: a worker per GPU needs --device cuda")
+    choose_gpus(request.gpus, visible_gpus(), request.force)  # a bad count: before measuring
+    return request.gpus
 
 
 def check_world_sizes(hosts: Hosts, cells: Sequence[Cell]) -> None:

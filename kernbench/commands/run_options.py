@@ -73,6 +73,16 @@ OrderSeed = Annotated[
     ),
 ]
 
+Gpus = Annotated[
+    str | None,
+    typer.Option("--gpus", metavar="N|all", help="A worker per GPU (N of them, or all), the "
+                 "cells dealt out by their time; results.json says which GPU measured each "
+                 "round."),
+]
+Force = Annotated[
+    bool, typer.Option("--force", help="With --gpus: run on GPUs of different models too.")
+]
+
 # A run over several hosts: the flags torchrun takes, with the same meaning.
 NNodes = Annotated[
     int | None,

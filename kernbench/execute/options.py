@@ -11,7 +11,7 @@ Format history (bump RUN_JSON_VERSION and add a step to RUN_JSON's `update_to`):
      later `save_pins` and `hardware`, with defaults, so files without them still read
      as version 1 (no bump: every version-1 file validates, and means what it meant);
      later `spec`, the bench as measured (None in older files: such a run resumes only
-     under an unchanged bench); later `hosts` (None: one host).
+     under an unchanged bench); later `hosts` (None: one host), `gpus` and `force`.
 """
 
 from __future__ import annotations
@@ -60,6 +60,8 @@ class RunOptions(BaseModel):
     # apart from a change to what was measured.
     spec: dict[str, Any] | None = None
     hosts: Hosts | None = None  # a run over several hosts: this one's place among them
+    gpus: str | None = None  # "N" or "all": a worker per GPU, the cells dealt out
+    force: bool = False  # with gpus: GPUs of different models too
 
     @model_validator(mode="after")
     def _one_pins_source(self) -> RunOptions:
@@ -103,6 +105,8 @@ class RunOptions(BaseModel):
         argv += ["--order-seed", "plan" if self.order_seed is None else str(self.order_seed)]
         if self.hosts is not None:
             argv += self.hosts.to_argv()
+        if self.gpus is not None:
+            argv += ["--gpus", self.gpus] + (["--force"] if self.force else [])
         return argv
 
     def replace(self, **changes: Any) -> RunOptions:

@@ -23,6 +23,7 @@ from typing import Any
 
 from kernbench.execute import pins as pinning
 from kernbench.execute.autotune_pins import AutotunePins, install_if_loaded
+from kernbench.execute.gpus import worker_gpu
 from kernbench.execute.hosts import NODE_RANK_ENV
 from kernbench.execute.journal import (
     TASK,
@@ -261,13 +262,15 @@ def run_task(task: Task) -> None:
         task.device, task.device_model, autotune,
     )
     journal = Path(task.journal_dir).resolve()
+    gpu = worker_gpu()
     _preload(task.device)
     for index in task.cells:
         cell = cells[index]
         if primary:
             write_current(journal, task.round,
-                          CurrentCell(index=index, id=cell.id, started=time.time()))
+                          CurrentCell(index=index, id=cell.id, started=time.time()), task.slot)
         result = runner.run(cell, task.round)
+        result.gpu = gpu
         if primary:
             pin = store.used.get(result.pin) if result.pin else None
             write_entry(journal, task.round,
@@ -280,7 +283,7 @@ def run_task(task: Task) -> None:
             # fresh one for the cells left.
             sys.exit(EXIT_GROUP_BROKEN)
     if primary:
-        current_path(journal, task.round).unlink(missing_ok=True)
+        current_path(journal, task.round, task.slot).unlink(missing_ok=True)
 
 
 def _preload(device: str) -> None:

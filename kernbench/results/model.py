@@ -7,7 +7,8 @@ Format history (bump SCHEMA_VERSION and add a step to RESULTS_FORMAT's `update_t
   3: the steady state of each round (`duty`, `settle`, `blocks`, `position` in its round's
      order) and of each cell (`round_spread`, `unsteady`); `order_seed`. Older files have
      none of them: `update_to[3]` marks their duty unknown (None) and leaves the rest empty.
-  4: `topology`: the world size and the hosts the ranks ran on (None in older files).
+  4: `topology`: the world size and the hosts the ranks ran on (None in older files);
+     each round's `gpu` (index, name, UUID) in a run spread over a host's GPUs.
 
 A results file may be gzipped (`.json.gz`); `load` reads both.
 """
@@ -37,6 +38,14 @@ class Check(_Model):
     ok: bool
 
 
+class GpuId(_Model):
+    """The GPU a round ran on, in a run spread over a host's GPUs (`--gpus`)."""
+
+    index: str  # as CUDA_VISIBLE_DEVICES named it to the worker
+    name: str | None = None
+    uuid: str | None = None
+
+
 class RoundResult(_Model):
     """One cell measured in one round (one worker process)."""
 
@@ -63,6 +72,7 @@ class RoundResult(_Model):
     settle: dict[str, Any] | None = None  # settled, seconds, calls, block_medians_s
     blocks: list[dict[str, Any]] = Field(default_factory=list)  # timing.steady.Block each
     position: int | None = None  # the cell's place in its round's order (0-based)
+    gpu: GpuId | None = None  # with --gpus: which GPU measured this round
 
 
 class Summary(_Model):

@@ -5,7 +5,8 @@ starts W ranks of the worker on this host, each with RANK, LOCAL_RANK, WORLD_SIZ
 rendezvous in its environment, and exits nonzero as soon as one rank fails (the agent
 tears the others down; no restarts). With `--nnodes N --rdzv-endpoint HOST:PORT --rdzv-id
 ID` first, the agent meets N-1 others (one per host) at the endpoint's store, which the
-leading host's runner keeps (`execute/leader.py`), and its W ranks are a share of N*W.
+leading host's runner keeps (`execute/host_channel.py`), and its W ranks are a share
+of N*W.
 
 Why the launcher API rather than `torchrun`: torchrun starts each rank in a session of
 its own, so the runner's kill of the worker's process group (on a cell timeout) would
@@ -116,28 +117,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 def launch_config(args: LaunchArgs) -> Any:
     from torch.distributed.launcher.api import LaunchConfig
 
-    if args.nnodes == 1:
-        return LaunchConfig(
-            min_nodes=1,
-            max_nodes=1,
-            nproc_per_node=args.nproc_per_node,
-            run_id=f"kernbench-{uuid.uuid4().hex[:12]}",
-            rdzv_backend="c10d",
-            rdzv_endpoint="localhost:0",  # port 0: the agent's store takes a free port
-            max_restarts=0,
-            monitor_interval=MONITOR_INTERVAL_S,
-            start_method="spawn",
-        )
+    several = args.nnodes > 1
     return LaunchConfig(
         min_nodes=args.nnodes,
         max_nodes=args.nnodes,
         nproc_per_node=args.nproc_per_node,
-        run_id=args.rdzv_id,
+        run_id=args.rdzv_id if several else f"kernbench-{uuid.uuid4().hex[:12]}",
         rdzv_backend="c10d",
-        rdzv_endpoint=args.endpoint,
-        # The leader's runner keeps the store for the whole run: no agent hosts it, so
-        # none takes it down when its worker ends while another host still needs it.
-        rdzv_configs={"is_host": False, "join_timeout": int(rendezvous_timeout_s())},
+        # One host: port 0, the agent's store takes a free port. Several: the leader's
+        # runner keeps the store for the whole run, so no agent hosts it, and none takes
+        # it down when its worker ends while another host still needs it.
+        rdzv_endpoint=args.endpoint if several else "localhost:0",
+        rdzv_configs={"is_host": False, "join_timeout": int(rendezvous_timeout_s())}
+        if several else {},
         max_restarts=0,
         monitor_interval=MONITOR_INTERVAL_S,
         start_method="spawn",

@@ -23,6 +23,28 @@ import typer
 from kernbench.commands.files import COMMANDS as FILE_COMMANDS
 from kernbench.commands.help import ReadableHelp
 from kernbench.commands.plan import plan_json, show_plan
+from kernbench.commands.run_options import (
+    Fast,
+    Figures,
+    FirstRound,
+    Force,
+    Gpus,
+    Hardware,
+    NNodes,
+    NodeRank,
+    NprocPerNode,
+    OrderSeed,
+    Pins,
+    PinsMode,
+    RdzvEndpoint,
+    RdzvId,
+    Resume,
+    Rounds,
+    RunBench,
+    RunOut,
+    SavePins,
+    Shard,
+)
 from kernbench.commands.schema import (
     drifted_schemas,
     folders_to_check,
@@ -98,70 +120,6 @@ Only = Annotated[
     typer.Option("--only", help="Only the cells with KEY=V1[,V2] (repeatable; KEY: a "
                  "parameter or variant)."),
 ]
-
-# The options of `kernbench run`, each declared once. A run's run.json holds them
-# (execute/options.py), and its to_argv() writes them back as this command line.
-RunBench = Annotated[
-    str | None, typer.Option("--bench", help="Bench name, or a path to its file.")
-]
-RunOut = Annotated[
-    Path | None, typer.Option("--out", help="Output folder; default runs/NAME/<UTC>/.")
-]
-Rounds = Annotated[
-    int | None,
-    typer.Option("--rounds", min=1, max=100, help="Rounds (fresh worker processes), 1 to 100."),
-]
-FirstRound = Annotated[
-    int, typer.Option("--first-round", min=1, help="Number of the first round (A/B sides).")
-]
-Fast = Annotated[
-    bool,
-    typer.Option("--fast", help="Redraw the figures from the bench's committed data "
-                 "(also MILESTONE_FAST=1); runs nothing."),
-]
-Resume = Annotated[
-    Path | None, typer.Option("--resume", help="Finish an interrupted run in this folder.")
-]
-Pins = Annotated[
-    Path | None, typer.Option("--pins", help="Replay the autotune pins of this file.")
-]
-PinsMode = Annotated[
-    str | None,
-    typer.Option("--pins-mode", help="auto, record, or replay (the default with --pins)."),
-]
-SavePins = Annotated[
-    bool,
-    typer.Option("--save-pins", help="Also write the pins this run records into the bench's "
-                 "pins file (pins/NAME.json beside it), to commit; by default they stay in "
-                 "the run's folder."),
-]
-Hardware = Annotated[
-    str | None,
-    typer.Option("--hardware", metavar="NAME", help="Hardware profile for the model's "
-                 "ceilings, over the bench's `hardware:` (default: matched to the device)."),
-]
-Figures = Annotated[
-    bool | None,
-    typer.Option("--figures/--no-figures", help="Draw the bench's figures (default: yes; "
-                 "with --resume, as the run started)."),
-]
-Shard = Annotated[
-    str | None,
-    typer.Option("--shard", help="I/N: measure every N-th cell from the I-th (one GPU or "
-                 "array job each); `kernbench merge` joins the results."),
-]
-
-OrderSeed = Annotated[
-    str | None,
-    typer.Option(
-        "--order-seed",
-        metavar="N|plan",
-        help="Seed of each round's cell order "
-        "(default: a fresh one, recorded in run.json and results.json); `plan`: "
-        "every round in plan order.",
-    ),
-]
-
 
 # --- benches: list, validate, plan --------------------------------------------------
 
@@ -265,6 +223,13 @@ def run_command(
     only: Only = None,
     shard: Shard = None,
     order_seed: OrderSeed = None,
+    nnodes: NNodes = None,
+    node_rank: NodeRank = None,
+    nproc_per_node: NprocPerNode = None,
+    rdzv_endpoint: RdzvEndpoint = None,
+    rdzv_id: RdzvId = None,
+    gpus: Gpus = None,
+    force: Force = False,
     bench_dir: BenchDirs = None,
 ) -> None:
     """Measure a bench: every cell, every round, then results.json and figures."""
@@ -274,7 +239,9 @@ def run_command(
         bench=bench, bench_dirs=bench_dir or (), out=out, device=device, rounds=rounds,
         first_round=first_round, fast=fast, resume=resume, pins=pins, pins_mode=pins_mode,
         save_pins=save_pins, hardware=hardware, figures=figures, only=only or (), shard=shard,
-        order_seed=order_seed,
+        order_seed=order_seed, nnodes=nnodes, node_rank=node_rank,
+        nproc_per_node=nproc_per_node, rdzv_endpoint=rdzv_endpoint, rdzv_id=rdzv_id,
+        gpus=gpus, force=force,
     ))
     raise typer.Exit(code)
 

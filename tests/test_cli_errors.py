@@ -35,7 +35,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (["summarize", ".", "--min-effect", "inf"],
          "Invalid value for '--min-effect': inf is not a finite number"),
         (["plan"], "Missing option '--bench'."),
-        (["run", "--nope"], "No such option: --nope"),
+        (["run", "--qxqxqx"], "No such option: --qxqxqx"),  # unlike any, so no suggestion
         (["--nope"], "No such option: --nope"),
         (["nocommand"], "No such command 'nocommand'."),
     ],

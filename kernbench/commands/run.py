@@ -12,6 +12,9 @@ from pathlib import Path
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.finish import RESULTS_NAME, build_run_results
+from kernbench.execute.follow import follow, follower_folder
+from kernbench.execute.gpus import choose_gpus, visible_gpus
+from kernbench.execute.hosts import Hosts, default_rdzv_id, hosts_from_flags
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import (
     RUN_JSON_NAME,
@@ -55,6 +58,14 @@ class RunRequest:
     only: Sequence[str] = ()
     shard: str | None = None
     order_seed: str | None = None  # N, or "plan"; None: a fresh seed, recorded in run.json
+    # A run over several hosts (torchrun's flags); None: this host alone.
+    nnodes: int | None = None
+    node_rank: int | None = None
+    nproc_per_node: int | None = None
+    rdzv_endpoint: str | None = None
+    rdzv_id: str | None = None
+    gpus: str | None = None  # N or all: a worker per GPU, the cells dealt out
+    force: bool = False  # with gpus: GPUs of different models too
 
 
 def order_seed(given: str | None) -> int | None:
@@ -90,10 +101,14 @@ def run(request: RunRequest) -> int:
     if fast_requested(request.fast):
         return render_fast(bench, bench_path, out)
     options = new_options(request, bench, bench_path)
-    _check_requirements(bench, bench_path, options.device)
+    _check_requirements(bench, bench_path, options.device, options.hosts)
     check_bench(bench, bench_path, options.device)  # a metric or profile error: before measuring
+    cells = checked_plan(options, bench)  # a rejected --only or --shard, an empty plan: no folder
+    if options.hosts is not None:
+        check_world_sizes(options.hosts, cells)
+        if not options.hosts.leads:
+            return follow(RunFolder(options, bench, follower_folder(out, options.hosts.node_rank)))
     check_out(out)
-    checked_plan(options, bench)  # a rejected --only or --shard, an empty plan: no folder
     with folder_lock(out, note):
         check_out(out)  # again, under the lock: another run may have started there
         save_options(out, options)
@@ -138,6 +153,10 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
     if request.hardware is not None:
         hardware.named_profile(request.hardware)  # an unknown name fails before measuring
     bench_path = bench_path.resolve()
+    hosts = hosts_from_flags(
+        request.nnodes, request.node_rank, request.nproc_per_node, request.rdzv_endpoint,
+        request.rdzv_id, default_rdzv_id(bench.name, spec_hash(bench), request.rdzv_endpoint),
+    )
     return RunOptions(
         bench_path=bench_path,
         spec_hash=spec_hash(bench),
@@ -155,6 +174,9 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
         only=tuple(request.only),
         shard=request.shard,
         order_seed=order_seed(request.order_seed),
+        hosts=hosts,
+        gpus=checked_gpus(request, hosts),
+        force=request.force,
     )
 
 
@@ -295,18 +317,46 @@ def spec_drift(measured: dict, current: dict, also_ignored: Sequence[str] = ()) 
     return sorted(f for f in fields if measured.get(f) != current.get(f))
 
 
-def _check_requirements(bench: Bench, bench_path: Path, device: str) -> None:
+def checked_gpus(request: RunRequest, hosts: Hosts | None) -> str | None:
+    """--gpus N|all, checked against the device, the hosts and this machine's GPUs."""
+    if request.gpus is None:
+        if request.force:
+            raise UserError("--force: only with --gpus, to accept GPUs of different models")
+        return None
+    if hosts is not None:
+        raise UserError("--gpus: not with --nnodes (a collective's ranks take one GPU each)")
+    if hardware.resolve_device(request.device) != "cuda":
+        raise UserError("--gpus: a worker per GPU needs --device cuda")
+    choose_gpus(request.gpus, visible_gpus(), request.force)  # a bad count: before measuring
+    return request.gpus
+
+
+def check_world_sizes(hosts: Hosts, cells: Sequence[Cell]) -> None:
+    """Over several hosts every cell must be one job of all their ranks."""
+    others = sorted({int(c.params.get("world_size", 1)) for c in cells} - {hosts.world_size})
+    if others:
+        raise UserError(
+            f"--nnodes {hosts.nnodes} x --nproc-per-node {hosts.nproc_per_node} start "
+            f"{hosts.world_size} ranks, but the plan has cells of world_size "
+            f"{', '.join(map(str, others))}; select the others with "
+            f"--only world_size={hosts.world_size}"
+        )
+
+
+def _check_requirements(
+    bench: Bench, bench_path: Path, device: str, hosts: Hosts | None = None
+) -> None:
     needed = bench.requires.device
     if needed != "any" and needed != device:
         raise UserError(f"{bench_path}: requires.device: the bench needs {needed}, not {device}")
     if device == "cuda" and not _cuda_available():
         raise UserError("--device: cuda asked for, but torch with a CUDA device is not here")
-    if device == "cuda" and bench.requires.min_gpus > 1:
+    # Over several hosts each needs the GPUs of its own ranks only.
+    gpus = bench.requires.min_gpus if hosts is None else hosts.nproc_per_node
+    if device == "cuda" and gpus > 1:
         import torch
 
         count = torch.cuda.device_count()
-        if count < bench.requires.min_gpus:
-            raise UserError(
-                f"{bench_path}: requires.min_gpus: needs {bench.requires.min_gpus} GPUs, "
-                f"this machine has {count}"
-            )
+        if count < gpus:
+            what = "requires.min_gpus" if hosts is None else "--nproc-per-node"
+            raise UserError(f"{bench_path}: {what}: needs {gpus} GPUs, this machine has {count}")

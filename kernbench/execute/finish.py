@@ -7,13 +7,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kernbench.errors import UserError
+from kernbench.execute.hosts import load_host_names
 from kernbench.execute.journal import TASK, read_journal
 from kernbench.execute.rounds import RunFolder
 from kernbench.plan import Cell, round_order
 from kernbench.results import model as results_io
 from kernbench.results import provenance
 from kernbench.results.build import build_results, cell_result, describe, not_summarized
-from kernbench.results.model import RoundResult
+from kernbench.results.model import RoundResult, Topology
 from kernbench.spec import hardware
 from kernbench.spec.models import Bench, HardwareProfile
 
@@ -46,9 +47,22 @@ def build_run_results(
         bench, options.bench_path, options.model_dump(mode="json"), cell_results,
         journal.pins, journal.stale_pins, where, profile,
         complete, provenance.utc_now() if complete else None,
+        topology(run, cells, where.get("host")),
     )
     results_io.save(results, run.path / RESULTS_NAME)
     return results
+
+
+def topology(run: RunFolder, cells: Sequence[Cell], host: str | None) -> Topology:
+    """The world size and hosts of the run: this host alone, or every host of a run over
+    several, by the names its leader heard (hosts.json)."""
+    hosts = run.options.hosts
+    if hosts is None:
+        world = max((int(c.params.get("world_size", 1)) for c in cells), default=1)
+        return Topology(world_size=world, nproc_per_node=world, hosts=[host])
+    names = load_host_names(run.path) or [host] + [None] * (hosts.nnodes - 1)
+    return Topology(world_size=hosts.world_size, nnodes=hosts.nnodes,
+                    nproc_per_node=hosts.nproc_per_node, hosts=names)
 
 
 def record_positions(

@@ -13,7 +13,11 @@ moves it aside as `<index>.json.damaged`, so the cell is measured again.
 
 Format history (each file: bump its version and add a step to its `update_to`):
   journal entry 0: written before versions; the same keys, without `schema_version`.
-  journal entry 1, task 1, current cell 1: `schema_version`.
+  journal entry 1, task 1, current cell 1: `schema_version`; later the task's `slot`
+  (with a default: no bump).
+
+Workers that share a round (`--gpus`, one per GPU) each have a slot: their own
+`current.<slot>.json`, task and log.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ class Task(_Strict):
     pins_write: list[str] = []
     pins_mode: PinsMode = "auto"
     device_model: str = ""
+    slot: str = ""  # names this worker's current file among a round's parallel workers
 
 
 class JournalEntry(_Strict):
@@ -92,8 +97,9 @@ def journal_path(journal_dir: Path, round_: int, index: int) -> Path:
     return Path(journal_dir) / f"r{round_}" / f"{index:05d}.json"
 
 
-def current_path(journal_dir: Path, round_: int) -> Path:
-    return Path(journal_dir) / f"r{round_}" / CURRENT_NAME
+def current_path(journal_dir: Path, round_: int, slot: str = "") -> Path:
+    name = f"current.{slot}.json" if slot else CURRENT_NAME
+    return Path(journal_dir) / f"r{round_}" / name
 
 
 def is_journaled(journal_dir: Path, round_: int, index: int) -> bool:
@@ -182,14 +188,14 @@ def quarantine_damaged(
     return moved
 
 
-def write_current(journal_dir: Path, round_: int, current: CurrentCell) -> None:
-    CURRENT.write(current_path(journal_dir, round_), current)
+def write_current(journal_dir: Path, round_: int, current: CurrentCell, slot: str = "") -> None:
+    CURRENT.write(current_path(journal_dir, round_, slot), current)
 
 
-def read_current(journal_dir: Path, round_: int) -> CurrentCell | None:
+def read_current(journal_dir: Path, round_: int, slot: str = "") -> CurrentCell | None:
     """The cell in flight, or None between cells (the worker removes the file). Written
     atomically: a file that does not read (damaged from outside) names no cell."""
-    path = current_path(journal_dir, round_)
+    path = current_path(journal_dir, round_, slot)
     try:
         return CURRENT.parse(json.loads(path.read_bytes()), path)
     except FileNotFoundError:

@@ -11,7 +11,7 @@ Format history (bump RUN_JSON_VERSION and add a step to RUN_JSON's `update_to`):
      later `save_pins` and `hardware`, with defaults, so files without them still read
      as version 1 (no bump: every version-1 file validates, and means what it meant);
      later `spec`, the bench as measured (None in older files: such a run resumes only
-     under an unchanged bench).
+     under an unchanged bench); later `hosts` (None: one host), `gpus` and `force`.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from kernbench.execute.hosts import Hosts
 from kernbench.results.jsonio import FileFormat
 from kernbench.results.provenance import utc_now
 
@@ -58,6 +59,9 @@ class RunOptions(BaseModel):
     # change to what is only computed from the measurements (metrics, hardware) is told
     # apart from a change to what was measured.
     spec: dict[str, Any] | None = None
+    hosts: Hosts | None = None  # a run over several hosts: this one's place among them
+    gpus: str | None = None  # "N" or "all": a worker per GPU, the cells dealt out
+    force: bool = False  # with gpus: GPUs of different models too
 
     @model_validator(mode="after")
     def _one_pins_source(self) -> RunOptions:
@@ -99,6 +103,10 @@ class RunOptions(BaseModel):
         if self.shard is not None:
             argv += ["--shard", self.shard]
         argv += ["--order-seed", "plan" if self.order_seed is None else str(self.order_seed)]
+        if self.hosts is not None:
+            argv += self.hosts.to_argv()
+        if self.gpus is not None:
+            argv += ["--gpus", self.gpus] + (["--force"] if self.force else [])
         return argv
 
     def replace(self, **changes: Any) -> RunOptions:

@@ -12,10 +12,13 @@ Pins file format history (bump PINS_VERSION and add a step to PINS_FORMAT's `upd
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -115,10 +118,24 @@ class PinStore:
         self.pins[key] = pin
         self.used[key] = pin
         for path in self.write_paths:
-            merged = load_pins(path) if path.exists() else {}
-            merged[key] = pin
-            save_pins(path, merged)
+            with _folder_locked(path.parent):
+                merged = load_pins(path) if path.exists() else {}
+                merged[key] = pin
+                save_pins(path, merged)
         return pin
+
+
+@contextmanager
+def _folder_locked(folder: Path) -> Iterator[None]:
+    """Workers of one round on several GPUs record into one pins file: each read-merge-
+    write holds the folder's flock (the file itself is replaced, so it cannot hold one)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    handle = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)  # closing releases the lock
 
 
 class PinsFile(BaseModel):

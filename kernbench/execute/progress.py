@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any
 
 from kernbench.results.model import RoundResult
@@ -14,6 +15,7 @@ class Progress:
     def __init__(self, total: int, bench: str) -> None:
         self.total = total
         self.done = 0
+        self._lock = threading.Lock()
         self._bar: Any = None
         if sys.stdout.isatty():
             # rich's progress machinery is loaded only when there is a terminal to draw on.
@@ -39,6 +41,10 @@ class Progress:
             self._bar.update(self._task, cell=label)
 
     def finished(self, label: str, result: RoundResult) -> None:
+        with self._lock:  # the lanes of a --gpus round report from threads of their own
+            self._finished(label, result)
+
+    def _finished(self, label: str, result: RoundResult) -> None:
         self.done += 1
         if self._bar is not None:
             self._bar.update(self._task, advance=1, cell=label)

@@ -3,15 +3,20 @@
 Each round is a fresh worker process (started with subprocess, never forked), so one
 round's warm caches, allocator state and JIT choices cannot leak into the next. The
 parent never runs a kernel: it starts workers, watches `current.json` for the per-cell
-timeout, records what dies, and restarts a worker for the cells left.
+timeout, records what dies, and restarts a worker for the cells left. In a run over
+several hosts this is the leader's side (node 0); it posts each worker it starts for
+the other hosts to join (`host_channel.py`), and once the hosts fail to meet it starts no
+more workers: what is left fails with the reason.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +25,9 @@ from typing import Any
 
 from kernbench.errors import UserError
 from kernbench.execute import launch
+from kernbench.execute.gpus import Lane, choose_gpus, deal, estimator, lanes, visible_gpus
+from kernbench.execute.host_channel import HostChannel, Order
+from kernbench.execute.hosts import NODE_RANK_ENV, rendezvous_timeout_s, save_host_names
 from kernbench.execute.journal import (
     TASK,
     JournalEntry,
@@ -29,11 +37,12 @@ from kernbench.execute.journal import (
     quarantine_damaged,
     read_current,
     read_entry,
+    read_journal,
     write_entry,
 )
 from kernbench.execute.options import RunOptions, holds_a_run, save_options
 from kernbench.execute.progress import Progress
-from kernbench.plan import Cell, plan, round_order, shard
+from kernbench.plan import Cell, estimate_run_s, plan, round_order, shard
 from kernbench.results.model import RoundResult
 from kernbench.results.provenance import device_model
 from kernbench.spec.models import Bench
@@ -54,7 +63,9 @@ class RunFolder:
         return self.path / "journal"
 
 
-def write_task(run: RunFolder, round_: int, cells: Sequence[Cell], device_model: str) -> Path:
+def write_task(
+    run: RunFolder, round_: int, cells: Sequence[Cell], device_model: str, slot: str = ""
+) -> Path:
     """The task file of a process that measures `cells` of one round of `run`: where its
     pins are read and written, and its journal. Every path in it is absolute: a kernel
     may change the worker's directory (`os.chdir`), and the journal must not follow."""
@@ -79,8 +90,9 @@ def write_task(run: RunFolder, round_: int, cells: Sequence[Cell], device_model:
         pins_write=[str(p.resolve()) for p in write],
         pins_mode=options.pins_mode,
         device_model=device_model,
+        slot=slot,
     )
-    path = folder / "tasks" / f"r{round_}.json"
+    path = folder / "tasks" / f"r{round_}{_dotted(slot)}.json"
     TASK.write(path, task)
     return path
 
@@ -89,9 +101,15 @@ class RoundRunner:
     """Runs the pending cells of one round, restarting workers after deaths and timeouts."""
 
     def __init__(
-        self, run: RunFolder, cells: Sequence[Cell], progress: Progress, device_model: str
+        self, run: RunFolder, cells: Sequence[Cell], progress: Progress, device_model: str,
+        channel: HostChannel | None = None, lanes: Sequence[Lane] = (),
     ) -> None:
         self.run_folder = run
+        self.channel = channel
+        self.lanes = list(lanes)  # with --gpus: one lane per GPU, a worker each per round
+        self.stopping = threading.Event()
+        self.spawns = 0  # workers started: their number names each multi-host rendezvous
+        self.hosts_lost: str | None = None
         self.options = run.options
         self.device_model = device_model
         self.cells = cells
@@ -107,52 +125,107 @@ class RoundRunner:
         for cell in round_order(self.pending(round_), self.options.order_seed, round_):
             by_world.setdefault(int(cell.params.get("world_size", 1)), []).append(cell)
         for world_size, group in by_world.items():
-            self._run_group(round_, world_size, group)
+            if world_size == 1 and len(self.lanes) > 1:
+                self._run_dealt(round_, group)
+            else:
+                self._run_group(round_, world_size, group)
 
-    def _run_group(self, round_: int, world_size: int, cells: list[Cell]) -> None:
+    def _run_dealt(self, round_: int, cells: list[Cell]) -> None:
+        """One worker per GPU at once, each with its share of the round's cells, dealt by
+        their time in the rounds before (the plan's estimate in the first)."""
+        earlier = range(self.options.first_round, round_)
+        measured = read_journal(self.journal, self.cells, earlier).rounds
+        default_s = estimate_run_s(self.run_folder.bench, 1) / self.run_folder.bench.rounds
+        hands = deal(cells, estimator(measured, default_s), len(self.lanes))
+        errors: list[BaseException] = []
+
+        def lane_work(lane: Lane, hand: list[Cell]) -> None:
+            try:
+                self._run_group(round_, 1, hand, lane)
+            except BaseException as exc:  # noqa: BLE001 - raised again in the main thread
+                errors.append(exc)
+                self.stopping.set()
+
+        threads = [threading.Thread(target=lane_work, args=(lane, hand), daemon=True)
+                   for lane, hand in zip(self.lanes, hands, strict=True) if hand]
+        for thread in threads:
+            thread.start()
+        try:
+            for thread in threads:
+                thread.join()
+        finally:
+            self.stopping.set()  # on Ctrl-C: every lane kills its worker and returns
+            for thread in threads:
+                thread.join()
+            self.stopping.clear()
+        if errors:
+            raise errors[0]
+
+    def _run_group(
+        self, round_: int, world_size: int, cells: list[Cell], lane: Lane | None = None
+    ) -> None:
         remaining = list(cells)
-        while remaining:
-            self._spawn_and_watch(round_, world_size, remaining)
+        while remaining and not self.stopping.is_set():
+            self._spawn_and_watch(round_, world_size, remaining, lane)
             remaining = [c for c in remaining if not is_journaled(self.journal, round_, c.index)]
 
-    def _task(self, round_: int, cells: list[Cell]) -> Path:
-        return write_task(self.run_folder, round_, cells, self.device_model)
-
-    def _spawn_and_watch(self, round_: int, world_size: int, cells: list[Cell]) -> None:
-        task_path = self._task(round_, cells)
-        argv = launch.worker_argv(world_size, task_path, self.options.device)
-        env = {
-            **os.environ,
-            **launch.launch_env(self.options.device),
-            "KERNBENCH_ROUND": str(round_),
-            "KERNBENCH_SIDE": self.options.side,
-            "PYTHONUNBUFFERED": "1",
-        }
+    def _spawn_and_watch(
+        self, round_: int, world_size: int, cells: list[Cell], lane: Lane | None = None
+    ) -> None:
+        if self.hosts_lost is not None:
+            for cell in cells:
+                self._record_failure(round_, cell, f"not run: {self.hosts_lost}")
+            return
+        slot = lane.slot if lane is not None else ""
+        task_path = write_task(self.run_folder, round_, cells, self.device_model, slot)
+        spawn = self.spawns
+        self.spawns += 1
+        if self.channel is not None:
+            self.channel.post(spawn, Order(
+                spec_hash=self.options.spec_hash, device=self.options.device, round=round_,
+                world_size=world_size, cells=[c.index for c in cells]))
+        argv = launch.worker_argv(
+            world_size, task_path, self.options.device, self.options.hosts, spawn
+        )
+        env = worker_env(self.options.device, round_, self.options.side)
+        if self.options.hosts is not None:
+            env[NODE_RANK_ENV] = str(self.options.hosts.node_rank)
+        env.update(lane.env() if lane is not None else {})
         self.logs.mkdir(parents=True, exist_ok=True)
-        log_path = self.logs / f"r{round_}.log"
+        log_path = self.logs / f"r{round_}{_dotted(slot)}.log"
         by_index = {c.index: c for c in cells}
         reported: set[int] = set()
-        current_path(self.journal, round_).unlink(missing_ok=True)
+        current_path(self.journal, round_, slot).unlink(missing_ok=True)
         timeout = self.run_folder.bench.timer.cell_timeout_s
         with open(log_path, "a") as log:
             process = subprocess.Popen(
                 argv, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
             )
             try:
-                failure = self._watch(process, round_, by_index, reported, timeout)
+                failure = self._watch(process, round_, by_index, reported, timeout, slot)
             finally:
                 # Whatever the kernel forked stays in the worker's process group: it goes
                 # with the worker, never outliving it to write beside the next one.
                 kill_group(process)
+                if self.channel is not None:
+                    self.channel.ended(spawn)
+        if self.stopping.is_set():
+            return  # interrupted: the cell in flight stays unmeasured, for --resume
         if failure is not None:
             index, reason = failure
-            self._record_failure(round_, by_index[index], reason)
+            self._record_failure(round_, by_index[index], reason, lane)
+        elif process.returncode == launch.EXIT_RENDEZVOUS:
+            self.hosts_lost = f"the hosts did not meet: {_log_tail(log_path, 1)}"
+            for cell in cells:
+                if not is_journaled(self.journal, round_, cell.index):
+                    self._record_failure(round_, cell, self.hosts_lost)
         else:
-            self._blame(round_, process.returncode, cells, by_index, _log_tail(log_path))
+            self._blame(round_, process.returncode, cells, by_index, _log_tail(log_path), lane)
         self._report_new(round_, by_index, reported)
 
     def _blame(
-        self, round_: int, code: int, cells: list[Cell], by_index: dict[int, Cell], tail: str
+        self, round_: int, code: int, cells: list[Cell], by_index: dict[int, Cell], tail: str,
+        lane: Lane | None = None,
     ) -> None:
         """The worker ended with cells of its task unmeasured: the cell in flight fails
         (whatever the exit code: a kernel may end the process with `sys.exit(0)`), and a
@@ -161,16 +234,16 @@ class RoundRunner:
         if not left:
             return
         reason = f"worker exited with {_exit_text(code)}"
-        in_flight = read_current(self.journal, round_)
+        in_flight = read_current(self.journal, round_, lane.slot if lane is not None else "")
         if in_flight is not None and in_flight.index in by_index:
             # A multi-rank worker ends itself after a failed (journaled) cell: then
             # there is nothing to blame, and a fresh worker takes the rest.
             if not is_journaled(self.journal, round_, in_flight.index):
-                self._record_failure(round_, by_index[in_flight.index], f"{reason}: {tail}")
+                self._record_failure(round_, by_index[in_flight.index], f"{reason}: {tail}", lane)
             return
         why = f"{reason} before the cell: {tail}" if code else "worker finished without a result"
         for cell in left:
-            self._record_failure(round_, cell, why)
+            self._record_failure(round_, cell, why, lane)
 
     def _watch(
         self,
@@ -179,12 +252,13 @@ class RoundRunner:
         by_index: dict[int, Cell],
         reported: set[int],
         timeout: float,
+        slot: str = "",
     ) -> tuple[int, str] | None:
         last_current: int | None = None
-        while process.poll() is None:
+        while process.poll() is None and not self.stopping.is_set():
             time.sleep(POLL_S)
             self._report_new(round_, by_index, reported)
-            in_flight = read_current(self.journal, round_)
+            in_flight = read_current(self.journal, round_, slot)
             if in_flight is None or in_flight.index not in by_index:
                 continue
             if in_flight.index != last_current:
@@ -204,13 +278,31 @@ class RoundRunner:
                 reported.add(index)
                 self.progress.finished(f"r{round_} {cell.id}", entry.result)
 
-    def _record_failure(self, round_: int, cell: Cell, reason: str) -> None:
+    def _record_failure(
+        self, round_: int, cell: Cell, reason: str, lane: Lane | None = None
+    ) -> None:
         result = RoundResult(
-            round=round_, status="failed", reason=reason, side=self.options.side
+            round=round_, status="failed", reason=reason, side=self.options.side,
+            gpu=lane.gpu if lane is not None else None,
         )
         write_entry(self.journal, round_, JournalEntry(index=cell.index, id=cell.id,
                                                        result=result))
-        current_path(self.journal, round_).unlink(missing_ok=True)
+        current_path(self.journal, round_, lane.slot if lane is not None else "").unlink(
+            missing_ok=True)
+
+
+def _dotted(slot: str) -> str:
+    return f".{slot}" if slot else ""
+
+
+def worker_env(device: str, round_: int, side: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        **launch.launch_env(device),
+        "KERNBENCH_ROUND": str(round_),
+        "KERNBENCH_SIDE": side,
+        "PYTHONUNBUFFERED": "1",
+    }
 
 
 def kill_group(process: subprocess.Popen[Any]) -> None:
@@ -256,12 +348,23 @@ def execute(run: RunFolder) -> list[Cell]:
         if not is_journaled(run.journal, round_, c.index)
     )
     progress = Progress(total, run.bench.name)
-    runner = RoundRunner(run, cells, progress, device_model(options.device))
+    channel = None
+    if options.hosts is not None:
+        channel = HostChannel.open(options.hosts, rendezvous_timeout_s())
+        channel.introduce(socket.gethostname())
+    gpus = choose_gpus(options.gpus, visible_gpus(), options.force) if options.gpus else []
+    runner = RoundRunner(run, cells, progress, device_model(options.device), channel, lanes(gpus))
+    stopped: str | None = "the leader stopped before the end (interrupted)"
     try:
         for round_ in options.rounds_range:
             runner.run(round_)
+        stopped = runner.hosts_lost
     finally:
         progress.close()
+        if channel is not None:
+            channel.finish(runner.spawns, Order(spec_hash=options.spec_hash, device=options.device,
+                                                done=True, reason=stopped))
+            save_host_names(run.path, channel.host_names())
     return cells
 
 

@@ -3,7 +3,8 @@
 A worker runs some cells of one round and journals each finished cell atomically, so a
 crash, a timeout or a kill -9 loses at most the cell in flight. Before each cell it
 writes `current.json`, which tells the parent what to blame and when to time out.
-Under a multi-rank launcher every rank runs the same cells; only rank 0 writes.
+Under a multi-rank launcher every rank runs the same cells; only one (`is_primary_rank`)
+writes.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from typing import Any
 
 from kernbench.execute import pins as pinning
 from kernbench.execute.autotune_pins import AutotunePins, install_if_loaded
+from kernbench.execute.gpus import worker_gpu
+from kernbench.execute.hosts import NODE_RANK_ENV
 from kernbench.execute.journal import (
     TASK,
     CurrentCell,
@@ -45,6 +48,10 @@ TUNE_BUDGET_SHARE = 0.25
 
 
 def is_primary_rank() -> bool:
+    """The rank that journals: rank 0, or, over several hosts, the leader's first rank
+    (the rendezvous numbers the hosts as they join, not by their --node-rank)."""
+    if NODE_RANK_ENV in os.environ:
+        return os.environ[NODE_RANK_ENV] == "0" and os.environ.get("LOCAL_RANK", "0") == "0"
     return int(os.environ.get("RANK", "0")) == 0
 
 
@@ -255,13 +262,15 @@ def run_task(task: Task) -> None:
         task.device, task.device_model, autotune,
     )
     journal = Path(task.journal_dir).resolve()
+    gpu = worker_gpu()
     _preload(task.device)
     for index in task.cells:
         cell = cells[index]
         if primary:
             write_current(journal, task.round,
-                          CurrentCell(index=index, id=cell.id, started=time.time()))
+                          CurrentCell(index=index, id=cell.id, started=time.time()), task.slot)
         result = runner.run(cell, task.round)
+        result.gpu = gpu
         if primary:
             pin = store.used.get(result.pin) if result.pin else None
             write_entry(journal, task.round,
@@ -274,7 +283,7 @@ def run_task(task: Task) -> None:
             # fresh one for the cells left.
             sys.exit(EXIT_GROUP_BROKEN)
     if primary:
-        current_path(journal, task.round).unlink(missing_ok=True)
+        current_path(journal, task.round, task.slot).unlink(missing_ok=True)
 
 
 def _preload(device: str) -> None:

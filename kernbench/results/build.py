@@ -10,7 +10,15 @@ from typing import Any
 from kernbench.analyze import stats
 from kernbench.analyze.metrics import cell_metrics
 from kernbench.plan import Cell
-from kernbench.results.model import CellResult, Fit, Results, RoundResult, Summary, fits_of
+from kernbench.results.model import (
+    CellResult,
+    Fit,
+    Results,
+    RoundResult,
+    Summary,
+    Topology,
+    fits_of,
+)
 from kernbench.results.provenance import portable_path
 from kernbench.spec.models import Bench, HardwareProfile
 from kernbench.timing.steady import round_spread, rounds_disagree
@@ -159,6 +167,7 @@ def build_results(
     profile: HardwareProfile | None,
     complete: bool,
     finished_utc: str | None,
+    topology: Topology | None = None,
 ) -> Results:
     return Results(
         bench=bench.name,
@@ -178,6 +187,7 @@ def build_results(
         cells=cells,
         fits=collective_fits(cells),
         order_seed=manifest.get("order_seed"),
+        topology=topology,
     )
 
 

@@ -7,6 +7,8 @@ Format history (bump SCHEMA_VERSION and add a step to RESULTS_FORMAT's `update_t
   3: the steady state of each round (`duty`, `settle`, `blocks`, `position` in its round's
      order) and of each cell (`round_spread`, `unsteady`); `order_seed`. Older files have
      none of them: `update_to[3]` marks their duty unknown (None) and leaves the rest empty.
+  4: `topology`: the world size and the hosts the ranks ran on (None in older files);
+     each round's `gpu` (index, name, UUID) in a run spread over a host's GPUs.
 
 A results file may be gzipped (`.json.gz`); `load` reads both.
 """
@@ -23,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kernbench.analyze.collective import AlphaBeta, fit_series
 from kernbench.results.jsonio import FileFormat, write_gzip_json
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class _Model(BaseModel):
@@ -34,6 +36,14 @@ class Check(_Model):
     rel_err: float | None
     tolerance: float
     ok: bool
+
+
+class GpuId(_Model):
+    """The GPU a round ran on, in a run spread over a host's GPUs (`--gpus`)."""
+
+    index: str  # as CUDA_VISIBLE_DEVICES named it to the worker
+    name: str | None = None
+    uuid: str | None = None
 
 
 class RoundResult(_Model):
@@ -62,6 +72,7 @@ class RoundResult(_Model):
     settle: dict[str, Any] | None = None  # settled, seconds, calls, block_medians_s
     blocks: list[dict[str, Any]] = Field(default_factory=list)  # timing.steady.Block each
     position: int | None = None  # the cell's place in its round's order (0-based)
+    gpu: GpuId | None = None  # with --gpus: which GPU measured this round
 
 
 class Summary(_Model):
@@ -123,6 +134,15 @@ def fits_of(points: Iterable[tuple[Mapping[str, Any], float]]) -> dict[str, Fit]
     return {name: Fit.of(fit) for name, fit in fit_series(points).items()}
 
 
+class Topology(_Model):
+    """Where the ranks ran: the world size of the run's largest job, and its hosts."""
+
+    world_size: int
+    nnodes: int = 1
+    nproc_per_node: int
+    hosts: list[str | None]  # hostname by node rank; None: that host never joined
+
+
 class Results(_Model):
     schema_version: int = SCHEMA_VERSION
     bench: str
@@ -142,6 +162,7 @@ class Results(_Model):
     order_seed: int | None = None  # each round's cell order is shuffled from it (None: plan order)
     cells: list[CellResult]
     fits: dict[str, Fit] = Field(default_factory=dict)  # by series: "allreduce n=2 bf16 in-place"
+    topology: Topology | None = None
 
     def failed_cells(self) -> list[CellResult]:
         return [cell for cell in self.cells if cell.status != "ok"]
@@ -162,12 +183,12 @@ def _update_to_2(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _update_to_3(data: dict[str, Any]) -> dict[str, Any]:
-    """Version 3 only adds fields with defaults: nothing to compute."""
+    """Versions 3 and 4 only add fields with defaults: nothing to compute."""
     return data
 
 
 RESULTS_FORMAT = FileFormat(
-    "results file", SCHEMA_VERSION, Results, {2: _update_to_2, 3: _update_to_3}
+    "results file", SCHEMA_VERSION, Results, {2: _update_to_2, 3: _update_to_3, 4: _update_to_3}
 )
 
 

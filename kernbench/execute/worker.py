@@ -34,6 +34,7 @@ from kernbench.execute.journal import (
     write_current,
     write_entry,
 )
+from kernbench.execute.turns import TurnsHooks, Visit, run_in_turns
 from kernbench.kernels.base import Kernel, TuneReport, as_kernel
 from kernbench.plan import Cell, plan
 from kernbench.results.model import Check, RoundResult
@@ -129,6 +130,31 @@ class CellRunner:
             if kernel is not None:
                 close(kernel)
             return None, result
+
+    def turns_hooks(
+        self,
+        round_: int,
+        journal: Callable[[Cell, RoundResult], None],
+        current: Callable[[Cell], None],
+    ) -> TurnsHooks:
+        """This runner's steps for a round in turns (execute/turns.py)."""
+
+        def prepare(cell: Cell) -> tuple[Kernel | None, RoundResult]:
+            kernel, result = self.prepare(cell, round_)
+            self.note_autotune(result)
+            return kernel, result
+
+        def finish(visit: Visit, measured: Any, error: BaseException | None) -> None:
+            try:
+                if error is not None:
+                    raise error
+                record(visit.result, measured, visit.kernel)
+            except Exception as exc:  # noqa: BLE001 - any failure of a cell is recorded
+                fail(visit.result, exc)
+            finally:
+                close(visit.kernel)
+
+        return TurnsHooks(prepare, self._measure, finish, journal, current)
 
     def note_autotune(self, result: RoundResult) -> None:
         """The Triton tuners' pins recorded or replayed for this cell, into its result."""
@@ -264,17 +290,19 @@ def run_task(task: Task) -> None:
     journal = Path(task.journal_dir).resolve()
     gpu = worker_gpu()
     _preload(task.device)
-    for index in task.cells:
-        cell = cells[index]
+
+    def current(cell: Cell) -> None:
         if primary:
             write_current(journal, task.round,
-                          CurrentCell(index=index, id=cell.id, started=time.time()), task.slot)
-        result = runner.run(cell, task.round)
+                          CurrentCell(index=cell.index, id=cell.id, started=time.time()),
+                          task.slot)
+
+    def done(cell: Cell, result: RoundResult) -> None:
         result.gpu = gpu
         if primary:
             pin = store.used.get(result.pin) if result.pin else None
             write_entry(journal, task.round,
-                        JournalEntry(index=index, id=cell.id, result=result, pin=pin))
+                        JournalEntry(index=cell.index, id=cell.id, result=result, pin=pin))
             print(f"r{task.round} {cell.id}: {result.status}"
                   + (f" ({result.reason})" if result.reason else ""), flush=True)
         if result.status != "ok" and int(os.environ.get("WORLD_SIZE", "1")) > 1:
@@ -282,6 +310,14 @@ def run_task(task: Task) -> None:
             # (a peer gone, a collective half done): end this group; the runner starts a
             # fresh one for the cells left.
             sys.exit(EXIT_GROUP_BROKEN)
+
+    mine = [cells[index] for index in task.cells]
+    if bench.timer.turns > 1:
+        run_in_turns(mine, bench.timer, runner.turns_hooks(task.round, done, current))
+    else:
+        for cell in mine:
+            current(cell)
+            done(cell, runner.run(cell, task.round))
     if primary:
         current_path(journal, task.round, task.slot).unlink(missing_ok=True)
 

@@ -84,34 +84,18 @@ class TimerSpec(Strict):
     cell_timeout_s: PositiveFloat = Field(
         300.0, description="A cell running longer than this fails with a timeout."
     )
-    min_time_s: Real = Field(
-        0.0,
-        ge=0,
-        description="Sampling goes on for at least this many seconds, converged or not, so "
-        "a round's median spans a stretch of the device's power episodes (0.1 to 1 s on a "
-        "GPU) rather than its first milliseconds. At most budget_s.",
-    )
-    duty: Literal["sustained", "isolated"] = Field(
-        "sustained",
-        description="GPU timers: sustained runs samples back to back, never idle between "
-        "them (a model's forward pass, do_bench); isolated idles before each sample "
-        "(ncu's single launches). See ADR 0036.",
-    )
-    settle_s: Real = Field(
-        0.5,
-        ge=0,
-        description="Sustained GPU cells first run blocks of calls until two consecutive "
-        "block medians agree within settle_tol, for at most this many seconds (0: no "
-        "settle phase).",
-    )
-    settle_tol: PositiveFloat = Field(
-        0.01, description="Relative agreement of two block medians that ends the settle phase."
-    )
-    steady_tol: PositiveFloat = Field(
-        0.03,
-        description="A cell whose round medians spread (max/min - 1) by more than this is "
-        "flagged unsteady.",
-    )
+    # The steady state of GPU samples (ADR 0036).
+    min_time_s: Real = Field(0.0, ge=0, description="Sample at least this long, converged or "
+                             "not: a round spans the device's power episodes. <= budget_s.")
+    turns: Count = Field(1, ge=1, le=100, description="Over 1: a round holds all its cells "
+                         "and visits each this many times, a share of the budget a visit.")
+    duty: Literal["sustained", "isolated"] = Field("sustained", description="GPU timers: "
+                                                   "back to back, or an idle gap per sample.")
+    settle_s: Real = Field(0.5, ge=0, description="Sustained: blocks of calls until two "
+                           "medians agree within settle_tol, at most this long (0: none).")
+    settle_tol: PositiveFloat = Field(0.01, description="Agreement that ends the settle phase.")
+    steady_tol: PositiveFloat = Field(0.03, description="Round medians spreading (max/min - 1) "
+                                      "by more: the cell is flagged unsteady.")
 
     @model_validator(mode="after")
     def _samples_ordered(self) -> TimerSpec:

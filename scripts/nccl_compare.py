@@ -10,7 +10,8 @@ milestone-1h-ccl. Sizes are nccl-tests' (kernbench's `bytes` axis follows them).
 op, size and placement: nccl-tests' time (µs), kernbench's (the median of its round
 medians), their ratio; then the worst ratio per size band against the targets (within 3%
 from 64 KiB, within 10% below), and kernbench's alpha-beta fit against nccl-tests'
-smallest-message time.
+smallest-message time. `--reference-out FILE` also writes nccl-tests' points as a
+reference file, for `kernbench render RESULTS --reference FILE`.
 """
 
 from __future__ import annotations
@@ -83,6 +84,26 @@ def compare(log_dir: Path, results_path: Path, dtype: str, suffix: str = "") -> 
     return {"dtype": dtype, "reference": f"nccl-tests{suffix or ''}", "rows": rows, "fits": fits}
 
 
+def reference(log_dir: Path, dtype: str, suffix: str, world_size: int) -> dict[str, Any]:
+    """nccl-tests' points as a kernbench reference file (kernbench/results/reference.py)."""
+    points, version = [], "nccl-tests"
+    for test, op in TESTS.items():
+        log = log_dir / f"{test}{suffix}.log"
+        if not log.exists():
+            continue
+        text = log.read_text()
+        found = re.search(r"nccl-tests version (\S+)", text)
+        version = f"nccl-tests {found.group(1)}" if found else version
+        for (size, inplace), seconds in sorted(parse_nccl_tests(text, dtype).items()):
+            if op == "allreduce" and not inplace:
+                continue  # kernbench's all-reduce is in place only
+            points.append({"op": op, "bytes": size, "inplace": inplace, "dtype": dtype,
+                           "world_size": world_size, "time_s": seconds})
+    flavour = {"": "", "_graph": " -G", "_mpi": " (a process per GPU)",
+               "_mpi_graph": " -G (a process per GPU)"}.get(suffix, suffix)
+    return {"schema_version": 1, "source": version + flavour, "points": points}
+
+
 def band_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     small = [r["ratio"] for r in rows if r["bytes"] < SMALL]
     large = [r["ratio"] for r in rows if r["bytes"] >= SMALL]
@@ -140,6 +161,8 @@ def main() -> None:
     parser.add_argument("--graph", action="store_true", help="the same as --logs _graph")
     parser.add_argument("--out-md", type=Path)
     parser.add_argument("--out-json", type=Path)
+    parser.add_argument("--reference-out", type=Path, help="nccl-tests' points, for render")
+    parser.add_argument("--world-size", type=int, default=2)
     args = parser.parse_args()
     logs = "_graph" if args.graph else args.logs
     report = compare(args.nccl_tests, args.results, args.dtype, logs)
@@ -150,6 +173,9 @@ def main() -> None:
         args.out_md.write_text(text)
     if args.out_json:
         args.out_json.write_text(json.dumps(report, indent=1) + "\n")
+    if args.reference_out:
+        points = reference(args.nccl_tests, args.dtype, logs, args.world_size)
+        args.reference_out.write_text(json.dumps(points, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ after a bench fix that changes nothing measured) rebuilds it from the journal.""
 
 from __future__ import annotations
 
+import json
 import shutil
 import textwrap
 from pathlib import Path
@@ -160,3 +161,27 @@ def test_collect_needs_a_run_folder(tmp_path: Path) -> None:
     assert invoke("collect", str(tmp_path)) == (
         EXIT_USAGE, f"collect: {tmp_path} holds no run (run.json not found)\n"
     )
+
+
+@pytest.mark.slow
+def test_a_run_recorded_before_new_timer_fields_is_collected_without_a_change(
+    tmp_path: Path,
+) -> None:
+    from cli_helpers import invoke, nap_bench
+
+    bench = nap_bench(tmp_path / "b")
+    out = tmp_path / "out"
+    assert invoke("run", "--bench", str(bench), "--device", "cpu", "--rounds", "1",
+                  "--no-figures", "--out", str(out))[0] == 0
+    run_json = out / "run.json"
+    recorded = json.loads(run_json.read_text())
+    for field in ("turns", "min_time_s", "steady_tol"):  # as a kernbench before them wrote
+        del recorded["spec"]["timer"][field]
+    recorded["spec_hash"] = "0" * 16
+    run_json.write_text(json.dumps(recorded))
+    code, _, err = invoke("collect", str(out))
+    assert code == 0 and "changed" not in err
+    recorded["spec"]["timer"]["budget_s"] = 9.0  # a real change is still refused
+    run_json.write_text(json.dumps(recorded))
+    code, _, err = invoke("collect", str(out))
+    assert code == 2 and "changed since the run started (timer)" in err

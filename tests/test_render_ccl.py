@@ -122,3 +122,39 @@ def test_nothing_finished_draws_a_placeholder(tmp_path: Path) -> None:
 )
 def test_byte_labels(size: int, text: str) -> None:
     assert format_bytes(size) == text
+
+
+def test_reference_points_join_their_series_and_the_legend(tmp_path: Path) -> None:
+    from cli_helpers import invoke
+
+    from kernbench.render.ccl import with_reference
+    from kernbench.results import model as results_io
+    from kernbench.results.reference import Reference, ReferencePoint
+
+    committed = Path(__file__).parent.parent / "benches/data/milestone-1h-ccl.json"
+    results = results_io.load(committed)
+    point = {"op": "allreduce", "inplace": True, "dtype": "bf16", "world_size": 2}
+    reference = Reference(source="nccl-tests -G", points=[
+        ReferencePoint(**point, bytes=4096, time_s=6e-6),
+        ReferencePoint(**point, bytes=1024, time_s=5e-6),
+        ReferencePoint(**{**point, "dtype": "fp64"}, bytes=1024, time_s=5e-6),  # no series
+    ])
+    data = with_reference(figure_data(results, "latency"), reference)
+    allreduce = next(p for p in data["panels"] if p["op"] == "allreduce")
+    shown = {s["label"]: s.get("reference") for s in allreduce["series"]}
+    bf16 = next(ref for label, ref in shown.items() if "bf16" in label)
+    assert bf16["bytes"] == [1024.0, 4096.0] and bf16["latency_s"] == [5e-6, 6e-6]
+    expected = bandwidths("allreduce", 1024, 2, 5e-6)["busbw_gbs"]
+    assert bf16["busbw_gbs"][0] == pytest.approx(expected)
+    assert all(ref is None for label, ref in shown.items() if "bf16" not in label)
+    file = tmp_path / "ref.json"
+    file.write_text(reference.model_dump_json())
+    code, out, err = invoke("render", str(committed), "--out", str(tmp_path / "figs"),
+                            "--reference", str(file))
+    assert code == 0, err
+    drawn = json.loads((tmp_path / "figs" / "latency.json").read_text())
+    assert drawn["reference_source"] == "nccl-tests -G"
+    file.write_text('{"source": "x", "points": [{"op": "allreduce"}]}')
+    code, _, err = invoke("render", str(committed), "--out", str(tmp_path / "f2"),
+                          "--reference", str(file))
+    assert code == 2 and "ref.json" in err and "\n" not in err.strip()

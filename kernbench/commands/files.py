@@ -29,12 +29,19 @@ def render_command(
     out: Annotated[
         Path | None, typer.Option("--out", help="Folder for the figures; default: beside it.")
     ] = None,
+    reference: Annotated[
+        Path | None, typer.Option("--reference", help="Another tool's times (a reference "
+                                  "file, e.g. from scripts/nccl_compare.py) drawn beside "
+                                  "the collective figures' series.")
+    ] = None,
 ) -> None:
     """Draw the figures of a results file (no kernel runs, no torch import)."""
     from kernbench.render import render_results
+    from kernbench.results.reference import load_reference
 
     loaded = results_io.load(results)
-    for path in render_results(loaded, out or results.parent / "figures"):
+    points = load_reference(reference) if reference is not None else None
+    for path in render_results(loaded, out or results.parent / "figures", reference=points):
         typer.echo(str(path))
 
 

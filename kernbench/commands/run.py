@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
@@ -200,10 +201,14 @@ def open_run(out: Path, command: str) -> RunFolder:
     bench = load_bench(options.bench_path)
     if spec_hash(bench) == options.spec_hash:
         return RunFolder(options, bench, out)
+    current = bench.model_dump(mode="json")
     if options.spec is None:  # run.json from before `spec`: nothing to compare with
         drifted = ["(not recorded)"]
     else:
-        drifted = spec_drift(options.spec, bench.model_dump(mode="json"), REBUILT_FIELDS)
+        recorded = as_current_model(options.spec)
+        if recorded == current:  # only fields kernbench added since, at their defaults
+            return RunFolder(options, bench, out)
+        drifted = spec_drift(recorded, current, REBUILT_FIELDS)
     if drifted:
         raise UserError(
             f"{command}: {options.bench_path} changed since the run started "
@@ -212,6 +217,15 @@ def open_run(out: Path, command: str) -> RunFolder:
     note(f"note: {options.bench_path} changed since the run started, only in what is "
          "computed from the measurements; its results are rebuilt with the bench as it is now")
     return RunFolder(options, bench, out)
+
+
+def as_current_model(spec: dict[str, Any]) -> dict[str, Any]:
+    """A bench recorded by an earlier kernbench, as this one's model reads it: fields added
+    since take their defaults, so they are not taken for a change of the bench."""
+    try:
+        return Bench.model_validate(spec).model_dump(mode="json")
+    except ValueError:  # a bench this kernbench no longer reads: compared as recorded
+        return spec
 
 
 def measure(run: RunFolder) -> int:

@@ -23,6 +23,7 @@ from kernbench.errors import UserError
 from kernbench.render import style
 from kernbench.results.build import describe
 from kernbench.results.model import Results
+from kernbench.results.reference import Reference
 from kernbench.spec.figures import FIGURE_NAMES, BenchFacts, figures_drawn_by, renderer_for
 
 __all__ = ["figure_data", "figures_drawn_by", "render_results", "requested_figures"]
@@ -33,25 +34,32 @@ def render_results(
     out_dir: Path,
     figures: Sequence[str] | None = None,
     parallel: bool = False,
+    reference: Reference | None = None,
 ) -> list[Path]:
     """Draw the figures (default: the bench's `figures`) into out_dir; return the PNGs.
 
     Each is written as `<name>.png` with its plotted data as `<name>.json`. With
-    `parallel`, each figure is drawn in a forked process of its own.
+    `parallel`, each figure is drawn in a forked process of its own; with `reference`,
+    figures that can show another tool's numbers show them (the collective ones).
     """
     names = requested_figures(results, figures)
     out_dir = Path(out_dir)
-    if parallel and len(names) > 1 and _forkable():
+    if parallel and len(names) > 1 and _forkable() and reference is None:
         return _render_in_parallel(results, out_dir, names)
-    return [_draw(results, name, out_dir) for name in names]
+    return [_draw(results, name, out_dir, reference) for name in names]
 
 
-def _draw(results: Results, name: str, out_dir: Path) -> Path:
+def _draw(
+    results: Results, name: str, out_dir: Path, reference: Reference | None = None
+) -> Path:
     """One figure, or one line saying why not: results come from files, and a value no
     figure can show (a size of zero on a log axis, a text for a number) is no traceback."""
     try:
-        draw = renderer(results, name).draw
-        return style.save_figure(figure_data(results, name), draw, out_dir, name)
+        module = renderer(results, name)
+        data = figure_data(results, name)
+        if reference is not None and hasattr(module, "with_reference"):
+            data = module.with_reference(data, reference)
+        return style.save_figure(data, module.draw, out_dir, name)
     except UserError:
         raise
     except OSError as exc:

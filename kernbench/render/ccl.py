@@ -5,6 +5,8 @@ The bandwidth figure draws busbw solid and algbw dashed in the same color (busbw
 normalization for a flat topology, algbw what one call moved), the latency figure the
 median with its confidence interval; both draw the α-β model of the series as a dotted
 line, the fit stored in the results (`Results.fits`, computed when they were built).
+With a reference file (`kernbench render --reference`, results/reference.py) each series
+also shows the reference tool's times at its sizes as hollow markers.
 Like the GEMM figures, each PNG comes with the data it plots as JSON.
 """
 
@@ -25,6 +27,7 @@ from kernbench.analyze.collective import SeriesKey, series_key, series_label, se
 from kernbench.errors import UserError
 from kernbench.render import style
 from kernbench.results.model import CellResult, Fit, Results
+from kernbench.results.reference import Reference
 
 CCL_FIGURES = ("busbw", "latency")
 MODEL_POINTS = 64
@@ -66,6 +69,32 @@ def figure_data(results: Results, name: str) -> dict[str, Any]:
     }
     if not panels:
         data["note"] = "No collective cell finished: nothing to plot."
+    return data
+
+
+def with_reference(data: dict[str, Any], reference: Reference) -> dict[str, Any]:
+    """`data` with each series' matching reference points (same op, world size, dtype and
+    placement), as latency and busbw; series without any are left as they are."""
+    for panel in data["panels"]:
+        for series in panel["series"]:
+            key = (panel["op"], series["world_size"], series["dtype"], series["inplace"])
+            points = sorted(
+                (p for p in reference.points
+                 if (p.op, p.world_size, p.dtype, p.inplace) == key),
+                key=lambda p: p.bytes,
+            )
+            if points:
+                series["reference"] = {
+                    "source": reference.source,
+                    "bytes": [float(p.bytes) for p in points],
+                    "latency_s": [style.significant(p.time_s) for p in points],
+                    "busbw_gbs": [
+                        style.significant(collective_model.bandwidths(
+                            p.op, float(p.bytes), p.world_size, p.time_s)["busbw_gbs"])
+                        for p in points
+                    ],
+                }
+    data["reference_source"] = reference.source
     return data
 
 
@@ -163,7 +192,15 @@ def _draw_bandwidth(ax: Axes, series: dict[str, Any], color: str) -> None:
     model = series["model"]
     if model:
         ax.plot(model["bytes"], model["busbw_gbs"], ":", color=color, linewidth=1.2)
+    _draw_reference(ax, series, "busbw_gbs", 1.0, color)
     _log_value_axis(ax)
+
+
+def _draw_reference(ax: Axes, series: dict[str, Any], what: str, scale: float, color: str) -> None:
+    reference = series.get("reference")
+    if reference:
+        values = [v * scale for v in reference[what]]
+        ax.plot(reference["bytes"], values, "s", color=color, fillstyle="none", markersize=6)
 
 
 def _draw_latency(ax: Axes, series: dict[str, Any], color: str) -> None:
@@ -177,6 +214,7 @@ def _draw_latency(ax: Axes, series: dict[str, Any], color: str) -> None:
     if model:
         model_us = np.asarray(model["latency_s"], dtype=float) * 1e6
         ax.plot(model["bytes"], model_us, ":", color=color, linewidth=1.2)
+    _draw_reference(ax, series, "latency_s", 1e6, color)
     _log_value_axis(ax)
 
 
@@ -194,6 +232,9 @@ def _legend_handles(data: dict[str, Any], colors: dict[str, str]) -> list[Any]:
             Line2D([], [], color="#333333", marker="o", markersize=4, label="median, 95% CI")
         )
     handles.append(Line2D([], [], color="#333333", linestyle=":", label="α-β model: t = α + S/β"))
+    if data.get("reference_source"):
+        handles.append(Line2D([], [], color="#333333", marker="s", fillstyle="none",
+                              linestyle="none", label=data["reference_source"]))
     return handles
 
 

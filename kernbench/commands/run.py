@@ -299,7 +299,7 @@ def render_fast(bench: Bench, bench_path: Path, out: Path) -> int:
     if not data_path.exists():
         raise UserError(f"{bench_path}: data: {data_path} not found; run the bench first")
     results = results_io.load(data_path)
-    drifted = spec_drift(results.spec, bench.model_dump(mode="json"))
+    drifted = spec_drift(as_current_model(results.spec), bench.model_dump(mode="json"))
     if drifted:
         print(f"note: {data_path.name} was measured with a different {', '.join(drifted)} "
               f"than {bench_path.name} now has; re-run the bench to refresh it", file=sys.stderr)

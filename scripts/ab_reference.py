@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from kernbench.analyze.stats import median_interval
-from kernbench.kernels import resolve_factory
+from kernbench.kernels import gpu_hold, resolve_factory
 from kernbench.kernels.base import Kernel, as_kernel
 from kernbench.plan import Cell, plan, select
 from kernbench.spec.loader import load_bench
@@ -49,8 +49,6 @@ WARMUP_S = 0.1  # untimed calls per side before the pairs
 FLUSH_FACTOR = 2  # the flush buffer is this many times the L2
 HOLD_MARGIN = 2.0  # the GPU hold covers this many times the host's enqueue of a turn
 FIRST_HOLD_S = 1e-3
-MAX_HOLD_S = 50e-3
-HOLD_CLOCK_HZ = 2.0e9  # torch.cuda._sleep counts cycles
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -137,7 +135,7 @@ class CudaClock:
         events = self._events(calls)
         per_call = self.enqueue_per_call_s
         hold_s = FIRST_HOLD_S if per_call is None else HOLD_MARGIN * per_call * calls
-        torch.cuda._sleep(int(min(hold_s, MAX_HOLD_S) * HOLD_CLOCK_HZ))
+        gpu_hold.hold(hold_s)
         enqueue_start = time.perf_counter()
         for start, end in events:
             torch.sum(self.buffer, dim=0, out=self.scratch)

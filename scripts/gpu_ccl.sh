@@ -6,10 +6,7 @@
 set -uo pipefail
 out=${1:?OUT_DIR}
 mkdir -p "$out"
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
-# NVLink multicast stays off on shared machines.
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+source scripts/gpu_env.sh
 timeout 420 python3 -m kernbench run --bench milestone-1h-ccl --device cuda --rounds 2 \
   --out /tmp/ccl > "$out/ccl.log" 2>&1
 echo "ccl exit $?" >> "$out/ccl.log"

@@ -12,10 +12,7 @@ src=${1:?NCCL_TESTS_DIR}
 out=${2:?OUT_DIR}
 shift 2
 mkdir -p "$out"
-python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
-# NVLink multicast stays off on shared machines.
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+source scripts/gpu_env.sh
 {
   python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version())'
   bash scripts/build_nccl_tests.sh "$src" || exit 1

@@ -6,9 +6,7 @@
 set -uo pipefail
 out=${1:?OUT_DIR}
 mkdir -p "$out"
-python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+source scripts/gpu_env.sh
 {
   python3 scripts/gpu_smoke.py --out /tmp/smoke --no-fidelity --only "cublas bf16 1024,add 64K" \
     | tee /tmp/smoke.log

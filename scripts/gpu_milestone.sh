@@ -6,10 +6,8 @@
 set -uo pipefail
 out=${1:?OUT_DIR}
 mkdir -p "$out"
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+source scripts/gpu_env.sh
 # NVLink multicast stays off on shared machines, whatever runs.
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 nvidia-smi -L > "$out/gpus.txt"
 (
   export CUDA_VISIBLE_DEVICES=0

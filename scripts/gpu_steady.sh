@@ -11,9 +11,7 @@ set -uo pipefail
 out=${1:?OUT_DIR}
 shift
 mkdir -p "$out"
-python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl
-export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+source scripts/gpu_env.sh
 committed=benches/data/milestone-1h-gemm.json.gz
 sweep() {  # sweep N [run options]
   local n=$1

@@ -158,13 +158,12 @@ def main() -> None:
     parser.add_argument("--results", type=Path, required=True)
     parser.add_argument("--dtype", default="fp32", choices=sorted(NCCL_TYPES))
     parser.add_argument("--logs", default="", help="the logs' suffix: '', _graph, _mpi...")
-    parser.add_argument("--graph", action="store_true", help="the same as --logs _graph")
     parser.add_argument("--out-md", type=Path)
     parser.add_argument("--out-json", type=Path)
     parser.add_argument("--reference-out", type=Path, help="nccl-tests' points, for render")
     parser.add_argument("--world-size", type=int, default=2)
     args = parser.parse_args()
-    logs = "_graph" if args.graph else args.logs
+    logs = args.logs
     report = compare(args.nccl_tests, args.results, args.dtype, logs)
     report["bands"] = band_summary(report["rows"])
     text = markdown(report)

@@ -22,13 +22,6 @@ from kernbench.results.model import Results, load
 VARIANTS = ("resident", "triton")
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    k = (len(ordered) - 1) * q
-    low, high = int(k), min(int(k) + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (k - low)
-
-
 def cell_medians(results: Results, min_s: float) -> dict[str, list[float]]:
     """Each selected cell's round medians, by cell id."""
     chosen: dict[str, list[float]] = {}
@@ -48,7 +41,7 @@ def spread_summary(medians: dict[str, list[float]]) -> dict[str, Any]:
     return {
         "cells": len(values),
         "median": statistics.median(values),
-        "p90": percentile(values, 0.9),
+        "p90": statistics.quantiles(values, n=10, method="inclusive")[8],
         "max": max(values),
         "worst": [
             {"id": cid, "spread": s, "rounds_us": [m * 1e6 for m in medians[cid]]}

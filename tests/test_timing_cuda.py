@@ -586,9 +586,9 @@ def test_settle_stops_when_two_blocks_agree_or_at_its_cap() -> None:
 
 def test_unsteady_is_a_spread_of_round_medians_beyond_the_tolerance() -> None:
     assert steady.round_spread([1.0, 1.05, 1.02]) == pytest.approx(0.05)
-    assert steady.rounds_disagree([1.0, 1.05], 0.03)
-    assert not steady.rounds_disagree([1.0, 1.02], 0.03)
-    assert not steady.rounds_disagree([1.0], 0.03)  # one round cannot disagree
+    assert steady.is_unsteady(steady.round_spread([1.0, 1.05]), 0.03)
+    assert not steady.is_unsteady(steady.round_spread([1.0, 1.02]), 0.03)
+    assert not steady.is_unsteady(steady.round_spread([1.0]), 0.03)  # one round cannot disagree
     assert steady.round_spread([1.0]) is None
 
 

@@ -208,7 +208,7 @@ def open_run(out: Path, command: str) -> RunFolder:
         recorded = as_current_model(options.spec)
         if recorded == current:  # only fields kernbench added since, at their defaults
             return RunFolder(options, bench, out)
-        drifted = spec_drift(recorded, current, REBUILT_FIELDS)
+        drifted = spec_drift(options.spec, current, REBUILT_FIELDS)
     if drifted:
         raise UserError(
             f"{command}: {options.bench_path} changed since the run started "
@@ -299,7 +299,7 @@ def render_fast(bench: Bench, bench_path: Path, out: Path) -> int:
     if not data_path.exists():
         raise UserError(f"{bench_path}: data: {data_path} not found; run the bench first")
     results = results_io.load(data_path)
-    drifted = spec_drift(as_current_model(results.spec), bench.model_dump(mode="json"))
+    drifted = spec_drift(results.spec, bench.model_dump(mode="json"))
     if drifted:
         print(f"note: {data_path.name} was measured with a different {', '.join(drifted)} "
               f"than {bench_path.name} now has; re-run the bench to refresh it", file=sys.stderr)
@@ -326,7 +326,9 @@ REBUILT_FIELDS = ("metrics", "hardware", "model")
 
 
 def spec_drift(measured: dict, current: dict, also_ignored: Sequence[str] = ()) -> list[str]:
-    """The measurement fields of a bench that changed since its results were taken."""
+    """The measurement fields of a bench that changed since its results were taken (the
+    recorded bench read as this kernbench's model reads it: `as_current_model`)."""
+    measured = as_current_model(measured)
     fields = (set(measured) | set(current)) - set(PRESENTATION_FIELDS) - set(also_ignored)
     return sorted(f for f in fields if measured.get(f) != current.get(f))
 

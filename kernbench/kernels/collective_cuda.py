@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-HOLD_CLOCK_HZ = 2.0e9  # torch.cuda._sleep counts cycles; at lower clocks it holds longer
-MAX_HOLD_S = 0.05
+from kernbench.kernels import gpu_hold
+
 FIRST_HOST_S = 200e-6  # host time to enqueue one sample, before it is measured
 HOLD_MARGIN = 2.0
 
@@ -68,7 +68,7 @@ class CudaBatches:
         sub-batches short enough for one hold to cover their enqueueing."""
         seconds: list[float] = []
         while len(seconds) < count:
-            fits = int(MAX_HOLD_S / (HOLD_MARGIN * self._host_per_sample))
+            fits = int(gpu_hold.MAX_HOLD_S / (HOLD_MARGIN * self._host_per_sample))
             seconds += self._batch(min(count - len(seconds), max(1, fits)), reps, duty)
         return seconds
 
@@ -89,8 +89,7 @@ class CudaBatches:
             (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
             for _ in range(count)
         ]
-        hold_s = min(HOLD_MARGIN * count * self._host_per_sample, MAX_HOLD_S)
-        torch.cuda._sleep(int(hold_s * HOLD_CLOCK_HZ))
+        gpu_hold.hold(HOLD_MARGIN * count * self._host_per_sample)
         began = time.perf_counter()
         for start, end in events:
             self._sync()

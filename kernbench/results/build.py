@@ -21,7 +21,7 @@ from kernbench.results.model import (
 )
 from kernbench.results.provenance import portable_path
 from kernbench.spec.models import Bench, HardwareProfile
-from kernbench.timing.steady import round_spread, rounds_disagree
+from kernbench.timing.steady import is_unsteady, round_spread
 
 
 def cell_result(
@@ -69,7 +69,7 @@ def cell_result(
         round_medians_s=[r.median_s for r in rounds if r.median_s is not None],
     )
     result.round_spread = round_spread(result.summary.round_medians_s)
-    result.unsteady = rounds_disagree(result.summary.round_medians_s, bench.timer.steady_tol)
+    result.unsteady = is_unsteady(result.round_spread, bench.timer.steady_tol)
     stages: dict[str, list[float]] = {}
     for round_result in rounds:
         for name, values in round_result.stages_s.items():

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernbench.analyze.collective import AlphaBeta, fit_series
-from kernbench.results.jsonio import FileFormat, write_gzip_json
+from kernbench.results.jsonio import FileFormat
 
 SCHEMA_VERSION = 4
 
@@ -194,10 +194,6 @@ RESULTS_FORMAT = FileFormat(
 
 def save(results: Results, path: Path) -> None:
     RESULTS_FORMAT.write(path, results)
-
-
-def save_gzip(results: Results, path: Path) -> None:
-    write_gzip_json(path, results.model_dump(mode="json"))
 
 
 def load(path: Path) -> Results:

@@ -10,10 +10,9 @@ import ctypes
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from kernbench.kernels import gpu_hold
 from kernbench.timing.nvml import ClockReader, Reading
 
-MAX_HOLD_S = 50e-3
-HOLD_CLOCK_HZ = 2.0e9  # torch.cuda._sleep counts cycles; at lower clocks it holds longer
 FLUSH_FACTOR = 2  # the flush buffer is this many times the L2
 MIN_FLUSH_BYTES = 8 << 20
 FLUSH_MODES = ("read", "write")
@@ -105,7 +104,7 @@ class CudaDevice:
     def hold(self, seconds: float) -> None:
         """Keep the GPU busy for about `seconds` (a spinning kernel), so work the host
         enqueues meanwhile runs back to back, without launch gaps."""
-        self._torch.cuda._sleep(int(min(seconds, MAX_HOLD_S) * HOLD_CLOCK_HZ))
+        gpu_hold.hold(seconds)
 
     def capture(self, body: Callable[[], None]) -> Any:
         """A CUDA graph of `body`, warmed up on a side stream first as torch asks."""

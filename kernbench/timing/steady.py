@@ -117,12 +117,12 @@ def settle(
         calls = max(1, round(block_s / per_sample)) if per_sample > 0 else calls
 
 
-def rounds_disagree(round_medians: Sequence[float], tolerance: float) -> bool:
-    """True when a cell's round medians spread (max / min - 1) by more than `tolerance`."""
-    values = [m for m in round_medians if m and m > 0]
-    return len(values) >= 2 and max(values) / min(values) - 1.0 > tolerance
-
-
 def round_spread(round_medians: Sequence[float]) -> float | None:
+    """max / min - 1 of a cell's round medians; None under two rounds."""
     values = [m for m in round_medians if m and m > 0]
     return max(values) / min(values) - 1.0 if len(values) >= 2 else None
+
+
+def is_unsteady(spread: float | None, tolerance: float) -> bool:
+    """Rounds that disagree beyond `tolerance`; one round cannot disagree."""
+    return spread is not None and spread > tolerance

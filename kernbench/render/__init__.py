@@ -55,8 +55,8 @@ def _draw(
     """One figure, or one line saying why not: results come from files, and a value no
     figure can show (a size of zero on a log axis, a text for a number) is no traceback."""
     try:
-        module = renderer(results, name)
-        data = figure_data(results, name)
+        module = renderer(results, name)  # the name was checked by requested_figures
+        data = module.figure_data(results, name)
         if reference is not None and hasattr(module, "with_reference"):
             data = module.with_reference(data, reference)
         return style.save_figure(data, module.draw, out_dir, name)

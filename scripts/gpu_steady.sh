@@ -22,6 +22,11 @@ sweep() {  # sweep N [run options]
   python3 scripts/round_spread.py "/tmp/gemm$n/results.json" --against "$committed" \
     --out "$out/spread$n.json"
 }
+# The card's clock, power and temperature every 500 ms through the whole call, to read
+# the sweeps' episodes against (docs/steady/).
+nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active \
+  --format=csv -lms 500 > "$out/smi.csv" 2>&1 &
+smi=$!
 {
   nvidia-smi --query-gpu=name,uuid,driver_version,power.limit,clocks.max.sm --format=csv
   if [ "${CALIBRATE:-0}" = 1 ]; then
@@ -45,6 +50,7 @@ sweep() {  # sweep N [run options]
       --out "$out/spread-2v1.json"
   fi
 } > "$out/steady.log" 2>&1
+kill "$smi"
 sweeps=$(cd /tmp && ls -d gemm[0-9]* 2>/dev/null)
 [ -n "$sweeps" ] && tar czf "$out/gemm.tgz" -C /tmp --exclude=tasks $sweeps
 grep -E "spread|against|exit|within" "$out/steady.log"

@@ -244,13 +244,15 @@ class Collective:
             torch.cuda.synchronize()
 
     def close(self) -> None:
-        if self._direct is not None:
-            self._direct.close()
+        # The captured graphs go before the communicator they call into.
         del self.input, self.output, self._call, self._cuda
         if self.device == "cuda":
             import torch  # lazy: torch is optional
 
+            torch.cuda.synchronize()
             torch.cuda.empty_cache()
+        if self._direct is not None:
+            self._direct.close()
 
     # -- correctness ---------------------------------------------------------------
 

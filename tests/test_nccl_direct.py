@@ -10,6 +10,10 @@ import pytest
 from kernbench.kernels import collective, nccl_direct
 
 
+# As a real id: a socket address, full of NUL bytes.
+UNIQUE_ID = bytes([2, 0, 0x9C, 0x41, 127, 0, 0, 1]) + bytes(range(120))
+
+
 class FakeFunction:
     def __init__(self, name: str, calls: list, result: int = 0) -> None:
         self.name, self.calls, self.result = name, calls, result
@@ -19,7 +23,7 @@ class FakeFunction:
     def __call__(self, *args):
         self.calls.append((self.name, args))
         if self.name == "ncclGetUniqueId":
-            args[0]._obj.internal = b"\x07" * nccl_direct.UNIQUE_ID_BYTES
+            ctypes.memmove(ctypes.addressof(args[0]._obj), UNIQUE_ID, len(UNIQUE_ID))
         if self.name == "ncclCommInitRank":
             args[0]._obj.value = 0x1234  # the communicator's handle
         if self.name == "ncclGetErrorString":
@@ -50,10 +54,10 @@ def test_each_collective_passes_nccl_its_buffers_counts_and_types() -> None:
     library = FakeLibrary()
     nccl = nccl_direct.Nccl(library)
     unique_id = nccl.unique_id()
-    assert unique_id == b"\x07" * nccl_direct.UNIQUE_ID_BYTES
+    assert unique_id == UNIQUE_ID  # every byte, the NULs too
     comm = nccl_direct.Communicator(nccl, unique_id, world_size=2, rank=1)
     _, (_, world, shared, rank) = library.calls[-1]
-    assert (world, rank, bytes(shared.internal)) == (2, 1, unique_id)
+    assert (world, rank, shared.data()) == (2, 1, unique_id)
     source, target = Tensor(0x1000, 256), Tensor(0x2000, 512)
     for op, expected in [
         ("allreduce", ("ncclAllReduce", (0x2000, 0x2000, 512, 7, nccl_direct.NCCL_SUM))),
@@ -77,6 +81,8 @@ def test_an_nccl_error_names_the_call_and_the_reason() -> None:
 
 def test_the_unique_id_is_the_size_nccl_expects() -> None:
     assert ctypes.sizeof(nccl_direct.UniqueId) == 128
+    with pytest.raises(ValueError, match="128 bytes, not 1"):
+        nccl_direct.UniqueId.of(b"\x02")
 
 
 def test_api_nccl_needs_cuda_and_unknown_apis_are_refused() -> None:

@@ -23,7 +23,21 @@ UNIQUE_ID_BYTES = 128  # NCCL_UNIQUE_ID_BYTES
 
 
 class UniqueId(ctypes.Structure):
-    _fields_ = [("internal", ctypes.c_char * UNIQUE_ID_BYTES)]
+    # Bytes, not c_char: a c_char array reads back cut at its first NUL, and an id holds
+    # many (a socket address); a cut id sends every rank's bootstrap to a wrong address,
+    # where it waits forever.
+    _fields_ = [("internal", ctypes.c_ubyte * UNIQUE_ID_BYTES)]
+
+    @classmethod
+    def of(cls, data: bytes) -> UniqueId:
+        if len(data) != UNIQUE_ID_BYTES:
+            raise ValueError(f"an NCCL unique id is {UNIQUE_ID_BYTES} bytes, not {len(data)}")
+        found = cls()
+        ctypes.memmove(ctypes.addressof(found), data, UNIQUE_ID_BYTES)
+        return found
+
+    def data(self) -> bytes:
+        return ctypes.string_at(ctypes.addressof(self), UNIQUE_ID_BYTES)
 
 
 def library_path() -> str:
@@ -67,7 +81,7 @@ class Nccl:
     def unique_id(self) -> bytes:
         found = UniqueId()
         self.check(self.lib.ncclGetUniqueId(ctypes.byref(found)), "ncclGetUniqueId")
-        return bytes(found.internal)
+        return found.data()
 
 
 class Communicator:
@@ -76,8 +90,7 @@ class Communicator:
     def __init__(self, nccl: Nccl, unique_id: bytes, world_size: int, rank: int) -> None:
         self.nccl = nccl
         self.comm = ctypes.c_void_p()
-        shared = UniqueId()
-        shared.internal = unique_id
+        shared = UniqueId.of(unique_id)
         result = nccl.lib.ncclCommInitRank(ctypes.byref(self.comm), world_size, shared, rank)
         nccl.check(result, "ncclCommInitRank")
 

@@ -17,7 +17,7 @@ make -s -C "$src" -j 16 MPI=0 CUDA_HOME="$cuda_home" NCCL_HOME=/tmp/nccl \
 echo "nccl-tests built against $nccl_pkg"
 # With an MPI on the machine, the same tests as one process per GPU, as kernbench runs
 # its ranks (one process driving both GPUs is not the same transport or launch path).
-if command -v mpicc > /dev/null; then
+if [ "${NCCL_TESTS_MPI:-1}" = 1 ] && command -v mpicc > /dev/null; then
   mpi_home=$(dirname "$(dirname "$(command -v mpicc)")")
   make -s -C "$src" -j 16 MPI=1 MPI_HOME="$mpi_home" NAME_SUFFIX=_mpi CUDA_HOME="$cuda_home" \
     NCCL_HOME=/tmp/nccl NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" \

@@ -27,16 +27,19 @@ def cell_medians(results: Results, min_s: float) -> dict[str, list[float]]:
     chosen: dict[str, list[float]] = {}
     for cell in results.cells:
         rounds = [r.median_s for r in cell.rounds if r.status == "ok" and r.median_s]
-        if cell.variant not in VARIANTS or len(rounds) < 2:
+        if cell.variant not in VARIANTS or not rounds:
             continue
         if statistics.median(rounds) >= min_s:
             chosen[cell.id] = rounds
     return chosen
 
 
-def spread_summary(medians: dict[str, list[float]]) -> dict[str, Any]:
-    spreads = {cid: max(r) / min(r) - 1 for cid, r in medians.items()}
+def spread_summary(medians: dict[str, list[float]]) -> dict[str, Any] | None:
+    """The spread of the cells measured in two rounds or more; None if there are none."""
+    spreads = {cid: max(r) / min(r) - 1 for cid, r in medians.items() if len(r) > 1}
     values = list(spreads.values())
+    if not values:
+        return None
     worst = sorted(spreads.items(), key=lambda item: -item[1])[:5]
     return {
         "cells": len(values),
@@ -75,15 +78,17 @@ def main() -> None:
     min_s = args.min_us * 1e-6
     mine = cell_medians(load(args.results), min_s)
     report: dict[str, Any] = {"results": str(args.results), "min_us": args.min_us}
-    report["round_spread"] = spread_summary(mine)
-    spread = report["round_spread"]
-    print(
-        f"round-to-round spread over {spread['cells']} cells >= {args.min_us:g} us: "
-        f"median {spread['median']:.2%}, p90 {spread['p90']:.2%}, max {spread['max']:.2%}"
-    )
-    for worst in spread["worst"]:
-        rounds = " / ".join(f"{us:.1f}" for us in worst["rounds_us"])
-        print(f"  {worst['id']}: {worst['spread']:.2%} ({rounds} us)")
+    report["round_spread"] = spread = spread_summary(mine)
+    if spread is None:
+        print("round-to-round spread: no cell measured in two rounds")
+    else:
+        print(
+            f"round-to-round spread over {spread['cells']} cells >= {args.min_us:g} us: "
+            f"median {spread['median']:.2%}, p90 {spread['p90']:.2%}, max {spread['max']:.2%}"
+        )
+        for worst in spread["worst"]:
+            rounds = " / ".join(f"{us:.1f}" for us in worst["rounds_us"])
+            print(f"  {worst['id']}: {worst['spread']:.2%} ({rounds} us)")
     if args.against:
         report["against"] = str(args.against)
         report["moved"] = moved_summary(cell_medians(load(args.against), min_s), mine)

@@ -168,3 +168,26 @@ def test_an_interleaved_ab_keeps_its_whole_rounds_and_reruns_the_others(
     shutil.rmtree(folder / "r2_A")  # a lost side folder: round 2 runs again whole
     assert resume_ab(folder, echo=lambda line: None).exit_code == EXIT_OK
     assert (folder / "r2_A" / "results.json").is_file()
+
+
+def test_an_interrupted_ab_is_judged_on_the_rounds_every_side_finished(
+    tmp_path: Path,
+) -> None:
+    from kernbench.ab.outputs import summarize_ab
+
+    folder, ran = interrupted_sequential(tmp_path, stop="r3_A")
+    assert ran == ["r1_A", "r1_B", "r2_B", "r2_A"]
+    report = summarize_ab(folder)
+    assert (report.rounds, report.planned_rounds) == (2, 3)
+    assert not report.failed_runs
+    assert [c.verdict for c in report.cells] == ["slower"] * 4
+    assert "2 rounds (interrupted: 3 asked for" in (folder / "report.md").read_text()
+
+
+def test_a_finished_ab_is_judged_on_all_its_rounds(tmp_path: Path) -> None:
+    from kernbench.ab.outputs import summarize_ab
+
+    folder, _ = interrupted_sequential(tmp_path, stop="r2_A")
+    resume_ab(folder, run_side=Sides(), echo=lambda line: None)
+    report = summarize_ab(folder)
+    assert (report.rounds, report.planned_rounds) == (3, None)

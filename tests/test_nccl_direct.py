@@ -9,7 +9,6 @@ import pytest
 
 from kernbench.kernels import collective, nccl_direct
 
-
 # As a real id: a socket address, full of NUL bytes.
 UNIQUE_ID = bytes([2, 0, 0x9C, 0x41, 127, 0, 0, 1]) + bytes(range(120))
 

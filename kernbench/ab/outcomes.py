@@ -47,6 +47,21 @@ def load_outcome(run_dir: Path) -> RunOutcome:
     return RunOutcome(None, _why_no_results(run_dir))
 
 
+def finished_rounds(folder: Path, manifest: AbManifest) -> int:
+    """How many leading rounds have every side ended (with results or an exit status):
+    an A/B killed mid-round leaves sides that never ended, and its later rounds never ran."""
+    for round_ in range(1, manifest.rounds + 1):
+        for run in manifest.runs:
+            if run.round == round_ and not _ended(Path(folder) / run.name):
+                return round_ - 1
+    return manifest.rounds
+
+
+def _ended(run_dir: Path) -> bool:
+    return any((run_dir / name).is_file()
+               for name in (RESULTS_NAME, f"{RESULTS_NAME}.gz", STATUS_NAME))
+
+
 def _why_no_results(run_dir: Path) -> str:
     status_path = run_dir / STATUS_NAME
     if not status_path.is_file():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernbench.ab.analysis import analyze
-from kernbench.ab.outcomes import load_outcomes, load_turns
+from kernbench.ab.outcomes import finished_rounds, load_outcomes, load_turns
 from kernbench.ab.schedule import MANIFEST_NAME, load_manifest
 from kernbench.errors import UserError
 from kernbench.render.outputs import write_ab_outputs
@@ -28,11 +28,21 @@ def write_outputs(folder: Path, report: AbReport) -> None:
 def summarize_ab(folder: Path, min_effect: float | None = None) -> AbReport:
     """Rebuild ab.json, report.md and the figure from an A/B folder, running nothing.
 
-    With the manifest's minimum effect this reproduces ab.json exactly."""
+    With the manifest's minimum effect this reproduces ab.json exactly. An A/B that was
+    interrupted (killed, out of time) is judged on the rounds all its sides finished, and
+    says so; `kernbench ab --resume` runs the rest."""
     folder = Path(folder)
     manifest = load_manifest(folder)
+    planned, finished = manifest.rounds, finished_rounds(folder, manifest)
+    if 0 < finished < planned:
+        manifest = manifest.model_copy(update={
+            "rounds": finished, "max_rounds": None,
+            "runs": [run for run in manifest.runs if run.round <= finished],
+        })
     outcomes = load_outcomes(folder, manifest)
     report = analyze(manifest, outcomes, min_effect, load_turns(folder, manifest))
+    if manifest.rounds < planned:
+        report = report.model_copy(update={"planned_rounds": planned})
     write_outputs(folder, report)
     return report
 

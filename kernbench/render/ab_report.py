@@ -12,6 +12,8 @@ TEMPLATE = """\
 # A/B of `{{ r.switch }}` on {{ r.bench }}
 
 A: `{{ r.switch }}={{ r.a }}`, B: `{{ r.switch }}={{ r.b }}`; {{ r.rounds }} rounds\
+{{ (" (interrupted: " ~ r.planned_rounds ~ " asked for; judged on the rounds every side \
+finished)") if r.planned_rounds }}\
 {{ (" (auto: more while a cell was unstable, up to " ~ r.max_rounds ~ ")") if r.max_rounds }} on \
 {{ r.device }}, schedule **{{ r.schedule }}**: \
 {% if r.schedule == "interleaved" %}in each round the sides{{ " (A, B, A')" if r.aa }} are \

@@ -114,6 +114,9 @@ class AbReport(_Model):
     a: str
     b: str
     rounds: int
+    # An A/B interrupted mid-way is judged on the rounds every side finished: the rounds
+    # it was asked for, when more than `rounds`.
+    planned_rounds: int | None = None
     aa: bool
     min_effect_pct: float
     created_utc: str

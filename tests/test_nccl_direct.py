@@ -95,3 +95,23 @@ def test_the_api_comes_from_the_environment_for_an_ab(monkeypatch: pytest.Monkey
     monkeypatch.setenv(collective.API_ENV, "nccl")
     with pytest.raises(ValueError, match="needs device cuda"):
         collective.make(op="allreduce", bytes=1024, device="cpu")
+
+
+def test_a_process_makes_one_communicator_and_every_cell_shares_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(nccl_direct, "_SHARED", {})
+    library = FakeLibrary()
+    exchanged: list[bytes | None] = []
+
+    def exchange(own: bytes | None) -> bytes:
+        exchanged.append(own)
+        return UNIQUE_ID
+
+    first = nccl_direct.shared_communicator(2, 0, 0, exchange, nccl_direct.Nccl(library))
+    again = nccl_direct.shared_communicator(2, 0, 0, exchange, nccl_direct.Nccl(library))
+    assert again is first
+    assert exchanged == [UNIQUE_ID]  # rank 0 made the id, once
+    assert [name for name, _ in library.calls] == ["ncclGetUniqueId", "ncclCommInitRank"]
+    other = nccl_direct.shared_communicator(2, 1, 1, exchange, nccl_direct.Nccl(library))
+    assert other is not first and exchanged[-1] is None  # rank 1 only receives

@@ -32,7 +32,7 @@ from typing import Any
 from kernbench.dtypes import ITEMSIZE, TOLERANCE, TORCH_NAMES
 from kernbench.kernels.base import CheckResult, Kernel
 from kernbench.kernels.collective_cuda import CudaBatches
-from kernbench.kernels.nccl_direct import UNIQUE_ID_BYTES, Communicator, Nccl, bind
+from kernbench.kernels.nccl_direct import UNIQUE_ID_BYTES, bind, shared_communicator
 
 OPS = ("allreduce", "allgather", "reduce_scatter")
 BACKENDS = {"cpu": "gloo", "cuda": "nccl"}
@@ -167,7 +167,6 @@ class Collective:
         self.chunk = self.elements // self.world_size
         self._cuda: CudaBatches | None = None
         self.api = api
-        self._direct: Communicator | None = None
         error: BaseException | None = None
         try:
             self.input, self.output = self._allocate()
@@ -209,20 +208,22 @@ class Collective:
         return lambda: scatter(out, inp)
 
     def _bind_direct(self) -> Callable[[], object]:
-        """A communicator of this cell's own (rank 0's unique id broadcast through the
+        """This process's own NCCL communicator (rank 0's unique id broadcast through the
         process group), called on whatever stream is current at each call."""
         import torch  # lazy: torch is optional
         import torch.distributed as dist
 
-        nccl = Nccl()
-        shared = torch.zeros(UNIQUE_ID_BYTES, dtype=torch.uint8, device=self.device)
-        if self.rank == 0:
-            found = torch.frombuffer(bytearray(nccl.unique_id()), dtype=torch.uint8)
-            shared.copy_(found)
-        dist.broadcast(shared, src=0)
-        unique_id = bytes(shared.cpu().tolist())
-        self._direct = Communicator(nccl, unique_id, self.world_size, self.rank)
-        return bind(self._direct, self.op, self.input, self.output, self.dtype,
+        def exchange(own: bytes | None) -> bytes:
+            shared = torch.zeros(UNIQUE_ID_BYTES, dtype=torch.uint8, device=self.device)
+            if own is not None:
+                shared.copy_(torch.frombuffer(bytearray(own), dtype=torch.uint8))
+            dist.broadcast(shared, src=0)
+            return bytes(shared.cpu().tolist())
+
+        communicator = shared_communicator(
+            self.world_size, self.rank, torch.cuda.current_device(), exchange
+        )
+        return bind(communicator, self.op, self.input, self.output, self.dtype,
                     lambda: int(torch.cuda.current_stream().cuda_stream))
 
     def info(self) -> dict[str, Any]:
@@ -244,15 +245,12 @@ class Collective:
             torch.cuda.synchronize()
 
     def close(self) -> None:
-        # The captured graphs go before the communicator they call into.
         del self.input, self.output, self._call, self._cuda
         if self.device == "cuda":
             import torch  # lazy: torch is optional
 
             torch.cuda.synchronize()
             torch.cuda.empty_cache()
-        if self._direct is not None:
-            self._direct.close()
 
     # -- correctness ---------------------------------------------------------------
 

@@ -122,6 +122,30 @@ class Communicator:
             self.comm = ctypes.c_void_p()
 
 
+# One communicator per rank process and device, shared by every cell of a round, as
+# nccl-tests keeps one: a communicator per cell cost an init and a destroy each (a
+# bootstrap across the ranks), and the first H200 run with one per cell stopped for good
+# in a cell's set-up after a hundred cells. Never destroyed: the process's end frees it.
+_SHARED: dict[tuple[int, int, int], Communicator] = {}
+
+
+def shared_communicator(
+    world_size: int, rank: int, device: int, exchange: Callable[[bytes | None], bytes],
+    nccl: Nccl | None = None,
+) -> Communicator:
+    """This process's communicator for (world_size, rank, device), made on first use.
+
+    `exchange(own)` is a collective of all ranks: rank 0 passes its new unique id, the
+    others None, and each gets rank 0's back. Every rank makes its first call for the same
+    cell (cells run in the same order on all ranks), so all of them take part."""
+    key = (world_size, rank, device)
+    if key not in _SHARED:
+        nccl = nccl or Nccl()
+        unique_id = exchange(nccl.unique_id() if rank == 0 else None)
+        _SHARED[key] = Communicator(nccl, unique_id, world_size, rank)
+    return _SHARED[key]
+
+
 def bind(
     communicator: Communicator,
     op: str,

@@ -162,6 +162,24 @@ def test_the_ranks_timer_spends_the_budget_in_agreed_time_then_stops() -> None:
     assert spec.budget_s <= spent < 2 * spec.budget_s
 
 
+def test_the_ranks_timer_keeps_a_block_with_the_gpu_state_per_chunk() -> None:
+    from kernbench.timing.nvml import Reading
+
+    readings = iter([Reading(1980.0, 0, 300.0), Reading(1410.0, 0x4, 690.0)] * 50)
+    noisy = [1e-5 * (1 + (i * 0.618034) % 1) for i in range(97)]
+    spec = TimerSpec(warmup_s=0.0, min_samples=10, rel_ci=1e-6, budget_s=0.05)
+    measured = RanksTimer(read_clock=lambda: next(readings)).measure(
+        ranks_kernel(TwoRanks(noisy)), spec)
+    assert len(measured.blocks) >= 2
+    assert sum(b["samples"] for b in measured.blocks) == len(measured.samples_s)
+    first, second = measured.blocks[:2]
+    assert (first["sm_clock_mhz"], first["power_w"], first["clock_event_reasons"]) == (
+        1980.0, 300.0, [])
+    assert second["clock_event_reasons"] == ["sw_power_cap"]
+    assert measured.sm_clock_mhz[: first["samples"]] == [1980.0] * first["samples"]
+    assert measured.throttled[first["samples"]] is True
+
+
 def test_the_ranks_timer_is_chosen_for_a_kernel_with_ranks_on_any_device() -> None:
     kernel = ranks_kernel(TwoRanks([1e-5]))
     for kind in ("auto", "cpu", "event", "graph"):

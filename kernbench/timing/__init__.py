@@ -9,6 +9,7 @@ from kernbench.spec.models import TIMERS, TimerSpec
 from kernbench.timing import cuda
 from kernbench.timing.base import Measurement, Timer
 from kernbench.timing.cpu import CpuTimer
+from kernbench.timing.cuda_device import current_gpu_clock
 from kernbench.timing.ranks import RanksTimer
 from kernbench.timing.stop import StopReason, StopRule, stop_reason
 
@@ -18,7 +19,7 @@ def choose_timer(kernel: Kernel, spec: TimerSpec, device: str) -> Timer:
     names in the registry (`spec.models.TIMERS`), or for "auto" events or graphs by the
     kernel's length; the CPU timer otherwise."""
     if kernel.ranks is not None:
-        return RanksTimer()
+        return RanksTimer(current_gpu_clock() if device == "cuda" else None)
     if device != "cuda":
         return CpuTimer()
     if spec.kind == "auto":

@@ -142,3 +142,20 @@ def reset_persisting_l2() -> dict[str, Any]:
         "persisting_l2_reset": "ok" if rc == 0 else f"CUresult {rc}",
         "persisting_l2_limit_bytes": int(limit.value) if limit_rc == 0 else None,
     }
+
+
+def current_gpu_clock() -> Callable[[], Reading | None]:
+    """NVML's reader of torch's current GPU (found by UUID) at the first read, for a timer
+    without a CudaDevice of its own (the ranks timer)."""
+    readers: list[ClockReader] = []
+
+    def read() -> Reading | None:
+        if not readers:
+            import torch  # lazy: torch is optional
+
+            index = torch.cuda.current_device()
+            uuid = str(getattr(torch.cuda.get_device_properties(index), "uuid", "") or "")
+            readers.append(ClockReader(uuid=uuid or None, index=index))
+        return readers[0].read()
+
+    return read

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from kernbench.kernels.base import Kernel, RankGroup
 from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement
+from kernbench.timing.nvml import Reading
+from kernbench.timing.steady import Block
 from kernbench.timing.stop import StopReason, StopRule
 
 # Calls are timed in batches of about this long, so the clock's and the synchronization's
@@ -28,7 +30,13 @@ SAMPLE_TARGET_S = 1e-3
 
 
 class RanksTimer:
+    """`read_clock`: this rank's GPU state (NVML), read after each chunk of batches and
+    kept as a block, as the single-GPU timers keep theirs."""
+
     name = "collective"
+
+    def __init__(self, read_clock: Callable[[], Reading | None] | None = None) -> None:
+        self.read_clock = read_clock
 
     def measure(self, kernel: Kernel, spec: TimerSpec) -> Measurement:
         ranks = kernel.ranks
@@ -44,13 +52,21 @@ class RanksTimer:
         # see the same budget spent.
         spent = 0.0
         reason: StopReason | None = None
+        blocks: list[Block] = []
+        clocks: list[float] = []
+        throttled: list[bool] = []
         while reason is None:
             count = next_chunk(len(samples), spec, spent, reps * per_call_s)
             batches = ranks.time_batches(count, reps, spec.duty)
+            reading = self.read_clock() if self.read_clock is not None else None
             local = [seconds / reps for seconds in batches]
             own.extend(local)
             agreed = ranks.agree_max(local)
             samples.extend(agreed)
+            blocks.append(Block.of(agreed, reading))
+            if reading is not None:
+                clocks += [reading.sm_clock_mhz] * len(agreed)
+                throttled += [reading.throttled] * len(agreed)
             spent += sum(agreed) * reps
             reason = rule.check(samples, spent)
         return Measurement(
@@ -58,6 +74,9 @@ class RanksTimer:
             samples_s=samples,
             warmup_calls=warmup_calls,
             stop_reason=reason,
+            sm_clock_mhz=clocks,
+            throttled=throttled,
+            blocks=[block.as_dict() for block in blocks],
             extra={
                 "per_rank_median_s": ranks.per_rank(statistics.median(own)),
                 "world_size": ranks.world_size,

@@ -22,5 +22,6 @@ if [ "${NCCL_TESTS_MPI:-1}" = 1 ] && command -v mpicc > /dev/null; then
   make -s -C "$src" -j 16 MPI=1 MPI_HOME="$mpi_home" NAME_SUFFIX=_mpi CUDA_HOME="$cuda_home" \
     NCCL_HOME=/tmp/nccl NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" \
     BUILDDIR=/tmp/nccl-tests-build > /tmp/nccl-build-mpi.log 2>&1 \
-    && echo "nccl-tests (MPI) built" || echo "nccl-tests (MPI) did not build: see /tmp/nccl-build-mpi.log"
+    && echo "nccl-tests (MPI) built" \
+    || { echo "nccl-tests (MPI) did not build:"; tail -n 8 /tmp/nccl-build-mpi.log; }
 fi

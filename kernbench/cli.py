@@ -300,6 +300,7 @@ def ab_command(
     ] = None,
     device: Device = "auto",
     bench_dir: BenchDirs = None,
+    only: Only = None,
 ) -> None:
     """A/B a switch over rounds of fresh processes; a verdict per cell.
 
@@ -309,7 +310,7 @@ def ab_command(
     outcome = ab(
         bench, resume, fail_on, switch=switch, a=a, b=b, rounds=rounds, aa=aa,
         min_effect=min_effect, schedule=schedule, turn_ms=turn_ms, out=out, device=device,
-        bench_dirs=bench_dir or (),
+        bench_dirs=bench_dir or (), only=only or None,
     )
     raise typer.Exit(outcome.exit_code)
 

@@ -4,6 +4,7 @@ every side's results; the others run again from scratch."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -191,3 +192,29 @@ def test_a_finished_ab_is_judged_on_all_its_rounds(tmp_path: Path) -> None:
     resume_ab(folder, run_side=Sides(), echo=lambda line: None)
     report = summarize_ab(folder)
     assert (report.rounds, report.planned_rounds) == (3, None)
+
+
+def test_an_ab_of_chosen_cells_passes_the_choice_to_every_side_and_keeps_it(
+    tmp_path: Path,
+) -> None:
+    bench = tmp_path / "fake-ab.yaml"
+    bench.write_text(BENCH)
+    commands: dict[str, list[str]] = {}
+
+    class Recording(Sides):
+        def __call__(self, request: SideRequest) -> int:
+            commands[request.run.name] = request.command
+            return super().__call__(request)
+
+    with pytest.raises(KeyboardInterrupt):
+        run_ab(str(bench), out=tmp_path / "ab", device="cpu", only=["variant=slow"],
+               run_side=Recording(stop="r2_A"), echo=lambda line: None)
+    manifest = json.loads((tmp_path / "ab" / "ab-run.json").read_text())
+    assert (manifest["only"], manifest["variants"]) == (["variant=slow"], ["slow"])
+    resume_ab(tmp_path / "ab", run_side=Recording(), echo=lambda line: None)
+    assert set(commands) == {f"r{k}_{side}" for k in (1, 2, 3) for side in "AB"}
+    for command in commands.values():
+        assert command[command.index("--only") + 1] == "variant=slow"
+    result = CliRunner().invoke(cli.app, ["ab", "--resume", str(tmp_path / "ab"),
+                                          "--only", "variant=fast"])
+    assert result.exit_code == EXIT_USAGE and "drop --only" in result.output

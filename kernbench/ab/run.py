@@ -137,17 +137,20 @@ def run_ab(
     out: Path | None = None,
     device: str = "auto",
     bench_dirs: Sequence[Path] = (),
+    only: Sequence[str] | None = (),
     run_side: SideRunner = run_subprocess,
     echo: Callable[[str], None] = _stderr,
 ) -> AbOutcome:
     """Run an A/B of `switch` on `bench` and write ab.json and the report.
 
-    Options left None come from the bench's `ab:` block, then the defaults."""
+    Options left None come from the bench's `ab:` block, then the defaults; `only` chooses
+    cells as `kernbench run --only` does."""
     spec, bench_path = find_bench(bench, bench_dirs)
     settings = resolve_settings(spec, switch, a, b, rounds, aa, min_effect, schedule, turn_ms)
     device = resolve_device(device)
     check_bench(spec, bench_path, device)  # a metric or profile error: before any side runs
-    cells = plan(spec, device)
+    only = tuple(only or ())
+    cells = plan(spec, device, only)
     if not cells:
         raise UserError(f"{bench_path}: the plan for device {device} is empty")
     folder = Path(out) if out else Path("runs") / f"ab_{settings.switch}_{utc_stamp()}"
@@ -179,6 +182,7 @@ def run_ab(
         aa=settings.aa,
         min_effect=settings.min_effect,
         variants=list(dict.fromkeys(cell.variant for cell in cells)),
+        only=list(only),
         created_utc=utc_now(),
         runs=make_runs(settings.rounds, settings.a, settings.b, settings.aa),
     )
@@ -189,7 +193,8 @@ def run_ab(
 
 
 # Settings of a new A/B; `--resume` goes on with those in ab-run.json.
-SETTINGS = ("switch", "a", "b", "rounds", "aa", "min_effect", "schedule", "turn_ms", "out")
+SETTINGS = ("switch", "a", "b", "rounds", "aa", "min_effect", "schedule", "turn_ms", "out",
+            "only")
 
 
 def ab(
@@ -233,7 +238,7 @@ def resume_ab(
     with folder_lock(folder, echo):
         spec = load_bench(Path(manifest.bench_path))
         _check_unchanged(folder, manifest, spec)
-        cells = plan(spec, manifest.device)
+        cells = plan(spec, manifest.device, manifest.only)
         if manifest.schedule == "interleaved":
             kept = {r for r in range(1, manifest.rounds + 1)
                     if round_finished(folder, manifest, r)}

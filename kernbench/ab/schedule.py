@@ -63,6 +63,7 @@ class AbManifest(_Strict):
     aa: bool
     min_effect: float = Field(ge=0)
     variants: list[str]  # from the plan, so a round that crashed still names them
+    only: list[str] = Field(default_factory=list)  # the cells chosen (`--only`), as `run`
     created_utc: str
     runs: list[SideRun]
 
@@ -143,6 +144,7 @@ def side_options(
         pins_mode=run.pins_mode,
         side=side_name(run),
         figures=False,
+        only=tuple(manifest.only),
     )
 
 

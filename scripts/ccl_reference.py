@@ -7,8 +7,11 @@ Nothing of kernbench runs here, so its numbers check the `collective` kernel's:
 
 For each op and size: barrier, `--warmup` untimed calls, then `--iters` calls timed as
 one loop (CUDA events on GPUs, perf_counter on CPU) and divided by the count; the
-cell's time is the slowest rank's. busbw uses the nccl-tests factors (inlined here on
-purpose). Rank 0 prints a table and writes JSON.
+cell's time is the slowest rank's. `--graph` captures the `--iters` calls in one CUDA
+graph and times its replays (nccl-tests' `-G`); `--repeats` times the loop that many
+times, each after a barrier, and reports the median (and the fastest): a process per
+GPU, as kernbench runs its ranks, with nothing of kernbench's sampling. busbw uses the
+nccl-tests factors (inlined here on purpose). Rank 0 prints a table and writes JSON.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import time
 from datetime import timedelta
 from typing import Any
@@ -39,6 +43,8 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--inplace", action="store_true", help="allgather/reduce_scatter in place")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--graph", action="store_true", help="time CUDA graph replays")
+    parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--out", default=None)
     return parser.parse_args()
 
@@ -60,12 +66,25 @@ def buffers(op: str, size: int, dtype: torch.dtype, inplace: bool, device: Any) 
     return lambda: scatter(target, full)
 
 
-def time_loop(call: Any, iters: int, cuda: bool) -> float:
+def captured(call: Any, iters: int) -> Any:
+    """`iters` calls as one CUDA graph's replay."""
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(iters):
+            call()
+    torch.cuda.synchronize()
+    return lambda: graph.replay()
+
+
+def time_loop(call: Any, iters: int, cuda: bool, replay: Any = None) -> float:
     if cuda:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        for _ in range(iters):
-            call()
+        if replay is not None:
+            replay()
+        else:
+            for _ in range(iters):
+                call()
         end.record()
         torch.cuda.synchronize()
         return start.elapsed_time(end) / 1e3 / iters
@@ -98,17 +117,22 @@ def main() -> None:
                 call()
             if cuda:
                 torch.cuda.synchronize()
-            dist.barrier()
-            mine = torch.tensor([time_loop(call, args.iters, cuda)], dtype=torch.float64)
-            mine = mine.to(device)
-            dist.all_reduce(mine, op=dist.ReduceOp.MAX)
-            seconds = float(mine.item())
+            replay = captured(call, args.iters) if args.graph and cuda else None
+            repeats = []
+            for _ in range(args.repeats):
+                dist.barrier()
+                mine = torch.tensor([time_loop(call, args.iters, cuda, replay)],
+                                    dtype=torch.float64).to(device)
+                dist.all_reduce(mine, op=dist.ReduceOp.MAX)
+                repeats.append(float(mine.item()))
+            seconds = statistics.median(repeats)
             algbw = size / seconds / 1e9
             rows.append(
                 {
                     "op": op,
                     "bytes": size,
                     "time_s": seconds,
+                    "min_time_s": min(repeats),
                     "algbw_gbs": algbw,
                     "busbw_gbs": algbw * busbw_factor(op, n),
                 }
@@ -117,10 +141,11 @@ def main() -> None:
                 row = rows[-1]
                 print(
                     f"{op:>15} {size:>12} B  {seconds * 1e6:12.2f} us  "
+                    f"(min {row['min_time_s'] * 1e6:.2f})  "
                     f"algbw {row['algbw_gbs']:8.2f} GB/s  busbw {row['busbw_gbs']:8.2f} GB/s",
                     flush=True,
                 )
-            del call
+            del call, replay
     if rank == 0 and args.out:
         report = {
             "world_size": n,
@@ -129,6 +154,8 @@ def main() -> None:
             "inplace": args.inplace,
             "warmup": args.warmup,
             "iters": args.iters,
+            "graph": args.graph,
+            "repeats": args.repeats,
             "device": torch.cuda.get_device_name() if cuda else "cpu",
             "torch": torch.__version__,
             "results": rows,

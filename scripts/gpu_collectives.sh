@@ -33,6 +33,14 @@ source scripts/gpu_env.sh
       echo "nccl-tests $test, one process per GPU: exit $?"
     fi
   done
+  # The same collectives in kernbench's process model (a process per GPU) with nothing of
+  # its sampling: a plain torch.distributed loop, eager and as graph replays (-G).
+  for mode in "" --graph; do
+    timeout 120 python3 -m kernbench.execute.launch --nproc-per-node 2 scripts/ccl_reference.py \
+      --dtype fp32 --sizes "$(python3 -c 'print(",".join(str(2**p) for p in range(10, 31)))')" \
+      --iters 50 --repeats 10 $mode --out "$out/reference${mode:+-graph}.json"
+    echo "reference loop ${mode:-eager}: exit $?"
+  done
   # Each API of the collective kernel (kernels/collective.py): torch.distributed, and NCCL
   # called directly on the timing stream.
   for api in ${APIS:-torch nccl}; do

@@ -506,6 +506,20 @@ def test_host_pace_holds_only_as_long_as_the_host_needs() -> None:
     assert pace.hold_for(10) == pytest.approx(lead + cuda.HOLD_MARGIN * 10 * 40e-6)
 
 
+def test_host_pace_says_how_many_samples_one_hold_covers() -> None:
+    from kernbench.kernels.gpu_hold import MAX_HOLD_S
+
+    pace = cuda.HostPace()
+    assert pace.fitting(100) == 4  # unknown pace: a few first
+    pace.enqueued(4, 200e-6)
+    pace.ran([200e-6] * 4)  # the GPU is slower: any batch keeps the host ahead
+    assert pace.fitting(100_000) == 100_000
+    pace.ran([10e-6] * 4)  # the host loses 40 us a sample: the hold's cap limits the batch
+    fits = pace.fitting(100_000)
+    assert pace.hold_for(fits) <= MAX_HOLD_S < pace.hold_for(fits + 1)
+    assert pace.fitting(3) == 3
+
+
 def test_staged_kernels_are_not_held() -> None:
     clock = Clock()
     device = FakeDevice(clock)

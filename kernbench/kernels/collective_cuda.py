@@ -9,8 +9,9 @@ its host was doing), a start event, the body, an end event. The body is
   ~30-60 µs each eager call costs the host in torch.distributed;
 - `isolated`: one eager collective.
 
-A batch of samples is queued behind a spinning kernel (`torch.cuda._sleep`) long enough
-for the host to enqueue all of it, so no sample waits on the host. The timer reduces the
+A batch of samples is queued behind a spinning kernel (`gpu_hold`), held as the CUDA
+timers hold theirs (`gpu_hold.HostPace`: a short lead, plus what the host loses to the GPU
+over the batch), so no sample waits on the host. The timer reduces the
 per-sample times with MAX over the ranks (the slowest rank's time is the collective's).
 Where a graph cannot be captured (an older NCCL, a backend without graph support) the
 sustained body falls back to eager calls, and `info()` says why.
@@ -23,9 +24,6 @@ from typing import Any
 
 from kernbench.kernels import gpu_hold
 
-FIRST_HOST_S = 200e-6  # host time to enqueue one sample, before it is measured
-HOLD_MARGIN = 2.0
-
 
 class CudaBatches:
     """The CUDA side of `Collective.time_batches`."""
@@ -37,7 +35,7 @@ class CudaBatches:
         self._torch, self._dist, self._call = torch, dist, call
         self._sync_buffer = torch.zeros(1, dtype=torch.float32, device="cuda")
         self._graphs: dict[int, Any] = {}
-        self._host_per_sample = FIRST_HOST_S
+        self._pace = gpu_hold.HostPace()
         self.graph_failure: str | None = None
 
     def _sync(self) -> None:
@@ -65,11 +63,11 @@ class CudaBatches:
 
     def time(self, count: int, reps: int, duty: str) -> list[float]:
         """This rank's seconds for each of `count` samples of `reps` calls, queued in
-        sub-batches short enough for one hold to cover their enqueueing."""
+        sub-batches short enough for one hold to cover their enqueueing. Every rank
+        computes its own sub-batches: the samples are the same collectives either way."""
         seconds: list[float] = []
         while len(seconds) < count:
-            fits = int(gpu_hold.MAX_HOLD_S / (HOLD_MARGIN * self._host_per_sample))
-            seconds += self._batch(min(count - len(seconds), max(1, fits)), reps, duty)
+            seconds += self._batch(self._pace.fitting(count - len(seconds)), reps, duty)
         return seconds
 
     def _batch(self, count: int, reps: int, duty: str) -> list[float]:
@@ -89,16 +87,18 @@ class CudaBatches:
             (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
             for _ in range(count)
         ]
-        gpu_hold.hold(HOLD_MARGIN * count * self._host_per_sample)
+        gpu_hold.hold(self._pace.hold_for(count))
         began = time.perf_counter()
         for start, end in events:
             self._sync()
             start.record()
             body()
             end.record()
-        self._host_per_sample = (time.perf_counter() - began) / count
+        self._pace.enqueued(count, time.perf_counter() - began)
         torch.cuda.synchronize()
-        return [start.elapsed_time(end) / 1e3 for start, end in events]
+        seconds = [start.elapsed_time(end) / 1e3 for start, end in events]
+        self._pace.ran(seconds)
+        return seconds
 
     def info(self) -> dict[str, Any]:
         info: dict[str, Any] = {"graph_ops": sorted(self._graphs)}

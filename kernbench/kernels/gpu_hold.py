@@ -1,11 +1,24 @@
 """Keeping a GPU busy for a while: a spinning kernel, so that work the host enqueues
-meanwhile runs back to back, without launch gaps. Used by the CUDA timers (through
-`timing.cuda_device.CudaDevice.hold`) and by the collective kernel's own batches."""
+meanwhile runs back to back, without launch gaps; and how long to hold (`HostPace`).
+Used by the CUDA timers (through `timing.cuda_device.CudaDevice.hold`) and by the
+collective kernel's own batches.
+
+Before a batch, the GPU spins while the host enqueues it (as nvbench's blocking kernel):
+otherwise a host stall lets the GPU reach a start event before its work is queued, and
+the wait is timed. The hold is no longer than needed: an idle GPU runs cooler and clocks
+higher than one under sustained load, which would flatter long kernels.
+"""
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Sequence
+
 MAX_HOLD_S = 50e-3
 HOLD_CLOCK_HZ = 2.0e9  # torch.cuda._sleep counts cycles; at lower clocks it holds longer
+HOLD_MARGIN = 2.0
+HOLD_LEAD_SAMPLES = 2  # the host stays this many samples ahead of the GPU
+FIRST_HOLD_S = 1e-3  # before the host's enqueue time is known
 
 
 def hold(seconds: float) -> None:
@@ -13,3 +26,43 @@ def hold(seconds: float) -> None:
     import torch  # lazy: torch is optional
 
     torch.cuda._sleep(int(min(seconds, MAX_HOLD_S) * HOLD_CLOCK_HZ))
+
+
+class HostPace:
+    """How long the host takes to enqueue one sample and the GPU to run one, from the
+    batches so far: the hold must cover a short lead, plus whatever the host loses to the
+    GPU over the batch when enqueueing is the slower side."""
+
+    def __init__(self) -> None:
+        self.host_s: float | None = None
+        self.gpu_s = 0.0
+
+    def enqueued(self, n: int, seconds: float) -> None:
+        self.host_s = seconds / n
+
+    def ran(self, samples_s: Sequence[float]) -> None:
+        if samples_s:
+            self.gpu_s = statistics.median(samples_s)
+
+    def hold_for(self, n: int) -> float:
+        if self.host_s is None:
+            return FIRST_HOLD_S
+        return HOLD_MARGIN * HOLD_LEAD_SAMPLES * self.host_s + self.catch_up_for(n)
+
+    def catch_up_for(self, n: int) -> float:
+        """What the host loses to the GPU over n samples (0 when the GPU is the slower),
+        with the margin; unknown pace: a first hold."""
+        if self.host_s is None:
+            return FIRST_HOLD_S
+        return HOLD_MARGIN * max(self.host_s - self.gpu_s, 0.0) * n
+
+    def fitting(self, n: int, first: int = 4) -> int:
+        """The most of `n` samples (at least 1) one hold covers; `first` while the pace is
+        unknown."""
+        if self.host_s is None:
+            return max(1, min(n, first))
+        lead = HOLD_MARGIN * HOLD_LEAD_SAMPLES * self.host_s
+        per_sample = HOLD_MARGIN * max(self.host_s - self.gpu_s, 0.0)
+        if per_sample == 0.0:
+            return n
+        return max(1, min(n, int((MAX_HOLD_S - lead) / per_sample)))

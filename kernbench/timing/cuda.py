@@ -17,6 +17,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kernbench.kernels.base import Kernel
+from kernbench.kernels.gpu_hold import (  # noqa: F401 - HOLD_* are this timer's settings too
+    FIRST_HOLD_S,
+    HOLD_LEAD_SAMPLES,
+    HOLD_MARGIN,
+    HostPace,
+)
 from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement, Timer
 from kernbench.timing.cuda_device import FLUSH_MODES, CudaDevice
@@ -24,13 +30,6 @@ from kernbench.timing.nvml import reason_names
 from kernbench.timing.sampling import MAX_BATCH, Batch, Enqueue, Sampled, sample
 from kernbench.timing.steady import Settle, isolated_gap, settle
 
-# Before a batch, the GPU spins while the host enqueues it (as nvbench's blocking kernel):
-# otherwise a host stall lets the GPU reach a start event before its kernel is queued, and
-# the wait is timed. The hold is no longer than needed: an idle GPU runs cooler and
-# clocks higher than one under sustained load, which would flatter long kernels.
-HOLD_MARGIN = 2.0
-HOLD_LEAD_SAMPLES = 2  # the host stays this many samples ahead of the GPU
-FIRST_HOLD_S = 1e-3  # before the host's enqueue time is known
 GRAPH_THRESHOLD_S = 20e-6  # auto: an eager median under this is timed with graphs
 GRAPH_TARGET_S = 1e-3  # kernel time captured in one graph
 GRAPH_MAX_S = 20e-3  # one graph replay, flushes included
@@ -221,35 +220,6 @@ class EventTimer:
         )
         extra.update(l2=spec.l2, **flush_extra(device, cold))
         return _measurement(self.name, sampled, warmup_calls, extra, spec.duty, settled)
-
-
-class HostPace:
-    """How long the host takes to enqueue one sample and the GPU to run one, from the
-    batches so far: the hold must cover a short lead, plus whatever the host loses to the
-    GPU over the batch when enqueueing is the slower side."""
-
-    def __init__(self) -> None:
-        self.host_s: float | None = None
-        self.gpu_s = 0.0
-
-    def enqueued(self, n: int, seconds: float) -> None:
-        self.host_s = seconds / n
-
-    def ran(self, samples_s: Sequence[float]) -> None:
-        if samples_s:
-            self.gpu_s = statistics.median(samples_s)
-
-    def hold_for(self, n: int) -> float:
-        if self.host_s is None:
-            return FIRST_HOLD_S
-        return HOLD_MARGIN * HOLD_LEAD_SAMPLES * self.host_s + self.catch_up_for(n)
-
-    def catch_up_for(self, n: int) -> float:
-        """What the host loses to the GPU over n samples (0 when the GPU is the slower),
-        with the margin; unknown pace: a first hold."""
-        if self.host_s is None:
-            return FIRST_HOLD_S
-        return HOLD_MARGIN * max(self.host_s - self.gpu_s, 0.0) * n
 
 
 def eager_estimate(kernel: Kernel, device: Any, calls: int = ESTIMATE_CALLS) -> float:

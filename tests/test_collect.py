@@ -185,3 +185,23 @@ def test_a_run_recorded_before_new_timer_fields_is_collected_without_a_change(
     run_json.write_text(json.dumps(recorded))
     code, _, err = invoke("collect", str(out))
     assert code == 2 and "changed since the run started (timer)" in err
+
+
+def test_the_measuring_device_is_read_from_the_journal_when_the_task_files_are_gone(
+    copy: Path,
+) -> None:
+    from kernbench.execute.finish import measured_on
+    from kernbench.execute.journal import JOURNAL
+    from kernbench.execute.options import load_options
+    from kernbench.execute.rounds import RunFolder
+    from kernbench.spec.loader import load_bench
+
+    options = load_options(copy)
+    folder = RunFolder(options, load_bench(options.bench_path), copy)
+    assert measured_on(folder) == JOURNAL.read(next((copy / "journal").glob("r1/0*.json"))
+                                               ).device_model
+    shutil.rmtree(copy / "tasks")  # as a journal copied off the measuring machine
+    for path in (copy / "journal").glob("r*/0*.json"):
+        entry = JOURNAL.read(path)
+        JOURNAL.write(path, entry.model_copy(update={"device_model": "NVIDIA H200"}))
+    assert measured_on(folder) == "NVIDIA H200"

@@ -71,6 +71,9 @@ class JournalEntry(_Strict):
     id: str
     result: RoundResult
     pin: dict[str, Any] | None = None  # the pin the round used, as the pins file holds it
+    # The task's device model, so results rebuilt elsewhere (`collect` on a laptop, from a
+    # journal copied without its task files) match the measuring machine's profile.
+    device_model: str = ""
 
 
 class CurrentCell(_Strict):

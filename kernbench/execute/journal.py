@@ -36,7 +36,7 @@ from kernbench.plan import Cell
 from kernbench.results.jsonio import FileFormat
 from kernbench.results.model import RoundResult
 
-JOURNAL_VERSION = 1
+JOURNAL_VERSION = 2  # 2: device_model
 TASK_VERSION = 1
 CURRENT_VERSION = 1
 CURRENT_NAME = "current.json"
@@ -91,7 +91,7 @@ def _same_keys(data: dict[str, Any]) -> dict[str, Any]:
 
 TASK: FileFormat[Task] = FileFormat("worker task", TASK_VERSION, Task)
 JOURNAL: FileFormat[JournalEntry] = FileFormat(
-    "journal entry", JOURNAL_VERSION, JournalEntry, update_to={1: _same_keys}
+    "journal entry", JOURNAL_VERSION, JournalEntry, update_to={1: _same_keys, 2: _same_keys}
 )
 CURRENT: FileFormat[CurrentCell] = FileFormat("current cell", CURRENT_VERSION, CurrentCell)
 

@@ -4,7 +4,8 @@
 # repository, against the NCCL that torch ships; runs all_reduce, all_gather and
 # reduce_scatter from 1 KiB to 1 GiB (plain and with CUDA graphs, -G); runs
 # milestone-1h-ccl through kernbench in the same call; writes the comparison tables.
-# Usage: [APIS="torch nccl"] [CCL_TIMEOUT=S] bash scripts/gpu_collectives.sh NCCL_TESTS_DIR OUT_DIR [kernbench run options]
+# Usage: [APIS="torch nccl"] [CCL_TIMEOUT=S] [NCCL_TESTS_MPI=0] [REFERENCE_ENVS="VAR=V ..."]
+#   bash scripts/gpu_collectives.sh NCCL_TESTS_DIR OUT_DIR [kernbench run options]
 #   (the fp32 cells took about 110 s a round on 2 H200s: pass --rounds to fit the call's limit)
 #   (needs the pydantic wheels in .whl/)
 set -uo pipefail
@@ -35,11 +36,16 @@ source scripts/gpu_env.sh
   done
   # The same collectives in kernbench's process model (a process per GPU) with nothing of
   # its sampling: a plain torch.distributed loop, eager and as graph replays (-G).
-  for mode in "" --graph; do
+  # REFERENCE_ENVS: more graph runs, each under one VAR=VALUE (e.g. NCCL_GRAPH_MIXING_SUPPORT=0).
+  sizes=$(python3 -c 'print(",".join(str(2**p) for p in range(10, 31)))')
+  for mode in eager graph ${REFERENCE_ENVS:-}; do
+    flag=--graph
+    case $mode in eager) flag= ;; graph) ;; *) export "${mode?}" ;; esac
     timeout 120 python3 -m kernbench.execute.launch --nproc-per-node 2 scripts/ccl_reference.py \
-      --dtype fp32 --sizes "$(python3 -c 'print(",".join(str(2**p) for p in range(10, 31)))')" \
-      --iters 50 --repeats 10 $mode --out "$out/reference${mode:+-graph}.json"
-    echo "reference loop ${mode:-eager}: exit $?"
+      --dtype fp32 --sizes "$sizes" --iters 50 --repeats 10 $flag \
+      --out "$out/reference-${mode//[^A-Za-z0-9_]/-}.json"
+    echo "reference loop $mode: exit $?"
+    case $mode in *=*) unset "${mode%%=*}" ;; esac
   done
   # Each API of the collective kernel (kernels/collective.py): torch.distributed, and NCCL
   # called directly on the timing stream.

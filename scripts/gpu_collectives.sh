@@ -41,10 +41,14 @@ source scripts/gpu_env.sh
   for mode in eager graph ${REFERENCE_ENVS:-}; do
     flag=--graph
     case $mode in eager) flag= ;; graph) ;; *) export "${mode?}" ;; esac
+    name=reference-${mode//[^A-Za-z0-9_]/-}
     timeout 120 python3 -m kernbench.execute.launch --nproc-per-node 2 scripts/ccl_reference.py \
-      --dtype fp32 --sizes "$sizes" --iters 50 --repeats 10 $flag \
-      --out "$out/reference-${mode//[^A-Za-z0-9_]/-}.json"
+      --dtype fp32 --sizes "$sizes" --iters 50 --repeats 10 $flag --out "$out/$name.json"
     echo "reference loop $mode: exit $?"
+    for logs in "" _graph; do
+      python3 scripts/nccl_compare.py --nccl-tests "$out" --results "$out/$name.json" \
+        --logs "$logs" --out-md "$out/compare-$name$logs.md" > /dev/null
+    done
     case $mode in *=*) unset "${mode%%=*}" ;; esac
   done
   # Each API of the collective kernel (kernels/collective.py): torch.distributed, and NCCL

@@ -5,11 +5,12 @@
 
 LOG_DIR holds nccl-tests' output as `<test><logs>.log` (all_reduce, all_gather,
 reduce_scatter; `--logs _graph` for a run with `-G`, `_mpi` for one process per GPU,
-`_mpi_graph` for both), RESULTS a kernbench results.json of
-milestone-1h-ccl. Sizes are nccl-tests' (kernbench's `bytes` axis follows them). A row per
-op, size and placement: nccl-tests' time (µs), kernbench's (the median of its round
-medians), their ratio; then the worst ratio per size band against the targets (within 3%
-from 64 KiB, within 10% below), and kernbench's alpha-beta fit against nccl-tests'
+`_mpi_graph` for both), RESULTS a kernbench results.json of milestone-1h-ccl, or the JSON
+of `scripts/ccl_reference.py` (the plain loop in a process per GPU, its median). Sizes are
+nccl-tests' (kernbench's `bytes` axis follows them). A row per op, size and placement:
+nccl-tests' time (µs), the measured one (kernbench's: the median of its round medians),
+their ratio; then the worst ratio per size band against the targets (within 3% from 64
+KiB, within 10% below), and kernbench's alpha-beta fit against nccl-tests'
 smallest-message time. `--reference-out FILE` also writes nccl-tests' points as a
 reference file, for `kernbench render RESULTS --reference FILE`.
 """
@@ -60,8 +61,30 @@ def kernbench_times(results_path: Path, dtype: str) -> tuple[dict[Any, float], d
     return times, fits
 
 
+def loop_times(report: dict[str, Any], dtype: str) -> dict[Any, float]:
+    """{(op, bytes, inplace): seconds} of a `ccl_reference.py` report."""
+    if report.get("dtype") != dtype:
+        return {}
+    return {
+        (row["op"], int(row["bytes"]), row["op"] == "allreduce" or bool(report["inplace"])):
+            float(row["time_s"])
+        for row in report["results"]
+    }
+
+
+def measured_times(path: Path, dtype: str) -> tuple[dict[Any, float], dict[str, Any], str]:
+    """The times to compare, their fits and what measured them: a ccl_reference.py report
+    or a kernbench results file."""
+    data = json.loads(path.read_text()) if path.suffix == ".json" else None
+    if isinstance(data, dict) and "iters" in data and "results" in data:
+        label = "reference loop" + (" (graph)" if data.get("graph") else "")
+        return loop_times(data, dtype), {}, label
+    mine, fits = kernbench_times(path, dtype)
+    return mine, fits, "kernbench"
+
+
 def compare(log_dir: Path, results_path: Path, dtype: str, suffix: str = "") -> dict[str, Any]:
-    mine, fits = kernbench_times(results_path, dtype)
+    mine, fits, measured_by = measured_times(results_path, dtype)
     rows = []
     for test, op in TESTS.items():
         log = log_dir / f"{test}{suffix}.log"
@@ -81,7 +104,8 @@ def compare(log_dir: Path, results_path: Path, dtype: str, suffix: str = "") -> 
                     "ratio": measured / reference,
                 }
             )
-    return {"dtype": dtype, "reference": f"nccl-tests{suffix or ''}", "rows": rows, "fits": fits}
+    return {"dtype": dtype, "reference": f"nccl-tests{suffix or ''}", "measured": measured_by,
+            "rows": rows, "fits": fits}
 
 
 def reference(log_dir: Path, dtype: str, suffix: str, world_size: int) -> dict[str, Any]:
@@ -134,7 +158,8 @@ def size_label(size: int) -> str:
 
 def markdown(report: dict[str, Any]) -> str:
     lines = [
-        f"| op | size | placement | {report['reference']} µs | kernbench µs | ratio |",
+        f"| op | size | placement | {report['reference']} µs | "
+        f"{report.get('measured', 'kernbench')} µs | ratio |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for r in report["rows"]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -353,7 +354,14 @@ def calibrate_command(
     typer.echo(f"wrote {path}")
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> None:
+    # A TERM (`timeout`, a job scheduler's stop) ends a run or an A/B as Ctrl-C does: where
+    # it is, keeping and reporting what it measured.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         app()
     except UserError as exc:  # raised outside a command (e.g. while building the app)

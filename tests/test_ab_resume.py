@@ -178,6 +178,8 @@ def test_an_interrupted_ab_is_judged_on_the_rounds_every_side_finished(
 
     folder, ran = interrupted_sequential(tmp_path, stop="r3_A")
     assert ran == ["r1_A", "r1_B", "r2_B", "r2_A"]
+    written = AB_FORMAT.read(folder / "ab.json")  # by the interrupted A/B itself
+    assert (written.rounds, written.planned_rounds) == (2, 3)
     report = summarize_ab(folder)
     assert (report.rounds, report.planned_rounds) == (2, 3)
     assert not report.failed_runs

@@ -48,12 +48,17 @@ def load_outcome(run_dir: Path) -> RunOutcome:
 
 
 def finished_rounds(folder: Path, manifest: AbManifest) -> int:
-    """How many leading rounds have every side ended (with results or an exit status):
-    an A/B killed mid-round leaves sides that never ended, and its later rounds never ran."""
+    """How many leading rounds have every side ended (with results or an exit status; an
+    interleaved round also with its turns file): an A/B killed mid-round leaves sides that
+    never ended, and its later rounds never ran."""
     for round_ in range(1, manifest.rounds + 1):
-        for run in manifest.runs:
-            if run.round == round_ and not _ended(Path(folder) / run.name):
-                return round_ - 1
+        if manifest.schedule == "interleaved":  # the turns file is the round's last word
+            ended = turns_path(folder, round_).is_file()
+        else:
+            ended = all(_ended(Path(folder) / run.name)
+                        for run in manifest.runs if run.round == round_)
+        if not ended:
+            return round_ - 1
     return manifest.rounds
 
 

@@ -12,6 +12,7 @@ from kernbench.render.outputs import write_ab_outputs
 from kernbench.results.ab import AB_FORMAT, AbReport
 
 AB_JSON = "ab.json"
+MIN_ROUNDS = 2  # an A/B's least: fewer finished rounds are reported as they stand
 
 
 def is_ab_folder(folder: Path) -> bool:
@@ -29,12 +30,12 @@ def summarize_ab(folder: Path, min_effect: float | None = None) -> AbReport:
     """Rebuild ab.json, report.md and the figure from an A/B folder, running nothing.
 
     With the manifest's minimum effect this reproduces ab.json exactly. An A/B that was
-    interrupted (killed, out of time) is judged on the rounds all its sides finished, and
-    says so; `kernbench ab --resume` runs the rest."""
+    interrupted (killed, out of time) after two rounds or more is judged on the rounds all
+    its sides finished, and says so; `kernbench ab --resume` runs the rest."""
     folder = Path(folder)
     manifest = load_manifest(folder)
     planned, finished = manifest.rounds, finished_rounds(folder, manifest)
-    if 0 < finished < planned:
+    if MIN_ROUNDS <= finished < planned:
         manifest = manifest.model_copy(update={
             "rounds": finished, "max_rounds": None,
             "runs": [run for run in manifest.runs if run.round <= finished],

@@ -19,8 +19,8 @@ from typing import Any
 from kernbench.ab.analysis import AbReport
 from kernbench.ab.compare import failing
 from kernbench.ab.interleaved import execute_rounds
-from kernbench.ab.outcomes import round_finished, side_finished, turns_path
-from kernbench.ab.outputs import summarize_ab
+from kernbench.ab.outcomes import finished_rounds, round_finished, side_finished, turns_path
+from kernbench.ab.outputs import MIN_ROUNDS, summarize_ab
 from kernbench.ab.schedule import (
     MANIFEST_NAME,
     AbManifest,
@@ -276,6 +276,9 @@ def run_rounds(
             else:
                 execute_runs(folder, manifest, spec_hash(spec), run_side, echo, rounds, keep)
         except KeyboardInterrupt:
+            if finished_rounds(folder, manifest) >= MIN_ROUNDS:
+                summarize_ab(folder)  # the verdicts of the rounds finished so far
+                echo(f"interrupted; the rounds finished so far: {folder / 'report.md'}")
             echo(f"interrupted; continue with: kernbench ab --resume {folder}")
             raise
 

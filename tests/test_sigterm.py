@@ -1,0 +1,47 @@
+"""A TERM signal (`timeout`, a job scheduler) ends `kernbench run` as Ctrl-C does: the
+cells measured are kept in results.json, the rest pending, exit 130."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kernbench.errors import EXIT_INTERRUPTED
+
+pytestmark = pytest.mark.slow
+
+BENCH = """\
+name: long-nap
+description: spins long enough to be stopped
+kernel: sleep
+axes: {work_us: [100, 200, 300, 400, 500, 600]}
+timer: {warmup_s: 0.0, budget_s: 0.4, min_time_s: 0.4, min_samples: 3}
+rounds: 2
+"""
+
+
+def test_a_terminated_run_keeps_what_it_measured(tmp_path: Path) -> None:
+    bench = tmp_path / "long-nap.yaml"
+    bench.write_text(BENCH)
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kernbench", "run", "--bench", str(bench), "--device", "cpu",
+         "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not list((out / "journal").glob("r1/0*.json")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == EXIT_INTERRUPTED, err
+    assert "interrupted:" in err and "kernbench run --resume" in err
+    cells = json.loads((out / "results.json").read_text())["cells"]
+    statuses = [cell["status"] for cell in cells]
+    assert "pending" in statuses and any(cell["rounds"] for cell in cells)

@@ -598,6 +598,19 @@ def test_settle_stops_when_two_blocks_agree_or_at_its_cap() -> None:
     assert not capped.settled and capped.seconds >= 0.1
 
 
+def test_settle_waits_for_the_clock_as_well_as_the_time() -> None:
+    # The kernel's time agrees from the third block on, but the clock is still climbing
+    # back from a power-capped predecessor until the fifth; a 15 MHz dither is steady.
+    clocks = iter([1470.0, 1515.0, 1620.0, 1800.0, 1965.0, 1980.0, 1965.0])
+    found = steady.settle(lambda n: [1e-3] * n, 0.01, 10.0, wall=FakeWall(0.001),
+                          read_clock=lambda: Reading(next(clocks), 0))
+    assert found.settled and found.block_clocks_mhz == [1470.0, 1515.0, 1620.0, 1800.0,
+                                                        1965.0, 1980.0]
+    without = steady.settle(lambda n: [1e-3] * n, 0.01, 10.0, wall=FakeWall(0.001))
+    assert without.settled and len(without.block_medians_s) == 3
+    assert without.block_clocks_mhz == []
+
+
 def test_unsteady_is_a_spread_of_round_medians_beyond_the_tolerance() -> None:
     assert steady.round_spread([1.0, 1.05, 1.02]) == pytest.approx(0.05)
     assert steady.is_unsteady(steady.round_spread([1.0, 1.05]), 0.03)

@@ -60,6 +60,7 @@ def merged(turns: Sequence[Measurement]) -> Measurement:
             "calls": sum(s["calls"] for s in settles),
             "turns_settled": sum(bool(s["settled"]) for s in settles),
             "block_medians_s": settles[0].get("block_medians_s", []),
+            "block_clocks_mhz": settles[0].get("block_clocks_mhz", []),
         }
     return Measurement(
         timer=first.timer,

@@ -99,7 +99,8 @@ def steady_sample(
         def run_block(n: int) -> list[float]:
             return enqueue(min(n, SETTLE_MAX_CALLS), False)().seconds
 
-        settled = settle(run_block, spec.settle_tol, spec.settle_s)
+        settled = settle(run_block, spec.settle_tol, spec.settle_s,
+                         read_clock=device.read_clock)
     return sample(spec, enqueue, device.read_clock, max_batch, ahead=max_batch > 1), settled
 
 

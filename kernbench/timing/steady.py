@@ -9,8 +9,10 @@ So a number means something only with the state it was taken in (ADR 0036):
 - `isolated`: an idle gap before each sample (ncu's single launches).
 
 Before sampling, a sustained cell *settles*: it runs blocks of calls until two
-consecutive block medians agree within a tolerance, or a time cap passes; whether it
-settled and how long it took are recorded. While sampling, each batch of samples is a
+consecutive block medians agree within a tolerance and, where NVML reads, so do the SM
+clocks read after them (a power-capped card can hold a kernel's time steady for a few
+blocks while its clock is still moving), or a time cap passes; whether it settled, how
+long it took and the clocks it saw are recorded. While sampling, each batch of samples is a
 block, summarized with the NVML reading taken while it ran.
 """
 
@@ -28,6 +30,9 @@ Duty = Literal["sustained", "isolated"]
 DUTIES: tuple[Duty, ...] = ("sustained", "isolated")
 SETTLE_BLOCK_S = 0.02  # one settle block: long enough for a stable median of short kernels
 SETTLE_MIN_BLOCKS = 3  # the first block (clocks ramping from idle) never counts
+# Two settle blocks' SM clocks agree within this: the clock steps by 15 MHz and dithers a
+# step or two at the top even on a steady card.
+SETTLE_CLOCK_TOL = 0.02
 ISOLATED_GAP_S = 2e-3  # idle before each isolated sample ...
 ISOLATED_GAP_FACTOR = 10.0  # ... or this many times the kernel, whichever is longer
 MAX_ISOLATED_GAP_S = 0.05
@@ -74,6 +79,7 @@ class Settle:
     seconds: float
     calls: int
     block_medians_s: list[float] = field(default_factory=list)
+    block_clocks_mhz: list[float] = field(default_factory=list)  # where NVML reads
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -89,9 +95,11 @@ def settle(
     max_s: float,
     block_s: float = SETTLE_BLOCK_S,
     wall: Callable[[], float] = time.perf_counter,
+    read_clock: Callable[[], Reading | None] | None = None,
 ) -> Settle:
     """Run blocks of samples (`run_block(n)` returns their seconds) until two consecutive
-    block medians agree within `tolerance`, or `max_s` of wall time has passed.
+    block medians agree within `tolerance` (and their clocks, read by `read_clock` after
+    each block, within SETTLE_CLOCK_TOL), or `max_s` of wall time has passed.
 
     The first block is one sample; every block is sized from the wall time the last one
     took per sample, so a block lasts about `block_s` whatever a sample costs (a graph
@@ -99,6 +107,7 @@ def settle(
     it starts from whatever state the last cell left.
     """
     medians: list[float] = []
+    clocks: list[float] = []
     began = wall()
     done = 0
     calls = 1
@@ -106,13 +115,18 @@ def settle(
         started = wall()
         seconds = run_block(calls)
         took = wall() - started
+        reading = read_clock() if read_clock is not None else None
+        if reading is not None:
+            clocks.append(reading.sm_clock_mhz)
         done += len(seconds)
         medians.append(statistics.median(seconds))
         spent = wall() - began
-        if len(medians) >= SETTLE_MIN_BLOCKS and agree(medians[-2], medians[-1], tolerance):
-            return Settle(True, spent, done, medians)
+        steady_clock = len(clocks) < 2 or agree(clocks[-2], clocks[-1], SETTLE_CLOCK_TOL)
+        if (len(medians) >= SETTLE_MIN_BLOCKS and steady_clock
+                and agree(medians[-2], medians[-1], tolerance)):
+            return Settle(True, spent, done, medians, clocks)
         if spent >= max_s:
-            return Settle(False, spent, done, medians)
+            return Settle(False, spent, done, medians, clocks)
         per_sample = took / max(1, len(seconds))
         calls = max(1, round(block_s / per_sample)) if per_sample > 0 else calls
 

@@ -205,3 +205,14 @@ def test_the_measuring_device_is_read_from_the_journal_when_the_task_files_are_g
         entry = JOURNAL.read(path)
         JOURNAL.write(path, entry.model_copy(update={"device_model": "NVIDIA H200"}))
     assert measured_on(folder) == "NVIDIA H200"
+
+
+def test_collect_without_results_keeps_the_measuring_machines_provenance(copy: Path) -> None:
+    saved = json.loads((copy / "provenance.json").read_text())  # written as the run began
+    assert saved["host"] and saved["device"] == "cpu"
+    saved["host"] = "the-measuring-host"
+    (copy / "provenance.json").write_text(json.dumps(saved))
+    (copy / "results.json").unlink()  # as when the run's parent was killed
+    code, _ = invoke("collect", str(copy))
+    assert code == EXIT_OK
+    assert results_io.load(copy / "results.json").provenance["host"] == "the-measuring-host"

@@ -16,6 +16,7 @@ from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import RUN_JSON_NAME, holds_a_run
 from kernbench.execute.rounds import checked_plan
 from kernbench.results import model as results_io
+from kernbench.results import provenance
 
 
 def collect(folder: Path) -> int:
@@ -40,9 +41,9 @@ def collect(folder: Path) -> int:
 
 
 def earlier_provenance(folder: Path) -> dict[str, Any] | None:
-    """The provenance of the results the run wrote before, if they read: the machine and
-    tree that measured, not those that collect."""
+    """The provenance of the results the run wrote before, else the one it saved as it
+    started: the machine and tree that measured, not those that collect."""
     try:
         return results_io.load(Path(folder) / RESULTS_NAME).provenance
     except UserError:
-        return None
+        return provenance.saved(folder)

@@ -230,6 +230,7 @@ def as_current_model(spec: dict[str, Any]) -> dict[str, Any]:
 
 def measure(run: RunFolder) -> int:
     started = provenance.collect(run.options.device)  # before the run writes a file
+    provenance.save(run.path, started)
     interrupted = False
     try:
         cells = execute(run)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kernbench.errors import UserError
+from kernbench.results.jsonio import read_json, write_json
 from kernbench.spec.discovery import project_root, source_tree
 
 # Environment variables that can change what a kernel does; recorded with every result.
@@ -175,6 +176,27 @@ def collect(device: str) -> dict[str, Any]:
         info.update(gpu_info())
         info["device_name"] = info["gpu"]
     return info
+
+
+# A run's provenance, written into its folder as it starts: a run whose parent dies (a
+# kill, a time limit) is collected elsewhere with the measuring machine's provenance.
+SAVED_NAME = "provenance.json"
+
+
+def save(folder: Path, info: dict[str, Any]) -> None:
+    write_json(Path(folder) / SAVED_NAME, info)
+
+
+def saved(folder: Path) -> dict[str, Any] | None:
+    """The provenance `save` wrote into a run folder, if it reads as a JSON object."""
+    path = Path(folder) / SAVED_NAME
+    if not path.is_file():
+        return None
+    try:
+        info = read_json(path, "provenance")
+    except UserError:
+        return None
+    return info if isinstance(info, dict) else None
 
 
 def utc_now() -> str:

@@ -63,8 +63,12 @@ def finished_rounds(folder: Path, manifest: AbManifest) -> int:
 
 
 def _ended(run_dir: Path) -> bool:
-    return any((run_dir / name).is_file()
-               for name in (RESULTS_NAME, f"{RESULTS_NAME}.gz", STATUS_NAME))
+    """A side the runner saw exit (its status), or one that left whole results; a side
+    stopped with the A/B leaves partial results (its cells pending) and no status."""
+    if (run_dir / STATUS_NAME).is_file():
+        return True
+    outcome = load_outcome(run_dir)
+    return outcome.results is not None and outcome.results.complete
 
 
 def _why_no_results(run_dir: Path) -> str:

@@ -220,3 +220,18 @@ def test_an_ab_of_chosen_cells_passes_the_choice_to_every_side_and_keeps_it(
     result = CliRunner().invoke(cli.app, ["ab", "--resume", str(tmp_path / "ab"),
                                           "--only", "variant=fast"])
     assert result.exit_code == EXIT_USAGE and "drop --only" in result.output
+
+
+def test_a_side_stopped_with_the_ab_is_not_a_finished_one(tmp_path: Path) -> None:
+    from kernbench.ab.outcomes import finished_rounds
+    from kernbench.ab.schedule import load_manifest
+
+    folder, _ = interrupted_sequential(tmp_path, stop="r3_A")
+    manifest = load_manifest(folder)
+    partial = results("r3_A", 3, lambda run, variant, size: size * 1e-6)
+    results_io.save(partial.model_copy(update={"complete": False}),
+                    folder / "r3_A" / "results.json")  # what a TERM'd side writes
+    assert finished_rounds(folder, manifest) == 2
+    results_io.save(partial.model_copy(update={"complete": True}),
+                    folder / "r3_A" / "results.json")
+    assert finished_rounds(folder, manifest) == 2  # r3_B never ran

@@ -127,6 +127,22 @@ def test_resume_refuses_new_settings_and_a_changed_bench(tmp_path: Path) -> None
         resume_ab(folder, run_side=Sides(), echo=lambda line: None)
 
 
+def test_resume_takes_a_side_recorded_before_a_field_kernbench_added_since(
+    tmp_path: Path,
+) -> None:
+    folder, _ = interrupted_sequential(tmp_path, stop="r2_A")
+    bench = tmp_path / "fake-ab.yaml"
+    recorded = load_bench(bench).model_dump(mode="json")
+    del recorded["timer"]["settle_tol"]  # as an earlier kernbench recorded the bench
+    save_options(folder / "r1_A", RunOptions(
+        bench_path=bench, spec_hash="an-older-hash", spec=recorded, device="cpu", rounds=1,
+        project_pins=tmp_path / "p.json",
+    ))
+    sides = Sides()
+    assert resume_ab(folder, run_side=sides, echo=lambda line: None).exit_code == EXIT_OK
+    assert sides.ran == ["r2_A", "r3_A", "r3_B"]
+
+
 KERNEL = '''\
 import os
 from kernbench.kernels.synthetic import spin

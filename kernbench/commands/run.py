@@ -8,7 +8,6 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
@@ -32,7 +31,7 @@ from kernbench.results.build import describe
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.loader import load_bench
-from kernbench.spec.models import Bench, spec_hash
+from kernbench.spec.models import Bench, as_current_model, spec_hash
 
 FAST_ENV = "MILESTONE_FAST"
 FAST_ON = ("1", "true", "yes", "on")
@@ -217,15 +216,6 @@ def open_run(out: Path, command: str) -> RunFolder:
     note(f"note: {options.bench_path} changed since the run started, only in what is "
          "computed from the measurements; its results are rebuilt with the bench as it is now")
     return RunFolder(options, bench, out)
-
-
-def as_current_model(spec: dict[str, Any]) -> dict[str, Any]:
-    """A bench recorded by an earlier kernbench, as this one's model reads it: fields added
-    since take their defaults, so they are not taken for a change of the bench."""
-    try:
-        return Bench.model_validate(spec).model_dump(mode="json")
-    except ValueError:  # a bench this kernbench no longer reads: compared as recorded
-        return spec
 
 
 def measure(run: RunFolder) -> int:

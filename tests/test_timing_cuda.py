@@ -603,9 +603,14 @@ def test_settle_waits_for_the_clock_as_well_as_the_time() -> None:
     # back from a power-capped predecessor until the fifth; a 15 MHz dither is steady.
     clocks = iter([1470.0, 1515.0, 1620.0, 1800.0, 1965.0, 1980.0, 1965.0])
     found = steady.settle(lambda n: [1e-3] * n, 0.01, 10.0, wall=FakeWall(0.001),
-                          read_clock=lambda: Reading(next(clocks), 0))
+                          read_clock=lambda: Reading(next(clocks), 0), wait_for_clock=True)
     assert found.settled and found.block_clocks_mhz == [1470.0, 1515.0, 1620.0, 1800.0,
                                                         1965.0, 1980.0]
+    # Without `timer.settle_clock` the clocks are only recorded.
+    clocks = iter([1470.0, 1515.0, 1620.0])
+    recorded = steady.settle(lambda n: [1e-3] * n, 0.01, 10.0, wall=FakeWall(0.001),
+                             read_clock=lambda: Reading(next(clocks), 0))
+    assert recorded.settled and recorded.block_clocks_mhz == [1470.0, 1515.0, 1620.0]
     without = steady.settle(lambda n: [1e-3] * n, 0.01, 10.0, wall=FakeWall(0.001))
     assert without.settled and len(without.block_medians_s) == 3
     assert without.block_clocks_mhz == []

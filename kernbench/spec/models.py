@@ -94,6 +94,8 @@ class TimerSpec(Strict):
     settle_s: Real = Field(0.5, ge=0, description="Sustained: blocks of calls until two "
                            "medians agree within settle_tol, at most this long (0: none).")
     settle_tol: PositiveFloat = Field(0.01, description="Agreement that ends the settle phase.")
+    settle_clock: bool = Field(False, description="Settle also until two blocks' SM clocks "
+                               "(NVML) agree within 2%.")
     steady_tol: PositiveFloat = Field(0.03, description="Round medians spreading (max/min - 1) "
                                       "by more: the cell is flagged unsteady.")
 

@@ -100,7 +100,7 @@ def steady_sample(
             return enqueue(min(n, SETTLE_MAX_CALLS), False)().seconds
 
         settled = settle(run_block, spec.settle_tol, spec.settle_s,
-                         read_clock=device.read_clock)
+                         read_clock=device.read_clock, wait_for_clock=spec.settle_clock)
     return sample(spec, enqueue, device.read_clock, max_batch, ahead=max_batch > 1), settled
 
 

@@ -9,8 +9,8 @@ So a number means something only with the state it was taken in (ADR 0036):
 - `isolated`: an idle gap before each sample (ncu's single launches).
 
 Before sampling, a sustained cell *settles*: it runs blocks of calls until two
-consecutive block medians agree within a tolerance and, where NVML reads, so do the SM
-clocks read after them (a power-capped card can hold a kernel's time steady for a few
+consecutive block medians agree within a tolerance (with `timer.settle_clock`, and the SM
+clocks read after them: a power-capped card can hold a kernel's time steady for a few
 blocks while its clock is still moving), or a time cap passes; whether it settled, how
 long it took and the clocks it saw are recorded. While sampling, each batch of samples is a
 block, summarized with the NVML reading taken while it ran.
@@ -96,10 +96,12 @@ def settle(
     block_s: float = SETTLE_BLOCK_S,
     wall: Callable[[], float] = time.perf_counter,
     read_clock: Callable[[], Reading | None] | None = None,
+    wait_for_clock: bool = False,
 ) -> Settle:
     """Run blocks of samples (`run_block(n)` returns their seconds) until two consecutive
-    block medians agree within `tolerance` (and their clocks, read by `read_clock` after
-    each block, within SETTLE_CLOCK_TOL), or `max_s` of wall time has passed.
+    block medians agree within `tolerance` (with `wait_for_clock`, and their clocks, read
+    by `read_clock` after each block, within SETTLE_CLOCK_TOL), or `max_s` of wall time
+    has passed.
 
     The first block is one sample; every block is sized from the wall time the last one
     took per sample, so a block lasts about `block_s` whatever a sample costs (a graph
@@ -121,7 +123,8 @@ def settle(
         done += len(seconds)
         medians.append(statistics.median(seconds))
         spent = wall() - began
-        steady_clock = len(clocks) < 2 or agree(clocks[-2], clocks[-1], SETTLE_CLOCK_TOL)
+        steady_clock = (not wait_for_clock or len(clocks) < 2
+                        or agree(clocks[-2], clocks[-1], SETTLE_CLOCK_TOL))
         if (len(medians) >= SETTLE_MIN_BLOCKS and steady_clock
                 and agree(medians[-2], medians[-1], tolerance)):
             return Settle(True, spent, done, medians, clocks)

@@ -21,7 +21,7 @@ from kernbench.kernels.base import Kernel, RankGroup
 from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement
 from kernbench.timing.nvml import Reading
-from kernbench.timing.steady import Block
+from kernbench.timing.sampling import Batch, Collector
 from kernbench.timing.stop import StopReason, StopRule
 
 # Calls are timed in batches of about this long, so the clock's and the synchronization's
@@ -46,37 +46,30 @@ class RanksTimer:
         warmup_calls, per_call_s = warm_up(kernel.run, ranks, spec.warmup_s)
         reps = 1 if spec.duty == "isolated" else max(1, round(SAMPLE_TARGET_S / per_call_s))
         rule = StopRule(spec)
-        samples: list[float] = []  # seconds per call, the slowest rank's
+        seen = Collector()  # seconds per call, the slowest rank's, with the GPU's state
         own: list[float] = []  # seconds per call, this rank's
         # The sum of the agreed batch times, not this rank's wall clock: every rank must
         # see the same budget spent.
         spent = 0.0
         reason: StopReason | None = None
-        blocks: list[Block] = []
-        clocks: list[float] = []
-        throttled: list[bool] = []
         while reason is None:
-            count = next_chunk(len(samples), spec, spent, reps * per_call_s)
+            count = next_chunk(len(seen.samples), spec, spent, reps * per_call_s)
             batches = ranks.time_batches(count, reps, spec.duty)
             reading = self.read_clock() if self.read_clock is not None else None
             local = [seconds / reps for seconds in batches]
             own.extend(local)
             agreed = ranks.agree_max(local)
-            samples.extend(agreed)
-            blocks.append(Block.of(agreed, reading))
-            if reading is not None:
-                clocks += [reading.sm_clock_mhz] * len(agreed)
-                throttled += [reading.throttled] * len(agreed)
+            seen.add(Batch(agreed), reading)
             spent += sum(agreed) * reps
-            reason = rule.check(samples, spent)
+            reason = rule.check(seen.samples, spent)
         return Measurement(
             timer=self.name,
-            samples_s=samples,
+            samples_s=seen.samples,
             warmup_calls=warmup_calls,
             stop_reason=reason,
-            sm_clock_mhz=clocks,
-            throttled=throttled,
-            blocks=[block.as_dict() for block in blocks],
+            sm_clock_mhz=seen.clocks,
+            throttled=seen.throttled,
+            blocks=[block.as_dict() for block in seen.blocks],
             extra={
                 "per_rank_median_s": ranks.per_rank(statistics.median(own)),
                 "world_size": ranks.world_size,

@@ -61,8 +61,9 @@ def batch_size(
     return max(1, min(n, limit, spec.max_samples - taken))
 
 
-class _Collector:
-    """What the loop has read so far."""
+class Collector:
+    """What a sampling loop has read so far: samples, and per batch its NVML reading (per
+    sample) and its block."""
 
     def __init__(self) -> None:
         self.samples: list[float] = []
@@ -108,7 +109,7 @@ def sample(
     """The stop rule (timing.stop) around batches; with `ahead`, one batch stays queued
     ahead of the one being read (the sustained duty). Batches still queued when the rule
     stops are drained and dropped, so the stop rule decides on exactly what it saw."""
-    seen = _Collector()
+    seen = Collector()
     rule = StopRule(spec)
     queued: list[tuple[Callable[[], Batch], int]] = []
     began = wall()

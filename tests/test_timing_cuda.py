@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from kernbench.kernels import gemm_triton
+from kernbench.kernels import gemm_triton, gpu_hold
 from kernbench.kernels.base import Kernel
 from kernbench.spec.models import TIMERS, TimerSpec
 from kernbench.timing import choose_timer, cuda, cuda_device, nvml, sampling, steady
@@ -491,32 +491,30 @@ def test_event_timer_holds_the_gpu_while_the_host_enqueues_each_batch() -> None:
     measured = cuda.EventTimer(device).measure(_kernel(clock, 1e-3), spec)
     # One hold per batch, outside every sample: the samples are the kernel alone.
     assert len(device.holds) >= 2
-    assert device.holds[0] == cuda.FIRST_HOLD_S
+    assert device.holds[0] == gpu_hold.FIRST_HOLD_S
     assert measured.samples_s == pytest.approx([1e-3] * len(measured.samples_s))
 
 
 def test_host_pace_holds_only_as_long_as_the_host_needs() -> None:
-    pace = cuda.HostPace()
-    assert pace.hold_for(8) == cuda.FIRST_HOLD_S
+    pace = gpu_hold.HostPace()
+    assert pace.hold_for(8) == gpu_hold.FIRST_HOLD_S
     pace.enqueued(4, 200e-6)  # 50 us of host time per sample
-    lead = cuda.HOLD_MARGIN * cuda.HOLD_LEAD_SAMPLES * 50e-6
+    lead = gpu_hold.HOLD_MARGIN * gpu_hold.HOLD_LEAD_SAMPLES * 50e-6
     pace.ran([200e-6] * 4)  # the GPU is slower: the host stays ahead after a short lead
     assert pace.hold_for(10) == pytest.approx(lead)
     pace.ran([10e-6] * 4)  # the host is slower: hold for what it loses over the batch
-    assert pace.hold_for(10) == pytest.approx(lead + cuda.HOLD_MARGIN * 10 * 40e-6)
+    assert pace.hold_for(10) == pytest.approx(lead + gpu_hold.HOLD_MARGIN * 10 * 40e-6)
 
 
 def test_host_pace_says_how_many_samples_one_hold_covers() -> None:
-    from kernbench.kernels.gpu_hold import MAX_HOLD_S
-
-    pace = cuda.HostPace()
+    pace = gpu_hold.HostPace()
     assert pace.fitting(100) == 4  # unknown pace: a few first
     pace.enqueued(4, 200e-6)
     pace.ran([200e-6] * 4)  # the GPU is slower: any batch keeps the host ahead
     assert pace.fitting(100_000) == 100_000
     pace.ran([10e-6] * 4)  # the host loses 40 us a sample: the hold's cap limits the batch
     fits = pace.fitting(100_000)
-    assert pace.hold_for(fits) <= MAX_HOLD_S < pace.hold_for(fits + 1)
+    assert pace.hold_for(fits) <= gpu_hold.MAX_HOLD_S < pace.hold_for(fits + 1)
     assert pace.fitting(3) == 3
 
 
@@ -655,7 +653,7 @@ def test_a_batch_queued_behind_another_holds_only_when_the_host_is_slower() -> N
         cuda.HostPace = original  # type: ignore[misc]
     # every batch was held, the later ones by what the host lost over them
     assert len(device.holds) >= 3
-    assert device.holds[-1] == pytest.approx(cuda.HOLD_MARGIN * 40e-6 * 32, rel=0.5)
+    assert device.holds[-1] == pytest.approx(gpu_hold.HOLD_MARGIN * 40e-6 * 32, rel=0.5)
     fast = FakeDevice(Clock())
     cuda.EventTimer(fast).measure(_kernel(fast.clock, 1e-3), spec)
     # a GPU-bound kernel: the first batch is held, and the second, queued before the

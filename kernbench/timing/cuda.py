@@ -17,12 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kernbench.kernels.base import Kernel
-from kernbench.kernels.gpu_hold import (  # noqa: F401 - HOLD_* are this timer's settings too
-    FIRST_HOLD_S,
-    HOLD_LEAD_SAMPLES,
-    HOLD_MARGIN,
-    HostPace,
-)
+from kernbench.kernels.gpu_hold import FIRST_HOLD_S, HostPace
 from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement, Timer
 from kernbench.timing.cuda_device import FLUSH_MODES, CudaDevice

@@ -187,24 +187,24 @@ def test_a_run_recorded_before_new_timer_fields_is_collected_without_a_change(
     assert code == 2 and "changed since the run started (timer)" in err
 
 
-def test_the_measuring_device_is_read_from_the_journal_when_the_task_files_are_gone(
+def test_the_measuring_device_is_read_from_the_saved_provenance_without_task_files(
     copy: Path,
 ) -> None:
     from kernbench.execute.finish import measured_on
-    from kernbench.execute.journal import JOURNAL
     from kernbench.execute.options import load_options
     from kernbench.execute.rounds import RunFolder
+    from kernbench.results import provenance
     from kernbench.spec.loader import load_bench
 
     options = load_options(copy)
     folder = RunFolder(options, load_bench(options.bench_path), copy)
-    assert measured_on(folder) == JOURNAL.read(next((copy / "journal").glob("r1/0*.json"))
-                                               ).device_model
-    shutil.rmtree(copy / "tasks")  # as a journal copied off the measuring machine
-    for path in (copy / "journal").glob("r*/0*.json"):
-        entry = JOURNAL.read(path)
-        JOURNAL.write(path, entry.model_copy(update={"device_model": "NVIDIA H200"}))
+    assert measured_on(folder) == provenance.device_model("cpu")  # the task files say
+    shutil.rmtree(copy / "tasks")  # as a folder copied off the measuring machine
+    saved = json.loads((copy / "provenance.json").read_text())
+    (copy / "provenance.json").write_text(json.dumps({**saved, "device_name": "NVIDIA H200"}))
     assert measured_on(folder) == "NVIDIA H200"
+    (copy / "provenance.json").unlink()
+    assert measured_on(folder) is None
 
 
 def test_collect_without_results_keeps_the_measuring_machines_provenance(copy: Path) -> None:

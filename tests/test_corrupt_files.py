@@ -123,7 +123,7 @@ def test_a_newer_entry_is_refused_not_overwritten(copy: Path) -> None:
     code, error = invoke("run", "--resume", str(copy))
     assert code == EXIT_USAGE
     assert error == (f"{path}: schema_version: 9 is newer than this kernbench understands "
-                     "(2); upgrade kernbench\n")
+                     "(1); upgrade kernbench\n")
 
 
 # --- run.json ------------------------------------------------------------------------

@@ -43,23 +43,20 @@ def test_an_entry_round_trips_with_its_version(tmp_path: Path) -> None:
     write_entry(tmp_path, 2, entry)
     path = journal_path(tmp_path, 2, 3)
     assert path == tmp_path / "r2" / "00003.json"
-    assert json.loads(path.read_text())["schema_version"] == JOURNAL_VERSION == 2
+    assert json.loads(path.read_text())["schema_version"] == JOURNAL_VERSION == 1
     assert read_entry(tmp_path, 2, 3) == entry
     assert read_entry(tmp_path, 2, 4) is None
 
 
-@pytest.mark.parametrize("version", [None, 1])
-def test_an_older_entry_reads_as_the_current_version(tmp_path: Path, version: int | None) -> None:
-    # As a worker wrote it before versions, or before entries named the device model: an
-    # interrupted run still resumes.
+def test_an_entry_from_before_versions_reads_as_version_1(tmp_path: Path) -> None:
+    # As a worker wrote it before versions: an interrupted run still resumes.
     old = {"index": 0, "id": "v/n=0", "result": measured(1).model_dump(mode="json"),
-           "pin": None, **({"schema_version": version} if version else {})}
+           "pin": None}
     path = journal_path(tmp_path, 1, 0)
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(old))
     entry = read_entry(tmp_path, 1, 0)
-    assert entry is not None and entry.schema_version == 2 and entry.result == measured(1)
-    assert entry.device_model == ""
+    assert entry is not None and entry.schema_version == 1 and entry.result == measured(1)
 
 
 def test_a_newer_entry_is_refused(tmp_path: Path) -> None:

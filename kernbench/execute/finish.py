@@ -8,7 +8,7 @@ from typing import Any
 
 from kernbench.errors import UserError
 from kernbench.execute.hosts import load_host_names
-from kernbench.execute.journal import JOURNAL, TASK, read_journal
+from kernbench.execute.journal import TASK, read_journal
 from kernbench.execute.rounds import RunFolder
 from kernbench.plan import Cell, round_order
 from kernbench.results import model as results_io
@@ -82,21 +82,17 @@ def record_positions(
 
 def measured_on(run: RunFolder) -> str | None:
     """The device model the run's workers were told they measure on (their task files,
-    else their journal entries), so results rebuilt elsewhere (`collect` on a laptop)
-    match the measuring machine's profile; None when neither says."""
+    else the provenance the run saved as it started), so results rebuilt elsewhere
+    (`collect` on a laptop, from a folder copied without its task files) match the
+    measuring machine's profile; None when neither says."""
     for task in sorted((run.path / "tasks").glob("r*.json")):
         try:
             return TASK.read(task).device_model
         except UserError:
             continue
-    for path in sorted(run.journal.glob("r*/[0-9]*.json")):
-        try:
-            model = JOURNAL.read(path).device_model
-        except UserError:
-            continue
-        if model:
-            return model
-    return None
+    started = provenance.saved(run.path) or {}
+    model = started.get("device_name")
+    return str(model) if model else None
 
 
 def _profile(

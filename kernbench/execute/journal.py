@@ -36,7 +36,7 @@ from kernbench.plan import Cell
 from kernbench.results.jsonio import FileFormat
 from kernbench.results.model import RoundResult
 
-JOURNAL_VERSION = 2  # 2: device_model
+JOURNAL_VERSION = 1
 TASK_VERSION = 1
 CURRENT_VERSION = 1
 CURRENT_NAME = "current.json"
@@ -71,9 +71,6 @@ class JournalEntry(_Strict):
     id: str
     result: RoundResult
     pin: dict[str, Any] | None = None  # the pin the round used, as the pins file holds it
-    # The task's device model, so results rebuilt elsewhere (`collect` on a laptop, from a
-    # journal copied without its task files) match the measuring machine's profile.
-    device_model: str = ""
 
 
 class CurrentCell(_Strict):
@@ -91,7 +88,7 @@ def _same_keys(data: dict[str, Any]) -> dict[str, Any]:
 
 TASK: FileFormat[Task] = FileFormat("worker task", TASK_VERSION, Task)
 JOURNAL: FileFormat[JournalEntry] = FileFormat(
-    "journal entry", JOURNAL_VERSION, JournalEntry, update_to={1: _same_keys, 2: _same_keys}
+    "journal entry", JOURNAL_VERSION, JournalEntry, update_to={1: _same_keys}
 )
 CURRENT: FileFormat[CurrentCell] = FileFormat("current cell", CURRENT_VERSION, CurrentCell)
 

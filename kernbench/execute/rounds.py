@@ -286,8 +286,7 @@ class RoundRunner:
             gpu=lane.gpu if lane is not None else None,
         )
         write_entry(self.journal, round_, JournalEntry(index=cell.index, id=cell.id,
-                                                       result=result,
-                                                       device_model=self.device_model))
+                                                       result=result))
         current_path(self.journal, round_, lane.slot if lane is not None else "").unlink(
             missing_ok=True)
 

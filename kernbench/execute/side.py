@@ -171,8 +171,7 @@ class Side:
         result.wall_s = time.perf_counter() - started
         pin = self.store.used.get(result.pin) if result.pin else None
         write_entry(self.journal, self.task.round,
-                    JournalEntry(index=cell.index, id=cell.id, result=result, pin=pin,
-                                 device_model=self.task.device_model))
+                    JournalEntry(index=cell.index, id=cell.id, result=result, pin=pin))
 
 
 def serve(side: Side, requests: Iterable[str], replies: IO[str]) -> None:

@@ -302,8 +302,7 @@ def run_task(task: Task) -> None:
         if primary:
             pin = store.used.get(result.pin) if result.pin else None
             write_entry(journal, task.round,
-                        JournalEntry(index=cell.index, id=cell.id, result=result, pin=pin,
-                                     device_model=task.device_model))
+                        JournalEntry(index=cell.index, id=cell.id, result=result, pin=pin))
             print(f"r{task.round} {cell.id}: {result.status}"
                   + (f" ({result.reason})" if result.reason else ""), flush=True)
         if result.status != "ok" and int(os.environ.get("WORLD_SIZE", "1")) > 1:

@@ -4,8 +4,9 @@
 # interleaved pairs), then `kernbench ab` on it under both schedules, 6 rounds with A/A,
 # each timed; and the tf32 A/B under the interleaved schedule.
 # Usage: bash scripts/gpu_ab.sh OUT_DIR [STEP...]   (needs the pydantic wheels in .whl/)
-# STEP: reference, interleaved, sequential, short, tf32, nccl-proto (two GPUs) (default: the
-# first three; one call of 10 minutes holds about three of them).
+# STEP: reference, interleaved, sequential, short, tf32, nccl-proto (two GPUs), nccl-proto-resume
+# (the committed NCCL A/B's remaining rounds) (default: the first three; one call of 10 minutes
+# holds about three of them).
 set -uo pipefail
 out=${1:?OUT_DIR}
 mkdir -p "$out" /tmp/ab
@@ -33,6 +34,10 @@ for step in "${steps[@]}"; do
     nccl-proto) # two GPUs: NCCL_PROTO Simple against LL on all-reduce (issue 16)
       timed nccl-proto timeout "${NCCL_AB_TIMEOUT:-240}" python3 -m kernbench ab \
         --bench ab-nccl-proto --device cuda --schedule sequential --out /tmp/ab/nccl-proto ;;
+    nccl-proto-resume) # its unfinished sides and rounds, into a copy of the committed folder
+      cp -r benches/data/ab-nccl-proto-h200x2 /tmp/ab/nccl-proto
+      timed nccl-proto-resume timeout "${NCCL_AB_TIMEOUT:-240}" python3 -m kernbench ab \
+        --resume /tmp/ab/nccl-proto ;;
     tf32) timed tf32-interleaved timeout 420 python3 -m kernbench ab --bench ab-tf32 \
       --device cuda --schedule interleaved --out /tmp/ab/tf32-interleaved ;;
     *) echo "unknown step $step" | tee -a "$log" ;;

@@ -3,9 +3,11 @@
 # Triton reads the compiler switch (scripts/mma_switch_check.py), ops-moe's three benches
 # in both backends, then the switch's A/B over their flag_gems variants (6 rounds, A/A;
 # round 1's A side records every autotune choice, the other sides replay them).
-# Usage: [ONLY="tokens=1,1024,16384"] [RUN_TIMEOUT=S] [AB_TIMEOUT=S]
-#   bash scripts/gpu_ops.sh OUT_DIR [STEP...]
-# STEP: check, runs, ab-router, ab-topk, ab-masked-select (default: check runs ab-router).
+# Usage: [ONLY="tokens=1,16384"] [ONLY_router=...] [AB_ONLY_topk=...] [RUN_TIMEOUT=S]
+#   [AB_TIMEOUT=S] bash scripts/gpu_ops.sh OUT_DIR [STEP...]
+# STEP: check, runs, ab-router, ab-topk, ab-masked-select (default: all five, about
+# 9 minutes with the default cells). ONLY selects the cells of every step; ONLY_<op> adds
+# to it for the runs of one op, AB_ONLY_<op> for its A/B (op: topk, masked_select, router).
 # Needs .whl/ with the pydantic wheels (../shared/tools/gpu-wheels.sh) and FlagGems'
 # (scripts/gpu_op_wheels.sh).
 set -uo pipefail
@@ -16,22 +18,35 @@ log="$out/ops.log"
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm,power.limit --format=csv > "$log"
 # shellcheck source=scripts/timed.sh
 . "$(dirname "$0")/timed.sh"
-only=()
-for selection in ${ONLY:-tokens=1,1024,16384}; do only+=(--only "$selection"); done
+# Cells small enough for one call: the extreme token counts; the A/Bs the larger shapes.
+: "${ONLY_router:=hidden=7168}"
+: "${AB_ONLY_router:=hidden=7168 experts=8,256}"
+: "${AB_ONLY_topk:=experts=256}"
+: "${AB_ONLY_masked_select:=hidden=7168}"
+selection() {  # selection VAR: --only flags for ONLY and the space-separated KEY=V of VAR
+  local key
+  for key in ${ONLY:-tokens=1,16384} ${!1:-}; do printf -- '--only\n%s\n' "$key"; done
+}
+timeouts() {  # seconds for one op: topk, masked_select, router
+  case $1 in topk) echo "$2" ;; masked_select) echo "$3" ;; router) echo "$4" ;; esac
+}
 steps=("${@:2}")
-[ ${#steps[@]} -eq 0 ] && steps=(check runs ab-router)
+[ ${#steps[@]} -eq 0 ] && steps=(check runs ab-router ab-topk ab-masked-select)
 for step in "${steps[@]}"; do
   case $step in
-    check) timed mma-switch timeout 120 python3 scripts/mma_switch_check.py \
+    check) timed mma-switch timeout 60 python3 scripts/mma_switch_check.py \
       --out "$out/mma-switch.json" ;;
-    runs) for op in topk masked-select router; do
-        timed "run-$op" timeout "${RUN_TIMEOUT:-150}" python3 -m kernbench run \
-          --bench "ops-moe-$op" --device cuda --rounds 1 "${only[@]}" --out "/tmp/ops/run-$op"
+    runs) for op in topk masked_select router; do
+        mapfile -t only < <(selection "ONLY_$op")
+        timed "run-$op" timeout "${RUN_TIMEOUT:-$(timeouts $op 60 40 75)}" python3 -m kernbench \
+          run --bench "ops-moe-${op//_/-}" --device cuda --rounds 1 "${only[@]}" \
+          --out "/tmp/ops/run-$op"
       done ;;
-    ab-*) op=${step#ab-}
-      timed "$step" timeout "${AB_TIMEOUT:-300}" python3 -m kernbench ab --bench "ops-moe-$op" \
-        --device cuda --switch DISABLE_MMA_V3 --a 0 --b 1 --rounds 6 --aa \
-        --only variant=flag_gems "${only[@]}" --out "/tmp/ops/ab-$op" ;;
+    ab-*) op=${step#ab-} && op=${op//-/_}
+      mapfile -t only < <(selection "AB_ONLY_$op")
+      timed "$step" timeout "${AB_TIMEOUT:-$(timeouts $op 85 65 150)}" python3 -m kernbench ab \
+        --bench "ops-moe-${op//_/-}" --device cuda --switch DISABLE_MMA_V3 --a 0 --b 1 \
+        --rounds 6 --aa --only variant=flag_gems "${only[@]}" --out "/tmp/ops/ab-$op" ;;
     *) echo "unknown step $step" | tee -a "$log" ;;
   esac
 done

@@ -40,8 +40,10 @@ print(json.dumps({"wgmma": "wgmma" in ptx, "mma_sync": "mma.sync" in ptx,
 
 def compile_with(switch: str, value: str) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="mma-switch-") as cache:
-        env = {**os.environ, switch: value, "TRITON_CACHE_DIR": cache}
-        done = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True,
+        probe = Path(cache, "probe.py")  # @triton.jit reads its function's source file
+        probe.write_text(PROBE)
+        env = {**os.environ, switch: value, "TRITON_CACHE_DIR": str(Path(cache, "triton"))}
+        done = subprocess.run([sys.executable, str(probe)], env=env, capture_output=True,
                               text=True, check=False)
     if done.returncode != 0:
         return {"error": done.stderr.strip().splitlines()[-1:]}

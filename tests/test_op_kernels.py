@@ -149,15 +149,47 @@ def test_a_torch_cell_is_refused_while_a_gems_scope_is_open(
     params = {"rows": 4, "cols": 32, "dtype": "fp32", "device": "cpu"}
     first = OpFactory(bench)(backend="flag_gems", **params)
     second = OpFactory(bench)(backend="flag_gems", **params)
-    assert entered == ["in"]  # one scope for the cells held together
+    # one scope for the cells held together (left while the second's inputs were made)
+    assert entered == ["in", "out", "in"]
     with pytest.raises(BackendUnavailable, match="holds FlagGems' scope open"):
         OpFactory(bench)(backend="torch", **params)
     assert first.close is not None and second.close is not None
     first.close()
-    assert entered == ["in"]
+    assert entered[-1] == "in"  # the second cell still holds it
     second.close()
-    assert entered == ["in", "out"]
+    assert entered[-1] == "out"
     OpFactory(bench)(backend="torch", **params)  # the scope is closed: torch cells again
+
+
+def test_the_inputs_and_the_check_run_outside_an_open_gems_scope(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # FlagGems' kernels refuse float64 and empty tensors: kernbench's own torch work (a
+    # cell's inputs, the check's float64 reference) must not run under its scope.
+    events: list[str] = []
+
+    class Scope:
+        def __enter__(self) -> None:
+            events.append("in")
+
+        def __exit__(self, *exc: object) -> None:
+            events.append("out")
+
+    fake = type(__import__("sys"))("flag_gems")
+    fake.use_gems = Scope  # type: ignore[attr-defined]
+    monkeypatch.setitem(__import__("sys").modules, "flag_gems", fake)
+    bench = load_bench(bench_file(tmp_path, "flag_gems", "check: {ref: torch.topk, outputs: [0]}"))
+    params = {"rows": 4, "cols": 32, "dtype": "fp32", "device": "cpu"}
+    first = OpFactory(bench)(backend="flag_gems", **params)
+    assert events == ["in"]  # the first cell's inputs were made before its scope opened
+    second = OpFactory(bench)(backend="flag_gems", **params)
+    assert events == ["in", "out", "in"]  # the second's made with the scope left
+    assert second.check is not None and second.check().ok
+    assert events == ["in", "out", "in", "out", "in"]  # the op in it, the reference not
+    assert first.close is not None and second.close is not None
+    first.close()
+    second.close()
+    assert events[-1] == "out"
 
 
 def test_normal_init_scales_randn() -> None:

@@ -5,13 +5,16 @@
   first call here), so compilation never lands in the timed region.
 - `flag_gems`: the call runs inside FlagGems' `use_gems()` scope, entered when the cell
   is prepared and left when it closes (entering registers FlagGems' operators with
-  torch, far too slow to do per call).
+  torch, far too slow to do per call). kernbench's own torch work (a cell's inputs, the
+  check's reference and comparison) runs `outside_scope()`: under the scope it would run
+  FlagGems' kernels, which refuse float64 and empty tensors (seen on the H200).
 """
 
 from __future__ import annotations
 
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,6 +95,21 @@ class _GemsScope:
             scope, self.scope = self.scope, None
             scope.__exit__(None, None, None)
 
+    @contextmanager
+    def suspended(self) -> Iterator[None]:
+        """The scope left for a block of kernbench's own work, then entered again."""
+        if self.scope is None:
+            yield
+            return
+        self.scope.__exit__(None, None, None)
+        try:
+            yield
+        finally:
+            import flag_gems  # imported: the scope was open
+
+            self.scope = flag_gems.use_gems()
+            self.scope.__enter__()
+
     def refuse_if_open(self, backend: str) -> None:
         if self.holders:
             raise BackendUnavailable(
@@ -102,3 +120,8 @@ class _GemsScope:
 
 
 _GEMS = _GemsScope()
+
+
+def outside_scope() -> Any:
+    """A context in which torch runs its own kernels, whatever backend's scope is open."""
+    return _GEMS.suspended()

@@ -40,7 +40,8 @@ class OpCall:
 def make_op_kernel(
     call: OpCall, backend: str, device: str, check: OpCheckPlan | None = None
 ) -> Kernel:
-    tensors = {name: make_tensor(plan, device) for name, plan in call.inputs.items()}
+    with backends.outside_scope():
+        tensors = {name: make_tensor(plan, device) for name, plan in call.inputs.items()}
     kwargs = dict(call.kwargs)
     op = call.op
 
@@ -67,14 +68,15 @@ def _check(
     check: OpCheckPlan,
 ) -> CheckResult:
     result = run()
-    # A tolerance check compares with the reference on float64 copies of the inputs; an
-    # exact one on the very same inputs.
-    inputs = tensors if check.exact else {k: _widened(t) for k, t in tensors.items()}
-    reference = check.reference(**inputs, **kwargs)
     tolerance = check.tolerance
     if tolerance is None:
         tolerance = TOLERANCE.get(dtype or "fp32", TOLERANCE["fp32"])
-    return compare(result, reference, check.outputs, check.exact, tolerance)
+    with backends.outside_scope():  # the reference is torch's, not the backend's
+        # A tolerance check compares with the reference on float64 copies of the inputs;
+        # an exact one on the very same inputs.
+        inputs = tensors if check.exact else {k: _widened(t) for k, t in tensors.items()}
+        reference = check.reference(**inputs, **kwargs)
+        return compare(result, reference, check.outputs, check.exact, tolerance)
 
 
 def _widened(tensor: Any) -> Any:

@@ -71,6 +71,6 @@ def test_a_cell_finished_without_turns_is_journaled_failed_with_the_parents_reas
 
 
 def test_a_turn_takes_exactly_its_calls_and_no_warm_up_beyond_one_call():
-    spec = turn_spec(TimerSpec(warmup_s=0.5, budget_s=0.01, rel_ci=0.5), 7)
-    assert (spec.min_samples, spec.max_samples, spec.warmup_s) == (7, 7, 0.0)
+    spec = turn_spec(TimerSpec(warmup_s=0.5, settle_s=0.5, budget_s=0.01, rel_ci=0.5), 7)
+    assert (spec.min_samples, spec.max_samples, spec.warmup_s, spec.settle_s) == (7, 7, 0.0, 0.0)
     assert turn_spec(TimerSpec(), 1).max_samples == 3  # the timers' floor

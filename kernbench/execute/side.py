@@ -57,10 +57,12 @@ class Held:
 
 
 def turn_spec(spec: TimerSpec, calls: int) -> TimerSpec:
-    """Exactly `calls` samples, no warm-up beyond the timer's one untimed call."""
+    """Exactly `calls` samples, no warm-up beyond the timer's one untimed call and no
+    settle phase: a turn lasts milliseconds between the other sides' turns, which keep
+    the device warm (a settle of up to `settle_s` a turn made one cell's A/B 70 s)."""
     calls = max(calls, 3)
     return spec.model_copy(update={
-        "warmup_s": 0.0, "min_samples": calls, "max_samples": calls,
+        "warmup_s": 0.0, "settle_s": 0.0, "min_samples": calls, "max_samples": calls,
         "budget_s": 1e9, "rel_ci": 1e-12,
     })
 
@@ -109,7 +111,7 @@ class Side:
         try:
             timer = choose_timer(kernel, self.spec, self.task.device)
             estimate_spec = turn_spec(self.spec, ESTIMATE_CALLS).model_copy(
-                update={"warmup_s": self.spec.warmup_s}
+                update={"warmup_s": self.spec.warmup_s, "settle_s": self.spec.settle_s}
             )
             warm = timer.measure(kernel, estimate_spec)
         except Exception as exc:  # noqa: BLE001 - a failing cell is recorded, the side goes on

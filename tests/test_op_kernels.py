@@ -161,6 +161,31 @@ def test_a_torch_cell_is_refused_while_a_gems_scope_is_open(
     OpFactory(bench)(backend="torch", **params)  # the scope is closed: torch cells again
 
 
+def test_flag_gems_tunes_into_a_private_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its on-disk database would hand a later process earlier choices, past the pins.
+    monkeypatch.setenv("FLAGGEMS_DB_URL", f"sqlite:///{tmp_path}/shared.db")
+    seen: list[str] = []
+
+    class Scope:
+        def __enter__(self) -> None:
+            seen.append(__import__("os").environ["FLAGGEMS_DB_URL"])
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+    fake = type(__import__("sys"))("flag_gems")
+    fake.use_gems = Scope  # type: ignore[attr-defined]
+    monkeypatch.setitem(__import__("sys").modules, "flag_gems", fake)
+    kernel = OpFactory(load_bench(bench_file(tmp_path, "flag_gems")))(
+        rows=4, cols=32, dtype="fp32", device="cpu", backend="flag_gems"
+    )
+    assert seen == ["sqlite://"]
+    assert kernel.close is not None
+    kernel.close()
+
+
 def test_the_inputs_and_the_check_run_outside_an_open_gems_scope(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,6 +22,11 @@ from typing import Any
 BACKENDS = ("torch", "compile", "flag_gems")
 # Libraries a backend loads, whose versions the pins' fingerprint records.
 BACKEND_LIBRARIES = {"flag_gems": "flag_gems"}
+# FlagGems' tuner keeps every choice in an on-disk database that later processes read
+# instead of tuning, so its choices would bypass kernbench's pins: on the H200 an A/B's B
+# side took A's choices from it and recorded no replay. An in-memory database, private to
+# the process, sends every tuning through the pins (read by FlagGems at its import).
+GEMS_TUNING_DB = ("FLAGGEMS_DB_URL", "sqlite://")
 
 
 class BackendUnavailable(RuntimeError):
@@ -77,6 +83,8 @@ class _GemsScope:
 
     def enter(self) -> None:
         if self.holders == 0:
+            name, private = GEMS_TUNING_DB
+            os.environ[name] = private
             try:
                 import flag_gems  # optional: only flag_gems cells need it
             except ImportError as exc:

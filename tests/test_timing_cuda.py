@@ -659,3 +659,75 @@ def test_a_batch_queued_behind_another_holds_only_when_the_host_is_slower() -> N
     # a GPU-bound kernel: the first batch is held, and the second, queued before the
     # GPU's pace is known; none after
     assert len(fast.holds) == 2
+
+
+class FakeFlushTorch:
+    """The few torch calls CudaDevice.flush makes, recording what ran and how."""
+
+    float32 = "float32"
+
+    def __init__(self, capturing: bool = False) -> None:
+        self.log: list[str] = []
+        self.capturing = capturing
+        outer = self
+
+        class Cuda:
+            @staticmethod
+            def is_current_stream_capturing() -> bool:
+                return outer.capturing
+
+        self.cuda = Cuda
+
+    def ones(self, n: int, **_: object) -> str:
+        return "buffer"
+
+    def empty(self, shape: object, **_: object) -> str:
+        return "scratch"
+
+    def sum(self, buffer: str, dim: int, out: str) -> None:
+        self.log.append("sum")
+
+
+def flush_device(torch: FakeFlushTorch) -> cuda_device.CudaDevice:
+    device = object.__new__(cuda_device.CudaDevice)
+    device._torch = torch  # type: ignore[assignment]
+    device.index, device.flush_size, device.flush_mode = 0, 8 * MIB, "read"
+    device._buffer = device._scratch = device._flush_graph = None
+
+    class Graph:
+        def replay(self) -> None:
+            torch.log.append("replay")
+
+    def capture(body: object) -> Graph:
+        torch.log.append("capture")
+        return Graph()
+
+    device.capture = capture  # type: ignore[method-assign]
+    return device
+
+
+def test_the_flush_is_captured_once_and_replayed() -> None:
+    torch = FakeFlushTorch()
+    device = flush_device(torch)
+    device.flush()
+    device.flush()
+    assert torch.log == ["capture", "replay", "replay"]
+
+
+def test_inside_another_capture_the_flush_is_the_op_itself() -> None:
+    torch = FakeFlushTorch(capturing=True)
+    flush_device(torch).flush()
+    assert torch.log == ["sum"]
+
+
+def test_a_refused_flush_capture_falls_back_to_the_op() -> None:
+    torch = FakeFlushTorch()
+    device = flush_device(torch)
+
+    def refuse(body: object) -> None:
+        raise RuntimeError("operation not permitted when stream is capturing")
+
+    device.capture = refuse  # type: ignore[method-assign]
+    device.flush()
+    device.flush()
+    assert torch.log == ["sum", "sum"]

@@ -187,3 +187,22 @@ def test_verdict_rules(low, high, expected):
 def test_aa_floor_is_the_largest_absolute_delta():
     assert aa_floor([0.5, -2.5, 1.0]) == 2.5
     assert math.isclose(aa_floor([0.1]), 0.1)
+
+
+def test_each_run_counts_what_it_did_with_pins():
+    # Round 1's A records (kernbench's pin and a Triton tuner's); every other run replays.
+    plan = manifest(rounds=2, aa=True)
+    found = outcomes(plan, ratio_plan(lambda k: 1.0))
+    for run in plan.runs:
+        results = found[run.name].results
+        assert results is not None
+        action = "recorded" if run.pins_mode == "record" else "replayed"
+        first = results.cells[0].rounds[0]
+        first.pin_action = action
+        first.extra["autotune_pins"] = {"triton:mm|H200|k1": action, "triton:mm|H200|k2": action}
+    report = analyze(plan, found)
+    pins = {run.name: run.pins for run in report.runs}
+    assert pins["r1_A"] == {"recorded": 3}
+    assert {name: p for name, p in pins.items() if name != "r1_A"} == {
+        name: {"replayed": 3} for name in pins if name != "r1_A"
+    }

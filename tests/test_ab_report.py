@@ -38,3 +38,16 @@ def test_markdown_without_cells_says_so():
     text = render_markdown(report, None)
     assert "No cell has a verdict." in text
     assert "| fast | 1, 2, 3, 4, 5, 6 | r1_A | [r1_A/log.txt](r1_A/log.txt) |" in text
+
+
+def test_the_summary_says_who_recorded_the_pins_and_who_replayed_them():
+    plan = manifest(rounds=2)
+    report = analyze(plan, outcomes(plan, slower_on_b))
+    assert "Pins" not in render_markdown(report, None)  # no pins used: no line
+    runs = [run.model_copy(update={"pins": {"recorded": 2} if run.name == "r1_A"
+                                   else {"replayed": 2}}) for run in report.runs]
+    text = render_markdown(report.model_copy(update={"runs": runs}), None)
+    assert "- Pins: recorded by r1_A (2); replayed by the 3 other runs (2 each)." in text
+    runs[2] = runs[2].model_copy(update={"pins": {}})
+    text = render_markdown(report.model_copy(update={"runs": runs}), None)
+    assert f"none replayed by {runs[2].name}" in text

@@ -11,6 +11,7 @@ Order statistics commute with that monotone map, so intervals are exact in eithe
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -156,7 +157,11 @@ def analyze(
         for cell_id, cell in order_of_cells.items()
         if cell.variant not in failed_variants
     ]
-    runs = [RunRecord(**run.model_dump(), status=statuses[run.name]) for run in manifest.runs]
+    runs = [
+        RunRecord(**run.model_dump(), status=statuses[run.name],
+                  pins=_pin_actions(tables[run.name]))
+        for run in manifest.runs
+    ]
     if manifest.max_rounds:
         needed = rounds_needed(manifest, outcomes, min_effect, turns, cells)
         cells = [c.model_copy(update={"rounds_needed": needed.get(c.id)}) for c in cells]
@@ -243,6 +248,17 @@ def _failure(variant: str, run: SideRun, reason: str) -> FailedRun:
     return FailedRun(
         variant=variant, round=run.round, run=run.name, log=f"{run.name}/log.txt", reason=reason
     )
+
+
+def _pin_actions(table: Mapping[str, CellResult]) -> dict[str, int]:
+    """How often the run recorded or replayed a pin, kernbench's and its tuners'."""
+    actions: Counter[str] = Counter()
+    for cell in table.values():
+        for result in cell.rounds:
+            if result.pin_action:
+                actions[result.pin_action] += 1
+            actions.update(result.extra.get("autotune_pins", {}).values())
+    return dict(sorted(actions.items()))
 
 
 def _cells_by_id(outcome: RunOutcome | None) -> dict[str, CellResult]:

@@ -35,6 +35,9 @@ minimum effect and the cell's A/A floor){% endif %}.
 {{ r.summary.sign_flip_cells | join(", ") if r.summary.sign_flip_cells else "none" }}.
 - False faster/slower calls to expect with no effect at all: at most \
 {{ "%.2f" | format(r.summary.expected_false_calls) }}.
+{%- if pins %}
+- Pins: {{ pins }}.
+{%- endif %}
 {%- if r.summary.interval_note %}
 - Note: {{ r.summary.interval_note }}.
 {%- endif %}
@@ -104,8 +107,35 @@ def render_markdown(report: AbReport, figure: str | None) -> str:
     environment.filters.update(pct=_pct, num=_num, cell=_cell)
     order = ", ".join(f"r{k} {'/'.join(sides)}" for k, sides in enumerate(report.order, 1))
     return environment.from_string(TEMPLATE).render(
-        r=report, order=order, turns=_turns(report), figure=figure
+        r=report, order=order, turns=_turns(report), figure=figure, pins=pins_line(report)
     )
+
+
+def pins_line(report: AbReport) -> str | None:
+    """Who recorded the pins and whether every other run replayed them, e.g. 'recorded by
+    r1_A (4); replayed by the 17 other runs (4 each)'; None when no run used a pin."""
+    if not any(run.pins for run in report.runs):
+        return None
+    recorders = [run for run in report.runs
+                 if run.pins.get("recorded") or run.pins.get("stale-retuned")]
+    others = [run for run in report.runs if run not in recorders]
+    recorded = ", ".join(
+        f"{run.name} ({run.pins.get('recorded', 0) + run.pins.get('stale-retuned', 0)})"
+        for run in recorders
+    )
+    parts = [f"recorded by {recorded}" if recorded else "recorded by no run"]
+    replays = {run.pins.get("replayed", 0) for run in others}
+    if others and 0 not in replays and len(replays) == 1:
+        parts.append(f"replayed by the {len(others)} other runs ({replays.pop()} each)")
+    elif others:
+        replayed = [f"{run.name} ({run.pins['replayed']})" for run in others
+                    if run.pins.get("replayed")]
+        idle = [run.name for run in others if not run.pins.get("replayed")]
+        if replayed:
+            parts.append("replayed by " + ", ".join(replayed))
+        if idle:
+            parts.append("none replayed by " + ", ".join(idle))
+    return "; ".join(parts)
 
 
 def _turns(report: AbReport) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from kernbench.results.jsonio import FileFormat
 
@@ -92,6 +92,9 @@ class RunRecord(_Model):
     slot: int
     pins_mode: str
     status: Literal["ok", "failed", "crashed"]
+    # What the run did with pins, counted over its cells: kernbench's own (`pin_action`)
+    # and every Triton tuner's (`autotune_pins`): recorded / replayed / stale-retuned.
+    pins: dict[str, int] = Field(default_factory=dict)
 
 
 class AbSummary(_Model):

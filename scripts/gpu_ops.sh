@@ -5,8 +5,9 @@
 # round 1's A side records every autotune choice, the other sides replay them).
 # Usage: [ONLY=KEY=V...] [RUN_ONLY_router=...] [AB_ONLY_topk=...] [RUN_TIMEOUT=S]
 #   [AB_TIMEOUT=S] bash scripts/gpu_ops.sh OUT_DIR [STEP...]
-# STEP: check, runs, ab-router, ab-topk, ab-masked-select (default: all five, about
-# 8 minutes with the default cells). ONLY selects the cells of every step; RUN_ONLY_<op>
+# STEP: check, runs, ab-router, ab-topk, ab-masked-select (default: all five; the runs
+# took 2 minutes on the H200, the three A/Bs are given up to 8.5 minutes: one call holds
+# `check ab-router ab-topk ab-masked-select`). ONLY selects the cells of every step; RUN_ONLY_<op>
 # adds to it for the run of one op, AB_ONLY_<op> for its A/B (op: topk, masked_select,
 # router).
 # Needs .whl/ with the pydantic wheels (../shared/tools/gpu-wheels.sh) and FlagGems'
@@ -27,7 +28,7 @@ nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm,power.limit --form
 : "${RUN_ONLY_masked_select:=tokens=1,16384}"
 : "${AB_ONLY_masked_select:=tokens=1,16384 hidden=7168}"
 : "${RUN_ONLY_router:=tokens=4096,16384 hidden=7168 experts=64,256 dtype=bf16}"
-: "${AB_ONLY_router:=$RUN_ONLY_router}"
+: "${AB_ONLY_router:=tokens=4096,16384 hidden=7168 experts=256 dtype=bf16}"
 selection() {  # selection VAR: --only flags for ONLY and the space-separated KEY=V of VAR
   local key
   for key in ${ONLY:-} ${!1:-}; do printf -- '--only\n%s\n' "$key"; done
@@ -49,7 +50,7 @@ for step in "${steps[@]}"; do
       done ;;
     ab-*) op=${step#ab-} && op=${op//-/_}
       mapfile -t only < <(selection "AB_ONLY_$op")
-      timed "$step" timeout "${AB_TIMEOUT:-$(timeouts $op 85 65 150)}" python3 -m kernbench ab \
+      timed "$step" timeout "${AB_TIMEOUT:-$(timeouts $op 150 110 240)}" python3 -m kernbench ab \
         --bench "ops-moe-${op//_/-}" --device cuda --switch DISABLE_MMA_V3 --a 0 --b 1 \
         --rounds 6 --aa --only variant=flag_gems "${only[@]}" --out "/tmp/ops/ab-$op" ;;
     *) echo "unknown step $step" | tee -a "$log" ;;

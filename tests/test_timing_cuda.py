@@ -246,6 +246,24 @@ def test_graph_timer_subtracts_the_flush_graph() -> None:
     assert len(device.captured) == 2  # (flush + run) x N, and flush x N
 
 
+def test_graph_timer_captures_a_kernel_once_for_all_its_measurements() -> None:
+    # An interleaved A/B measures a held cell every few milliseconds, one turn at a time.
+    clock = Clock()
+    device = FakeDevice(clock)
+    spec = TimerSpec(warmup_s=0.0, min_samples=5, l2="cold")
+    timer = cuda.GraphTimer(device)
+    kernel = _kernel(clock, 2e-6)
+    first = timer.measure(kernel, spec)
+    again = timer.measure(kernel, spec)
+    assert len(device.captured) == 2
+    assert again.samples_s == pytest.approx([2e-6] * len(again.samples_s))
+    assert again.extra["launches_per_graph"] == first.extra["launches_per_graph"]
+    timer.measure(_kernel(clock, 2e-6), spec)  # another kernel: its own graphs
+    assert len(device.captured) == 4
+    timer.measure(_kernel(clock, 2e-6), spec.model_copy(update={"l2": "warm"}))
+    assert len(device.captured) == 5
+
+
 def test_graph_timer_falls_back_when_capture_fails() -> None:
     clock = Clock()
 

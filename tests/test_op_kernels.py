@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import math
+import os
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -124,27 +127,41 @@ def test_the_compile_backend_compiles_while_preparing(tmp_path: Path) -> None:
 def test_flag_gems_missing_fails_the_cell_with_its_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(__import__("sys").modules, "flag_gems", None)
+    monkeypatch.setitem(sys.modules, "flag_gems", None)
     bench = load_bench(bench_file(tmp_path, "flag_gems"))
     with pytest.raises(BackendUnavailable, match="backend flag_gems: cannot import flag_gems"):
         OpFactory(bench)(rows=4, cols=32, dtype="fp32", backend="flag_gems", device="cpu")
 
 
-def test_a_torch_cell_is_refused_while_a_gems_scope_is_open(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    entered: list[str] = []
+@dataclass
+class GemsLog:
+    events: list[str] = field(default_factory=list)  # "in" / "out" of use_gems()
+    databases: list[str] = field(default_factory=list)  # FLAGGEMS_DB_URL at each "in"
+
+
+@pytest.fixture
+def gems_scopes(monkeypatch: pytest.MonkeyPatch) -> GemsLog:
+    """A stand-in flag_gems whose use_gems() scope logs its entries and exits."""
+    log = GemsLog()
 
     class Scope:
         def __enter__(self) -> None:
-            entered.append("in")
+            log.events.append("in")
+            log.databases.append(os.environ.get("FLAGGEMS_DB_URL", ""))
 
         def __exit__(self, *exc: object) -> None:
-            entered.append("out")
+            log.events.append("out")
 
-    fake = type(__import__("sys"))("flag_gems")
+    fake = type(sys)("flag_gems")
     fake.use_gems = Scope  # type: ignore[attr-defined]
-    monkeypatch.setitem(__import__("sys").modules, "flag_gems", fake)
+    monkeypatch.setitem(sys.modules, "flag_gems", fake)
+    return log
+
+
+def test_a_torch_cell_is_refused_while_a_gems_scope_is_open(
+    tmp_path: Path, gems_scopes: GemsLog
+) -> None:
+    entered = gems_scopes.events
     bench = load_bench(bench_file(tmp_path, "flag_gems"))
     params = {"rows": 4, "cols": 32, "dtype": "fp32", "device": "cpu"}
     first = OpFactory(bench)(backend="flag_gems", **params)
@@ -162,47 +179,24 @@ def test_a_torch_cell_is_refused_while_a_gems_scope_is_open(
 
 
 def test_flag_gems_tunes_into_a_private_database(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gems_scopes: GemsLog
 ) -> None:
     # Its on-disk database would hand a later process earlier choices, past the pins.
     monkeypatch.setenv("FLAGGEMS_DB_URL", f"sqlite:///{tmp_path}/shared.db")
-    seen: list[str] = []
-
-    class Scope:
-        def __enter__(self) -> None:
-            seen.append(__import__("os").environ["FLAGGEMS_DB_URL"])
-
-        def __exit__(self, *exc: object) -> None:
-            pass
-
-    fake = type(__import__("sys"))("flag_gems")
-    fake.use_gems = Scope  # type: ignore[attr-defined]
-    monkeypatch.setitem(__import__("sys").modules, "flag_gems", fake)
     kernel = OpFactory(load_bench(bench_file(tmp_path, "flag_gems")))(
         rows=4, cols=32, dtype="fp32", device="cpu", backend="flag_gems"
     )
-    assert seen == ["sqlite://"]
+    assert gems_scopes.databases == ["sqlite://"]
     assert kernel.close is not None
     kernel.close()
 
 
 def test_the_inputs_and_the_check_run_outside_an_open_gems_scope(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, gems_scopes: GemsLog
 ) -> None:
     # FlagGems' kernels refuse float64 and empty tensors: kernbench's own torch work (a
     # cell's inputs, the check's float64 reference) must not run under its scope.
-    events: list[str] = []
-
-    class Scope:
-        def __enter__(self) -> None:
-            events.append("in")
-
-        def __exit__(self, *exc: object) -> None:
-            events.append("out")
-
-    fake = type(__import__("sys"))("flag_gems")
-    fake.use_gems = Scope  # type: ignore[attr-defined]
-    monkeypatch.setitem(__import__("sys").modules, "flag_gems", fake)
+    events = gems_scopes.events
     bench = load_bench(bench_file(tmp_path, "flag_gems", "check: {ref: torch.topk, outputs: [0]}"))
     params = {"rows": 4, "cols": 32, "dtype": "fp32", "device": "cpu"}
     first = OpFactory(bench)(backend="flag_gems", **params)

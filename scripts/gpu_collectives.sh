@@ -5,7 +5,11 @@
 # reduce_scatter from 1 KiB to 1 GiB (plain and with CUDA graphs, -G); runs
 # milestone-1h-ccl through kernbench in the same call; writes the comparison tables.
 # Usage: [APIS="torch nccl"] [CCL_TIMEOUT=S] [NCCL_TESTS_MPI=0] [REFERENCE_ENVS="VAR=V ..."]
-#   bash scripts/gpu_collectives.sh NCCL_TESTS_DIR OUT_DIR [kernbench run options]
+#   [ALTERNATE=K [ALT_API=torch]] bash scripts/gpu_collectives.sh NCCL_TESTS_DIR OUT_DIR
+#   [kernbench run options]
+#   ALTERNATE=K: then K passes over 1 KiB to 4 MiB, nccl-tests and kernbench in turn, and
+#   a comparison of each side's median over the passes (these VMs' small-message latency
+#   wanders by tens of percent over minutes: one run of each is two draws of it).
 #   (the fp32 cells took about 110 s a round on 2 H200s: pass --rounds to fit the call's limit)
 #   (needs the pydantic wheels in .whl/)
 set -uo pipefail
@@ -63,6 +67,24 @@ source scripts/gpu_env.sh
         --logs "$logs" --out-md "$out/compare-$api$logs.md" --out-json "$out/compare-$api$logs.json"
     done
   done
+  small=$(python3 -c 'print(",".join(str(2**p) for p in range(10, 23)))')
+  alt_results=()
+  for pass in $(seq 1 "${ALTERNATE:-0}"); do
+    for test in all_reduce all_gather reduce_scatter; do
+      /tmp/nccl-tests-build/${test}_perf -b 1K -e 4M -f 2 -g 2 -w 5 -n 50 -d float \
+        > "$out/${test}_alt.$pass.log" 2>&1
+    done
+    KERNBENCH_COLLECTIVE_API=${ALT_API:-torch} timeout "${CCL_TIMEOUT:-400}" python3 -m kernbench \
+      run --bench milestone-1h-ccl --device cuda --only dtype=fp32 --only "bytes=$small" \
+      --rounds 1 --out "/tmp/ccl-alt$pass"
+    echo "alternating pass $pass: kernbench exit $?"
+    found=/tmp/ccl-alt$pass/results.json
+    [ -e "$found" ] && alt_results+=(--results "$found")
+  done
+  if [ ${#alt_results[@]} -gt 0 ]; then
+    python3 scripts/nccl_compare.py --nccl-tests "$out" --logs _alt "${alt_results[@]}" \
+      --out-md "$out/compare-alternating.md" --out-json "$out/compare-alternating.json"
+  fi
 } > "$out/collectives.log" 2>&1
 tar czf "$out/ccl.tgz" -C /tmp --exclude=tasks $(cd /tmp && ls -d ccl-*)
 tail -n 40 "$out/collectives.log"

@@ -1,18 +1,20 @@
 """kernbench's collective times against nccl-tests', size by size.
 
-    python scripts/nccl_compare.py --nccl-tests LOG_DIR --results RESULTS [--dtype fp32]
-        [--out-md FILE] [--out-json FILE]
+    python scripts/nccl_compare.py --nccl-tests LOG_DIR --results RESULTS [--results ...]
+        [--dtype fp32] [--out-md FILE] [--out-json FILE]
 
 LOG_DIR holds nccl-tests' output as `<test><logs>.log` (all_reduce, all_gather,
 reduce_scatter; `--logs _graph` for a run with `-G`, `_mpi` for one process per GPU,
-`_mpi_graph` for both), RESULTS a kernbench results.json of milestone-1h-ccl, or the JSON
-of `scripts/ccl_reference.py` (the plain loop in a process per GPU, its median). Sizes are
-nccl-tests' (kernbench's `bytes` axis follows them). A row per op, size and placement:
-nccl-tests' time (µs), the measured one (kernbench's: the median of its round medians),
-their ratio; then the worst ratio per size band against the targets (within 3% from 64
-KiB, within 10% below), and kernbench's alpha-beta fit against nccl-tests'
-smallest-message time. `--reference-out FILE` also writes nccl-tests' points as a
-reference file, for `kernbench render RESULTS --reference FILE`.
+`_mpi_graph` for both), and repeated runs as `<test><logs>.<n>.log`; RESULTS a kernbench
+results.json of milestone-1h-ccl, or the JSON of `scripts/ccl_reference.py` (the plain
+loop in a process per GPU, its median), given once per run. Sizes are nccl-tests'
+(kernbench's `bytes` axis follows them). A row per op, size and placement: nccl-tests'
+time (µs), the measured one (kernbench's: the median of its round medians), their ratio;
+with several runs of either, each side's median over its runs and their range; then the
+worst ratio per size band against the targets (within 3% from 64 KiB, within 10% below),
+and kernbench's alpha-beta fit against nccl-tests' smallest-message time.
+`--reference-out FILE` also writes nccl-tests' points as a reference file, for
+`kernbench render RESULTS --reference FILE`.
 """
 
 from __future__ import annotations
@@ -83,28 +85,54 @@ def measured_times(path: Path, dtype: str) -> tuple[dict[Any, float], dict[str, 
     return mine, fits, "kernbench"
 
 
-def compare(log_dir: Path, results_path: Path, dtype: str, suffix: str = "") -> dict[str, Any]:
-    mine, fits, measured_by = measured_times(results_path, dtype)
+def test_logs(log_dir: Path, test: str, suffix: str) -> list[Path]:
+    """A test's logs: `<test><suffix>.log` and the repeated runs `<test><suffix>.<n>.log`."""
+    once = log_dir / f"{test}{suffix}.log"
+    repeats = sorted(log_dir.glob(f"{test}{suffix}.[0-9]*.log"),
+                     key=lambda path: int(path.suffixes[-2][1:]))
+    return ([once] if once.exists() else []) + repeats
+
+
+def pooled(runs: list[dict[Any, float]]) -> dict[Any, list[float]]:
+    """Each key's times over the runs that measured it."""
+    found: dict[Any, list[float]] = {}
+    for run in runs:
+        for key, seconds in run.items():
+            found.setdefault(key, []).append(seconds)
+    return found
+
+
+def compare(
+    log_dir: Path, results_paths: list[Path], dtype: str, suffix: str = ""
+) -> dict[str, Any]:
+    measured_runs = [measured_times(path, dtype) for path in results_paths]
+    mine = pooled([times for times, _, _ in measured_runs])
+    fits, measured_by = measured_runs[0][1], measured_runs[0][2]
     rows = []
     for test, op in TESTS.items():
-        log = log_dir / f"{test}{suffix}.log"
-        if not log.exists():
-            continue
-        for (size, inplace), reference in sorted(parse_nccl_tests(log.read_text(), dtype).items()):
+        logs = test_logs(log_dir, test, suffix)
+        references = pooled([parse_nccl_tests(log.read_text(), dtype) for log in logs])
+        for (size, inplace), reference_runs in sorted(references.items()):
             measured = mine.get((op, size, inplace))
-            if measured is None:
+            if not measured:
                 continue
-            rows.append(
-                {
-                    "op": op,
-                    "bytes": size,
-                    "inplace": inplace,
-                    "nccl_tests_s": reference,
-                    "kernbench_s": measured,
-                    "ratio": measured / reference,
-                }
-            )
+            reference = statistics.median(reference_runs)
+            row = {
+                "op": op,
+                "bytes": size,
+                "inplace": inplace,
+                "nccl_tests_s": reference,
+                "kernbench_s": statistics.median(measured),
+                "ratio": statistics.median(measured) / reference,
+            }
+            if len(reference_runs) > 1 or len(measured) > 1:
+                row["nccl_tests_range_s"] = [min(reference_runs), max(reference_runs)]
+                row["kernbench_range_s"] = [min(measured), max(measured)]
+            rows.append(row)
     return {"dtype": dtype, "reference": f"nccl-tests{suffix or ''}", "measured": measured_by,
+            "runs": {"nccl_tests": max((len(test_logs(log_dir, t, suffix)) for t in TESTS),
+                                       default=0),
+                     "measured": len(results_paths)},
             "rows": rows, "fits": fits}
 
 
@@ -156,8 +184,20 @@ def size_label(size: int) -> str:
     return f"{size} B"
 
 
+def microseconds(seconds: float, span: list[float] | None) -> str:
+    """'12.30', or with a range of runs '12.30 (11.90-15.10)'."""
+    if not span:
+        return f"{seconds * 1e6:.2f}"
+    return f"{seconds * 1e6:.2f} ({span[0] * 1e6:.2f}-{span[1] * 1e6:.2f})"
+
+
 def markdown(report: dict[str, Any]) -> str:
-    lines = [
+    runs = report.get("runs", {})
+    lines = []
+    if runs.get("nccl_tests", 1) > 1 or runs.get("measured", 1) > 1:
+        lines += [f"Medians over {runs['nccl_tests']} nccl-tests runs and {runs['measured']} "
+                  "measured runs (their range in brackets).", ""]
+    lines += [
         f"| op | size | placement | {report['reference']} µs | "
         f"{report.get('measured', 'kernbench')} µs | ratio |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -165,7 +205,8 @@ def markdown(report: dict[str, Any]) -> str:
     for r in report["rows"]:
         lines.append(
             f"| {r['op']} | {size_label(r['bytes'])} | {'in' if r['inplace'] else 'out of'} place"
-            f" | {r['nccl_tests_s'] * 1e6:.2f} | {r['kernbench_s'] * 1e6:.2f} | {r['ratio']:.3f} |"
+            f" | {microseconds(r['nccl_tests_s'], r.get('nccl_tests_range_s'))}"
+            f" | {microseconds(r['kernbench_s'], r.get('kernbench_range_s'))} | {r['ratio']:.3f} |"
         )
     bands = report["bands"]
     lines.append("")
@@ -180,7 +221,8 @@ def markdown(report: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nccl-tests", type=Path, required=True)
-    parser.add_argument("--results", type=Path, required=True)
+    parser.add_argument("--results", type=Path, action="append", required=True,
+                        help="a run's results (repeatable: the median over the runs)")
     parser.add_argument("--dtype", default="fp32", choices=sorted(NCCL_TYPES))
     parser.add_argument("--logs", default="", help="the logs' suffix: '', _graph, _mpi...")
     parser.add_argument("--out-md", type=Path)

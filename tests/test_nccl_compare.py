@@ -1,0 +1,68 @@
+"""scripts/nccl_compare.py: nccl-tests' logs against measured times, once or over repeats."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "nccl_compare.py"
+spec = importlib.util.spec_from_file_location("nccl_compare", SCRIPT)
+assert spec is not None and spec.loader is not None
+nccl_compare = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(nccl_compare)
+
+HEADER = "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+
+
+def nccl_log(micros: dict[int, float]) -> str:
+    """An all_reduce_perf log: out of place and in place both `micros[size]`."""
+    rows = [
+        f"{size:>12} {size // 4:>12}     float     sum      -1   {t:6.2f}  0.10  0.10      0"
+        f"   {t:6.2f}  0.10  0.10      0"
+        for size, t in micros.items()
+    ]
+    return "\n".join(["# nccl-tests version 2.17.6", HEADER, *rows]) + "\n"
+
+
+def reference_loop(path: Path, micros: dict[int, float]) -> Path:
+    rows = [{"op": "allreduce", "bytes": size, "time_s": t * 1e-6} for size, t in micros.items()]
+    path.write_text(json.dumps({"dtype": "fp32", "iters": 50, "inplace": True, "results": rows}))
+    return path
+
+
+def test_one_run_of_each_compares_size_by_size(tmp_path: Path) -> None:
+    (tmp_path / "all_reduce.log").write_text(nccl_log({1024: 20.0, 65536: 30.0}))
+    measured = reference_loop(tmp_path / "loop.json", {1024: 21.0, 65536: 30.3})
+    report = nccl_compare.compare(tmp_path, [measured], "fp32")
+    ratios = {r["bytes"]: r["ratio"] for r in report["rows"]}
+    assert ratios == pytest.approx({1024: 1.05, 65536: 1.01})
+    assert "nccl_tests_range_s" not in report["rows"][0]
+    assert report["runs"] == {"nccl_tests": 1, "measured": 1}
+
+
+def test_repeated_runs_compare_medians_and_keep_their_range(tmp_path: Path) -> None:
+    # The machine's small-message latency wanders: 12.6 µs in one run, 20.6 in the next.
+    for n, micros in enumerate((12.6, 20.6, 13.0), 1):
+        (tmp_path / f"all_reduce_alt.{n}.log").write_text(nccl_log({1024: micros}))
+    (tmp_path / "all_reduce.log").write_text(nccl_log({1024: 99.0}))  # another family
+    loops = [reference_loop(tmp_path / f"loop{n}.json", {1024: t})
+             for n, t in enumerate((13.5, 19.0, 14.0))]
+    report = nccl_compare.compare(tmp_path, loops, "fp32", "_alt")
+    (row,) = report["rows"]
+    assert row["nccl_tests_s"] == pytest.approx(13.0e-6)
+    assert row["kernbench_s"] == pytest.approx(14.0e-6)
+    assert row["nccl_tests_range_s"] == pytest.approx([12.6e-6, 20.6e-6])
+    report["bands"] = nccl_compare.band_summary(report["rows"])
+    text = nccl_compare.markdown(report)
+    assert "Medians over 3 nccl-tests runs and 3 measured runs" in text
+    assert "| 13.00 (12.60-20.60) | 14.00 (13.50-19.00) | 1.077 |" in text
+
+
+def test_repeats_are_read_in_numeric_order(tmp_path: Path) -> None:
+    for n in (1, 2, 10):
+        (tmp_path / f"all_gather.{n}.log").write_text("")
+    names = [p.name for p in nccl_compare.test_logs(tmp_path, "all_gather", "")]
+    assert names == ["all_gather.1.log", "all_gather.2.log", "all_gather.10.log"]

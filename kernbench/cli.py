@@ -54,7 +54,7 @@ from kernbench.commands.schema import (
     write_schemas,
 )
 from kernbench.commands.validate import list_benches, validate_files
-from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UserError
+from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, NeedsExtra, UserError
 from kernbench.spec.loader import shown_path
 
 
@@ -146,11 +146,14 @@ def validate_command(
     paths: Annotated[list[Path] | None, typer.Argument(help="Bench files; default: all.")] = None,
     bench_dir: BenchDirs = None,
 ) -> None:
-    """Check bench files (default: every bench found, and the hardware profiles)."""
+    """Check bench files (default: every bench found, and the hardware profiles; a bench
+    that needs an optional dependency missing here is skipped, with why)."""
     failed = False
     for path, error in validate_files(paths or None, bench_dir or ()):
         if error is None:
             typer.echo(f"ok {shown_path(path)}")
+        elif isinstance(error, NeedsExtra) and not paths:
+            typer.echo(f"skipped {error.message}", err=True)
         else:
             typer.echo(error.message, err=True)
             failed = True

@@ -44,3 +44,8 @@ class SpecError(UserError):
         self.line = line
         self.field = field
         self.detail = message
+
+
+class NeedsExtra(SpecError):
+    """A bench file that cannot be checked here because it names something that needs one
+    of kernbench's optional dependencies: `validate` of every bench skips it."""

@@ -141,6 +141,21 @@ def test_without_torch_validate_says_so_in_one_line(tmp_path: Path) -> None:
     ]
 
 
+def test_without_torch_validating_every_bench_skips_the_op_benches_that_need_it() -> None:
+    # A core install (no torch) validates what it can: the shipped op benches are not wrong.
+    code = (
+        "import sys; sys.modules['torch'] = None; from kernbench.cli import main; "
+        "sys.argv = ['kernbench', 'validate']; main()"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    skipped = [line for line in done.stderr.splitlines() if line.startswith("skipped ")]
+    assert "skipped benches/ops-moe-topk.yaml:5: op: cannot import 'torch': no module named " \
+        "'torch' (pip install 'kernbench[torch]')" in skipped
+    assert "ok benches/milestone-1h-gemm.yaml" in done.stdout
+
+
 def test_shapes_and_args_use_expressions(tmp_path: Path) -> None:
     text = textwrap.dedent("""\
         name: softmax

@@ -28,6 +28,11 @@ class FactoryError(Exception):
     """A kernel reference that cannot be resolved; the message is one line."""
 
 
+class MissingExtra(FactoryError):
+    """A reference that needs one of kernbench's optional dependencies (torch, FlagGems),
+    not installed here: nothing wrong with the file that names it."""
+
+
 def split_ref(kernel: str) -> tuple[str, str]:
     """`module:factory` (a built-in name first mapped through BUILTINS) -> (module, factory)."""
     ref = BUILTINS.get(kernel, kernel)

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kernbench.kernels import FactoryError
+from kernbench.kernels import FactoryError, MissingExtra
 
 DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
 # Extras that bring what an op bench imports, by its top-level module.
@@ -51,7 +51,7 @@ def _import_longest(parts: list[str]) -> tuple[Any, int]:
         except ModuleNotFoundError as exc:
             if exc.name is not None and name.startswith(exc.name) and depth > 1:
                 continue  # this prefix is not a module: try a shorter one
-            raise FactoryError(_missing(exc, name)) from None
+            raise _missing(exc, name) from None
         except BaseException as exc:  # an imported module may raise anything
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -60,11 +60,11 @@ def _import_longest(parts: list[str]) -> tuple[Any, int]:
     raise FactoryError(f"cannot import {parts[0]!r}")  # pragma: no cover - loop returns
 
 
-def _missing(exc: ModuleNotFoundError, name: str) -> str:
+def _missing(exc: ModuleNotFoundError, name: str) -> FactoryError:
     top = (exc.name or name).split(".")[0]
     hint = INSTALL_HINT.get(top)
     text = f"cannot import {name!r}: no module named {exc.name!r}"
-    return f"{text} ({hint})" if hint else text
+    return MissingExtra(f"{text} ({hint})") if hint else FactoryError(text)
 
 
 def keyword_names(func: Callable[..., Any]) -> set[str] | None:

@@ -20,8 +20,8 @@ from pydantic import BaseModel, ValidationError
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from kernbench.errors import SpecError
-from kernbench.kernels import BUILTINS, FactoryError, resolve_factory
+from kernbench.errors import NeedsExtra, SpecError
+from kernbench.kernels import BUILTINS, FactoryError, MissingExtra, resolve_factory
 from kernbench.spec.checks import bench_problem, factory_problem
 from kernbench.spec.models import Bench, HardwareProfile
 from kernbench.spec.op_checks import op_problem
@@ -288,7 +288,10 @@ def _check_bench(bench: Bench, doc: Document) -> None:
     keywords it takes, or the op and its keywords (`spec/op_checks.py`)."""
     problem = bench_problem(bench)
     if problem is None and bench.op is not None:
-        problem = op_problem(bench)
+        try:
+            problem = op_problem(bench)
+        except MissingExtra as exc:
+            raise NeedsExtra(doc.shown, doc.line(("op",)), "op", str(exc)) from None
     elif problem is None and bench.kernel is not None:
         if ":" not in bench.kernel and bench.kernel not in BUILTINS:
             message = (

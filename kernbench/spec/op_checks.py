@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kernbench.kernels import FactoryError
+from kernbench.kernels import FactoryError, MissingExtra
 from kernbench.kernels.backends import BACKENDS
 from kernbench.kernels.callables import keyword_names, resolve_callable
 from kernbench.kernels.tensors import INIT_DTYPE, parse_init
@@ -25,6 +25,8 @@ def op_problem(bench: Bench) -> Problem | None:
     assert bench.op is not None
     try:
         op = resolve_callable(bench.op)
+    except MissingExtra:
+        raise  # not a problem of the file: the loader says so
     except FactoryError as exc:
         return ("op",), str(exc)
     for problem in (

@@ -92,8 +92,8 @@ class CudaDevice:
         flush ("write") leaves dirty ones, whose write-back then lands inside the timed kernel.
 
         The flush is torch's own kernel whatever backend has replaced torch's operators in
-        the process (FlagGems' sum read the buffer in ~3 ms, torch's in ~40 µs, and that
-        was most of an interleaved A/B's turn): captured once in a CUDA graph outside the
+        the process (on the H200 an op A/B's turns took ~3 ms a sample beyond their calls
+        while the flush ran FlagGems' sum): captured once in a CUDA graph outside the
         backend's scope and replayed. Inside another graph's capture the op is captured as
         it stands."""
         torch = self._torch

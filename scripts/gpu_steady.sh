@@ -5,18 +5,31 @@
 # do_bench, isolated against ncu); with SWEEPS=2 a second sweep (SWEEP2_ARGS: extra run
 # options, e.g. a subset) in another cell order, compared with the first. CALIBRATE=1
 # calibrates first (into configs/hardware/h200.yaml, which then overrides the shipped one).
+# TIMER_SET="KEY: V, ...": the sweeps run a copy of the bench with these timer settings
+# (e.g. "duty: isolated", "settle_clock: true"), its pins copied beside it.
 # Usage: [SWEEPS=1|2] [SWEEP2_ARGS=...] [FIDELITY=1] [FIDELITY_ARGS=...] [CALIBRATE=1]
-#   bash scripts/gpu_steady.sh OUT_DIR [kernbench run options]  (pydantic wheels in .whl/)
+#   [TIMER_SET=...] bash scripts/gpu_steady.sh OUT_DIR [kernbench run options]
+#   (pydantic wheels in .whl/)
 set -uo pipefail
 out=${1:?OUT_DIR}
 shift
 mkdir -p "$out"
 source scripts/gpu_env.sh
 committed=benches/data/milestone-1h-gemm.json.gz
+bench=milestone-1h-gemm
+pins=benches/pins/milestone-1h-gemm.json
+if [ -n "${TIMER_SET:-}" ]; then  # pins are found beside the bench file: copied along
+  mkdir -p /tmp/bench-variant/pins
+  bench=/tmp/bench-variant/milestone-1h-gemm.yaml
+  sed "s/^timer: {/timer: {$TIMER_SET, /" benches/milestone-1h-gemm.yaml > "$bench"
+  cp "$pins" /tmp/bench-variant/pins/
+  pins=/tmp/bench-variant/pins/milestone-1h-gemm.json
+  grep "^timer:" "$bench" > "$out/timer.txt"
+fi
 sweep() {  # sweep N [run options]
   local n=$1
   shift
-  timeout "${SWEEP_TIMEOUT:-300}" python3 -m kernbench run --bench milestone-1h-gemm \
+  timeout "${SWEEP_TIMEOUT:-300}" python3 -m kernbench run --bench "$bench" \
     --device cuda --out "/tmp/gemm$n" "$@"
   echo "sweep $n exit $?"
   python3 scripts/round_spread.py "/tmp/gemm$n/results.json" --against "$committed" \
@@ -35,7 +48,7 @@ smi=$!
   fi
   if [ "${SWEEPS:-1}" -ge 1 ]; then
     sweep 1 "$@"
-    cp benches/pins/milestone-1h-gemm.json "$out/pins.json"
+    cp "$pins" "$out/pins.json"
   fi
   if [ "${FIDELITY:-0}" = 1 ]; then
     # shellcheck disable=SC2086

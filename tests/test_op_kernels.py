@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from kernbench.kernels import backends
 from kernbench.kernels.backends import BackendUnavailable
 from kernbench.kernels.base import CorrectnessError
 from kernbench.kernels.compare import compare
@@ -136,7 +138,6 @@ def test_flag_gems_missing_fails_the_cell_with_its_reason(
 @dataclass
 class GemsLog:
     events: list[str] = field(default_factory=list)  # "in" / "out" of use_gems()
-    databases: list[str] = field(default_factory=list)  # FLAGGEMS_DB_URL at each "in"
 
 
 @pytest.fixture
@@ -147,7 +148,6 @@ def gems_scopes(monkeypatch: pytest.MonkeyPatch) -> GemsLog:
     class Scope:
         def __enter__(self) -> None:
             log.events.append("in")
-            log.databases.append(os.environ.get("FLAGGEMS_DB_URL", ""))
 
         def __exit__(self, *exc: object) -> None:
             log.events.append("out")
@@ -178,17 +178,29 @@ def test_a_torch_cell_is_refused_while_a_gems_scope_is_open(
     OpFactory(bench)(backend="torch", **params)  # the scope is closed: torch cells again
 
 
-def test_flag_gems_tunes_into_a_private_database(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gems_scopes: GemsLog
-) -> None:
-    # Its on-disk database would hand a later process earlier choices, past the pins.
-    monkeypatch.setenv("FLAGGEMS_DB_URL", f"sqlite:///{tmp_path}/shared.db")
-    kernel = OpFactory(load_bench(bench_file(tmp_path, "flag_gems")))(
-        rows=4, cols=32, dtype="fp32", device="cpu", backend="flag_gems"
+def test_flag_gems_tunes_into_a_private_database(tmp_path: Path) -> None:
+    # Its on-disk database would hand a later process earlier choices, past the pins; it is
+    # read when flag_gems is imported, which an op path may do before any cell is prepared.
+    code = (
+        "import os; from kernbench.kernels import backends; "
+        "print(os.environ['FLAGGEMS_DB_URL'])"
     )
-    assert gems_scopes.databases == ["sqlite://"]
-    assert kernel.close is not None
-    kernel.close()
+    env = {**os.environ, "FLAGGEMS_DB_URL": f"sqlite:///{tmp_path}/shared.db"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.stdout.strip() == "sqlite://", done.stderr
+
+
+def test_kernbenchs_own_work_nested_leaves_the_scope_once(gems_scopes: GemsLog) -> None:
+    opened = backends.prepare("flag_gems", lambda: None)
+    assert backends.operators_replaced()
+    with backends.outside_scope():
+        assert not backends.operators_replaced()
+        with backends.outside_scope():
+            pass
+    assert gems_scopes.events == ["in", "out", "in"]
+    assert opened.close is not None
+    opened.close()
+    assert gems_scopes.events == ["in", "out", "in", "out"] and not backends.operators_replaced()
 
 
 def test_the_inputs_and_the_check_run_outside_an_open_gems_scope(

@@ -268,15 +268,22 @@ def test_graph_timer_falls_back_when_capture_fails() -> None:
     clock = Clock()
 
     class Uncapturable(FakeDevice):
+        tries = 0
+
         def capture(self, body):
+            self.tries += 1
             raise RuntimeError("operation not permitted when stream is capturing")
 
     device = Uncapturable(clock)
     spec = TimerSpec(warmup_s=0.0, min_samples=5, l2="warm")
     timer = cuda.GraphTimer(device, fallback=cuda.EventTimer(device))
-    measured = timer.measure(_kernel(clock, 1e-5), spec)
+    kernel = _kernel(clock, 1e-5)
+    measured = timer.measure(kernel, spec)
     assert measured.timer == "event"
     assert "capturing" in measured.extra["graph_capture_failed"]
+    again = timer.measure(kernel, spec)  # an A/B's next turn: no second try
+    assert device.tries == 1
+    assert again.extra["graph_capture_failed"] == measured.extra["graph_capture_failed"]
 
 
 def test_choose_timer_honours_an_explicit_kind_through_the_registry() -> None:
@@ -680,72 +687,88 @@ def test_a_batch_queued_behind_another_holds_only_when_the_host_is_slower() -> N
 
 
 class FakeFlushTorch:
-    """The few torch calls CudaDevice.flush makes, recording what ran and how."""
+    """The few torch calls CudaDevice.flush makes, recording what ran."""
 
     float32 = "float32"
 
-    def __init__(self, capturing: bool = False) -> None:
+    def __init__(self) -> None:
         self.log: list[str] = []
-        self.capturing = capturing
         outer = self
 
-        class Cuda:
-            @staticmethod
-            def is_current_stream_capturing() -> bool:
-                return outer.capturing
+        class Buffer:
+            def numel(self) -> int:
+                return 8 * MIB // 4
 
-        self.cuda = Cuda
+            def zero_(self) -> None:
+                outer.log.append("zero_")
 
-    def ones(self, n: int, **_: object) -> str:
-        return "buffer"
+        self.buffer = Buffer()
 
-    def empty(self, shape: object, **_: object) -> str:
-        return "scratch"
+    def empty(self, shape: object, **_: object) -> object:
+        return self.buffer if shape == 8 * MIB // 4 else "small"
 
-    def sum(self, buffer: str, dim: int, out: str) -> None:
+    def sum(self, buffer: object, dim: int, out: object) -> None:
         self.log.append("sum")
 
 
-def flush_device(torch: FakeFlushTorch) -> cuda_device.CudaDevice:
+def flush_device(torch: FakeFlushTorch, mode: str = "read") -> cuda_device.CudaDevice:
     device = object.__new__(cuda_device.CudaDevice)
     device._torch = torch  # type: ignore[assignment]
-    device.index, device.flush_size, device.flush_mode = 0, 8 * MIB, "read"
-    device._buffer = device._scratch = device._flush_graph = None
-
-    class Graph:
-        def replay(self) -> None:
-            torch.log.append("replay")
-
-    def capture(body: object) -> Graph:
-        torch.log.append("capture")
-        return Graph()
-
-    device.capture = capture  # type: ignore[method-assign]
+    device.index, device.flush_size, device.flush_mode = 0, 8 * MIB, mode
+    device._buffer = device._scratch = device._partials = None
+    device.flush_kernel = "torch"
     return device
 
 
-def test_the_flush_is_captured_once_and_replayed() -> None:
+@pytest.mark.parametrize(("mode", "op"), [("read", "sum"), ("write", "zero_")])
+def test_the_flush_is_torchs_own_op_when_no_backend_replaced_it(
+    monkeypatch: pytest.MonkeyPatch, mode: str, op: str
+) -> None:
+    monkeypatch.setattr(cuda_device, "operators_replaced", lambda: False)
     torch = FakeFlushTorch()
-    device = flush_device(torch)
+    device = flush_device(torch, mode)
     device.flush()
     device.flush()
-    assert torch.log == ["capture", "replay", "replay"]
+    assert torch.log == [op, op] and device.flush_kernel == "torch"
 
 
-def test_inside_another_capture_the_flush_is_the_op_itself() -> None:
-    torch = FakeFlushTorch(capturing=True)
-    flush_device(torch).flush()
-    assert torch.log == ["sum"]
-
-
-def test_a_refused_flush_capture_falls_back_to_the_op() -> None:
+@pytest.mark.parametrize("mode", ["read", "write"])
+def test_under_a_backends_scope_the_flush_is_kernbenchs_kernel(
+    monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    # FlagGems' scope replaces torch.sum and zero_ (its sum cost ~3 ms a flush on the H200).
+    monkeypatch.setattr(cuda_device, "operators_replaced", lambda: True)
+    launched: list[tuple[object, object, bool]] = []
+    fake = type(sys)("kernbench.kernels.flush_triton")
+    fake.programs = lambda n: n // 4096  # type: ignore[attr-defined]
+    fake.flush = lambda buffer, partials, write: launched.append(  # type: ignore[attr-defined]
+        (buffer, partials, write)
+    )
+    monkeypatch.setitem(sys.modules, "kernbench.kernels.flush_triton", fake)
     torch = FakeFlushTorch()
-    device = flush_device(torch)
-
-    def refuse(body: object) -> None:
-        raise RuntimeError("operation not permitted when stream is capturing")
-
-    device.capture = refuse  # type: ignore[method-assign]
+    device = flush_device(torch, mode)
     device.flush()
-    device.flush()
-    assert torch.log == ["sum", "sum"]
+    assert torch.log == []
+    assert launched == [(torch.buffer, "small", mode == "write")]
+    assert device.flush_kernel == "kernbench"
+    assert cuda.flush_extra(device, cold=True)["flush_kernel"] == "kernbench"
+
+
+def test_a_timer_keeps_one_device_for_all_its_measurements(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A graph captured in one measurement reads that device's flush buffer in the next.
+    clock = Clock()
+    made: list[FakeDevice] = []
+
+    def new_device(**_: object) -> FakeDevice:
+        made.append(FakeDevice(clock))
+        return made[-1]
+
+    monkeypatch.setattr(cuda, "CudaDevice", new_device)
+    spec = TimerSpec(warmup_s=0.0, min_samples=5, l2="cold")
+    kernel = _kernel(clock, 2e-6)
+    for timer in (cuda.GraphTimer(), cuda.EventTimer()):
+        timer.measure(kernel, spec)
+        timer.measure(kernel, spec)
+    assert len(made) == 2

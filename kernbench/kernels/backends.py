@@ -7,7 +7,8 @@
   is prepared and left when it closes (entering registers FlagGems' operators with
   torch, far too slow to do per call). kernbench's own torch work (a cell's inputs, the
   check's reference and comparison) runs `outside_scope()`: under the scope it would run
-  FlagGems' kernels, which refuse float64 and empty tensors (seen on the H200).
+  FlagGems' kernels, which refuse float64 and empty tensors (seen on the H200); the L2
+  flush, which runs per sample, asks `operators_replaced()` and uses its own kernel.
 """
 
 from __future__ import annotations
@@ -25,8 +26,11 @@ BACKEND_LIBRARIES = {"flag_gems": "flag_gems"}
 # FlagGems' tuner keeps every choice in an on-disk database that later processes read
 # instead of tuning, so its choices would bypass kernbench's pins: on the H200 an A/B's B
 # side took A's choices from it and recorded no replay. An in-memory database, private to
-# the process, sends every tuning through the pins (read by FlagGems at its import).
+# the process, sends every tuning through the pins. FlagGems reads the variable when it is
+# imported, which an op path or a user's module may do before any cell is prepared: so it
+# is set when this module is (every worker imports it before it loads a bench's op).
 GEMS_TUNING_DB = ("FLAGGEMS_DB_URL", "sqlite://")
+os.environ[GEMS_TUNING_DB[0]] = GEMS_TUNING_DB[1]
 
 
 class BackendUnavailable(RuntimeError):
@@ -83,8 +87,6 @@ class _GemsScope:
 
     def enter(self) -> None:
         if self.holders == 0:
-            name, private = GEMS_TUNING_DB
-            os.environ[name] = private
             try:
                 import flag_gems  # optional: only flag_gems cells need it
             except ImportError as exc:
@@ -106,17 +108,19 @@ class _GemsScope:
     @contextmanager
     def suspended(self) -> Iterator[None]:
         """The scope left for a block of kernbench's own work, then entered again."""
-        if self.scope is None:
+        if self.scope is None:  # none open, or already left by an outer block
             yield
             return
-        self.scope.__exit__(None, None, None)
+        scope, self.scope = self.scope, None
+        scope.__exit__(None, None, None)
         try:
             yield
         finally:
             import flag_gems  # imported: the scope was open
 
-            self.scope = flag_gems.use_gems()
-            self.scope.__enter__()
+            again = flag_gems.use_gems()
+            again.__enter__()
+            self.scope = again
 
     def refuse_if_open(self, backend: str) -> None:
         if self.holders:
@@ -133,3 +137,8 @@ _GEMS = _GemsScope()
 def outside_scope() -> Any:
     """A context in which torch runs its own kernels, whatever backend's scope is open."""
     return _GEMS.suspended()
+
+
+def operators_replaced() -> bool:
+    """Whether a backend's scope has replaced torch's operators in this process now."""
+    return _GEMS.scope is not None

@@ -148,7 +148,8 @@ def flush_extra(device: Any, cold: bool) -> dict[str, Any]:
     """How the measurement flushed, for its `extra`."""
     if not cold:
         return {"flush_bytes": 0}
-    return {"flush": device.flush_mode, "flush_bytes": device.flush_size}
+    return {"flush": device.flush_mode, "flush_bytes": device.flush_size,
+            "flush_kernel": getattr(device, "flush_kernel", "torch")}
 
 
 class EventTimer:
@@ -170,7 +171,8 @@ class EventTimer:
         self._sleep = sleep
 
     def measure(self, kernel: Kernel, spec: TimerSpec) -> Measurement:
-        device = self._device or CudaDevice(flush=self._flush)
+        # One device for all of this timer's measurements: its buffers and events live on.
+        self._device = device = self._device or CudaDevice(flush=self._flush)
         extra = dict(device.prepare())
         cold = spec.l2 == "cold"
         warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s)
@@ -265,6 +267,10 @@ class _Captured:
     flush_s: float
 
 
+class _AlreadyRefused(Exception):
+    """The kernel's graph capture failed in an earlier measurement (the message: why)."""
+
+
 class GraphTimer:
     """Many launches captured in one CUDA graph, replayed per sample.
 
@@ -280,6 +286,9 @@ class GraphTimer:
         self._device = device
         self._fallback = fallback
         self._captured: _Captured | None = None
+        # The kernel whose capture failed, and why: its later measurements go straight to
+        # the fallback instead of failing the same capture again.
+        self._refused: tuple[weakref.ref[Kernel], str] | None = None
 
     def _capture(self, kernel: Kernel, device: Any, cold: bool) -> _Captured:
         kept = self._captured
@@ -306,17 +315,23 @@ class GraphTimer:
         return self._captured
 
     def measure(self, kernel: Kernel, spec: TimerSpec) -> Measurement:
-        device = self._device or CudaDevice()
+        # One device for all of this timer's measurements: its graphs read its flush buffer.
+        self._device = device = self._device or CudaDevice()
         extra: dict[str, Any] = dict(device.prepare())
         cold = spec.l2 == "cold"
         warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s)
+        refused = self._refused
         try:
+            if refused is not None and refused[0]() is kernel:
+                raise _AlreadyRefused(refused[1])
             captured = self._capture(kernel, device, cold)
         except Exception as exc:
             if self._fallback is None:
                 raise
+            why = str(exc) if isinstance(exc, _AlreadyRefused) else f"{type(exc).__name__}: {exc}"
+            self._refused = (weakref.ref(kernel), why)
             measured = self._fallback.measure(kernel, spec)
-            measured.extra["graph_capture_failed"] = f"{type(exc).__name__}: {exc}"
+            measured.extra["graph_capture_failed"] = why
             return measured
         graph, flush_graph, launches = captured.graph, captured.flush_graph, captured.launches
 

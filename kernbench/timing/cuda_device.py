@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from kernbench.kernels import gpu_hold
-from kernbench.kernels.backends import outside_scope
+from kernbench.kernels.backends import operators_replaced
 from kernbench.timing.nvml import ClockReader, Reading
 
 FLUSH_FACTOR = 2  # the flush buffer is this many times the L2
@@ -56,7 +56,8 @@ class CudaDevice:
         self._uuid = str(getattr(props, "uuid", "") or "")
         self._buffer: Any = None
         self._scratch: Any = None
-        self._flush_graph: Any = None  # False: capture refused, the op itself each time
+        self._partials: Any = None
+        self.flush_kernel = "torch"  # or "kernbench": the kernel of the last flush
         self._events: dict[int, list[tuple[Any, Any]]] = {}
         self._clock: ClockReader | None = None
         self.prepared: dict[str, Any] = {}
@@ -91,39 +92,30 @@ class CudaDevice:
         """Evict L2 by reading a buffer twice its size. A read leaves clean lines: a zero_()
         flush ("write") leaves dirty ones, whose write-back then lands inside the timed kernel.
 
-        The flush is torch's own kernel whatever backend has replaced torch's operators in
-        the process (on the H200 an op A/B's turns took ~3 ms a sample beyond their calls
-        while the flush ran FlagGems' sum): captured once in a CUDA graph outside the
-        backend's scope and replayed. Inside another graph's capture the op is captured as
-        it stands."""
+        Where a backend has replaced torch's operators (FlagGems' scope is open), torch.sum
+        and zero_() would run the backend's kernels (on the H200 an op A/B's turns took ~3
+        ms a sample beyond their calls while the flush ran FlagGems' sum): there the flush
+        is kernbench's own Triton kernel, eagerly and inside graphs alike."""
         torch = self._torch
-        if self._buffer is None:
-            with outside_scope():
-                n = self.flush_size // 4
-                self._buffer = torch.ones(n, dtype=torch.float32, device=self.index)
-                self._scratch = torch.empty((), dtype=torch.float32, device=self.index)
-        if torch.cuda.is_current_stream_capturing():
-            self._flush_op()
-            return
-        if self._flush_graph is None:
-            self._flush_graph = self._captured_flush()
-        if self._flush_graph is False:
-            self._flush_op()
-        else:
-            self._flush_graph.replay()
+        if self._buffer is None:  # its contents never matter: no kernel to fill it
+            n = self.flush_size // 4
+            self._buffer = torch.empty(n, dtype=torch.float32, device=self.index)
+            self._scratch = torch.empty((), dtype=torch.float32, device=self.index)
+        write = self.flush_mode == "write"
+        if operators_replaced():
+            from kernbench.kernels import flush_triton  # Triton: there with any such backend
 
-    def _flush_op(self) -> None:
-        if self.flush_mode == "write":
+            if self._partials is None:
+                programs = flush_triton.programs(self._buffer.numel())
+                self._partials = torch.empty(programs, dtype=torch.float32, device=self.index)
+            flush_triton.flush(self._buffer, self._partials, write)
+            self.flush_kernel = "kernbench"
+        elif write:
             self._buffer.zero_()
+            self.flush_kernel = "torch"
         else:
-            self._torch.sum(self._buffer, dim=0, out=self._scratch)
-
-    def _captured_flush(self) -> Any:
-        try:
-            with outside_scope():
-                return self.capture(self._flush_op)
-        except Exception:  # noqa: BLE001 - no graph here: the op itself, as before
-            return False
+            torch.sum(self._buffer, dim=0, out=self._scratch)
+            self.flush_kernel = "torch"
 
     def synchronize(self) -> None:
         self._torch.cuda.synchronize(self.index)

@@ -74,3 +74,29 @@ def test_a_turn_takes_exactly_its_calls_and_no_warm_up_beyond_one_call():
     spec = turn_spec(TimerSpec(warmup_s=0.5, settle_s=0.5, budget_s=0.01, rel_ci=0.5), 7)
     assert (spec.min_samples, spec.max_samples, spec.warmup_s, spec.settle_s) == (7, 7, 0.0, 0.0)
     assert turn_spec(TimerSpec(), 1).max_samples == 3  # the timers' floor
+
+
+def test_the_cell_settles_once_while_prepared_and_its_result_says_so(tmp_path, monkeypatch):
+    # Turns take no settle phase; the settle of the preparing measurement is the cell's.
+    from kernbench.execute import side as side_module
+    from kernbench.timing.base import Measurement
+
+    asked: list[float] = []
+
+    class SettlingTimer:
+        name = "fake"
+
+        def measure(self, kernel, spec):
+            asked.append(spec.settle_s)
+            settle = {"settled": True, "seconds": 0.04, "calls": 9} if spec.settle_s else None
+            return Measurement(timer="fake", samples_s=[1e-4] * spec.min_samples,
+                               warmup_calls=1, stop_reason="max_samples", settle=settle)
+
+    monkeypatch.setattr(side_module, "choose_timer", lambda kernel, spec, device: SettlingTimer())
+    side = side_for(tmp_path)
+    talk(side, {"op": "prepare", "cell": 0}, {"op": "turn", "cell": 0, "calls": 4},
+         {"op": "turn", "cell": 0, "calls": 4}, {"op": "finish", "cell": 0})
+    assert asked[0] > 0 and asked[1:] == [0.0, 0.0]
+    entry = read_entry(tmp_path / "journal", 1, 0)
+    assert entry is not None and entry.result.settle == {"settled": True, "seconds": 0.04,
+                                                         "calls": 9}

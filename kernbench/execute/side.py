@@ -54,6 +54,7 @@ class Held:
     turn_medians_s: list[float] = field(default_factory=list)
     sm_clock_mhz: list[float] = field(default_factory=list)
     throttled: list[bool] = field(default_factory=list)
+    settle: dict[str, Any] | None = None
 
 
 def turn_spec(spec: TimerSpec, calls: int) -> TimerSpec:
@@ -121,7 +122,7 @@ class Side:
             self._journal(cell, result, started)
             return {"ok": False, "reason": result.reason}
         self.runner.note_autotune(result)
-        self.held[index] = Held(cell, kernel, timer, result, started)
+        self.held[index] = Held(cell, kernel, timer, result, started, settle=warm.settle)
         result.warmup_calls = warm.warmup_calls + len(warm.samples_s)
         return {"ok": True, "per_call_s": statistics.median(warm.samples_s),
                 "timer": warm.timer}
@@ -146,6 +147,7 @@ class Side:
         held.throttled += measured.throttled
         if not held.result.timer:
             record(held.result, measured, held.kernel)
+            held.result.settle = held.settle  # the cell settled once, while prepared
         return {"ok": True, "median_s": median, "n": len(measured.samples_s)}
 
     def finish(self, index: int, reason: str | None = None) -> dict[str, Any]:

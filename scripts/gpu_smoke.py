@@ -5,7 +5,8 @@
 Exercises: cuBLAS GEMM per dtype and staging (check + a short EventTimer measurement),
 the Triton kernel's self_tune and pinned replay (in this process and in a fresh one, with
 the autotuner's benchmark calls counted), GraphTimer and the auto choice on a tiny add,
-NVML readings, calibrate at reduced sizes, and scripts/fidelity.py.
+kernbench's own flush kernel (and the graph timer's kept graphs) as under FlagGems, NVML
+readings, calibrate at reduced sizes, and scripts/fidelity.py.
 """
 
 from __future__ import annotations
@@ -188,6 +189,44 @@ def tiny_add() -> tuple[str, str]:
     return shown, f"auto={auto} launches={results['graph_cold']['extra'].get('launches_per_graph')}"
 
 
+def flush_kernels() -> tuple[str, str]:
+    """kernbench's own flush kernel (used while a backend such as FlagGems has replaced
+    torch's operators): right, about as fast as torch's sum, and capturable in the graph
+    timer's cold graphs."""
+    import torch
+
+    from kernbench.kernels import flush_triton
+    from kernbench.kernels.base import Kernel
+    from kernbench.timing import cuda, cuda_device
+
+    device = cuda_device.CudaDevice()
+    torch_s = cuda.flush_estimate(device)
+    buffer = torch.rand(device.flush_size // 4, device="cuda")
+    partials = torch.empty(flush_triton.programs(buffer.numel()), device="cuda")
+    flush_triton.flush(buffer, partials, write=False)
+    assert torch.allclose(partials.double().sum(), buffer.double().sum(), rtol=1e-4)
+    flush_triton.flush(buffer, partials, write=True)
+    assert not buffer.any()
+    original = cuda_device.operators_replaced
+    cuda_device.operators_replaced = lambda: True  # as under FlagGems' scope
+    try:
+        ours_s = cuda.flush_estimate(device)
+        x, y = torch.randn(65536, device="cuda"), torch.randn(65536, device="cuda")
+        z = torch.empty_like(x)
+        kernel = Kernel(run=lambda: torch.add(x, y, out=z), synchronize=torch.cuda.synchronize)
+        timer = cuda.GraphTimer(device)
+        first = timer.measure(kernel, timer_spec())
+        second = timer.measure(kernel, timer_spec())
+    finally:
+        cuda_device.operators_replaced = original
+    DETAILS["flush"] = {"torch_s": torch_s, "kernbench_s": ours_s,
+                        "add_graph": summarize(first), "add_graph_again": summarize(second)}
+    assert first.timer == "graph" and first.extra.get("flush_kernel") == "kernbench"
+    return (f"torch {torch_s * 1e6:.1f}us kernbench {ours_s * 1e6:.1f}us",
+            f"add cold graph {statistics.median(first.samples_s) * 1e6:.2f}us, "
+            f"again {statistics.median(second.samples_s) * 1e6:.2f}us")
+
+
 def nvml_reading() -> tuple[str, str]:
     from kernbench.timing import nvml
 
@@ -265,6 +304,7 @@ def main() -> None:
     )
     step("triton bf16 4096 tune+replay", lambda: triton_self_tune_and_replay(4096))
     step("add 64K timers", tiny_add)
+    step("flush kernels", flush_kernels)
     step("nvml", nvml_reading)
     step("calibrate", lambda: calibration(args.out, args.quick))
     if not args.no_fidelity:

@@ -156,7 +156,7 @@ class FakeDevice:
     def flush_size(self) -> int:
         return cuda_device.flush_bytes(self.l2_bytes)
 
-    def prepare(self) -> dict:
+    def prepare(self, cold: bool = False) -> dict:
         return {"persisting_l2_reset": "ok"}
 
     def events(self, n: int, slot: int = 0) -> list:

@@ -173,8 +173,8 @@ class EventTimer:
     def measure(self, kernel: Kernel, spec: TimerSpec) -> Measurement:
         # One device for all of this timer's measurements: its buffers and events live on.
         self._device = device = self._device or CudaDevice(flush=self._flush)
-        extra = dict(device.prepare())
         cold = spec.l2 == "cold"
+        extra = dict(device.prepare(cold))
         warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s)
         staged = kernel.stage_times is not None
 
@@ -317,8 +317,8 @@ class GraphTimer:
     def measure(self, kernel: Kernel, spec: TimerSpec) -> Measurement:
         # One device for all of this timer's measurements: its graphs read its flush buffer.
         self._device = device = self._device or CudaDevice()
-        extra: dict[str, Any] = dict(device.prepare())
         cold = spec.l2 == "cold"
+        extra: dict[str, Any] = dict(device.prepare(cold))
         warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s)
         refused = self._refused
         try:

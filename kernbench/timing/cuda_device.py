@@ -62,9 +62,13 @@ class CudaDevice:
         self._clock: ClockReader | None = None
         self.prepared: dict[str, Any] = {}
 
-    def prepare(self) -> dict[str, Any]:
+    def prepare(self, cold: bool = False) -> dict[str, Any]:
         """Once per measurement: return persisting L2 lines to normal (a memset or read
-        flush does not evict lines held by a persisting access policy)."""
+        flush does not evict lines held by a persisting access policy); `cold`: flush once
+        now, so the buffer's allocation and the flush kernel's first load happen here and
+        not inside the first batch's hold."""
+        if cold:
+            self.flush()
         self.synchronize()
         self.prepared = reset_persisting_l2()
         return self.prepared

@@ -47,8 +47,6 @@ CELL_TARGET_S = 2.0  # timed calls per cell, both sides, when --calls-per-turn i
 MAX_CALLS_PER_TURN = 2000
 WARMUP_S = 0.1  # untimed calls per side before the pairs
 FLUSH_FACTOR = 2  # the flush buffer is this many times the L2
-HOLD_MARGIN = 2.0  # the GPU hold covers this many times the host's enqueue of a turn
-FIRST_HOLD_S = 1e-3
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -134,7 +132,9 @@ class CudaClock:
         torch = self.torch
         events = self._events(calls)
         per_call = self.enqueue_per_call_s
-        hold_s = FIRST_HOLD_S if per_call is None else HOLD_MARGIN * per_call * calls
+        # the hold covers HOLD_MARGIN times the host's enqueue of a turn
+        hold_s = (gpu_hold.FIRST_HOLD_S if per_call is None
+                  else gpu_hold.HOLD_MARGIN * per_call * calls)
         gpu_hold.hold(hold_s)
         enqueue_start = time.perf_counter()
         for start, end in events:

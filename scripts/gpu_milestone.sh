@@ -7,7 +7,6 @@ set -uo pipefail
 out=${1:?OUT_DIR}
 mkdir -p "$out"
 source scripts/gpu_env.sh
-# NVLink multicast stays off on shared machines, whatever runs.
 nvidia-smi -L > "$out/gpus.txt"
 (
   export CUDA_VISIBLE_DEVICES=0

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kernbench.results.model import Results, load
+from kernbench.timing.steady import round_spread
 
 VARIANTS = ("resident", "triton")
 
@@ -36,7 +37,8 @@ def cell_medians(results: Results, min_s: float) -> dict[str, list[float]]:
 
 def spread_summary(medians: dict[str, list[float]]) -> dict[str, Any] | None:
     """The spread of the cells measured in two rounds or more; None if there are none."""
-    spreads = {cid: max(r) / min(r) - 1 for cid, r in medians.items() if len(r) > 1}
+    found = {cid: round_spread(r) for cid, r in medians.items()}
+    spreads = {cid: spread for cid, spread in found.items() if spread is not None}
     values = list(spreads.values())
     if not values:
         return None

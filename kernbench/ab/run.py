@@ -42,7 +42,7 @@ from kernbench.results.provenance import utc_now, utc_stamp
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.hardware import resolve_device
 from kernbench.spec.loader import load_bench
-from kernbench.spec.models import AbSpec, Bench, as_current_model, spec_hash
+from kernbench.spec.models import AbSpec, Bench, same_bench, spec_hash
 from kernbench.spec.op_factory import bench_source
 
 SCHEDULES = ("interleaved", "sequential")
@@ -304,7 +304,6 @@ def run_rounds(
 def _check_unchanged(folder: Path, manifest: AbManifest, spec: Bench) -> None:
     """The sides measured so far ran the bench as it is (fields kernbench added since, at
     their defaults, are no change): a changed bench is refused."""
-    current, dumped = spec_hash(spec), spec.model_dump(mode="json")
     for run in manifest.runs:
         if not holds_a_run(folder / run.name):
             continue
@@ -312,9 +311,7 @@ def _check_unchanged(folder: Path, manifest: AbManifest, spec: Bench) -> None:
             measured = load_options(folder / run.name)
         except UserError:
             continue  # a side cut short while writing it: run again anyway
-        if measured.spec_hash == current:
-            continue
-        if measured.spec is None or as_current_model(measured.spec) != dumped:
+        if not same_bench(measured.spec, measured.spec_hash, spec):
             raise UserError(f"--resume: {manifest.bench_path} changed since the A/B started; "
                             "start a new A/B")
 

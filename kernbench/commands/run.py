@@ -31,7 +31,7 @@ from kernbench.results.build import describe
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.loader import load_bench
-from kernbench.spec.models import Bench, as_current_model, spec_hash
+from kernbench.spec.models import Bench, as_current_model, same_bench, spec_hash
 
 FAST_ENV = "MILESTONE_FAST"
 FAST_ON = ("1", "true", "yes", "on")
@@ -198,16 +198,12 @@ def open_run(out: Path, command: str) -> RunFolder:
     refused, for the journal holds what the old bench measured."""
     options = load_options(out)
     bench = load_bench(options.bench_path)
-    if spec_hash(bench) == options.spec_hash:
+    if same_bench(options.spec, options.spec_hash, bench):
         return RunFolder(options, bench, out)
-    current = bench.model_dump(mode="json")
     if options.spec is None:  # run.json from before `spec`: nothing to compare with
         drifted = ["(not recorded)"]
     else:
-        recorded = as_current_model(options.spec)
-        if recorded == current:  # only fields kernbench added since, at their defaults
-            return RunFolder(options, bench, out)
-        drifted = spec_drift(options.spec, current, REBUILT_FIELDS)
+        drifted = spec_drift(options.spec, bench.model_dump(mode="json"), REBUILT_FIELDS)
     if drifted:
         raise UserError(
             f"{command}: {options.bench_path} changed since the run started "

@@ -19,6 +19,7 @@ HOLD_CLOCK_HZ = 2.0e9  # torch.cuda._sleep counts cycles; at lower clocks it hol
 HOLD_MARGIN = 2.0
 HOLD_LEAD_SAMPLES = 2  # the host stays this many samples ahead of the GPU
 FIRST_HOLD_S = 1e-3  # before the host's enqueue time is known
+FIRST_BATCH = 4  # samples in a batch before the host's enqueue time is known
 
 
 def hold(seconds: float) -> None:
@@ -56,13 +57,12 @@ class HostPace:
             return FIRST_HOLD_S
         return HOLD_MARGIN * max(self.host_s - self.gpu_s, 0.0) * n
 
-    def fitting(self, n: int, first: int = 4) -> int:
-        """The most of `n` samples (at least 1) one hold covers; `first` while the pace is
-        unknown."""
+    def fitting(self, n: int) -> int:
+        """The most of `n` samples (at least 1) one hold covers; FIRST_BATCH while the pace
+        is unknown."""
         if self.host_s is None:
-            return max(1, min(n, first))
-        lead = HOLD_MARGIN * HOLD_LEAD_SAMPLES * self.host_s
-        per_sample = HOLD_MARGIN * max(self.host_s - self.gpu_s, 0.0)
+            return max(1, min(n, FIRST_BATCH))
+        lead, per_sample = self.hold_for(0), self.catch_up_for(1)
         if per_sample == 0.0:
             return n
         return max(1, min(n, int((MAX_HOLD_S - lead) / per_sample)))

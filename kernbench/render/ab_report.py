@@ -6,7 +6,7 @@ import math
 
 import jinja2
 
-from kernbench.results.ab import AbReport
+from kernbench.results.ab import AbReport, RunRecord
 
 TEMPLATE = """\
 # A/B of `{{ r.switch }}` on {{ r.bench }}
@@ -116,14 +116,14 @@ def pins_line(report: AbReport) -> str | None:
     r1_A (4); replayed by the 17 other runs (4 each)'; None when no run used a pin."""
     if not any(run.pins for run in report.runs):
         return None
-    recorders = [run for run in report.runs
-                 if run.pins.get("recorded") or run.pins.get("stale-retuned")]
-    others = [run for run in report.runs if run not in recorders]
-    recorded = ", ".join(
-        f"{run.name} ({run.pins.get('recorded', 0) + run.pins.get('stale-retuned', 0)})"
-        for run in recorders
-    )
-    parts = [f"recorded by {recorded}" if recorded else "recorded by no run"]
+
+    def tuned(run: RunRecord) -> int:
+        return run.pins.get("recorded", 0) + run.pins.get("stale-retuned", 0)
+
+    recorders = [run for run in report.runs if tuned(run)]
+    others = [run for run in report.runs if not tuned(run)]
+    recorded = ", ".join(f"{run.name} ({tuned(run)})" for run in recorders)
+    parts = [f"recorded by {recorded or 'no run'}"]
     replays = {run.pins.get("replayed", 0) for run in others}
     if others and 0 not in replays and len(replays) == 1:
         parts.append(f"replayed by the {len(others)} other runs ({replays.pop()} each)")

@@ -382,6 +382,14 @@ def as_current_model(spec: dict[str, Any]) -> dict[str, Any]:
         return spec
 
 
+def same_bench(recorded: dict[str, Any] | None, recorded_hash: str, bench: Bench) -> bool:
+    """Whether `bench` is the bench a run recorded (its spec and hash): the same hash, or
+    the same once the recorded spec is read as this kernbench reads it."""
+    if spec_hash(bench) == recorded_hash:
+        return True
+    return recorded is not None and as_current_model(recorded) == bench.model_dump(mode="json")
+
+
 def bench_json_schema() -> dict[str, Any]:
     return Bench.model_json_schema()
 

@@ -267,10 +267,6 @@ class _Captured:
     flush_s: float
 
 
-class _AlreadyRefused(Exception):
-    """The kernel's graph capture failed in an earlier measurement (the message: why)."""
-
-
 class GraphTimer:
     """Many launches captured in one CUDA graph, replayed per sample.
 
@@ -289,6 +285,12 @@ class GraphTimer:
         # The kernel whose capture failed, and why: its later measurements go straight to
         # the fallback instead of failing the same capture again.
         self._refused: tuple[weakref.ref[Kernel], str] | None = None
+
+    def _fall_back(self, kernel: Kernel, spec: TimerSpec, why: str) -> Measurement:
+        assert self._fallback is not None  # set only where a capture failure has one
+        measured = self._fallback.measure(kernel, spec)
+        measured.extra["graph_capture_failed"] = why
+        return measured
 
     def _capture(self, kernel: Kernel, device: Any, cold: bool) -> _Captured:
         kept = self._captured
@@ -321,18 +323,16 @@ class GraphTimer:
         extra: dict[str, Any] = dict(device.prepare(cold))
         warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s)
         refused = self._refused
+        if refused is not None and refused[0]() is kernel:
+            return self._fall_back(kernel, spec, refused[1])
         try:
-            if refused is not None and refused[0]() is kernel:
-                raise _AlreadyRefused(refused[1])
             captured = self._capture(kernel, device, cold)
         except Exception as exc:
             if self._fallback is None:
                 raise
-            why = str(exc) if isinstance(exc, _AlreadyRefused) else f"{type(exc).__name__}: {exc}"
+            why = f"{type(exc).__name__}: {exc}"
             self._refused = (weakref.ref(kernel), why)
-            measured = self._fallback.measure(kernel, spec)
-            measured.extra["graph_capture_failed"] = why
-            return measured
+            return self._fall_back(kernel, spec, why)
         graph, flush_graph, launches = captured.graph, captured.flush_graph, captured.launches
 
         idle = Idle(device) if spec.duty == "isolated" else None

@@ -106,20 +106,18 @@ class CudaDevice:
             self._buffer = torch.empty(n, dtype=torch.float32, device=self.index)
             self._scratch = torch.empty((), dtype=torch.float32, device=self.index)
         write = self.flush_mode == "write"
-        if operators_replaced():
+        self.flush_kernel = "kernbench" if operators_replaced() else "torch"
+        if self.flush_kernel == "kernbench":
             from kernbench.kernels import flush_triton  # Triton: there with any such backend
 
             if self._partials is None:
                 programs = flush_triton.programs(self._buffer.numel())
                 self._partials = torch.empty(programs, dtype=torch.float32, device=self.index)
             flush_triton.flush(self._buffer, self._partials, write)
-            self.flush_kernel = "kernbench"
         elif write:
             self._buffer.zero_()
-            self.flush_kernel = "torch"
         else:
             torch.sum(self._buffer, dim=0, out=self._scratch)
-            self.flush_kernel = "torch"
 
     def synchronize(self) -> None:
         self._torch.cuda.synchronize(self.index)
@@ -167,18 +165,15 @@ def reset_persisting_l2() -> dict[str, Any]:
     }
 
 
+
 def current_gpu_clock() -> Callable[[], Reading | None]:
-    """NVML's reader of torch's current GPU (found by UUID) at the first read, for a timer
-    without a CudaDevice of its own (the ranks timer)."""
-    readers: list[ClockReader] = []
+    """The NVML reader of torch's current GPU, for a timer without a CudaDevice of its own
+    (the ranks timer): the device is made at the first read, in the rank that reads."""
+    devices: list[CudaDevice] = []
 
     def read() -> Reading | None:
-        if not readers:
-            import torch  # lazy: torch is optional
-
-            index = torch.cuda.current_device()
-            uuid = str(getattr(torch.cuda.get_device_properties(index), "uuid", "") or "")
-            readers.append(ClockReader(uuid=uuid or None, index=index))
-        return readers[0].read()
+        if not devices:
+            devices.append(CudaDevice())
+        return devices[0].read_clock()
 
     return read

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from pathlib import Path
 
 from kernbench.execute.journal import Task, read_entry
@@ -96,7 +97,27 @@ def test_the_cell_settles_once_while_prepared_and_its_result_says_so(tmp_path, m
     side = side_for(tmp_path)
     talk(side, {"op": "prepare", "cell": 0}, {"op": "turn", "cell": 0, "calls": 4},
          {"op": "turn", "cell": 0, "calls": 4}, {"op": "finish", "cell": 0})
-    assert asked[0] > 0 and asked[1:] == [0.0, 0.0]
+    assert asked[0] > 0 and asked[1:] == [0.0, 0.0, 0.0]  # the wall estimate, two turns
     entry = read_entry(tmp_path / "journal", 1, 0)
     assert entry is not None and entry.result.settle == {"settled": True, "seconds": 0.04,
                                                          "calls": 9}
+
+
+def test_prepare_reports_a_calls_wall_time_beside_its_sample(tmp_path, monkeypatch):
+    # A graph-timed sample reads a few microseconds per launch while its replay, each
+    # launch behind a flush, takes milliseconds: the parent sizes turns by the wall time.
+    from kernbench.execute import side as side_module
+    from kernbench.timing.base import Measurement
+
+    class ReplayingTimer:
+        name = "fake"
+
+        def measure(self, kernel, spec):
+            time.sleep(0.002 * spec.min_samples)
+            return Measurement(timer="fake", samples_s=[3e-6] * spec.min_samples,
+                               warmup_calls=1, stop_reason="max_samples")
+
+    monkeypatch.setattr(side_module, "choose_timer", lambda kernel, spec, device: ReplayingTimer())
+    (prepared,) = talk(side_for(tmp_path), {"op": "prepare", "cell": 0})
+    assert prepared["per_call_s"] == 3e-6
+    assert 0.002 <= prepared["wall_per_call_s"] < 0.02

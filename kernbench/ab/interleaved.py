@@ -212,7 +212,7 @@ def turn_cell(
             why = side.gone if reply is None else reply.get("reason")
             reason = reason or f"{side.run.side} could not prepare it: {why}"
         else:
-            estimates[side.run.side] = float(reply["per_call_s"])
+            estimates[side.run.side] = float(reply["wall_per_call_s"])
     turns = CellTurns(reason=reason)
     if reason is None:
         plan = plan_turns(estimates["A"], spec, len(sides), target_turn_s)

@@ -57,6 +57,11 @@ class Held:
     settle: dict[str, Any] | None = None
 
 
+def log(line: str) -> None:
+    """One line to the side's log (its stderr): what each cell cost, to read a slow A/B by."""
+    print(line, file=sys.stderr, flush=True)
+
+
 def turn_spec(spec: TimerSpec, calls: int) -> TimerSpec:
     """Exactly `calls` samples, no warm-up beyond the timer's one untimed call and no
     settle phase: a turn lasts milliseconds between the other sides' turns, which keep
@@ -115,6 +120,12 @@ class Side:
                 update={"warmup_s": self.spec.warmup_s, "settle_s": self.spec.settle_s}
             )
             warm = timer.measure(kernel, estimate_spec)
+            # What a call costs in wall time, as a turn takes it: a graph-timed sample
+            # replays hundreds of launches, each behind its own L2 flush, and a host-bound
+            # op's launch can take 20 times its kernel; turns are sized by this.
+            began = time.perf_counter()
+            timer.measure(kernel, turn_spec(self.spec, ESTIMATE_CALLS))
+            wall_per_call = (time.perf_counter() - began) / ESTIMATE_CALLS
         except Exception as exc:  # noqa: BLE001 - a failing cell is recorded, the side goes on
             self.runner.note_autotune(result)
             fail(result, exc)
@@ -124,8 +135,11 @@ class Side:
         self.runner.note_autotune(result)
         self.held[index] = Held(cell, kernel, timer, result, started, settle=warm.settle)
         result.warmup_calls = warm.warmup_calls + len(warm.samples_s)
+        log(f"prepared {cell.id}: {warm.timer} timer, {statistics.median(warm.samples_s):.3g} s"
+            f" a sample, {wall_per_call:.3g} s a call's wall time,"
+            f" {time.perf_counter() - started:.1f} s to prepare")
         return {"ok": True, "per_call_s": statistics.median(warm.samples_s),
-                "timer": warm.timer}
+                "wall_per_call_s": wall_per_call, "timer": warm.timer}
 
     def turn(self, index: int, calls: int, keep: bool = True) -> dict[str, Any]:
         """Time `calls` calls now; `keep`: count them in the cell's samples (a warm-up turn
@@ -168,6 +182,9 @@ class Side:
                 result.status = "failed"
                 result.reason = f"not timed: {reason}" if reason else "no turns taken"
         close(held.kernel)
+        log(f"finished {held.cell.id}: {len(held.turn_medians_s)} turns,"
+            f" {len(held.samples_s)} samples, {time.perf_counter() - held.started:.1f} s"
+            " since prepared")
         self._journal(held.cell, result, held.started)
         return {"ok": result.status == "ok", "reason": result.reason}
 

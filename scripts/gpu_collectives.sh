@@ -5,11 +5,12 @@
 # reduce_scatter from 1 KiB to 1 GiB (plain and with CUDA graphs, -G); runs
 # milestone-1h-ccl through kernbench in the same call; writes the comparison tables.
 # Usage: [APIS="torch nccl"] [CCL_TIMEOUT=S] [NCCL_TESTS_MPI=0] [REFERENCE_ENVS="VAR=V ..."]
-#   [ALTERNATE=K [ALT_API=torch]] bash scripts/gpu_collectives.sh NCCL_TESTS_DIR OUT_DIR
+#   [ALTERNATE=K [ALT_API=torch] [FULL=0]] bash scripts/gpu_collectives.sh NCCL_TESTS_DIR OUT_DIR
 #   [kernbench run options]
 #   ALTERNATE=K: then K passes over 1 KiB to 4 MiB, nccl-tests and kernbench in turn, and
 #   a comparison of each side's median over the passes (these VMs' small-message latency
-#   wanders by tens of percent over minutes: one run of each is two draws of it).
+#   wanders by tens of percent over minutes: one run of each is two draws of it);
+#   FULL=0 leaves out the 1 KiB to 1 GiB runs before them.
 #   (the fp32 cells took about 110 s a round on 2 H200s: pass --rounds to fit the call's limit)
 #   (needs the pydantic wheels in .whl/)
 set -uo pipefail
@@ -22,7 +23,7 @@ source scripts/gpu_env.sh
   python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version())'
   bash scripts/build_nccl_tests.sh "$src" || exit 1
   export LD_LIBRARY_PATH=/tmp/nccl/lib:${LD_LIBRARY_PATH:-}
-  for test in all_reduce all_gather reduce_scatter; do
+  [ "${FULL:-1}" = 1 ] && for test in all_reduce all_gather reduce_scatter; do
     /tmp/nccl-tests-build/${test}_perf -b 1K -e 1G -f 2 -g 2 -w 5 -n 50 -d float \
       > "$out/${test}.log" 2>&1
     /tmp/nccl-tests-build/${test}_perf -b 1K -e 1G -f 2 -g 2 -w 5 -n 50 -d float -G 10 \
@@ -42,7 +43,7 @@ source scripts/gpu_env.sh
   # its sampling: a plain torch.distributed loop, eager and as graph replays (-G).
   # REFERENCE_ENVS: more graph runs, each under one VAR=VALUE (e.g. NCCL_GRAPH_MIXING_SUPPORT=0).
   sizes=$(python3 -c 'print(",".join(str(2**p) for p in range(10, 31)))')
-  for mode in eager graph ${REFERENCE_ENVS:-}; do
+  [ "${FULL:-1}" = 1 ] && for mode in eager graph ${REFERENCE_ENVS:-}; do
     flag=--graph
     case $mode in eager) flag= ;; graph) ;; *) export "${mode?}" ;; esac
     name=reference-${mode//[^A-Za-z0-9_]/-}
@@ -57,7 +58,7 @@ source scripts/gpu_env.sh
   done
   # Each API of the collective kernel (kernels/collective.py): torch.distributed, and NCCL
   # called directly on the timing stream.
-  for api in ${APIS:-torch nccl}; do
+  [ "${FULL:-1}" = 1 ] && for api in ${APIS:-torch nccl}; do
     KERNBENCH_COLLECTIVE_API=$api timeout "${CCL_TIMEOUT:-400}" python3 -m kernbench run \
       --bench milestone-1h-ccl --device cuda --only dtype=fp32 --out "/tmp/ccl-$api" "$@"
     echo "kernbench ($api) exit $?"

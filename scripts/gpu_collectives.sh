@@ -10,7 +10,9 @@
 #   ALTERNATE=K: then K passes over 1 KiB to 4 MiB, nccl-tests and kernbench in turn, and
 #   a comparison of each side's median over the passes (these VMs' small-message latency
 #   wanders by tens of percent over minutes: one run of each is two draws of it);
-#   FULL=0 leaves out the 1 KiB to 1 GiB runs before them.
+#   nccl-tests runs both as one thread launching on both GPUs (-g 2) and as a thread per
+#   GPU (-t 2 -g 1, tables *_threads); FULL=0 leaves out the 1 KiB to 1 GiB runs before
+#   them. Logs and tables come back as OUT_DIR/tables.tgz.
 #   (the fp32 cells took about 110 s a round on 2 H200s: pass --rounds to fit the call's limit)
 #   (needs the pydantic wheels in .whl/)
 set -uo pipefail
@@ -74,6 +76,10 @@ source scripts/gpu_env.sh
     for test in all_reduce all_gather reduce_scatter; do
       /tmp/nccl-tests-build/${test}_perf -b 1K -e 4M -f 2 -g 2 -w 5 -n 50 -d float \
         > "$out/${test}_alt.$pass.log" 2>&1
+      # A thread per GPU: each GPU's launches come from a host thread of their own, as
+      # kernbench's rank processes launch (with -g 2 one thread launches on both in turn).
+      /tmp/nccl-tests-build/${test}_perf -b 1K -e 4M -f 2 -t 2 -g 1 -w 5 -n 50 -d float \
+        > "$out/${test}_alt_threads.$pass.log" 2>&1
     done
     KERNBENCH_COLLECTIVE_API=${ALT_API:-torch} timeout "${CCL_TIMEOUT:-400}" python3 -m kernbench \
       run --bench milestone-1h-ccl --device cuda --only dtype=fp32 --only "bytes=$small" \
@@ -83,9 +89,14 @@ source scripts/gpu_env.sh
     [ -e "$found" ] && alt_results+=(--results "$found")
   done
   if [ ${#alt_results[@]} -gt 0 ]; then
-    python3 scripts/nccl_compare.py --nccl-tests "$out" --logs _alt "${alt_results[@]}" \
-      --out-md "$out/compare-alternating.md" --out-json "$out/compare-alternating.json"
+    for logs in _alt _alt_threads; do
+      python3 scripts/nccl_compare.py --nccl-tests "$out" --logs "$logs" "${alt_results[@]}" \
+        --out-md "$out/compare$logs.md" --out-json "$out/compare$logs.json"
+    done
   fi
 } > "$out/collectives.log" 2>&1
 tar czf "$out/ccl.tgz" -C /tmp --exclude=tasks $(cd /tmp && ls -d ccl-*)
+# The device tool brings back a few files: the logs and tables as one archive.
+(cd "$out" && tar czf tables.tgz ./*.log ./*.md ./*.json 2>/dev/null && rm -f ./*.md ./*.json \
+  && find . -maxdepth 1 -name '*.log' ! -name collectives.log -delete)
 tail -n 40 "$out/collectives.log"

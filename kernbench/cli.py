@@ -349,11 +349,16 @@ def calibrate_command(
     name: Annotated[
         str | None, typer.Option("--name", help="Profile name; default from the device.")
     ] = None,
+    duty: Annotated[
+        str, typer.Option("--duty", help="The timer duty the GPU ceilings are sampled "
+                          "under: sustained or isolated (as the benches to be read against "
+                          "them).")
+    ] = "sustained",
 ) -> None:
     """Measure this machine's ceilings and write a hardware profile (datasheet kept beside)."""
     from kernbench.commands.calibrate import calibrate_profile
 
-    path = calibrate_profile(device, out, name)
+    path = calibrate_profile(device, out, name, duty)
     typer.echo(f"wrote {path}")
 
 

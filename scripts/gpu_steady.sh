@@ -4,10 +4,13 @@
 # round-to-round spread; with FIDELITY=1 the fidelity page (sustained duty against
 # do_bench, isolated against ncu); with SWEEPS=2 a second sweep (SWEEP2_ARGS: extra run
 # options, e.g. a subset) in another cell order, compared with the first. CALIBRATE=1
-# calibrates first (into configs/hardware/h200.yaml, which then overrides the shipped one).
+# calibrates first (into configs/hardware/h200.yaml, which then overrides the shipped one);
+# CALIBRATE_DUTY=isolated calibrates under that duty into a profile h200-isolated, which
+# the sweeps then read their utilization against (ADR 0036 addendum).
 # TIMER_SET="KEY: V, ...": the sweeps run a copy of the bench with these timer settings
 # (e.g. "duty: isolated", "settle_clock: true"), its pins copied beside it.
 # Usage: [SWEEPS=1|2] [SWEEP2_ARGS=...] [FIDELITY=1] [FIDELITY_ARGS=...] [CALIBRATE=1]
+#   [CALIBRATE_DUTY=isolated]
 #   [TIMER_SET=...] bash scripts/gpu_steady.sh OUT_DIR [kernbench run options]
 #   (pydantic wheels in .whl/)
 set -uo pipefail
@@ -45,6 +48,13 @@ smi=$!
   if [ "${CALIBRATE:-0}" = 1 ]; then
     python3 -m kernbench calibrate --device cuda --out configs/hardware/h200.yaml
     cp configs/hardware/h200.yaml "$out/"
+  fi
+  if [ -n "${CALIBRATE_DUTY:-}" ]; then  # ceilings in another duty: a profile of its own
+    profile=h200-$CALIBRATE_DUTY
+    python3 -m kernbench calibrate --device cuda --duty "$CALIBRATE_DUTY" --name "$profile" \
+      --out "configs/hardware/$profile.yaml"
+    cp "configs/hardware/$profile.yaml" "$out/"
+    set -- "$@" --hardware "$profile"
   fi
   if [ "${SWEEPS:-1}" -ge 1 ]; then
     sweep 1 "$@"

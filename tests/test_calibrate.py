@@ -7,10 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from kernbench.commands.calibrate import calibrate_profile
+from kernbench.errors import UserError
 from kernbench.execute import calibrate
-from kernbench.spec.loader import load_hardware
+from kernbench.spec import hardware
+from kernbench.spec.loader import load_bench, load_hardware
 from kernbench.spec.models import Ceiling, HardwareProfile
 
+BENCHES = Path(__file__).resolve().parents[1] / "benches"
 TINY = calibrate.Sizes(cpu_gemm=64, cpu_copy_bytes=1 << 20, reps=3)
 NOW = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
 
@@ -97,3 +101,49 @@ def test_cpu_calibration_at_tiny_sizes(tmp_path: Path) -> None:
     assert "numpy matmul 64^3" in str(profile.calibration["method"])
     calibrate.write_profile(profile, tmp_path / "cpu.yaml")
     assert load_hardware(tmp_path / "cpu.yaml").name == "this-cpu"
+
+
+def test_the_duty_reaches_the_measurement_and_the_profile_says_it() -> None:
+    asked: list[str] = []
+
+    def measure(sizes: calibrate.Sizes) -> calibrate.Measured:
+        asked.append(sizes.duty)
+        measured = _measured()
+        measured.notes["duty"] = sizes.duty  # as measure_cuda records it
+        return measured
+
+    isolated = calibrate.calibrate("cuda", measure=measure, duty="isolated")
+    sustained = calibrate.calibrate("cuda", measure=measure)
+    assert asked == ["isolated", "sustained"]
+    assert hardware.calibrated_duty(isolated) == "isolated"
+    assert hardware.calibrated_duty(sustained) == "sustained"
+
+
+def test_a_profile_calibrated_before_duties_reads_sustained_and_a_datasheet_none() -> None:
+    calibrated = calibrate.profile_from(_measured(), datasheet=_datasheet(), now=NOW)
+    assert "duty" not in calibrated.calibration
+    assert hardware.calibrated_duty(calibrated) == "sustained"
+    sheet_only = _datasheet().model_copy(update={
+        "peak_tflops": {"bf16": Ceiling(datasheet=989.5)}})
+    assert hardware.calibrated_duty(sheet_only) is None
+
+
+def test_calibrate_refuses_an_unknown_duty_in_one_line() -> None:
+    with pytest.raises(UserError, match="--duty: 'bursty' is not a duty; choose sustained or"):
+        calibrate_profile("cpu", None, None, duty="bursty")
+
+
+def test_a_run_says_when_its_duty_is_not_its_ceilings(monkeypatch, capsys) -> None:
+    from kernbench.commands import run as run_command
+
+    bench = load_bench(BENCHES / "milestone-1h-gemm.yaml")
+    timer = bench.timer.model_copy(update={"duty": "isolated"})
+    isolated = bench.model_copy(update={"timer": timer})
+    monkeypatch.setattr(run_command, "select_profile", lambda *args: _datasheet())
+    run_command.note_ceilings_duty(bench, "cuda", None)
+    assert capsys.readouterr().err == ""  # sustained against ceilings calibrated sustained
+    run_command.note_ceilings_duty(isolated, "cuda", None)
+    assert "times under the isolated duty; the ceilings of profile h200 were calibrated " \
+        "under sustained" in capsys.readouterr().err
+    run_command.note_ceilings_duty(isolated, "cpu", None)
+    assert capsys.readouterr().err == ""

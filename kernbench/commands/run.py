@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
-from kernbench.execute.finish import RESULTS_NAME, build_run_results
+from kernbench.execute.finish import RESULTS_NAME, build_run_results, select_profile
 from kernbench.execute.follow import follow, follower_folder
 from kernbench.execute.gpus import choose_gpus, visible_gpus
 from kernbench.execute.hosts import Hosts, default_rdzv_id, hosts_from_flags
@@ -103,6 +103,7 @@ def run(request: RunRequest) -> int:
     options = new_options(request, bench, bench_path)
     _check_requirements(bench, bench_path, options.device, options.hosts)
     check_bench(bench, bench_path, options.device)  # a metric or profile error: before measuring
+    note_ceilings_duty(bench, options.device, options.hardware)
     cells = checked_plan(options, bench)  # a rejected --only or --shard, an empty plan: no folder
     if options.hosts is not None:
         check_world_sizes(options.hosts, cells)
@@ -117,6 +118,24 @@ def run(request: RunRequest) -> int:
 
 def note(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+def note_ceilings_duty(bench: Bench, device: str, explicit: str | None) -> None:
+    """Say so when the bench times under another duty than its profile's ceilings were
+    calibrated under: an isolated GEMM reads up to 15% faster on a power-capped card and
+    lands above ceilings taken sustained."""
+    if device != "cuda":
+        return
+    try:
+        profile = select_profile(bench, device, explicit)
+    except UserError:
+        return  # the run records why it has no profile
+    calibrated = hardware.calibrated_duty(profile) if profile is not None else None
+    if profile is not None and calibrated not in (None, bench.timer.duty):
+        note(f"note: {bench.name} times under the {bench.timer.duty} duty; the ceilings of "
+             f"profile {profile.name} were calibrated under {calibrated}, so its "
+             f"utilization may read above 1 (kernbench calibrate --duty {bench.timer.duty} "
+             "--name NAME, then --hardware NAME)")
 
 
 def check_out(out: Path) -> None:

@@ -15,7 +15,7 @@ import re
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,9 @@ class Sizes:
     host_bytes: int = 1 << 30  # host<->device copies, each direction
     cpu_copy_bytes: int = 256 << 20
     reps: int = 10  # timed repetitions (CPU) / minimum samples (CUDA)
+    # The duty the CUDA ceilings are sampled under (timer.duty): a bench's utilization is
+    # read against ceilings taken the way its own samples are (ADR 0036 addendum).
+    duty: str = "sustained"
 
 
 @dataclass
@@ -66,13 +69,15 @@ def calibrate(
     datasheet: HardwareProfile | None = None,
     sizes: Sizes | None = None,
     measure: Callable[[Sizes], Measured] | None = None,
+    duty: str = "sustained",
 ) -> HardwareProfile:
     """Measure `device` ("cpu" or "cuda") and return its profile; `datasheet` supplies the
     datasheet figures, name, description and match strings kept beside the measured ones.
-    `measure` replaces the measurement (tests)."""
+    `duty`: the timer duty the CUDA ceilings are sampled under. `measure` replaces the
+    measurement (tests)."""
     if device not in ("cpu", "cuda"):
         raise ValueError(f"unknown device {device!r}; known: cpu, cuda")
-    sizes = sizes or Sizes()
+    sizes = replace(sizes or Sizes(), duty=duty)
     if measure is None:
         measure = measure_cuda if device == "cuda" else measure_cpu
     return profile_from(measure(sizes), name=name, datasheet=datasheet)
@@ -216,7 +221,8 @@ def _none() -> None:
 def measure_cuda(sizes: Sizes) -> Measured:
     import torch
 
-    spec = TimerSpec(warmup_s=0.2, budget_s=2.0, min_samples=sizes.reps, rel_ci=0.005, l2="cold")
+    spec = TimerSpec(warmup_s=0.2, budget_s=2.0, min_samples=sizes.reps, rel_ci=0.005, l2="cold",
+                     duty=sizes.duty)
     timer = EventTimer()
 
     def median_s(kernel: Kernel) -> float:
@@ -228,7 +234,8 @@ def measure_cuda(sizes: Sizes) -> Measured:
     # and the largest shape is where fp32 peaks (16384^3 read 104% of an 8192^3 ceiling).
     shapes = [(n, n, n), (n // 2, n // 2, n // 2), (n, n // 8, n), (2 * n, 2 * n, 2 * n)]
     peaks: dict[str, float] = {}
-    notes: dict[str, Scalar] = {"torch": torch.__version__, "cuda": str(torch.version.cuda)}
+    notes: dict[str, Scalar] = {"torch": torch.__version__, "cuda": str(torch.version.cuda),
+                                "duty": sizes.duty}
     for dtype in CUDA_GEMM_DTYPES:
         for m, k_n, k in shapes:
             try:

@@ -131,6 +131,16 @@ def select_profile(
     )
 
 
+def calibrated_duty(profile: HardwareProfile) -> str | None:
+    """The timer duty `profile`'s measured GPU ceilings were sampled under: its
+    calibration's `duty`, else `sustained` (calibrate's one duty before it recorded it);
+    None for a CPU profile or one of datasheet figures alone."""
+    ceilings = [*profile.peak_tflops.values(), profile.memory_gbs]
+    if profile.kind != "cuda" or all(c.measured is None for c in ceilings):
+        return None
+    return str(profile.calibration.get("duty", "sustained"))
+
+
 def named_profile(
     name: str, profiles: Mapping[str, HardwareProfile] | None = None
 ) -> HardwareProfile:

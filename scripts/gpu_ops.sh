@@ -5,9 +5,10 @@
 # round 1's A side records every autotune choice, the other sides replay them).
 # Usage: [ONLY=KEY=V...] [RUN_ONLY_router=...] [AB_ONLY_topk=...] [RUN_TIMEOUT=S]
 #   [AB_TIMEOUT=S] bash scripts/gpu_ops.sh OUT_DIR [STEP...]
-# STEP: check, runs, ab-router, ab-topk, ab-masked-select (default: all five; the runs
-# took 2 minutes on the H200, the three A/Bs are given up to 8.5 minutes: one call holds
-# `check ab-router ab-topk ab-masked-select`). ONLY selects the cells of every step; RUN_ONLY_<op>
+# STEP: check, runs, ab-router, ab-topk, ab-masked-select (default: all five; on the H200
+# the runs took 2 minutes, the 6-round A/Bs 194 s (router), ~225 s (topk: ~37 s a round)
+# and ~210 s (masked_select), so a call of 10 minutes holds two A/Bs; an A/B cut by its
+# limit goes on with `kernbench ab --resume`). ONLY selects the cells of every step; RUN_ONLY_<op>
 # adds to it for the run of one op, AB_ONLY_<op> for its A/B (op: topk, masked_select,
 # router).
 # Needs .whl/ with the pydantic wheels (../shared/tools/gpu-wheels.sh) and FlagGems'
@@ -17,7 +18,7 @@ out=${1:?OUT_DIR}
 mkdir -p "$out" /tmp/ops
 source scripts/gpu_env.sh
 log="$out/ops.log"
-nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm,power.limit --format=csv > "$log"
+nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm,power.limit --format=csv >> "$log"
 # shellcheck source=scripts/timed.sh
 . "$(dirname "$0")/timed.sh"
 # Cells that fit one call. FlagGems' mm tunes 162 configs per key, each compiled once per
@@ -50,7 +51,7 @@ for step in "${steps[@]}"; do
       done ;;
     ab-*) op=${step#ab-} && op=${op//-/_}
       mapfile -t only < <(selection "AB_ONLY_$op")
-      timed "$step" timeout "${AB_TIMEOUT:-$(timeouts $op 150 110 240)}" python3 -m kernbench ab \
+      timed "$step" timeout "${AB_TIMEOUT:-$(timeouts $op 240 230 220)}" python3 -m kernbench ab \
         --bench "ops-moe-${op//_/-}" --device cuda --switch DISABLE_MMA_V3 --a 0 --b 1 \
         --rounds 6 --aa --only variant=flag_gems "${only[@]}" --out "/tmp/ops/ab-$op" ;;
     *) echo "unknown step $step" | tee -a "$log" ;;

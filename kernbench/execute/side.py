@@ -124,8 +124,8 @@ class Side:
             # replays hundreds of launches, each behind its own L2 flush, and a host-bound
             # op's launch can take 20 times its kernel; turns are sized by this.
             began = time.perf_counter()
-            timer.measure(kernel, turn_spec(self.spec, ESTIMATE_CALLS))
-            wall_per_call = (time.perf_counter() - began) / ESTIMATE_CALLS
+            paced = timer.measure(kernel, turn_spec(self.spec, ESTIMATE_CALLS))
+            wall_per_call = (time.perf_counter() - began) / len(paced.samples_s)
         except Exception as exc:  # noqa: BLE001 - a failing cell is recorded, the side goes on
             self.runner.note_autotune(result)
             fail(result, exc)
@@ -134,7 +134,7 @@ class Side:
             return {"ok": False, "reason": result.reason}
         self.runner.note_autotune(result)
         self.held[index] = Held(cell, kernel, timer, result, started, settle=warm.settle)
-        result.warmup_calls = warm.warmup_calls + len(warm.samples_s)
+        result.warmup_calls = sum(m.warmup_calls + len(m.samples_s) for m in (warm, paced))
         log(f"prepared {cell.id}: {warm.timer} timer, {statistics.median(warm.samples_s):.3g} s"
             f" a sample, {wall_per_call:.3g} s a call's wall time,"
             f" {time.perf_counter() - started:.1f} s to prepare")

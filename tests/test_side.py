@@ -121,3 +121,28 @@ def test_prepare_reports_a_calls_wall_time_beside_its_sample(tmp_path, monkeypat
     (prepared,) = talk(side_for(tmp_path), {"op": "prepare", "cell": 0})
     assert prepared["per_call_s"] == 3e-6
     assert 0.002 <= prepared["wall_per_call_s"] < 0.02
+
+
+def test_prepare_times_with_the_timer_the_ab_chose(tmp_path, monkeypatch):
+    from kernbench.execute import side as side_module
+    from kernbench.timing.base import Measurement
+
+    kinds: list[str] = []
+
+    class Recorded:
+        name = "fake"
+
+        def measure(self, kernel, spec):
+            return Measurement(timer="fake", samples_s=[1e-4] * spec.min_samples,
+                               warmup_calls=1, stop_reason="max_samples")
+
+    def choose(kernel, spec, device):
+        kinds.append(spec.kind)
+        return Recorded()
+
+    monkeypatch.setattr(side_module, "choose_timer", choose)
+    side = side_for(tmp_path)
+    talk(side, {"op": "prepare", "cell": 0, "timer": "event"}, {"op": "finish", "cell": 0},
+         {"op": "prepare", "cell": 0}, {"op": "finish", "cell": 0},
+         {"op": "prepare", "cell": 0, "timer": "collective"})
+    assert kinds == ["event", side.spec.kind, side.spec.kind]  # not a kind: the bench's

@@ -142,6 +142,7 @@ def run_round(
         return side
 
     sides = [start(run) for run in ordered]
+    timers = chosen_timers(folder, round_)
     started = time.perf_counter()
     losses: dict[str, list[str]] = {run.name: [] for run in ordered}
     record = RoundTurns(round=round_, runs={s.run.side: s.run.name for s in sides}, cells={})
@@ -149,7 +150,7 @@ def run_round(
         for position, cell in enumerate(cells, 1):
             took = time.perf_counter()
             turns = turn_cell(sides, cell, bench.timer, started,
-                              manifest.turn_s or TARGET_TURN_S)
+                              manifest.turn_s or TARGET_TURN_S, timers.get(cell.id))
             record.cells[cell.id] = turns
             echo(f"  r{round_} [{position}/{len(cells)}] {cell.id}: "
                  f"{describe(turns)} ({time.perf_counter() - took:.1f} s)")
@@ -176,6 +177,19 @@ def run_round(
     return record
 
 
+def chosen_timers(folder: Path, before: int) -> dict[str, str]:
+    """Each cell's timer as the earliest round before `before` that timed it recorded it
+    (a resumed A/B keeps the choice its first rounds made)."""
+    chosen: dict[str, str] = {}
+    for round_ in range(before - 1, 0, -1):
+        path = turns_path(folder, round_)
+        if path.exists():
+            for cell_id, turns in TURNS_FORMAT.read(path).cells.items():
+                if turns.timer is not None:
+                    chosen[cell_id] = turns.timer
+    return chosen
+
+
 def start_order(runs: Sequence[SideRun]) -> list[SideRun]:
     """The order in which a round's sides start, and prepare each cell: rotated from round
     to round, so no side always allocates its memory first or last (a placement that can
@@ -199,21 +213,30 @@ def journal_loss(side: LiveSide, cell: Cell, reason: str) -> None:
 
 def turn_cell(
     sides: Sequence[LiveSide], cell: Cell, spec: TimerSpec, clock: float,
-    target_turn_s: float = TARGET_TURN_S,
+    target_turn_s: float = TARGET_TURN_S, timer: str | None = None,
 ) -> CellTurns:
     """Prepare the cell on every side (in start order), take one untimed turn each, then
-    the recorded turns, and let each side journal the cell."""
+    the recorded turns, and let each side journal the cell.
+
+    `timer`: the timer the cell was timed with in an earlier round, given to every side;
+    None: the first side to prepare it chooses (auto decides by one eager estimate, which
+    a busy host can push past its threshold in one process and not another), and the
+    others are given its choice, so no two sides compare a graph's time with events'."""
     timeout = spec.cell_timeout_s
     estimates: dict[str, float] = {}
     reason: str | None = None
     for side in sides:
-        reply = side.ask({"op": "prepare", "cell": cell.index}, timeout)
+        request: dict[str, Any] = {"op": "prepare", "cell": cell.index}
+        if timer is not None:
+            request["timer"] = timer
+        reply = side.ask(request, timeout)
         if reply is None or not reply.get("ok"):
             why = side.gone if reply is None else reply.get("reason")
             reason = reason or f"{side.run.side} could not prepare it: {why}"
         else:
             estimates[side.run.side] = float(reply["wall_per_call_s"])
-    turns = CellTurns(reason=reason)
+            timer = timer or reply.get("timer")
+    turns = CellTurns(reason=reason, timer=timer)
     if reason is None:
         plan = plan_turns(estimates["A"], spec, len(sides), target_turn_s)
         turns.calls_per_turn, turns.turns_per_side = plan.calls_per_turn, plan.turns_per_side

@@ -28,12 +28,12 @@ from typing import IO, Any
 from kernbench.execute import pins as pinning
 from kernbench.execute.autotune_pins import AutotunePins
 from kernbench.execute.journal import TASK, JournalEntry, Task, write_entry
-from kernbench.execute.worker import CellRunner, close, die_with_parent, fail, record
+from kernbench.execute.worker import CellRunner, die_with_parent, fail, record
 from kernbench.kernels.base import Kernel
 from kernbench.plan import Cell, plan
 from kernbench.results.model import RoundResult
 from kernbench.spec.loader import load_bench
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.models import TIMERS, TimerSpec
 from kernbench.spec.op_factory import bench_factory, bench_source
 from kernbench.timing import Timer, choose_timer
 
@@ -98,7 +98,7 @@ class Side:
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request.get("op")
         if op == "prepare":
-            return self.prepare(int(request["cell"]))
+            return self.prepare(int(request["cell"]), request.get("timer"))
         if op == "turn":
             return self.turn(int(request["cell"]), int(request["calls"]),
                              keep=bool(request.get("keep", True)))
@@ -106,7 +106,10 @@ class Side:
             return self.finish(int(request["cell"]), request.get("reason"))
         return {"ok": False, "reason": f"unknown request {op!r}"}
 
-    def prepare(self, index: int) -> dict[str, Any]:
+    def prepare(self, index: int, timer_kind: str | None = None) -> dict[str, Any]:
+        """Build, check, tune or replay, warm up and estimate the cell; `timer_kind`: the
+        timer the A/B already chose for it (a name of `spec.models.TIMERS`), else the
+        bench's `timer.kind`."""
         cell = self.cells[index]
         started = time.perf_counter()
         kernel, result = self.runner.prepare(cell, self.task.round)
@@ -115,7 +118,10 @@ class Side:
             self._journal(cell, result, started)
             return {"ok": False, "reason": result.reason}
         try:
-            timer = choose_timer(kernel, self.spec, self.task.device)
+            spec = self.spec
+            if timer_kind in TIMERS:
+                spec = spec.model_copy(update={"kind": timer_kind})
+            timer = choose_timer(kernel, spec, self.task.device)
             estimate_spec = turn_spec(self.spec, ESTIMATE_CALLS).model_copy(
                 update={"warmup_s": self.spec.warmup_s, "settle_s": self.spec.settle_s}
             )
@@ -129,7 +135,7 @@ class Side:
         except Exception as exc:  # noqa: BLE001 - a failing cell is recorded, the side goes on
             self.runner.note_autotune(result)
             fail(result, exc)
-            close(kernel)
+            self.runner.release(kernel)
             self._journal(cell, result, started)
             return {"ok": False, "reason": result.reason}
         self.runner.note_autotune(result)
@@ -181,7 +187,7 @@ class Side:
             if not held.samples_s:
                 result.status = "failed"
                 result.reason = f"not timed: {reason}" if reason else "no turns taken"
-        close(held.kernel)
+        self.runner.release(held.kernel)
         log(f"finished {held.cell.id}: {len(held.turn_medians_s)} turns,"
             f" {len(held.samples_s)} samples, {time.perf_counter() - held.started:.1f} s"
             " since prepared")

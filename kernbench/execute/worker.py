@@ -39,7 +39,7 @@ from kernbench.kernels.base import Kernel, TuneReport, as_kernel
 from kernbench.plan import Cell, plan
 from kernbench.results.model import Check, RoundResult
 from kernbench.spec.loader import load_bench
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.models import TIMERS, TimerSpec
 from kernbench.spec.op_factory import bench_factory, bench_source
 from kernbench.timing import choose_timer
 
@@ -78,6 +78,7 @@ class CellRunner:
         device: str,
         device_model: str,
         autotune: AutotunePins | None = None,
+        timers: Mapping[int, str] | None = None,
     ) -> None:
         self.factory = factory
         self.autotune = autotune
@@ -88,6 +89,11 @@ class CellRunner:
         self.pins_mode = pins_mode
         self.device = device
         self.device_model = device_model
+        # Each cell's timer (a TIMERS name) once one of its measurements chose it, or an
+        # earlier round did (`timers`): auto decides by one eager estimate, which can fall
+        # either side of its threshold, and a cell's rounds and turns must not mix timers.
+        self.timers = dict(timers or {})
+        self._held: dict[int, int] = {}  # id() of a prepared cell's kernel -> its index
 
     def run(self, cell: Cell, round_: int) -> RoundResult:
         started = time.perf_counter()
@@ -98,7 +104,7 @@ class CellRunner:
             except Exception as exc:  # noqa: BLE001 - any failure of a cell is recorded
                 fail(result, exc)
             finally:
-                close(kernel)
+                self.release(kernel)
         self.note_autotune(result)
         result.wall_s = time.perf_counter() - started
         return result
@@ -124,6 +130,7 @@ class CellRunner:
                     )
             if kernel.tunable:
                 kernel = self._tuned(kernel, cell, result)
+            self._held[id(kernel)] = cell.index
             return kernel, result
         except Exception as exc:  # noqa: BLE001 - any failure of a cell is recorded
             fail(result, exc)
@@ -152,7 +159,7 @@ class CellRunner:
             except Exception as exc:  # noqa: BLE001 - any failure of a cell is recorded
                 fail(visit.result, exc)
             finally:
-                close(visit.kernel)
+                self.release(visit.kernel)
 
         return TurnsHooks(prepare, self._measure, finish, journal, current)
 
@@ -162,11 +169,23 @@ class CellRunner:
         if actions:
             result.extra.setdefault("autotune_pins", {}).update(actions)
 
+    def release(self, kernel: Kernel) -> None:
+        """Close a prepared cell's kernel; its timer stays chosen for the cell."""
+        self._held.pop(id(kernel), None)
+        close(kernel)
+
     def _measure(self, kernel: Kernel, spec: TimerSpec | None = None) -> Any:
         spec = spec or self.timer_spec
         if kernel.measure is not None:
             return kernel.measure(spec)
-        return choose_timer(kernel, spec, self.device).measure(kernel, spec)
+        index = self._held.get(id(kernel))  # None: an autotune candidate
+        kind = self.timers.get(index) if index is not None else None
+        if kind in TIMERS:
+            spec = spec.model_copy(update={"kind": kind})
+        measured = choose_timer(kernel, spec, self.device).measure(kernel, spec)
+        if index is not None and measured.timer in TIMERS:
+            self.timers.setdefault(index, measured.timer)
+        return measured
 
     def _tuned(self, kernel: Kernel, cell: Cell, result: RoundResult) -> Kernel:
         key = pinning.pin_key(self.kernel_name, self.device_model, cell.params)
@@ -285,7 +304,7 @@ def run_task(task: Task) -> None:
     autotune = AutotunePins(store, task.pins_mode, task.device_model) if bench.op else None
     runner = CellRunner(
         factory, bench.kernel_name, source, bench.timer, store, task.pins_mode,
-        task.device, task.device_model, autotune,
+        task.device, task.device_model, autotune, task.timers,
     )
     journal = Path(task.journal_dir).resolve()
     gpu = worker_gpu()

@@ -41,6 +41,9 @@ class CellTurns(_Model):
     blocks: list[int] = []  # each turn's block
     spans_s: list[list[float]] = []  # each turn's [start, end], seconds into the round
     reason: str | None = None  # why the cell has no (or fewer) turns
+    # The timer every side timed the cell with: the first side to prepare it in the A/B
+    # chose it (timer.kind, or auto's choice) and every later side and round was given it.
+    timer: str | None = None
 
 
 class RoundTurns(_Model):

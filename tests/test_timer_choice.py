@@ -1,0 +1,87 @@
+"""A cell keeps one timer: through a round's turns, and from its first round to the rest.
+
+`auto` decides by one eager estimate in each fresh process, which can fall either side
+of its threshold; on the H200 a cell timed with graphs in round 1 and with events in
+rounds 2 and 3 pooled both timers' samples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernbench.execute import pins as pinning
+from kernbench.execute import worker
+from kernbench.execute.journal import JournalEntry, write_entry
+from kernbench.execute.rounds import earlier_timers
+from kernbench.execute.turns import run_in_turns
+from kernbench.execute.worker import CellRunner
+from kernbench.plan import Cell
+from kernbench.results.model import RoundResult
+from kernbench.spec.models import TimerSpec
+from kernbench.timing.base import Measurement
+
+CELL = Cell(variant="v", axes={"n": 1}, params={"n": 1}, index=0)
+
+
+@pytest.fixture
+def kinds(monkeypatch) -> list[str]:
+    """The kind each measurement asked for; an `auto` choice reads graph the first time
+    and event after (as a busy host can make it)."""
+    asked: list[str] = []
+
+    class Chosen:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def measure(self, kernel, spec):
+            return Measurement(timer=self.name, samples_s=[1e-5] * 3, warmup_calls=1,
+                               stop_reason="converged")
+
+    def choose(kernel, spec, device):
+        asked.append(spec.kind)
+        if spec.kind == "auto":
+            return Chosen("graph" if asked.count("auto") == 1 else "event")
+        return Chosen(spec.kind)
+
+    monkeypatch.setattr(worker, "choose_timer", choose)
+    return asked
+
+
+def runner(timers: dict[int, str] | None = None, turns: int = 1) -> CellRunner:
+    store = pinning.PinStore(read=[], write=[])
+    return CellRunner(lambda **params: (lambda: None), "k", "", TimerSpec(turns=turns), store,
+                      "auto", "cuda", "H200", timers=timers)
+
+
+def test_every_turn_of_a_round_uses_the_timer_its_first_turn_chose(kinds) -> None:
+    cell_runner = runner(turns=3)
+    journaled: list[RoundResult] = []
+    hooks = cell_runner.turns_hooks(1, lambda cell, result: journaled.append(result),
+                                    lambda cell: None)
+    run_in_turns([CELL], cell_runner.timer_spec, hooks)
+    assert kinds == ["auto", "graph", "graph"]
+    assert journaled[0].timer == "graph"
+
+
+def test_a_round_after_the_first_uses_the_first_rounds_timer(kinds) -> None:
+    assert runner({0: "event"}).run(CELL, 2).timer == "event"
+    assert runner().run(CELL, 1).timer == "graph"
+    assert kinds == ["event", "auto"]
+
+
+def test_the_earliest_round_that_timed_a_cell_decides(tmp_path: Path) -> None:
+    cells = [Cell(variant="v", axes={"n": n}, params={"n": n}, index=n) for n in range(3)]
+
+    def journal(round_: int, index: int, timer: str, status: str = "ok") -> None:
+        result = RoundResult(round=round_, status=status, timer=timer)
+        write_entry(tmp_path, round_, JournalEntry(index=index, id=f"c{index}", result=result))
+
+    journal(1, 0, "graph")
+    journal(2, 0, "event")
+    journal(1, 1, "")  # failed before any timer: the next round decides
+    journal(2, 1, "event")
+    journal(1, 2, "collective")  # not a timer kind a spec can name
+    assert earlier_timers(tmp_path, 3, cells) == {0: "graph", 1: "event"}
+    assert earlier_timers(tmp_path, 2, cells) == {0: "graph"}
+    assert earlier_timers(tmp_path, 1, cells) == {}

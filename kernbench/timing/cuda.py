@@ -388,6 +388,7 @@ def choose_auto(kernel: Kernel) -> Timer:
     events = EventTimer(gpu)
     if kernel.stage_times is not None:
         return events
-    if eager_estimate(kernel, gpu) < GRAPH_THRESHOLD_S:
-        return GraphTimer(gpu, fallback=events)
-    return events
+    estimate = eager_estimate(kernel, gpu)
+    if estimate >= GRAPH_THRESHOLD_S:  # a host stall in its few calls reads long: ask again
+        estimate = min(estimate, eager_estimate(kernel, gpu))
+    return GraphTimer(gpu, fallback=events) if estimate < GRAPH_THRESHOLD_S else events

@@ -95,8 +95,10 @@ source scripts/gpu_env.sh
     done
   fi
 } > "$out/collectives.log" 2>&1
-tar czf "$out/ccl.tgz" -C /tmp --exclude=tasks $(cd /tmp && ls -d ccl-*)
+runs=$(cd /tmp && ls -d ccl-* 2>/dev/null)
+[ -n "$runs" ] && tar czf "$out/ccl.tgz" -C /tmp --exclude=tasks $runs
 # The device tool brings back a few files: the logs and tables as one archive.
-(cd "$out" && tar czf tables.tgz ./*.log ./*.md ./*.json 2>/dev/null && rm -f ./*.md ./*.json \
+(cd "$out" && shopt -s nullglob && tables=(./*.log ./*.md ./*.json) \
+  && tar czf tables.tgz "${tables[@]}" && rm -f ./*.md ./*.json \
   && find . -maxdepth 1 -name '*.log' ! -name collectives.log -delete)
 tail -n 40 "$out/collectives.log"

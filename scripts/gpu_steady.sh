@@ -51,10 +51,11 @@ smi=$!
   fi
   if [ -n "${CALIBRATE_DUTY:-}" ]; then  # ceilings in another duty: a profile of its own
     profile=h200-$CALIBRATE_DUTY
-    python3 -m kernbench calibrate --device cuda --duty "$CALIBRATE_DUTY" --name "$profile" \
-      --out "configs/hardware/$profile.yaml"
-    cp "configs/hardware/$profile.yaml" "$out/"
-    set -- "$@" --hardware "$profile"
+    if python3 -m kernbench calibrate --device cuda --duty "$CALIBRATE_DUTY" --name "$profile" \
+      --out "configs/hardware/$profile.yaml"; then
+      cp "configs/hardware/$profile.yaml" "$out/"
+      set -- "$@" --hardware "$profile"
+    fi
   fi
   if [ "${SWEEPS:-1}" -ge 1 ]; then
     sweep 1 "$@"

@@ -147,3 +147,27 @@ def test_a_run_says_when_its_duty_is_not_its_ceilings(monkeypatch, capsys) -> No
         "under sustained" in capsys.readouterr().err
     run_command.note_ceilings_duty(isolated, "cpu", None)
     assert capsys.readouterr().err == ""
+
+
+def test_a_duty_variant_keeps_the_datasheet_and_is_chosen_by_name_only(tmp_path, monkeypatch):
+    from kernbench.commands import calibrate as command
+
+    def measured(device, name, datasheet, duty):
+        result = _measured()
+        result.notes["duty"] = duty
+        return calibrate.profile_from(result, name=name, datasheet=datasheet, now=NOW)
+
+    monkeypatch.setattr(command, "calibrate", measured)
+    monkeypatch.setattr(command, "device_model", lambda device: "NVIDIA H200")
+    path = command.calibrate_profile("cuda", tmp_path / "v.yaml", "h200-isolated", "isolated")
+    variant = load_hardware(path)
+    assert variant.name == "h200-isolated" and variant.match == []  # never auto-selected
+    assert variant.peak_tflops["bf16"].datasheet == 989.5  # the shipped sheet's, kept
+    assert hardware.calibrated_duty(variant) == "isolated"
+    same = load_hardware(command.calibrate_profile("cuda", tmp_path / "h.yaml", None))
+    assert same.name == "h200" and same.match == ["H200"]
+
+
+def test_the_cpu_has_no_duty_to_calibrate_under() -> None:
+    with pytest.raises(UserError, match="the CPU timer has no duty"):
+        calibrate_profile("cpu", None, None, duty="isolated")

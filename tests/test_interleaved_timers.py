@@ -52,7 +52,7 @@ def test_a_timer_chosen_in_an_earlier_round_is_given_to_every_side() -> None:
     assert all(side.prepared_with == ["event"] for side in sides)
 
 
-def test_the_earliest_rounds_choice_is_kept_for_later_rounds(tmp_path: Path) -> None:
+def test_the_earliest_other_rounds_choice_is_kept(tmp_path: Path) -> None:
     def write(round_: int, **timers: str | None) -> None:
         cells = {cell_id: CellTurns(timer=timer) for cell_id, timer in timers.items()}
         TURNS_FORMAT.write(turns_path(tmp_path, round_),
@@ -60,6 +60,7 @@ def test_the_earliest_rounds_choice_is_kept_for_later_rounds(tmp_path: Path) -> 
 
     write(1, x="graph", y=None)  # y: no side could prepare it in round 1
     write(2, x="event", y="event")
-    assert chosen_timers(tmp_path, before=3) == {"x": "graph", "y": "event"}
-    assert chosen_timers(tmp_path, before=2) == {"x": "graph"}
-    assert chosen_timers(tmp_path, before=1) == {}
+    assert chosen_timers(tmp_path, current=3, rounds=6) == {"x": "graph", "y": "event"}
+    assert chosen_timers(tmp_path, current=2, rounds=6) == {"x": "graph"}
+    # a resume that runs round 1 again keeps what the rounds it kept chose
+    assert chosen_timers(tmp_path, current=1, rounds=6) == {"x": "event", "y": "event"}

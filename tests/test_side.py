@@ -101,6 +101,7 @@ def test_the_cell_settles_once_while_prepared_and_its_result_says_so(tmp_path, m
     entry = read_entry(tmp_path / "journal", 1, 0)
     assert entry is not None and entry.result.settle == {"settled": True, "seconds": 0.04,
                                                          "calls": 9}
+    assert entry.result.warmup_calls == 12  # the estimate's and the wall estimate's 1 + 5 each
 
 
 def test_prepare_reports_a_calls_wall_time_beside_its_sample(tmp_path, monkeypatch):

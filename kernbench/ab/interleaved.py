@@ -142,7 +142,7 @@ def run_round(
         return side
 
     sides = [start(run) for run in ordered]
-    timers = chosen_timers(folder, round_)
+    timers = chosen_timers(folder, round_, manifest.rounds)
     started = time.perf_counter()
     losses: dict[str, list[str]] = {run.name: [] for run in ordered}
     record = RoundTurns(round=round_, runs={s.run.side: s.run.name for s in sides}, cells={})
@@ -177,13 +177,14 @@ def run_round(
     return record
 
 
-def chosen_timers(folder: Path, before: int) -> dict[str, str]:
-    """Each cell's timer as the earliest round before `before` that timed it recorded it
-    (a resumed A/B keeps the choice its first rounds made)."""
+def chosen_timers(folder: Path, current: int, rounds: int) -> dict[str, str]:
+    """Each cell's timer as the earliest other round of the A/B that timed it recorded it
+    (a resumed A/B keeps the choice of the rounds it kept, even when it runs an earlier
+    round again)."""
     chosen: dict[str, str] = {}
-    for round_ in range(before - 1, 0, -1):
+    for round_ in range(rounds, 0, -1):
         path = turns_path(folder, round_)
-        if path.exists():
+        if round_ != current and path.exists():
             for cell_id, turns in TURNS_FORMAT.read(path).cells.items():
                 if turns.timer is not None:
                     chosen[cell_id] = turns.timer

@@ -10,7 +10,7 @@ from kernbench.execute.calibrate import calibrate, write_profile
 from kernbench.results.provenance import device_model
 from kernbench.spec import hardware
 from kernbench.spec.discovery import project_root
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.models import HardwareProfile, TimerSpec
 
 DUTIES: tuple[str, ...] = get_args(TimerSpec.model_fields["duty"].annotation)
 
@@ -21,14 +21,29 @@ def calibrate_profile(
     if duty not in DUTIES:
         raise UserError(f"--duty: {duty!r} is not a duty; choose {' or '.join(DUTIES)}")
     device = hardware.resolve_device(device)
-    try:
-        datasheet = hardware.select_profile(device_model(device), device, name)
-    except UserError:
-        datasheet = None  # a new device: the profile will hold measured figures only
-    if datasheet is not None and datasheet.name == "cpu-generic" and name is None:
-        datasheet = None  # the placeholder has no datasheet to keep
+    if device == "cpu" and duty != "sustained":
+        raise UserError("--duty: the CPU timer has no duty (its samples run back to back)")
+    datasheet = _datasheet(device, name)
     profile = calibrate(device, name=name or (datasheet.name if datasheet else None),
                         datasheet=datasheet, duty=duty)
+    if datasheet is not None and profile.name != datasheet.name:
+        # A variant of a device's profile (its ceilings under another duty): chosen by
+        # --hardware NAME only, or it would take the device's runs from the shipped one.
+        profile = profile.model_copy(update={"match": []})
     path = out or project_root() / "configs" / "hardware" / f"{profile.name}.yaml"
     write_profile(profile, path)
     return path
+
+
+def _datasheet(device: str, name: str | None) -> HardwareProfile | None:
+    """The profile whose datasheet figures the calibration keeps: `name`'s, else (a new
+    name, or none) the one matching the device; None for a new device or the CPU
+    placeholder, which has no datasheet to keep."""
+    model = device_model(device)
+    for wanted in ([name, None] if name is not None else [None]):
+        try:
+            sheet = hardware.select_profile(model, device, wanted)
+        except UserError:
+            continue
+        return None if sheet.name == hardware.GENERIC_CPU and wanted is None else sheet
+    return None  # a new device: the profile will hold measured figures only

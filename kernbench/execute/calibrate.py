@@ -69,15 +69,17 @@ def calibrate(
     datasheet: HardwareProfile | None = None,
     sizes: Sizes | None = None,
     measure: Callable[[Sizes], Measured] | None = None,
-    duty: str = "sustained",
+    duty: str | None = None,
 ) -> HardwareProfile:
     """Measure `device` ("cpu" or "cuda") and return its profile; `datasheet` supplies the
     datasheet figures, name, description and match strings kept beside the measured ones.
-    `duty`: the timer duty the CUDA ceilings are sampled under. `measure` replaces the
-    measurement (tests)."""
+    `duty`: the timer duty the CUDA ceilings are sampled under (default: `sizes`').
+    `measure` replaces the measurement (tests)."""
     if device not in ("cpu", "cuda"):
         raise ValueError(f"unknown device {device!r}; known: cpu, cuda")
-    sizes = replace(sizes or Sizes(), duty=duty)
+    sizes = sizes or Sizes()
+    if duty is not None:
+        sizes = replace(sizes, duty=duty)
     if measure is None:
         measure = measure_cuda if device == "cuda" else measure_cpu
     return profile_from(measure(sizes), name=name, datasheet=datasheet)

@@ -166,8 +166,10 @@ class Side:
         held.sm_clock_mhz += measured.sm_clock_mhz
         held.throttled += measured.throttled
         if not held.result.timer:
+            warmup_calls = held.result.warmup_calls  # the preparing measurements'
             record(held.result, measured, held.kernel)
             held.result.settle = held.settle  # the cell settled once, while prepared
+            held.result.warmup_calls = warmup_calls
         return {"ok": True, "median_s": median, "n": len(measured.samples_s)}
 
     def finish(self, index: int, reason: str | None = None) -> dict[str, Any]:

@@ -389,6 +389,6 @@ def choose_auto(kernel: Kernel) -> Timer:
     if kernel.stage_times is not None:
         return events
     estimate = eager_estimate(kernel, gpu)
-    if estimate >= GRAPH_THRESHOLD_S:  # a host stall in its few calls reads long: ask again
+    if GRAPH_THRESHOLD_S <= estimate < 10 * GRAPH_THRESHOLD_S:  # a host stall reads long
         estimate = min(estimate, eager_estimate(kernel, gpu))
     return GraphTimer(gpu, fallback=events) if estimate < GRAPH_THRESHOLD_S else events

@@ -81,6 +81,12 @@ source scripts/gpu_env.sh
       /tmp/nccl-tests-build/${test}_perf -b 1K -e 4M -f 2 -t 2 -g 1 -w 5 -n 50 -d float \
         > "$out/${test}_alt_threads.$pass.log" 2>&1
     done
+    # kernbench's process model (a process per GPU) without its sampling: graph replays of
+    # a plain loop, so a gap that this shares with kernbench is the process model's
+    # (NCCL joins two processes' GPUs through IPC, one process's through direct pointers).
+    timeout 120 python3 -m kernbench.execute.launch --nproc-per-node 2 scripts/ccl_reference.py \
+      --dtype fp32 --sizes "$small" --iters 50 --repeats 10 --graph \
+      --out "$out/reference_alt.$pass.json"
     KERNBENCH_COLLECTIVE_API=${ALT_API:-torch} timeout "${CCL_TIMEOUT:-400}" python3 -m kernbench \
       run --bench milestone-1h-ccl --device cuda --only dtype=fp32 --only "bytes=$small" \
       --rounds 1 --out "/tmp/ccl-alt$pass"
@@ -93,6 +99,14 @@ source scripts/gpu_env.sh
       python3 scripts/nccl_compare.py --nccl-tests "$out" --logs "$logs" "${alt_results[@]}" \
         --out-md "$out/compare$logs.md" --out-json "$out/compare$logs.json"
     done
+  fi
+  references=()
+  for found in "$out"/reference_alt.*.json; do
+    [ -e "$found" ] && references+=(--results "$found")
+  done
+  if [ ${#references[@]} -gt 0 ]; then
+    python3 scripts/nccl_compare.py --nccl-tests "$out" --logs _alt_threads "${references[@]}" \
+      --out-md "$out/compare_reference_alt.md" --out-json "$out/compare_reference_alt.json"
   fi
 } > "$out/collectives.log" 2>&1
 runs=$(cd /tmp && ls -d ccl-* 2>/dev/null)

@@ -5,7 +5,8 @@
 Exercises: cuBLAS GEMM per dtype and staging (check + a short EventTimer measurement),
 the Triton kernel's self_tune and pinned replay (in this process and in a fresh one, with
 the autotuner's benchmark calls counted), GraphTimer and the auto choice on a tiny add,
-kernbench's own flush kernel (and the graph timer's kept graphs) as under FlagGems, NVML
+kernbench's own flush kernel (and the graph timer's kept graphs) as under FlagGems, a
+cold tiny kernel timed by subtraction and by events inside its graph, NVML
 readings, calibrate at reduced sizes, and scripts/fidelity.py.
 """
 
@@ -227,6 +228,50 @@ def flush_kernels() -> tuple[str, str]:
             f"again {statistics.median(second.samples_s) * 1e6:.2f}us")
 
 
+def in_graph_events() -> tuple[str, str]:
+    """An experiment for cold kernels of a few microseconds (issue 15): the graph timer's
+    sample is (replay of launches x (flush, kernel) - replay of the flushes alone) /
+    launches, so a 1% wobble of a ~10 ms replay is ~10% of a 3 µs kernel. Timing events
+    recorded inside the graph around each launch (torch's external events) would time each
+    cold kernel directly. Both, on a one-token top-k, with their spread."""
+    import torch
+
+    from kernbench.kernels.base import Kernel
+    from kernbench.timing import cuda, cuda_device
+
+    device = cuda_device.CudaDevice()
+    scores = torch.randn(1, 256, device="cuda")
+    kernel = Kernel(run=lambda: torch.topk(scores, 2), synchronize=torch.cuda.synchronize)
+    subtracted = cuda.GraphTimer(device).measure(kernel, timer_spec(min_samples=40))
+    launches = 100
+    pairs = [(torch.cuda.Event(enable_timing=True, external=True),
+              torch.cuda.Event(enable_timing=True, external=True)) for _ in range(launches)]
+    kernel.run()
+    device.flush()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for start, end in pairs:
+            device.flush()
+            start.record()
+            kernel.run()
+            end.record()
+    timed: list[float] = []
+    for _ in range(20):
+        graph.replay()
+        torch.cuda.synchronize()
+        timed += [start.elapsed_time(end) * 1e-3 for start, end in pairs]
+
+    def spread(samples: list[float]) -> str:
+        q1, median, q3 = statistics.quantiles(samples, n=4)
+        return f"{median * 1e6:.2f}us (IQR {100 * (q3 - q1) / median:.1f}%)"
+
+    DETAILS["in_graph_events"] = {"subtracted": summarize(subtracted),
+                                  "events_median_s": statistics.median(timed),
+                                  "events_n": len(timed)}
+    return (f"subtracted {spread(subtracted.samples_s)}", f"in-graph events {spread(timed)}")
+
+
 def nvml_reading() -> tuple[str, str]:
     from kernbench.timing import nvml
 
@@ -305,6 +350,7 @@ def main() -> None:
     step("triton bf16 4096 tune+replay", lambda: triton_self_tune_and_replay(4096))
     step("add 64K timers", tiny_add)
     step("flush kernels", flush_kernels)
+    step("in-graph events", in_graph_events)
     step("nvml", nvml_reading)
     step("calibrate", lambda: calibration(args.out, args.quick))
     if not args.no_fidelity:

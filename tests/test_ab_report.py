@@ -51,3 +51,20 @@ def test_the_summary_says_who_recorded_the_pins_and_who_replayed_them():
     runs[2] = runs[2].model_copy(update={"pins": {}})
     text = render_markdown(report.model_copy(update={"runs": runs}), None)
     assert f"none replayed by {runs[2].name}" in text
+
+
+def test_the_summary_names_cells_whose_runs_used_different_timers():
+    # On the H200 two of eighteen side processes timed a 3 µs topk with events, the rest
+    # with graphs: the report must say so, not only show an odd round.
+    plan = manifest(rounds=2)
+    found = outcomes(plan, slower_on_b)
+    for name, outcome in found.items():
+        for cell in outcome.results.cells:
+            cell.rounds[0].timer = "event" if (name, cell.id) == ("r2_B", "fast/size=100") \
+                else "graph"
+    report = analyze(plan, found)
+    timers = {cell.id: cell.timers for cell in report.cells}
+    assert timers["fast/size=100"] == {"graph": 3, "event": 1}
+    assert timers["slow/size=400"] == {"graph": 4}
+    assert ("- Timers differ between the runs of fast/size=100 (graph 3, event 1): those "
+            "deltas compare unlike samples.") in render_markdown(report, None)

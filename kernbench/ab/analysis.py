@@ -87,6 +87,7 @@ def rel_iqr_pct(samples: Sequence[float]) -> float:
 class _Side:
     median_s: float
     samples_s: list[float]
+    timer: str = ""
 
 
 def _measured(cell: CellResult | None) -> _Side | str:
@@ -100,7 +101,7 @@ def _measured(cell: CellResult | None) -> _Side | str:
             median = round_result.median_s
             if median is None:
                 median = float(np.median(round_result.samples_s))
-            return _Side(median, list(round_result.samples_s))
+            return _Side(median, list(round_result.samples_s), round_result.timer or "")
     return "no ok round with samples"
 
 
@@ -361,6 +362,8 @@ def _cell_report(
         aa_floor_pct=floor,
         threshold_pct=threshold,
         turns=records,
+        timers=dict(Counter(side.timer for run in manifest.runs if isinstance(
+            side := _measured(tables[run.name].get(cell.id)), _Side) and side.timer)),
     )
 
 

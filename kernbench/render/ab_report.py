@@ -38,6 +38,9 @@ minimum effect and the cell's A/A floor){% endif %}.
 {%- if pins %}
 - Pins: {{ pins }}.
 {%- endif %}
+{%- if mixed %}
+- Timers differ between the runs of {{ mixed }}: those deltas compare unlike samples.
+{%- endif %}
 {%- if r.summary.interval_note %}
 - Note: {{ r.summary.interval_note }}.
 {%- endif %}
@@ -107,8 +110,18 @@ def render_markdown(report: AbReport, figure: str | None) -> str:
     environment.filters.update(pct=_pct, num=_num, cell=_cell)
     order = ", ".join(f"r{k} {'/'.join(sides)}" for k, sides in enumerate(report.order, 1))
     return environment.from_string(TEMPLATE).render(
-        r=report, order=order, turns=_turns(report), figure=figure, pins=pins_line(report)
+        r=report, order=order, turns=_turns(report), figure=figure, pins=pins_line(report),
+        mixed=mixed_timers(report),
     )
+
+
+def mixed_timers(report: AbReport) -> str:
+    """The cells whose runs did not all use one timer, e.g. 'c (graph 16, event 2)'."""
+    def counts(timers: dict[str, int]) -> str:
+        return ", ".join(f"{name} {n}" for name, n in sorted(timers.items(), key=lambda x: -x[1]))
+
+    return "; ".join(f"{cell.id} ({counts(cell.timers)})"
+                     for cell in report.cells if len(cell.timers) > 1)
 
 
 def pins_line(report: AbReport) -> str | None:

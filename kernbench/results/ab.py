@@ -76,6 +76,9 @@ class AbCell(_Model):
     threshold_pct: float
     turns: list[CellTurns] | None = None  # interleaved: each round's turns
     rounds_needed: int | None = None  # rounds auto: from which round on the verdict held
+    # How many of the cell's runs (every side, every round) each timer timed: more than
+    # one timer means some deltas compare unlike samples (a graph's against events').
+    timers: dict[str, int] = {}
 
 
 class FailedRun(_Model):

@@ -362,9 +362,17 @@ def _cell_report(
         aa_floor_pct=floor,
         threshold_pct=threshold,
         turns=records,
-        timers=dict(Counter(side.timer for run in manifest.runs if isinstance(
-            side := _measured(tables[run.name].get(cell.id)), _Side) and side.timer)),
+        timers=_mixed_timers(manifest, tables, cell.id),
     )
+
+
+def _mixed_timers(
+    manifest: AbManifest, tables: Mapping[str, Mapping[str, CellResult]], cell_id: str
+) -> dict[str, int]:
+    """How many of the cell's runs each timer timed, where they were not all one."""
+    timers = Counter(side.timer for run in manifest.runs if isinstance(
+        side := _measured(tables[run.name].get(cell_id)), _Side) and side.timer)
+    return dict(timers) if len(timers) > 1 else {}
 
 
 def summarize(cells: Sequence[AbCell], rounds: int) -> AbSummary:

@@ -76,8 +76,8 @@ class AbCell(_Model):
     threshold_pct: float
     turns: list[CellTurns] | None = None  # interleaved: each round's turns
     rounds_needed: int | None = None  # rounds auto: from which round on the verdict held
-    # How many of the cell's runs (every side, every round) each timer timed: more than
-    # one timer means some deltas compare unlike samples (a graph's against events').
+    # Where the cell's runs (every side, every round) did not all use one timer: how many
+    # each timer timed; those deltas compare unlike samples (a graph's against events').
     timers: dict[str, int] = {}
 
 

@@ -38,11 +38,12 @@ def kinds(monkeypatch) -> list[str]:
             return Measurement(timer=self.name, samples_s=[1e-5] * 3, warmup_calls=1,
                                stop_reason="converged")
 
-    def choose(kernel, spec, device):
-        asked.append(spec.kind)
-        if spec.kind == "auto":
+    def choose(kernel, spec, device, chosen=None):
+        kind = chosen or spec.kind
+        asked.append(kind)
+        if kind == "auto":
             return Chosen("graph" if asked.count("auto") == 1 else "event")
-        return Chosen(spec.kind)
+        return Chosen(kind)
 
     monkeypatch.setattr(worker, "choose_timer", choose)
     return asked

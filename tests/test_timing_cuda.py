@@ -293,6 +293,15 @@ def test_choose_timer_honours_an_explicit_kind_through_the_registry() -> None:
     assert choose_timer(kernel, TimerSpec(kind="event"), "cpu").name == "cpu"
 
 
+def test_choose_timer_takes_a_cells_earlier_choice_over_the_spec() -> None:
+    kernel = Kernel(run=lambda: None)
+    assert choose_timer(kernel, TimerSpec(kind="auto"), "cuda", "event").name == "event"
+    assert choose_timer(kernel, TimerSpec(kind="event"), "cuda", "graph").name == "graph"
+    # not a registry timer (the ranks timer's name): the spec's kind
+    assert choose_timer(kernel, TimerSpec(kind="event"), "cuda", "collective").name == "event"
+    assert choose_timer(kernel, TimerSpec(kind="event"), "cpu", "graph").name == "cpu"
+
+
 # -- triton pins -----------------------------------------------------------------------------
 
 

@@ -129,9 +129,11 @@ def note_ceilings_duty(bench: Bench, device: str, explicit: str | None) -> None:
     try:
         profile = select_profile(bench, device, explicit)
     except UserError:
-        return  # the run records why it has no profile
-    calibrated = hardware.calibrated_duty(profile) if profile is not None else None
-    if profile is not None and calibrated not in (None, bench.timer.duty):
+        profile = None  # the run records why it has no profile
+    if profile is None:
+        return
+    calibrated = hardware.calibrated_duty(profile)
+    if calibrated not in (None, bench.timer.duty):
         note(f"note: {bench.name} times under the {bench.timer.duty} duty; the ceilings of "
              f"profile {profile.name} were calibrated under {calibrated}, so its "
              f"utilization may read above 1 (kernbench calibrate --duty {bench.timer.duty} "

@@ -33,7 +33,7 @@ from kernbench.kernels.base import Kernel
 from kernbench.plan import Cell, plan
 from kernbench.results.model import RoundResult
 from kernbench.spec.loader import load_bench
-from kernbench.spec.models import TIMERS, TimerSpec
+from kernbench.spec.models import TimerSpec
 from kernbench.spec.op_factory import bench_factory, bench_source
 from kernbench.timing import Timer, choose_timer
 
@@ -118,10 +118,7 @@ class Side:
             self._journal(cell, result, started)
             return {"ok": False, "reason": result.reason}
         try:
-            spec = self.spec
-            if timer_kind in TIMERS:
-                spec = spec.model_copy(update={"kind": timer_kind})
-            timer = choose_timer(kernel, spec, self.task.device)
+            timer = choose_timer(kernel, self.spec, self.task.device, timer_kind)
             estimate_spec = turn_spec(self.spec, ESTIMATE_CALLS).model_copy(
                 update={"warmup_s": self.spec.warmup_s, "settle_s": self.spec.settle_s}
             )

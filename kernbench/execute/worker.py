@@ -179,10 +179,8 @@ class CellRunner:
         if kernel.measure is not None:
             return kernel.measure(spec)
         index = self._held.get(id(kernel))  # None: an autotune candidate
-        kind = self.timers.get(index) if index is not None else None
-        if kind in TIMERS:
-            spec = spec.model_copy(update={"kind": kind})
-        measured = choose_timer(kernel, spec, self.device).measure(kernel, spec)
+        chosen = self.timers.get(index) if index is not None else None
+        measured = choose_timer(kernel, spec, self.device, chosen).measure(kernel, spec)
         if index is not None and measured.timer in TIMERS:
             self.timers.setdefault(index, measured.timer)
         return measured

@@ -14,19 +14,24 @@ from kernbench.timing.ranks import RanksTimer
 from kernbench.timing.stop import StopReason, StopRule, stop_reason
 
 
-def choose_timer(kernel: Kernel, spec: TimerSpec, device: str) -> Timer:
+def choose_timer(
+    kernel: Kernel, spec: TimerSpec, device: str, chosen: str | None = None
+) -> Timer:
     """The ranks timer for a kernel run by several ranks; on CUDA the timer `spec.kind`
     names in the registry (`spec.models.TIMERS`), or for "auto" events or graphs by the
-    kernel's length; the CPU timer otherwise."""
+    kernel's length; the CPU timer otherwise. `chosen`: the timer an earlier measurement
+    of the same cell used (its `Measurement.timer`); a registry name there replaces
+    `spec.kind`, so a cell is timed one way through its rounds, turns and A/B sides."""
     if kernel.ranks is not None:
         return RanksTimer(current_gpu_clock() if device == "cuda" else None)
     if device != "cuda":
         return CpuTimer()
-    if spec.kind == "auto":
+    kind = chosen if chosen in TIMERS else spec.kind
+    if kind == "auto":
         return cuda.choose_auto(kernel)
-    if spec.kind == "graph":  # as auto makes it: a capture that fails falls back to events
+    if kind == "graph":  # as auto makes it: a capture that fails falls back to events
         return cuda.GraphTimer(fallback=cuda.EventTimer())
-    module, _, name = TIMERS[spec.kind].partition(":")
+    module, _, name = TIMERS[kind].partition(":")
     timer: Timer = getattr(importlib.import_module(module), name)()
     return timer
 

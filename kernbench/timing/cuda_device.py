@@ -165,7 +165,6 @@ def reset_persisting_l2() -> dict[str, Any]:
     }
 
 
-
 def current_gpu_clock() -> Callable[[], Reading | None]:
     """The NVML reader of torch's current GPU, for a timer without a CudaDevice of its own
     (the ranks timer): the device is made at the first read, in the rank that reads."""

@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from ab_fixtures.build import manifest, outcomes
 
-from kernbench.ab.analysis import RunOutcome, aa_floor, analyze, order_effect, verdict
+from kernbench.ab.analysis import RunOutcome, analyze
+from kernbench.ab.verdicts import aa_floor, aa_p_value, order_effect, verdict
 
 # Per-round B/A ratios that are never exactly equal, so intervals have width.
 JITTER = [1.000, 1.004, 0.997, 1.002, 0.999, 1.003, 0.998, 1.001]
@@ -182,6 +184,57 @@ def test_run_metadata_keeps_order_and_positions():
 )
 def test_verdict_rules(low, high, expected):
     assert verdict(low, high, 1.0) == expected
+
+
+@pytest.mark.parametrize(
+    ("delta", "aa_p", "expected"),
+    [
+        (0.5, 0.6, "same"),  # deltas where the A/A's are, median inside: same
+        (0.5, 0.01, "unstable"),  # deltas that stand out from the A/A's
+        (1.2, 0.6, "unstable"),  # median beyond the threshold
+        (0.5, None, "unstable"),  # no A/A control: the interval alone decides
+    ],
+)
+def test_an_interval_across_the_edge_is_same_when_it_looks_like_the_aa(delta, aa_p, expected):
+    assert verdict(-0.5, 1.5, 1.0, delta, aa_p) == expected
+
+
+def test_aa_p_value_separates_a_shift_from_noise():
+    aa = [-4.7, 7.1, -2.2, -4.6, 0.7, -2.9]
+    assert aa_p_value([1.1, 3.5, -5.0, 2.9, -4.1, -7.0], aa) > 0.5
+    assert aa_p_value([8.0, 9.5, 10.1, 8.8, 12.0, 9.1], aa) < 0.01
+    assert aa_p_value([0.0] * 6, [0.0] * 6) == 1.0
+
+
+def null_and_shifted_verdicts(effect: float, trials: int = 300) -> list[str]:
+    """Verdicts of simulated 6-round A/Bs with an A/A control: each side's round median
+    is noisy (sd 1), B shifted by `effect`; per round d = B - A and a = A' - A."""
+    from kernbench.ab.verdicts import CONFIDENCE
+    from kernbench.analyze.stats import median_interval
+
+    rng = np.random.default_rng(7)
+    found = []
+    for _ in range(trials):
+        a, b, a2 = rng.normal(size=(3, 6))
+        d, aa = list(b + effect - a), list(a2 - a)
+        interval = median_interval(d, CONFIDENCE)
+        threshold = max(0.1, aa_floor(aa))
+        found.append(
+            verdict(interval.low, interval.high, threshold, float(np.median(d)), aa_p_value(d, aa))
+        )
+    return found
+
+
+def test_a_switch_that_does_nothing_is_called_same_nearly_always():
+    # The interval alone against the A/A floor calls it same in about half the A/Bs.
+    verdicts = null_and_shifted_verdicts(0.0)
+    assert verdicts.count("same") / len(verdicts) >= 0.9
+    assert verdicts.count("faster") + verdicts.count("slower") <= 3
+
+
+def test_a_shift_well_beyond_the_noise_is_not_called_same():
+    verdicts = null_and_shifted_verdicts(4.0)
+    assert verdicts.count("same") / len(verdicts) <= 0.05
 
 
 def test_aa_floor_is_the_largest_absolute_delta():

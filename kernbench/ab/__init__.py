@@ -6,11 +6,12 @@ docs/adr/0021-ab-json-format.md.
 
 from __future__ import annotations
 
-from kernbench.ab.analysis import AbCell, AbReport, RunOutcome, analyze, verdict
+from kernbench.ab.analysis import AbCell, AbReport, RunOutcome, analyze
 from kernbench.ab.outputs import is_ab_folder, summarize_ab, write_outputs
 from kernbench.ab.run import AbOutcome, run_ab
 from kernbench.ab.schedule import AbManifest, SideRun, load_manifest, schedule
 from kernbench.ab.sides import SideRequest, run_subprocess
+from kernbench.ab.verdicts import verdict
 
 __all__ = [
     "AbCell",

@@ -20,6 +20,16 @@ import numpy as np
 
 from kernbench.ab.interleave import cell_pairs, order_split, round_delta
 from kernbench.ab.schedule import AbManifest, SideRun, aa_sides
+from kernbench.ab.verdicts import (
+    CONFIDENCE,
+    aa_floor,
+    aa_p_value,
+    order_effect,
+    rel_iqr_pct,
+    sign_flips,
+    to_pct,
+    verdict,
+)
 from kernbench.analyze.stats import median_interval, pair_coverage
 from kernbench.results.ab import (
     VERDICTS,
@@ -30,11 +40,8 @@ from kernbench.results.ab import (
     FailedRun,
     RoundTurns,
     RunRecord,
-    Verdict,
 )
 from kernbench.results.model import CellResult, Results
-
-CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
@@ -43,44 +50,6 @@ class RunOutcome:
 
     results: Results | None
     problem: str = ""
-
-
-def to_pct(log_ratio: float) -> float:
-    return 100.0 * math.expm1(log_ratio)
-
-
-def verdict(low_pct: float, high_pct: float, threshold_pct: float) -> Verdict:
-    """faster/slower when the whole interval is beyond the threshold, same when it lies
-    within it, unstable when it straddles a threshold edge."""
-    if high_pct < -threshold_pct:
-        return "faster"
-    if low_pct > threshold_pct:
-        return "slower"
-    if -threshold_pct <= low_pct and high_pct <= threshold_pct:
-        return "same"
-    return "unstable"
-
-
-def aa_floor(aa_deltas_pct: Sequence[float]) -> float:
-    """The A/A noise floor: the largest |delta| two identical sides showed."""
-    return max(abs(d) for d in aa_deltas_pct)
-
-
-def sign_flips(deltas: Sequence[float], median: float) -> int:
-    return sum(1 for d in deltas if d * median < 0)
-
-
-def order_effect(deltas_pct: Sequence[float], a_first: Sequence[bool]) -> float:
-    first = [d for d, flag in zip(deltas_pct, a_first, strict=True) if flag]
-    second = [d for d, flag in zip(deltas_pct, a_first, strict=True) if not flag]
-    if not first or not second:
-        return float("nan")
-    return float(np.mean(first) - np.mean(second))
-
-
-def rel_iqr_pct(samples: Sequence[float]) -> float:
-    q1, median, q3 = np.percentile(np.asarray(samples, dtype=float), [25, 50, 75])
-    return float(100.0 * (q3 - q1) / median) if median > 0 else float("nan")
 
 
 @dataclass(frozen=True)
@@ -339,14 +308,16 @@ def _cell_report(
         aa_deltas = [to_pct(d) for d in aa_logs]
         floor = aa_floor(aa_deltas)
     threshold = max(min_effect, floor if floor is not None else 0.0)
+    aa_p = aa_p_value(deltas, aa_deltas) if aa_deltas else None
+    delta = to_pct(median_log)
     noise = [rel_iqr_pct(side.samples_s) for side in a_sides + b_sides]
     return AbCell(
         id=cell.id,
         variant=cell.variant,
         axes=cell.axes,
         params=cell.params,
-        verdict=verdict(low, high, threshold),
-        delta_pct=to_pct(median_log),
+        verdict=verdict(low, high, threshold, delta, aa_p),
+        delta_pct=delta,
         ci_pct=[low, high],
         ci_coverage=interval.coverage,
         ci_reached=interval.reached,
@@ -360,6 +331,7 @@ def _cell_report(
         order_effect_pct=order if interleaved else order_effect(deltas, a_first),
         aa_deltas_pct=aa_deltas,
         aa_floor_pct=floor,
+        aa_p=aa_p,
         threshold_pct=threshold,
         turns=records,
         timers=_mixed_timers(manifest, tables, cell.id),

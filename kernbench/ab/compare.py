@@ -19,7 +19,7 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
-from kernbench.ab.analysis import CONFIDENCE, to_pct, verdict
+from kernbench.ab.verdicts import CONFIDENCE, to_pct, verdict
 from kernbench.errors import UserError
 from kernbench.results.ab import Verdict
 from kernbench.results.model import CellResult, Results

@@ -56,16 +56,17 @@ minimum effect and the cell's A/A floor){% endif %}.
 {%- endif %}
 ## Cells
 {% if r.cells %}
-| cell | verdict | delta | interval | coverage | threshold |{{ " A/A floor |" if r.aa }} \
+| cell | verdict | delta | interval | coverage | threshold |{{ " A/A floor | A/A p |" if r.aa }} \
 within-side noise | delta spread | sign flips | order effect |\
 {{ " rounds needed |" if r.max_rounds }}
-| --- | --- | ---: | ---: | ---: | ---: |{{ " ---: |" if r.aa }} ---: | ---: | ---: | ---: |\
+| --- | --- | ---: | ---: | ---: | ---: |{{ " ---: | ---: |" if r.aa }} ---: | ---: | ---: | ---: |\
 {{ " ---: |" if r.max_rounds }}
 {% for c in r.cells -%}
 | {{ c.id }} | {{ c.verdict }} | {{ c.delta_pct | pct }} | \
 [{{ c.ci_pct[0] | pct }}, {{ c.ci_pct[1] | pct }}] | \
 {{ "%.1f" | format(100 * c.ci_coverage) }} % | ±{{ c.threshold_pct | num }} % |\
-{{ (" " ~ (c.aa_floor_pct | num) ~ " % |") if r.aa }} {{ c.within_side_noise_pct | num }} % | \
+{{ (" " ~ (c.aa_floor_pct | num) ~ " % | " ~ (c.aa_p | num) ~ " |") if r.aa }} \
+{{ c.within_side_noise_pct | num }} % | \
 {{ c.delta_spread_pct | num }} % | {{ c.sign_flips }} | {{ c.order_effect_pct | pct }} |\
 {{ (" " ~ (c.rounds_needed or "-") ~ " |") if r.max_rounds }}
 {% endfor %}
@@ -86,7 +87,9 @@ where A went first minus blocks where B did{% else %}mean delta of A-first round
 B-first rounds{% endif %}.\
 {% if r.aa %} A/A floor: the largest |delta| between two A sides \
 {{ "(A and A', interleaved like B)" if r.schedule == "interleaved" else "over the A/A rounds" }}\
-.{% endif %}
+. A/A p: two-sided Mann-Whitney p-value of the per-round deltas against the A/A deltas; at \
+0.05 or more, with the delta inside the threshold, the cell is `same` even where its interval \
+crosses the threshold (it looks like the A/A control).{% endif %}
 """
 
 
@@ -94,8 +97,8 @@ def _pct(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:+.2f} %"
 
 
-def _num(value: float) -> str:
-    return "n/a" if math.isnan(value) else f"{value:.2f}"
+def _num(value: float | None) -> str:
+    return "n/a" if value is None or math.isnan(value) else f"{value:.2f}"
 
 
 def _cell(text: str) -> str:

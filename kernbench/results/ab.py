@@ -73,6 +73,10 @@ class AbCell(_Model):
     order_effect_pct: float  # mean delta of A-first rounds minus B-first rounds
     aa_deltas_pct: list[float] | None = None
     aa_floor_pct: float | None = None  # max |A/A delta|
+    # Two-sided Mann-Whitney p of the round deltas against the A/A ones: at 0.05 or more
+    # (and the median delta within the threshold) the cell is `same` though its interval
+    # crosses the threshold (ab/verdicts.py).
+    aa_p: float | None = None
     threshold_pct: float
     turns: list[CellTurns] | None = None  # interleaved: each round's turns
     rounds_needed: int | None = None  # rounds auto: from which round on the verdict held

@@ -1,0 +1,81 @@
+"""The verdict rule of an A/B cell and the numbers it rests on (docs/adr/0020-ab-method.md
+and its addendum on the A/A comparison).
+
+Deltas are percentages of time, 100*(B/A - 1): positive means B is slower.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from kernbench.results.ab import Verdict
+
+CONFIDENCE = 0.95
+# A cell's deltas count as "where the A/A deltas are" unless a two-sided test rejects that
+# at this level: so a switch that does nothing is called `same` about 95% of the time.
+AA_ALPHA = 0.05
+
+
+def to_pct(log_ratio: float) -> float:
+    return 100.0 * math.expm1(log_ratio)
+
+
+def verdict(
+    low_pct: float,
+    high_pct: float,
+    threshold_pct: float,
+    delta_pct: float = 0.0,
+    aa_p: float | None = None,
+) -> Verdict:
+    """faster/slower when the whole interval is beyond the threshold; same when it lies
+    within it, or when the median delta does and the per-round deltas are
+    indistinguishable from the A/A control's (`aa_p`, see `aa_p_value`); unstable
+    otherwise."""
+    if high_pct < -threshold_pct:
+        return "faster"
+    if low_pct > threshold_pct:
+        return "slower"
+    if -threshold_pct <= low_pct and high_pct <= threshold_pct:
+        return "same"
+    if aa_p is not None and aa_p >= AA_ALPHA and abs(delta_pct) <= threshold_pct:
+        return "same"
+    return "unstable"
+
+
+def aa_floor(aa_deltas_pct: Sequence[float]) -> float:
+    """The A/A noise floor: the largest |delta| two identical sides showed."""
+    return max(abs(d) for d in aa_deltas_pct)
+
+
+def aa_p_value(deltas_pct: Sequence[float], aa_deltas_pct: Sequence[float]) -> float:
+    """Two-sided Mann-Whitney p-value of the B/A round deltas against the A/A ones.
+
+    The interval alone cannot call a switch that does nothing `same` more than about half
+    the time when the threshold is the A/A floor: with as many B/A rounds as A/A rounds,
+    the largest |B/A delta| exceeds the largest |A/A delta| in half the A/Bs. Asking
+    instead whether the B/A deltas sit where the A/A deltas sit keeps a consistent shift
+    from passing as `same` (its rank sum stands out) while noise passes."""
+    from scipy.stats import mannwhitneyu  # lazy: scipy.stats is slow to import
+
+    p = float(mannwhitneyu(deltas_pct, aa_deltas_pct, alternative="two-sided").pvalue)
+    return 1.0 if math.isnan(p) else p  # identical values everywhere: indistinguishable
+
+
+def sign_flips(deltas: Sequence[float], median: float) -> int:
+    return sum(1 for d in deltas if d * median < 0)
+
+
+def order_effect(deltas_pct: Sequence[float], a_first: Sequence[bool]) -> float:
+    first = [d for d, flag in zip(deltas_pct, a_first, strict=True) if flag]
+    second = [d for d, flag in zip(deltas_pct, a_first, strict=True) if not flag]
+    if not first or not second:
+        return float("nan")
+    return float(np.mean(first) - np.mean(second))
+
+
+def rel_iqr_pct(samples: Sequence[float]) -> float:
+    q1, median, q3 = np.percentile(np.asarray(samples, dtype=float), [25, 50, 75])
+    return float(100.0 * (q3 - q1) / median) if median > 0 else float("nan")

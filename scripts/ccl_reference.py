@@ -45,6 +45,12 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--iters", type=int, default=20)
     parser.add_argument("--graph", action="store_true", help="time CUDA graph replays")
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--samples", type=int, default=0,
+                        help="CUDA: queue this many timed loops back to back per repeat "
+                        "(events between them, one host sync at the end) and take their median")
+    parser.add_argument("--gpu-sync", action="store_true",
+                        help="with --samples: a one-element all-reduce before each timed loop, "
+                        "as kernbench's collective sample starts")
     parser.add_argument("--out", default=None)
     return parser.parse_args()
 
@@ -94,6 +100,25 @@ def time_loop(call: Any, iters: int, cuda: bool, replay: Any = None) -> float:
     return (time.perf_counter() - began) / iters
 
 
+def time_samples(call: Any, iters: int, samples: int, gpu_sync: bool, replay: Any) -> float:
+    """Median seconds per call over `samples` timed loops queued back to back."""
+    one = torch.zeros(1, device="cuda")
+    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+             for _ in range(samples)]
+    for start, end in pairs:
+        if gpu_sync:
+            dist.all_reduce(one)
+        start.record()
+        if replay is not None:
+            replay()
+        else:
+            for _ in range(iters):
+                call()
+        end.record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) / 1e3 / iters for s, e in pairs)
+
+
 def main() -> None:
     args = parse()
     cuda = torch.cuda.is_available()
@@ -121,8 +146,11 @@ def main() -> None:
             repeats = []
             for _ in range(args.repeats):
                 dist.barrier()
-                mine = torch.tensor([time_loop(call, args.iters, cuda, replay)],
-                                    dtype=torch.float64).to(device)
+                if cuda and args.samples:
+                    seconds = time_samples(call, args.iters, args.samples, args.gpu_sync, replay)
+                else:
+                    seconds = time_loop(call, args.iters, cuda, replay)
+                mine = torch.tensor([seconds], dtype=torch.float64).to(device)
                 dist.all_reduce(mine, op=dist.ReduceOp.MAX)
                 repeats.append(float(mine.item()))
             seconds = statistics.median(repeats)
@@ -156,6 +184,8 @@ def main() -> None:
             "iters": args.iters,
             "graph": args.graph,
             "repeats": args.repeats,
+            "samples": args.samples,
+            "gpu_sync": args.gpu_sync,
             "device": torch.cuda.get_device_name() if cuda else "cpu",
             "torch": torch.__version__,
             "results": rows,

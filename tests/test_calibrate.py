@@ -136,20 +136,23 @@ def test_calibrate_refuses_an_unknown_duty_in_one_line() -> None:
 def test_a_run_says_when_its_duty_is_not_its_ceilings(monkeypatch, capsys) -> None:
     from kernbench.commands import run as run_command
 
-    bench = load_bench(BENCHES / "milestone-1h-gemm.yaml")
-    timer = bench.timer.model_copy(update={"duty": "isolated"})
-    isolated = bench.model_copy(update={"timer": timer})
+    milestone = load_bench(BENCHES / "milestone-1h-gemm.yaml")
+    bench, isolated = (milestone.model_copy(update={
+        "timer": milestone.timer.model_copy(update={"duty": duty})})
+        for duty in ("sustained", "isolated"))
     monkeypatch.setattr(run_command, "select_profile", lambda *args: _datasheet())
     run_command.note_ceilings_duty(bench, "cuda", None)
     assert capsys.readouterr().err == ""  # sustained against ceilings calibrated sustained
     run_command.note_ceilings_duty(isolated, "cuda", None)
+    err = capsys.readouterr().err
     assert "times under the isolated duty; the ceilings of profile h200 were calibrated " \
-        "under sustained" in capsys.readouterr().err
+        "under sustained" in err
+    assert "writes h200-isolated" in err
     run_command.note_ceilings_duty(isolated, "cpu", None)
     assert capsys.readouterr().err == ""
 
 
-def test_a_duty_variant_keeps_the_datasheet_and_is_chosen_by_name_only(tmp_path, monkeypatch):
+def test_a_duty_variant_keeps_the_datasheet_and_matches_no_device(tmp_path, monkeypatch):
     from kernbench.commands import calibrate as command
 
     def measured(device, name, datasheet, duty):
@@ -166,6 +169,36 @@ def test_a_duty_variant_keeps_the_datasheet_and_is_chosen_by_name_only(tmp_path,
     assert hardware.calibrated_duty(variant) == "isolated"
     same = load_hardware(command.calibrate_profile("cuda", tmp_path / "h.yaml", None))
     assert same.name == "h200" and same.match == ["H200"]
+    # No name given: a duty other than the default names the variant after the device's.
+    named = command.calibrate_profile("cuda", tmp_path / "i.yaml", None, "isolated")
+    assert load_hardware(named).name == "h200-isolated"
+
+
+def test_a_bench_of_a_duty_reads_the_variant_calibrated_under_it() -> None:
+    sustained = _datasheet().model_copy(update={
+        "calibration": {"duty": "sustained"}, "peak_tflops": {"bf16": Ceiling(
+            datasheet=989.5, measured=790.0)}})
+    isolated = sustained.model_copy(update={
+        "name": "h200-isolated", "match": [], "calibration": {"duty": "isolated"}})
+    profiles = {"h200": sustained, "h200-isolated": isolated}
+
+    def chosen(duty, table=profiles):
+        return hardware.select_profile("NVIDIA H200", "cuda", profiles=table, duty=duty).name
+
+    assert chosen("isolated") == "h200-isolated"
+    assert chosen("sustained") == "h200"
+    assert chosen(None) == "h200"
+    assert chosen("isolated", {"h200": sustained}) == "h200"  # no variant: the device's
+    assert hardware.select_profile(
+        "NVIDIA H200", "cuda", "h200", profiles=profiles, duty="isolated").name == "h200"
+
+
+def test_the_shipped_h200_has_an_isolated_variant_the_milestone_reads() -> None:
+    from kernbench.execute.finish import select_profile
+
+    bench = load_bench(BENCHES / "milestone-1h-gemm.yaml")
+    assert bench.timer.duty == "isolated"
+    assert select_profile(bench, "cuda", device_model="NVIDIA H200").name == "h200-isolated"
 
 
 def test_the_cpu_has_no_duty_to_calibrate_under() -> None:

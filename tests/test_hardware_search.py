@@ -15,7 +15,7 @@ from kernbench.execute import finish
 from kernbench.spec import discovery, hardware
 from kernbench.spec.loader import load_bench
 
-SHIPPED = ("cpu-generic", "h200")
+SHIPPED = ("cpu-generic", "h200", "h200-isolated")
 
 
 def write_profile(folder: Path, name: str, description: str) -> Path:
@@ -73,7 +73,7 @@ def test_project_then_config_path_then_shipped(
         hardware.packaged_hardware_dir(),
     ]
     profiles = hardware.load_profiles()
-    assert set(profiles) == {"h200", "lab-epyc", "cpu-generic"}
+    assert set(profiles) == {"h200", "h200-isolated", "lab-epyc", "cpu-generic"}
     assert profiles["h200"].description == "the project's own h200"
     assert profiles["lab-epyc"].description == "the site's EPYC"
     # validate sees every file, hidden or not.
@@ -111,5 +111,7 @@ def test_run_refuses_an_unknown_hardware_name_before_measuring(project: Path) ->
         cli.app, ["run", "--bench", str(bench), "--device", "cpu", "--hardware", "h100"]
     )
     assert result.exit_code == EXIT_USAGE
-    assert result.stderr == "unknown hardware profile 'h100'; known: cpu-generic, h200\n"
+    assert result.stderr == (
+        "unknown hardware profile 'h100'; known: cpu-generic, h200, h200-isolated\n"
+    )
     assert not (project / "runs").exists()

@@ -24,12 +24,16 @@ def calibrate_profile(
     if device == "cpu" and duty != "sustained":
         raise UserError("--duty: the CPU timer has no duty (its samples run back to back)")
     datasheet = _datasheet(device, name)
+    if name is None and datasheet is not None and duty != "sustained":
+        name = hardware.duty_variant_name(datasheet.name, duty)  # found by runs of `duty`
     profile = calibrate(device, name=name or (datasheet.name if datasheet else None),
                         datasheet=datasheet, duty=duty)
-    if datasheet is not None and profile.name != datasheet.name:
-        # A variant of a device's profile (its ceilings under another duty): chosen by
-        # --hardware NAME only, or it would take the device's runs from the shipped one.
-        profile = profile.model_copy(update={"match": []})
+    if datasheet is not None:
+        # A profile calibrated again matches what it replaces; a variant of a device's
+        # profile (its ceilings under another duty) matches nothing, or it would take
+        # the device's runs from that profile: runs of its duty find it by its name.
+        match = datasheet.match if profile.name == datasheet.name else []
+        profile = profile.model_copy(update={"match": match})
     path = out or project_root() / "configs" / "hardware" / f"{profile.name}.yaml"
     write_profile(profile, path)
     return path

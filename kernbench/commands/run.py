@@ -137,7 +137,8 @@ def note_ceilings_duty(bench: Bench, device: str, explicit: str | None) -> None:
         note(f"note: {bench.name} times under the {bench.timer.duty} duty; the ceilings of "
              f"profile {profile.name} were calibrated under {calibrated}, so its "
              f"utilization may read above 1 (kernbench calibrate --duty {bench.timer.duty} "
-             "--name NAME, then --hardware NAME)")
+             f"writes {hardware.duty_variant_name(profile.name, bench.timer.duty)}, which "
+             "runs of that duty then read against)")
 
 
 def check_out(out: Path) -> None:

@@ -129,4 +129,4 @@ def select_profile(
     `device_model` (default: this machine's)."""
     name = explicit or bench.hardware
     model = device_model or provenance.device_model(device)
-    return hardware.select_profile(model, device, name)
+    return hardware.select_profile(model, device, name, duty=bench.timer.duty)

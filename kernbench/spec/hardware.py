@@ -106,12 +106,21 @@ def select_profile(
     explicit: str | None = None,
     *,
     profiles: Mapping[str, HardwareProfile] | None = None,
+    duty: str | None = None,
 ) -> HardwareProfile:
-    """The profile for a device called `device_name` of `kind` ("cpu" or "cuda")."""
+    """The profile for a device called `device_name` of `kind` ("cpu" or "cuda"); for a
+    bench timed under `duty`, the matched profile's variant calibrated under that duty,
+    where there is one (`duty_variant`)."""
     if profiles is None:
         profiles = load_profiles()
     if explicit is not None:
         return named_profile(explicit, profiles)
+    return duty_variant(_matched(device_name, kind, profiles), duty, profiles)
+
+
+def _matched(
+    device_name: str, kind: str, profiles: Mapping[str, HardwareProfile]
+) -> HardwareProfile:
     known = ", ".join(sorted(profiles)) or "(none)"
     lowered = device_name.lower()
     best: tuple[int, HardwareProfile] | None = None
@@ -129,6 +138,26 @@ def select_profile(
         f"no hardware profile matches {kind} device {device_name!r}; known: {known} "
         "(pass --hardware NAME, or run kernbench calibrate)"
     )
+
+
+def duty_variant_name(name: str, duty: str) -> str:
+    """What `kernbench calibrate --duty DUTY` names a device's profile calibrated under a
+    duty other than the default: `h200` -> `h200-isolated`."""
+    return f"{name}-{duty}"
+
+
+def duty_variant(
+    profile: HardwareProfile, duty: str | None, profiles: Mapping[str, HardwareProfile]
+) -> HardwareProfile:
+    """`profile`'s variant whose ceilings were calibrated under `duty` (so a bench's
+    utilization is read against ceilings measured the way its samples are), if one
+    exists; else `profile` itself. Such a variant matches no device of its own."""
+    if duty is None or calibrated_duty(profile) in (None, duty):
+        return profile
+    variant = profiles.get(duty_variant_name(profile.name, duty))
+    if variant is None or variant.kind != profile.kind or calibrated_duty(variant) != duty:
+        return profile
+    return variant
 
 
 def calibrated_duty(profile: HardwareProfile) -> str | None:

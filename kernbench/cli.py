@@ -45,6 +45,7 @@ from kernbench.commands.run_options import (
     RunOut,
     SavePins,
     Shard,
+    Timers,
 )
 from kernbench.commands.schema import (
     drifted_schemas,
@@ -221,6 +222,7 @@ def run_command(
     pins: Pins = None,
     pins_mode: PinsMode = None,
     save_pins: SavePins = False,
+    timers: Timers = None,
     hardware: Hardware = None,
     first_round: FirstRound = 1,
     figures: Figures = None,
@@ -242,7 +244,8 @@ def run_command(
     code = run(RunRequest(
         bench=bench, bench_dirs=bench_dir or (), out=out, device=device, rounds=rounds,
         first_round=first_round, fast=fast, resume=resume, pins=pins, pins_mode=pins_mode,
-        save_pins=save_pins, hardware=hardware, figures=figures, only=only or (), shard=shard,
+        save_pins=save_pins, timers=timers, hardware=hardware, figures=figures,
+        only=only or (), shard=shard,
         order_seed=order_seed, nnodes=nnodes, node_rank=node_rank,
         nproc_per_node=nproc_per_node, rdzv_endpoint=rdzv_endpoint, rdzv_id=rdzv_id,
         gpus=gpus, force=force,

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -42,10 +43,13 @@ def write_bench(folder: Path, kernel: str = "sleep", ab: str = AB_BLOCK) -> Path
 class FakeSides:
     """Answers each side run with results where B (switch=1) is 10 % slower."""
 
-    def __init__(self, crash: set[str] = frozenset(), code: int = 1) -> None:
+    def __init__(
+        self, crash: set[str] = frozenset(), code: int = 1, timer: Callable[[str], str] = str
+    ) -> None:
         self.requests: list[SideRequest] = []
         self.crash = crash
         self.code = code
+        self.timer = timer  # the timer a run's cells were timed with, by the run's name
 
     def __call__(self, request: SideRequest) -> int:
         self.requests.append(request)
@@ -57,7 +61,8 @@ class FakeSides:
         def median_of(run: str, variant: str, size: int) -> float:
             return size * 1e-6 * (1.1 if slow else 1.0)
 
-        made = results(request.run.name, request.run.round, median_of)
+        made = results(request.run.name, request.run.round, median_of,
+                       timer=self.timer(request.run.name))
         results_io.save(made, request.run_dir / "results.json")
         return 0
 
@@ -120,7 +125,10 @@ def test_a_side_command_starts_a_run_with_the_sides_options(tmp_path, monkeypatc
     assert result.exit_code == EXIT_OK, result.output
     (side,) = started
     bench_hash = spec_hash(load_bench(Path(manifest.bench_path)))
-    expected = side_options(manifest, request.run, outcome.folder / "pins.json", bench_hash)
+    expected = side_options(
+        manifest, request.run, outcome.folder / "pins.json", bench_hash,
+        outcome.folder / "timers.json",
+    )
     assert side.path == request.run_dir
     # created_utc and spec: when the run starts, and the bench it then finds.
     assert side.options.model_dump(exclude={"created_utc", "spec"}) == expected.model_dump(
@@ -130,6 +138,16 @@ def test_a_side_command_starts_a_run_with_the_sides_options(tmp_path, monkeypatc
         "B", 2, "replay"
     )
     assert side.options.figures is False
+
+
+def test_the_first_sides_timers_are_given_to_every_later_side(tmp_path):
+    sides = FakeSides(timer=lambda name: "graph" if name == "r1_A" else "event")
+    outcome = run(tmp_path, sides, rounds=2)
+    timers = json.loads((outcome.folder / "timers.json").read_text())
+    assert timers and set(timers.values()) == {"graph"}  # r1_A chose; the others replayed
+    for request in sides.requests:
+        flag = request.command.index("--timers")
+        assert request.command[flag + 1] == str(outcome.folder / "timers.json")
 
 
 def test_outputs_and_summarize_reproduces_ab_json(tmp_path):

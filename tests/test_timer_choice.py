@@ -12,8 +12,8 @@ import pytest
 
 from kernbench.execute import pins as pinning
 from kernbench.execute import worker
+from kernbench.execute.cell_timers import read_timers, record_timers, round_timers
 from kernbench.execute.journal import JournalEntry, write_entry
-from kernbench.execute.rounds import earlier_timers
 from kernbench.execute.turns import run_in_turns
 from kernbench.execute.worker import CellRunner
 from kernbench.plan import Cell
@@ -83,6 +83,50 @@ def test_the_earliest_round_that_timed_a_cell_decides(tmp_path: Path) -> None:
     journal(1, 1, "")  # failed before any timer: the next round decides
     journal(2, 1, "event")
     journal(1, 2, "collective")  # not a timer kind a spec can name
-    assert earlier_timers(tmp_path, 3, cells) == {0: "graph", 1: "event"}
-    assert earlier_timers(tmp_path, 2, cells) == {0: "graph"}
-    assert earlier_timers(tmp_path, 1, cells) == {}
+    assert round_timers(tmp_path, 3, cells) == {0: "graph", 1: "event"}
+    assert round_timers(tmp_path, 2, cells) == {0: "graph"}
+    assert round_timers(tmp_path, 1, cells) == {}
+    # A timers file (an A/B's first choices) decides over the journal.
+    assert round_timers(tmp_path, 3, cells, {"v/n=0": "event", "v/n=2": "graph"}) == {
+        0: "event", 1: "event", 2: "graph"}
+
+
+def test_the_first_run_to_time_a_cell_writes_its_timer_and_later_runs_keep_it(
+    tmp_path: Path,
+) -> None:
+    from kernbench.results.model import CellResult, Results
+
+    def results(timers: dict[str, str]) -> Results:
+        cells = [CellResult(id=cell_id, index=i, variant="v", axes={}, params={}, status="ok",
+                            rounds=[RoundResult(round=1, status="ok", timer=timer)])
+                 for i, (cell_id, timer) in enumerate(timers.items())]
+        return Results(bench="b", device="cuda", rounds=1, spec_hash="h", spec={}, cells=cells,
+                       created_utc="2026-11-30T00:00:00Z", provenance={})
+
+    path = tmp_path / "timers.json"
+    record_timers(path, results({"a": "graph", "b": "collective"}))
+    record_timers(path, results({"a": "event", "c": "event"}))
+    assert read_timers(path) == {"a": "graph", "c": "event"}
+
+
+def test_a_malformed_timers_file_is_one_line(tmp_path: Path) -> None:
+    from kernbench.errors import UserError
+
+    path = tmp_path / "timers.json"
+    path.write_text('{"a": "stopwatch"}')
+    with pytest.raises(UserError, match="not a map of cell id to a timer"):
+        read_timers(path)
+
+
+def test_run_refuses_a_missing_timers_file_before_measuring(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from kernbench import cli
+    from kernbench.errors import EXIT_USAGE
+
+    result = CliRunner().invoke(cli.app, [
+        "run", "--bench", "milestone-1h-gemm", "--device", "cpu", "--out",
+        str(tmp_path / "run"), "--timers", str(tmp_path / "missing.json")])
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr.startswith("--timers: ") and result.stderr.count("\n") == 1
+    assert not (tmp_path / "run" / "results.json").exists()

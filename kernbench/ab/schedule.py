@@ -131,9 +131,11 @@ def schedule(rounds: int, a: str, b: str, aa: bool) -> list[SideRun]:
 
 
 def side_options(
-    manifest: AbManifest, run: SideRun, pins_path: Path, bench_hash: str
+    manifest: AbManifest, run: SideRun, pins_path: Path, bench_hash: str,
+    timers_path: Path | None = None,
 ) -> RunOptions:
-    """One side's run: its one round, numbered as in the schedule, on the shared pins."""
+    """One side's run: its one round, numbered as in the schedule, on the shared pins
+    (and, sequential sides, the shared timers: execute/cell_timers.py)."""
     return RunOptions(
         bench_path=Path(manifest.bench_path),
         spec_hash=bench_hash,
@@ -142,6 +144,7 @@ def side_options(
         first_round=run.round,
         pins=pins_path,
         pins_mode=run.pins_mode,
+        timers=timers_path,
         side=side_name(run),
         figures=False,
         only=tuple(manifest.only),

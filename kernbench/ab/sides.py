@@ -26,8 +26,11 @@ from kernbench.ab.outcomes import (
 )
 from kernbench.ab.schedule import PINS_NAME, AbManifest, SideRun, side_env, side_options
 from kernbench.errors import EXIT_OK, EXIT_USAGE, UserError
+from kernbench.execute.cell_timers import TIMERS_NAME, record_timers
 from kernbench.execute.options import RunOptions
 from kernbench.execute.pins import save_pins
+from kernbench.results.jsonio import write_json
+from kernbench.results.model import load as load_results
 
 
 @dataclass(frozen=True)
@@ -71,11 +74,15 @@ def execute_runs(
 ) -> None:
     """Run every scheduled side in order, but those `kept` (finished before an A/B was
     interrupted). Without the first run's results the pins it records are missing, so the
-    other runs are skipped (and reported as failed)."""
+    other runs are skipped (and reported as failed). The first run to time a cell chooses
+    its timer for every later run (the timers file)."""
     pins_path = folder / PINS_NAME
     if not pins_path.exists():
         # Replays need the file to exist even when nothing was tuned (plain callables).
         save_pins(pins_path, {})
+    timers_path = folder / TIMERS_NAME
+    if not timers_path.exists():
+        write_json(timers_path, {})
     skip_reason: str | None = None
     chosen = set(rounds) if rounds is not None else None
     for run in manifest.runs:
@@ -93,7 +100,9 @@ def execute_runs(
         request = SideRequest(
             run=run,
             run_dir=run_dir,
-            command=side_command(side_options(manifest, run, pins_path, bench_hash), run_dir),
+            command=side_command(
+                side_options(manifest, run, pins_path, bench_hash, timers_path), run_dir
+            ),
             env=side_env(manifest, run),
             log_path=run_dir / LOG_NAME,
         )
@@ -106,6 +115,8 @@ def execute_runs(
         has_results = (run_dir / RESULTS_NAME).is_file()
         state = "ok" if code == EXIT_OK else ("no results" if not has_results else "some failed")
         echo(f"[{run.position}/{len(manifest.runs)}] {label}: {state} ({wall:.1f} s)")
+        if has_results:
+            _record_timers(timers_path, run_dir / RESULTS_NAME)
         if run.pins_mode == "record" and not has_results:
             if code == EXIT_USAGE:
                 raise UserError(
@@ -113,6 +124,13 @@ def execute_runs(
                     f" (log: {request.log_path})"
                 )
             skip_reason = f"the first run ({run.name}), which records the pins, left no results"
+
+
+def _record_timers(timers_path: Path, results_path: Path) -> None:
+    try:
+        record_timers(timers_path, load_results(results_path))
+    except (UserError, OSError, ValueError):
+        pass  # a side whose results cannot be read is reported by the analysis
 
 
 def _last_line(path: Path) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
+from kernbench.execute.cell_timers import read_timers
 from kernbench.execute.finish import RESULTS_NAME, build_run_results, select_profile
 from kernbench.execute.follow import follow, follower_folder
 from kernbench.execute.gpus import choose_gpus, visible_gpus
@@ -53,6 +54,7 @@ class RunRequest:
     pins: Path | None = None
     pins_mode: str | None = None
     save_pins: bool = False  # also write the recorded pins into the bench's pins file
+    timers: Path | None = None  # {cell id: timer}: the cells' timers (an A/B's sides)
     hardware: str | None = None  # the hardware profile, over the bench's `hardware:`
     figures: bool | None = None  # None: draw them (on --resume: as the run started)
     only: Sequence[str] = ()
@@ -174,6 +176,8 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
         )
     if request.hardware is not None:
         hardware.named_profile(request.hardware)  # an unknown name fails before measuring
+    if request.timers is not None:
+        read_timers(request.timers)  # a missing or malformed file fails before measuring
     bench_path = bench_path.resolve()
     hosts = hosts_from_flags(
         request.nnodes, request.node_rank, request.nproc_per_node, request.rdzv_endpoint,
@@ -190,6 +194,7 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
         pins_mode=request.pins_mode or ("replay" if pins else "auto"),
         project_pins=None if pins else bench_path.parent / "pins" / f"{bench.name}.json",
         save_pins=request.save_pins,
+        timers=request.timers.resolve() if request.timers is not None else None,
         hardware=request.hardware,
         side=os.environ.get("KERNBENCH_SIDE", ""),
         figures=True if request.figures is None else request.figures,

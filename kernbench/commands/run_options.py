@@ -40,6 +40,11 @@ PinsMode = Annotated[
     str | None,
     typer.Option("--pins-mode", help="auto, record, or replay (the default with --pins)."),
 ]
+Timers = Annotated[
+    Path | None,
+    typer.Option("--timers", help="Time each cell with the timer this JSON file names for it "
+                 "({cell id: timer}), as an A/B's sides share their first choices."),
+]
 SavePins = Annotated[
     bool,
     typer.Option("--save-pins", help="Also write the pins this run records into the bench's "

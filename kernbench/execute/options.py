@@ -44,6 +44,7 @@ class RunOptions(BaseModel):
     first_round: int = Field(1, ge=1)  # A/B sides number their one round each
     pins: Path | None = None  # replay (or record into) this file instead of the defaults
     pins_mode: PinsMode = "auto"
+    timers: Path | None = None  # {cell id: timer} to time cells with (execute/cell_timers.py)
     project_pins: Path | None = None  # the bench's committed pins file, used without `pins`
     # Also write the pins recorded into `project_pins`; else they stay in the run's folder.
     save_pins: bool = False
@@ -96,6 +97,8 @@ class RunOptions(BaseModel):
             argv += ["--pins", str(self.pins)]
         if self.save_pins:
             argv += ["--save-pins"]
+        if self.timers is not None:
+            argv += ["--timers", str(self.timers)]
         if self.hardware is not None:
             argv += ["--hardware", self.hardware]
         for selection in self.only:

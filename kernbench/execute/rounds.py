@@ -25,6 +25,7 @@ from typing import Any
 
 from kernbench.errors import UserError
 from kernbench.execute import launch
+from kernbench.execute.cell_timers import read_timers, round_timers
 from kernbench.execute.gpus import Lane, choose_gpus, deal, estimator, lanes, visible_gpus
 from kernbench.execute.host_channel import HostChannel, Order
 from kernbench.execute.hosts import NODE_RANK_ENV, rendezvous_timeout_s, save_host_names
@@ -45,7 +46,7 @@ from kernbench.execute.progress import Progress
 from kernbench.plan import Cell, estimate_run_s, plan, round_order, shard
 from kernbench.results.model import RoundResult
 from kernbench.results.provenance import device_model
-from kernbench.spec.models import TIMERS, Bench
+from kernbench.spec.models import Bench
 
 POLL_S = 0.05
 
@@ -61,20 +62,6 @@ class RunFolder:
     @property
     def journal(self) -> Path:
         return self.path / "journal"
-
-
-def earlier_timers(journal: Path, round_: int, cells: Sequence[Cell]) -> dict[int, str]:
-    """Each cell's timer in the earliest round before `round_` that timed it (an `auto`
-    choice, made again in every round's fresh process, could differ: the committed H200
-    sweep timed Triton bf16 1024^3 with graphs in round 1 and events in rounds 2 and 3)."""
-    timers: dict[int, str] = {}
-    for cell in cells:
-        for earlier in range(1, round_):
-            entry = read_entry(journal, earlier, cell.index)
-            if entry is not None and entry.result.timer in TIMERS:
-                timers[cell.index] = entry.result.timer
-                break
-    return timers
 
 
 def write_task(
@@ -105,7 +92,9 @@ def write_task(
         pins_mode=options.pins_mode,
         device_model=device_model,
         slot=slot,
-        timers=earlier_timers(run.journal, round_, cells),
+        timers=round_timers(
+            run.journal, round_, cells, read_timers(options.timers) if options.timers else None
+        ),
     )
     path = folder / "tasks" / f"r{round_}{_dotted(slot)}.json"
     TASK.write(path, task)

@@ -39,7 +39,8 @@ def samples_around(median: float, spread: float = 0.01) -> list[float]:
 
 
 def results(
-    run: str, round: int, median_of: MedianOf, variants: Sequence[str] = VARIANTS
+    run: str, round: int, median_of: MedianOf, variants: Sequence[str] = VARIANTS,
+    timer: str = "",
 ) -> Results:
     cells = []
     for variant in variants:
@@ -56,6 +57,7 @@ def results(
                         status="ok",
                         samples_s=samples_around(median),
                         median_s=median,
+                        timer=timer,
                     )
                 ]
                 status, reason = "ok", None

@@ -1,0 +1,64 @@
+"""Which timer each cell of a round is given: the one the cell was first timed with.
+
+`auto` chooses a cell's timer in every fresh process from a short estimate, and two
+processes can choose differently (the committed H200 sweep timed Triton bf16 1024^3 with
+graphs in round 1 and events in rounds 2 and 3); samples of two timers do not compare.
+So a cell keeps its first choice: within a run, from its earliest round in the journal;
+across runs (an A/B's sequential sides), from a timers file, `{cell id: timer}`, that the
+first run to time a cell writes and every later run is given (`kernbench run --timers`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from kernbench.errors import UserError
+from kernbench.execute.journal import read_entry
+from kernbench.plan import Cell
+from kernbench.results.jsonio import write_json
+from kernbench.results.model import Results
+from kernbench.spec.models import TIMERS
+
+TIMERS_NAME = "timers.json"  # an A/B folder's: the timer each cell was first timed with
+
+
+def read_timers(path: Path) -> dict[str, str]:
+    """The timers file's `{cell id: timer}`; a malformed file is a one-line error."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise UserError(f"--timers: {path}: {exc}") from None
+    if not isinstance(data, dict) or not all(
+        isinstance(k, str) and v in TIMERS for k, v in data.items()
+    ):
+        known = ", ".join(sorted(TIMERS))
+        raise UserError(f"--timers: {path}: not a map of cell id to a timer ({known})")
+    return data
+
+
+def record_timers(path: Path, results: Results) -> None:
+    """Add to the timers file each cell of `results` it does not name yet: its timer."""
+    timers = read_timers(path) if Path(path).exists() else {}
+    for cell in results.cells:
+        timed = [r.timer for r in cell.rounds if r.status == "ok" and r.timer in TIMERS]
+        if timed and cell.id not in timers:
+            timers[cell.id] = timed[0]
+    write_json(path, dict(sorted(timers.items())))
+
+
+def round_timers(
+    journal: Path, round_: int, cells: Sequence[Cell], given: Mapping[str, str] | None = None
+) -> dict[int, str]:
+    """Each cell's timer by its index: the one `given` names for it, else the one its
+    earliest earlier round was timed with; cells with neither choose their own."""
+    timers = {cell.index: given[cell.id] for cell in cells if given and cell.id in given}
+    for cell in cells:
+        for earlier in range(1, round_):
+            if cell.index in timers:
+                break
+            entry = read_entry(journal, earlier, cell.index)
+            if entry is not None and entry.result.timer in TIMERS:
+                timers[cell.index] = entry.result.timer
+    return timers

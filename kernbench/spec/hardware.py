@@ -8,8 +8,9 @@ calibrated `h200` replaces the shipped one.
 
 A profile is chosen by `--hardware NAME` (or a bench's `hardware:`) when given, else by
 the longest `match` substring found in the device's name, so a more specific profile
-(say "H200 NVL") wins over a general one ("H200"). A CPU with no profile of its own
-gets `cpu-generic`.
+(say "H200 NVL") wins over a general one ("H200"); for a bench of a non-default duty,
+that profile's variant calibrated under it (`h200-isolated`) where one exists. A CPU with
+no profile of its own gets `cpu-generic`.
 """
 
 from __future__ import annotations

@@ -52,7 +52,10 @@ def parse() -> argparse.Namespace:
                         help="with --samples: a one-element all-reduce before each timed loop, "
                         "as kernbench's collective sample starts")
     parser.add_argument("--out", default=None)
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.samples < 0 or (args.gpu_sync and not args.samples):
+        parser.error("--samples takes a count of 1 or more; --gpu-sync needs --samples")
+    return args
 
 
 def buffers(op: str, size: int, dtype: torch.dtype, inplace: bool, device: Any) -> Any:

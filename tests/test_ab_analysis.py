@@ -7,7 +7,7 @@ import pytest
 from ab_fixtures.build import manifest, outcomes
 
 from kernbench.ab.analysis import RunOutcome, analyze
-from kernbench.ab.verdicts import aa_floor, aa_p_value, order_effect, verdict
+from kernbench.ab.verdicts import AA_ALPHA, aa_floor, aa_p_value, order_effect, verdict
 
 # Per-round B/A ratios that are never exactly equal, so intervals have width.
 JITTER = [1.000, 1.004, 0.997, 1.002, 0.999, 1.003, 0.998, 1.001]
@@ -202,8 +202,15 @@ def test_an_interval_across_the_edge_is_same_when_it_looks_like_the_aa(delta, aa
 def test_aa_p_value_separates_a_shift_from_noise():
     aa = [-4.7, 7.1, -2.2, -4.6, 0.7, -2.9]
     assert aa_p_value([1.1, 3.5, -5.0, 2.9, -4.1, -7.0], aa) > 0.5
-    assert aa_p_value([8.0, 9.5, 10.1, 8.8, 12.0, 9.1], aa) < 0.01
+    assert aa_p_value([8.0, 9.5, 10.1, 8.8, 12.0, 9.1], aa) < AA_ALPHA  # B above every round
     assert aa_p_value([0.0] * 6, [0.0] * 6) == 1.0
+
+
+def test_aa_p_value_is_not_asked_where_it_cannot_decide():
+    # Below six rounds no outcome reaches 5%; a delta that is not a number decides nothing.
+    assert aa_p_value([8.0, 9.5, 10.1, 8.8, 12.0], [0.1, -0.2, 0.3, 0.0, 0.2]) is None
+    assert aa_p_value([0.5, math.nan, 3.0, 1, 2, 3], [0.1, -0.2, 0.3, 0, 1, 2]) is None
+    assert verdict(-0.5, 1.5, 1.0, 0.5, None) == "unstable"
 
 
 def null_and_shifted_verdicts(effect: float, trials: int = 300) -> list[str]:

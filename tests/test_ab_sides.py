@@ -150,6 +150,22 @@ def test_the_first_sides_timers_are_given_to_every_later_side(tmp_path):
         assert request.command[flag + 1] == str(outcome.folder / "timers.json")
 
 
+def test_a_later_round_and_a_resume_keep_the_timers_of_the_sides_that_stay(tmp_path):
+    from kernbench.ab.sides import execute_runs
+
+    sides = FakeSides(timer=lambda name: "graph" if name == "r1_A" else "event")
+    outcome = run(tmp_path, sides, rounds=2)
+    folder, manifest = outcome.folder, load_manifest(outcome.folder)
+    (folder / "timers.json").write_text('{"stale/cell": "event"}')  # a cleared side's
+    later = FakeSides(timer=lambda name: "event")
+    execute_runs(folder, manifest, "hash", later, MESSAGES.append, rounds=[2],
+                 kept={"r2_A"})
+    timers = json.loads((folder / "timers.json").read_text())
+    assert "stale/cell" not in timers and set(timers.values()) == {"graph"}
+    assert [r.run.name for r in later.requests] == [
+        r.name for r in manifest.runs if r.round == 2 and r.name != "r2_A"]
+
+
 def test_outputs_and_summarize_reproduces_ab_json(tmp_path):
     outcome = run(tmp_path, FakeSides(), rounds=6)
     folder = outcome.folder

@@ -191,6 +191,9 @@ def test_a_bench_of_a_duty_reads_the_variant_calibrated_under_it() -> None:
     assert chosen("isolated", {"h200": sustained}) == "h200"  # no variant: the device's
     assert hardware.select_profile(
         "NVIDIA H200", "cuda", "h200", profiles=profiles, duty="isolated").name == "h200"
+    # A profile of datasheet figures alone gives way to its variant measured under the duty.
+    sheet = _datasheet().model_copy(update={"peak_tflops": {"bf16": Ceiling(datasheet=989.5)}})
+    assert chosen("isolated", {"h200": sheet, "h200-isolated": isolated}) == "h200-isolated"
 
 
 def test_the_shipped_h200_has_an_isolated_variant_the_milestone_reads() -> None:

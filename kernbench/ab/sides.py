@@ -80,11 +80,15 @@ def execute_runs(
     if not pins_path.exists():
         # Replays need the file to exist even when nothing was tuned (plain callables).
         save_pins(pins_path, {})
-    timers_path = folder / TIMERS_NAME
-    if not timers_path.exists():
-        write_json(timers_path, {})
     skip_reason: str | None = None
     chosen = set(rounds) if rounds is not None else None
+    # Rebuilt, in schedule order, from the sides that stay (kept, or of other rounds): the
+    # sides run now are timed like them, whatever sides cleared by a resume had chosen.
+    timers_path = folder / TIMERS_NAME
+    write_json(timers_path, {})
+    for run in manifest.runs:
+        if run.name in kept or (chosen is not None and run.round not in chosen):
+            _record_timers(timers_path, folder / run.name / RESULTS_NAME)
     for run in manifest.runs:
         if chosen is not None and run.round not in chosen:
             continue

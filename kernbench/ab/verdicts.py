@@ -7,6 +7,7 @@ Deltas are percentages of time, 100*(B/A - 1): positive means B is slower.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -17,6 +18,9 @@ CONFIDENCE = 0.95
 # A cell's deltas count as "where the A/A deltas are" unless a two-sided test rejects that
 # at this level: so a switch that does nothing is called `same` about 95% of the time.
 AA_ALPHA = 0.05
+# The signed-rank test's smallest two-sided p with n pairs is 2/2^n: below 6 rounds it
+# cannot reject at AA_ALPHA, so it is not asked (the interval alone decides).
+AA_MIN_ROUNDS = 6
 
 
 def to_pct(log_ratio: float) -> float:
@@ -50,18 +54,29 @@ def aa_floor(aa_deltas_pct: Sequence[float]) -> float:
     return max(abs(d) for d in aa_deltas_pct)
 
 
-def aa_p_value(deltas_pct: Sequence[float], aa_deltas_pct: Sequence[float]) -> float:
-    """Two-sided Mann-Whitney p-value of the B/A round deltas against the A/A ones.
+def aa_p_value(deltas_pct: Sequence[float], aa_deltas_pct: Sequence[float]) -> float | None:
+    """Two-sided Wilcoxon signed-rank p-value of the rounds' B/A delta minus their A/A
+    delta (in the interleaved schedule, B against A' of the same round); None where the
+    test cannot decide: fewer than AA_MIN_ROUNDS rounds, or a delta that is not finite.
 
     The interval alone cannot call a switch that does nothing `same` more than about half
     the time when the threshold is the A/A floor: with as many B/A rounds as A/A rounds,
     the largest |B/A delta| exceeds the largest |A/A delta| in half the A/Bs. Asking
-    instead whether the B/A deltas sit where the A/A deltas sit keeps a consistent shift
-    from passing as `same` (its rank sum stands out) while noise passes."""
-    from scipy.stats import mannwhitneyu  # lazy: scipy.stats is slow to import
+    instead whether B sits where the A/A control does, round by round, keeps a consistent
+    shift from passing as `same` (at 6 rounds: B on one side in every round) while noise
+    passes. Paired by round, so the A side that B/A and A'/A share cancels."""
+    if len(deltas_pct) != len(aa_deltas_pct):
+        return None
+    differences = [d - a for d, a in zip(deltas_pct, aa_deltas_pct, strict=True)]
+    if len(differences) < AA_MIN_ROUNDS or not all(map(math.isfinite, differences)):
+        return None
+    if not any(differences):
+        return 1.0  # identical deltas everywhere: indistinguishable
+    from scipy.stats import wilcoxon  # lazy: scipy.stats is slow to import
 
-    p = float(mannwhitneyu(deltas_pct, aa_deltas_pct, alternative="two-sided").pvalue)
-    return 1.0 if math.isnan(p) else p  # identical values everywhere: indistinguishable
+    with warnings.catch_warnings():  # ties or zeros: scipy says it leaves the exact test
+        warnings.simplefilter("ignore")
+        return float(wilcoxon(differences).pvalue)
 
 
 def sign_flips(deltas: Sequence[float], median: float) -> int:

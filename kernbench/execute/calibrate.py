@@ -246,7 +246,8 @@ def measure_cuda(sizes: Sizes) -> Measured:
             try:
                 kernel = gemm_cuda.make(M=m, N=k_n, K=k, dtype=dtype)
             except RuntimeError as exc:  # fp8 where the GPU or torch lacks it
-                notes[f"{dtype}_skipped"] = str(exc)
+                if dtype not in peaks:
+                    notes[f"{dtype}_skipped"] = str(exc)
                 break
             rate = 2.0 * m * k_n * k / median_s(kernel) / 1e12
             peaks[dtype] = max(peaks.get(dtype, 0.0), rate)

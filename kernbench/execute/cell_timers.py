@@ -31,7 +31,7 @@ def read_timers(path: Path) -> dict[str, str]:
     except (OSError, ValueError) as exc:
         raise UserError(f"--timers: {path}: {exc}") from None
     if not isinstance(data, dict) or not all(
-        isinstance(k, str) and v in TIMERS for k, v in data.items()
+        isinstance(k, str) and isinstance(v, str) and v in TIMERS for k, v in data.items()
     ):
         known = ", ".join(sorted(TIMERS))
         raise UserError(f"--timers: {path}: not a map of cell id to a timer ({known})")

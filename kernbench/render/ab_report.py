@@ -87,7 +87,8 @@ where A went first minus blocks where B did{% else %}mean delta of A-first round
 B-first rounds{% endif %}.\
 {% if r.aa %} A/A floor: the largest |delta| between two A sides \
 {{ "(A and A', interleaved like B)" if r.schedule == "interleaved" else "over the A/A rounds" }}\
-. A/A p: two-sided Mann-Whitney p-value of the per-round deltas against the A/A deltas; at \
+. A/A p: two-sided Wilcoxon signed-rank p-value of each round's delta minus its A/A delta \
+(from 6 rounds; n/a below); at \
 0.05 or more, with the delta inside the threshold, the cell is `same` even where its interval \
 crosses the threshold (it looks like the A/A control).{% endif %}
 """

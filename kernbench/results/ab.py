@@ -73,7 +73,7 @@ class AbCell(_Model):
     order_effect_pct: float  # mean delta of A-first rounds minus B-first rounds
     aa_deltas_pct: list[float] | None = None
     aa_floor_pct: float | None = None  # max |A/A delta|
-    # Two-sided Mann-Whitney p of the round deltas against the A/A ones: at 0.05 or more
+    # Two-sided signed-rank p of each round's delta minus its A/A delta: at 0.05 or more
     # (and the median delta within the threshold) the cell is `same` though its interval
     # crosses the threshold (ab/verdicts.py).
     aa_p: float | None = None

@@ -153,7 +153,7 @@ def duty_variant(
     """`profile`'s variant whose ceilings were calibrated under `duty` (so a bench's
     utilization is read against ceilings measured the way its samples are), if one
     exists; else `profile` itself. Such a variant matches no device of its own."""
-    if duty is None or calibrated_duty(profile) in (None, duty):
+    if duty is None or calibrated_duty(profile) == duty:
         return profile
     variant = profiles.get(duty_variant_name(profile.name, duty))
     if variant is None or variant.kind != profile.kind or calibrated_duty(variant) != duty:

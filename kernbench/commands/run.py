@@ -136,11 +136,14 @@ def note_ceilings_duty(bench: Bench, device: str, explicit: str | None) -> None:
         return
     calibrated = hardware.calibrated_duty(profile)
     if calibrated not in (None, bench.timer.duty):
-        note(f"note: {bench.name} times under the {bench.timer.duty} duty; the ceilings of "
+        duty = bench.timer.duty
+        variant = hardware.duty_variant_name(profile.name, duty)
+        found_by = ("name it with --hardware" if explicit or bench.hardware else
+                    "runs of that duty then read it")
+        note(f"note: {bench.name} times under the {duty} duty; the ceilings of "
              f"profile {profile.name} were calibrated under {calibrated}, so its "
-             f"utilization may read above 1 (kernbench calibrate --duty {bench.timer.duty} "
-             f"writes {hardware.duty_variant_name(profile.name, bench.timer.duty)}, which "
-             "runs of that duty then read against)")
+             f"utilization may read above 1 (kernbench calibrate --duty {duty} "
+             f"writes {variant}; {found_by})")
 
 
 def check_out(out: Path) -> None:

@@ -85,21 +85,25 @@ def captured(call: Any, iters: int) -> Any:
     return lambda: graph.replay()
 
 
+def loop(call: Any, iters: int, replay: Any = None) -> None:
+    """The timed body: one graph replay of `iters` calls, or the calls themselves."""
+    if replay is not None:
+        replay()
+    else:
+        for _ in range(iters):
+            call()
+
+
 def time_loop(call: Any, iters: int, cuda: bool, replay: Any = None) -> float:
     if cuda:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        if replay is not None:
-            replay()
-        else:
-            for _ in range(iters):
-                call()
+        loop(call, iters, replay)
         end.record()
         torch.cuda.synchronize()
         return start.elapsed_time(end) / 1e3 / iters
     began = time.perf_counter()
-    for _ in range(iters):
-        call()
+    loop(call, iters)
     return (time.perf_counter() - began) / iters
 
 
@@ -112,11 +116,7 @@ def time_samples(call: Any, iters: int, samples: int, gpu_sync: bool, replay: An
         if gpu_sync:
             dist.all_reduce(one)
         start.record()
-        if replay is not None:
-            replay()
-        else:
-            for _ in range(iters):
-                call()
+        loop(call, iters, replay)
         end.record()
     torch.cuda.synchronize()
     return statistics.median(s.elapsed_time(e) / 1e3 / iters for s, e in pairs)

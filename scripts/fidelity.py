@@ -54,7 +54,10 @@ NVTX_RANGE = "kernbench-fidelity"
 NCU_TIME = "gpu__time_duration.sum"
 NCU_CLOCK = "sm__cycles_elapsed.avg.per_second"
 MARKER = "FillFunctor"  # the kernel of marker.fill_(): splits the ncu launches into cases
-GEMM_TOOLS = ("event_read", "event_write", "isolated_read", "graph_read", "do_bench")
+# loop_write and event_write_unsettled bisect event_write against do_bench: do_bench's own
+# loop with kernbench's flush and events, and kernbench's timer without its settle phase.
+GEMM_TOOLS = ("event_read", "event_write", "isolated_read", "graph_read", "do_bench",
+              "loop_write", "event_write_unsettled")
 ADD_TOOLS = GEMM_TOOLS + ("graph_warm", "do_bench_cudagraph")
 UNIT_SECONDS = {
     "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0,
@@ -190,6 +193,35 @@ class Tools:
         from kernbench.timing.cuda import EventTimer
 
         return self._timer(EventTimer(self.write_device), kernel)
+
+    def event_write_unsettled(self, kernel: Any) -> dict[str, Any]:
+        from kernbench.timing.cuda import EventTimer
+
+        return self._timer(EventTimer(self.write_device), kernel, settle_s=0.0)
+
+    def loop_write(self, kernel: Any) -> dict[str, Any]:
+        """do_bench's loop: calls for `rep` ms as five calls estimate them, each behind the
+        write flush, between its own pair of events, all queued, one sync at the end."""
+        torch, device = self.torch, self.write_device
+        device.prepare(True)
+
+        def timed(calls: int) -> list[float]:
+            pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                     for _ in range(calls)]
+            for start, end in pairs:
+                device.flush()
+                start.record()
+                kernel.run()
+                end.record()
+            torch.cuda.synchronize()
+            return [start.elapsed_time(end) * 1e-3 for start, end in pairs]
+
+        estimate_s = statistics.mean(timed(5))
+        warm_calls = max(1, int(DO_BENCH_MS["warmup"] * 1e-3 / estimate_s))
+        for _ in range(warm_calls):
+            kernel.run()
+        samples = timed(max(1, int(DO_BENCH_MS["rep"] * 1e-3 / estimate_s)))
+        return {"median_s": statistics.median(samples), "n": len(samples)}
 
     def isolated_read(self, kernel: Any) -> dict[str, Any]:
         from kernbench.timing.cuda import EventTimer
@@ -461,6 +493,8 @@ def summarize(name: str, case: dict[str, Any], ncu: dict[str, Any]) -> dict[str,
         "graph_vs_event": pair(series, "graph_read", "event_read"),
         "graph_warm_vs_cudagraph": pair(series, "graph_warm", "do_bench_cudagraph"),
         "isolated_vs_event": pair(series, "isolated_read", "event_read"),
+        "loop_vs_do_bench": pair(series, "loop_write", "do_bench"),
+        "unsettled_vs_do_bench": pair(series, "event_write_unsettled", "do_bench"),
     }
     out["kernel_s"] = median_of(out, "do_bench") or median_of(out, "event_read")
     for cache in NCU_CACHE:
@@ -609,6 +643,15 @@ def reached(rows: list[dict[str, Any]]) -> str:
         "is the flush policy (do_bench's dirty lines are written back inside the timed "
         "kernel), not the timer.",
     ]
+    loop = [r["loop_vs_do_bench"]["ratio"] for r in long if r.get("loop_vs_do_bench")]
+    unsettled = [r["unsettled_vs_do_bench"]["ratio"] for r in long
+                 if r.get("unsettled_vs_do_bench")]
+    if loop or unsettled:
+        text.append(
+            f"Bisecting write / do_bench: do_bench's own loop with kernbench's flush and "
+            f"events / do_bench {span(loop)}; kernbench's timer without its settle phase / "
+            f"do_bench {span(unsettled)}."
+        )
     with_ncu = [r for r in long if "vs_ncu" in r]
     if with_ncu:
         ev = [r["vs_ncu"]["event"] for r in with_ncu if r["vs_ncu"]["event"]]

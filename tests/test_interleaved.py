@@ -63,6 +63,7 @@ def test_sides_take_turns_one_at_a_time_and_record_every_turn(tmp_path: Path) ->
     (cell,) = report.cells
     assert cell.verdict == "slower" and 5 < cell.delta_pct < 15
     assert cell.aa_floor_pct is not None and cell.aa_floor_pct < 5
+    assert cell.aa_p is None  # two rounds: the A/A rank test cannot decide, so is not asked
     assert cell.turns is not None and len(cell.turns) == 2
     for round_ in (1, 2):
         record = TURNS_FORMAT.read(turns_path(tmp_path / "ab", round_))

@@ -8,7 +8,7 @@
 # CALIBRATE_DUTY=isolated calibrates under that duty into a profile h200-isolated, which
 # the sweeps then read their utilization against (ADR 0036 addendum).
 # TIMER_SET="KEY: V, ...": the sweeps run a copy of the bench with these timer settings
-# (e.g. "duty: isolated", "settle_clock: true"), its pins copied beside it.
+# (e.g. "duty: sustained", "settle_clock: true"), its pins copied beside it.
 # Usage: [SWEEPS=1|2] [SWEEP2_ARGS=...] [FIDELITY=1] [FIDELITY_ARGS=...] [CALIBRATE=1]
 #   [CALIBRATE_DUTY=isolated]
 #   [TIMER_SET=...] bash scripts/gpu_steady.sh OUT_DIR [kernbench run options]
@@ -24,10 +24,15 @@ pins=benches/pins/milestone-1h-gemm.json
 if [ -n "${TIMER_SET:-}" ]; then  # pins are found beside the bench file: copied along
   mkdir -p /tmp/bench-variant/pins
   bench=/tmp/bench-variant/milestone-1h-gemm.yaml
-  sed "s/^timer: {/timer: {$TIMER_SET, /" benches/milestone-1h-gemm.yaml > "$bench"
+  python3 - "$TIMER_SET" "$bench" > "$out/timer.txt" <<'PY'
+import sys, yaml
+doc = yaml.safe_load(open("benches/milestone-1h-gemm.yaml"))
+doc["timer"].update(yaml.safe_load("{" + sys.argv[1] + "}"))  # a key the bench sets too: replaced
+yaml.safe_dump(doc, open(sys.argv[2], "w"), sort_keys=False)
+print("timer:", yaml.safe_dump(doc["timer"], default_flow_style=True).strip())
+PY
   cp "$pins" /tmp/bench-variant/pins/
   pins=/tmp/bench-variant/pins/milestone-1h-gemm.json
-  grep "^timer:" "$bench" > "$out/timer.txt"
 fi
 sweep() {  # sweep N [run options]
   local n=$1

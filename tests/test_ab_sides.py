@@ -16,6 +16,7 @@ from kernbench.ab.schedule import load_manifest, side_options
 from kernbench.ab.sides import SideRequest
 from kernbench.commands import run as run_command
 from kernbench.errors import EXIT_OK, SpecError, UserError
+from kernbench.execute.cell_timers import read_timers
 from kernbench.execute.rounds import RunFolder
 from kernbench.results import model as results_io
 from kernbench.spec.loader import load_bench
@@ -141,13 +142,20 @@ def test_a_side_command_starts_a_run_with_the_sides_options(tmp_path, monkeypatc
 
 
 def test_the_first_sides_timers_are_given_to_every_later_side(tmp_path):
-    sides = FakeSides(timer=lambda name: "graph" if name == "r1_A" else "event")
+    given: dict[str, dict[str, str]] = {}  # what each side's --timers file held at its start
+
+    class Recording(FakeSides):
+        def __call__(self, request: SideRequest) -> int:
+            flag = request.command.index("--timers")
+            given[request.run.name] = read_timers(Path(request.command[flag + 1]))
+            return super().__call__(request)
+
+    sides = Recording(timer=lambda name: "graph" if name == "r1_A" else "event")
     outcome = run(tmp_path, sides, rounds=2)
-    timers = json.loads((outcome.folder / "timers.json").read_text())
+    timers = read_timers(outcome.folder / "timers.json")
     assert timers and set(timers.values()) == {"graph"}  # r1_A chose; the others replayed
-    for request in sides.requests:
-        flag = request.command.index("--timers")
-        assert request.command[flag + 1] == str(outcome.folder / "timers.json")
+    assert given.pop("r1_A") == {}  # the first side chooses
+    assert given and all(held == timers for held in given.values())
 
 
 def test_a_later_round_and_a_resume_keep_the_timers_of_the_sides_that_stay(tmp_path):

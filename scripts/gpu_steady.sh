@@ -29,7 +29,7 @@ import sys, yaml
 doc = yaml.safe_load(open("benches/milestone-1h-gemm.yaml"))
 doc["timer"].update(yaml.safe_load("{" + sys.argv[1] + "}"))  # a key the bench sets too: replaced
 yaml.safe_dump(doc, open(sys.argv[2], "w"), sort_keys=False)
-print("timer:", yaml.safe_dump(doc["timer"], default_flow_style=True).strip())
+print("timer:", yaml.safe_dump(doc["timer"], default_flow_style=True, width=1000).strip())
 PY
   cp "$pins" /tmp/bench-variant/pins/
   pins=/tmp/bench-variant/pins/milestone-1h-gemm.json

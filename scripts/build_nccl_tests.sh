@@ -4,14 +4,16 @@
 # Usage: bash scripts/build_nccl_tests.sh NCCL_TESTS_DIR
 set -euo pipefail
 src=${1:?NCCL_TESTS_DIR}
-[ -x /tmp/nccl-tests-build/all_reduce_perf ] && exit 0  # built earlier in this machine
+built() { [ -x /tmp/nccl-tests-build/all_reduce_perf ]; }  # earlier in this machine
+built_mpi() { ! command -v mpicc > /dev/null || [ -x /tmp/nccl-tests-build/all_reduce_perf_mpi ]; }
+built && built_mpi && exit 0
 nccl_pkg=$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])')
 mkdir -p /tmp/nccl/lib
 ln -sfn "$nccl_pkg/include" /tmp/nccl/include
 ln -sf "$nccl_pkg"/lib/libnccl.so.2 /tmp/nccl/lib/libnccl.so.2
 ln -sf "$nccl_pkg"/lib/libnccl.so.2 /tmp/nccl/lib/libnccl.so
 cuda_home=$(dirname "$(dirname "$(command -v nvcc)")")
-make -s -C "$src" -j 16 MPI=0 CUDA_HOME="$cuda_home" NCCL_HOME=/tmp/nccl \
+built || make -s -C "$src" -j 16 MPI=0 CUDA_HOME="$cuda_home" NCCL_HOME=/tmp/nccl \
   NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" BUILDDIR=/tmp/nccl-tests-build \
   > /tmp/nccl-build.log 2>&1 || { tail -30 /tmp/nccl-build.log; exit 1; }
 echo "nccl-tests built against $nccl_pkg"

@@ -107,8 +107,8 @@ def time_loop(call: Any, iters: int, cuda: bool, replay: Any = None) -> float:
     return (time.perf_counter() - began) / iters
 
 
-def time_samples(call: Any, iters: int, samples: int, gpu_sync: bool, replay: Any) -> float:
-    """Median seconds per call over `samples` timed loops queued back to back."""
+def time_samples(call: Any, iters: int, samples: int, gpu_sync: bool, replay: Any) -> list[float]:
+    """Seconds per call of each of `samples` timed loops queued back to back."""
     one = torch.zeros(1, device="cuda")
     pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
              for _ in range(samples)]
@@ -119,7 +119,7 @@ def time_samples(call: Any, iters: int, samples: int, gpu_sync: bool, replay: An
         loop(call, iters, replay)
         end.record()
     torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) / 1e3 / iters for s, e in pairs)
+    return [s.elapsed_time(e) / 1e3 / iters for s, e in pairs]
 
 
 def main() -> None:
@@ -146,11 +146,13 @@ def main() -> None:
             if cuda:
                 torch.cuda.synchronize()
             replay = captured(call, args.iters) if args.graph and cuda else None
-            repeats = []
+            repeats, sampled = [], []
             for _ in range(args.repeats):
                 dist.barrier()
                 if cuda and args.samples:
-                    seconds = time_samples(call, args.iters, args.samples, args.gpu_sync, replay)
+                    samples = time_samples(call, args.iters, args.samples, args.gpu_sync, replay)
+                    sampled.append(samples)
+                    seconds = statistics.median(samples)
                 else:
                     seconds = time_loop(call, args.iters, cuda, replay)
                 mine = torch.tensor([seconds], dtype=torch.float64).to(device)
@@ -158,6 +160,10 @@ def main() -> None:
                 repeats.append(float(mine.item()))
             seconds = statistics.median(repeats)
             algbw = size / seconds / 1e9
+            # Each rank's samples, to read skew between the ranks and sample-to-sample
+            # patterns from (rank r's list of repeats, in µs).
+            ranks_samples: list[Any] = [None] * n
+            dist.all_gather_object(ranks_samples, [[t * 1e6 for t in r] for r in sampled])
             rows.append(
                 {
                     "op": op,
@@ -166,6 +172,7 @@ def main() -> None:
                     "min_time_s": min(repeats),
                     "algbw_gbs": algbw,
                     "busbw_gbs": algbw * busbw_factor(op, n),
+                    **({"rank_samples_us": ranks_samples} if sampled else {}),
                 }
             )
             if rank == 0:

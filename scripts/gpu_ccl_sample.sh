@@ -1,24 +1,81 @@
 #!/usr/bin/env bash
-# What kernbench's collective sample adds to a plain loop (issue 17; docs/gpu-runs.md), on
-# 2 GPUs in one call: scripts/ccl_reference.py over 1 KiB to 4 MiB, fp32, as graph replays
-# of 50 calls, (1) one timed loop per repeat after a host barrier, (2) 20 loops queued back
-# to back per repeat, events between them, and (3) as (2) with a one-element all-reduce
-# before each loop, as kernbench's sample begins. A gap between (2) and (3) is the eager
-# all-reduce between graph replays; between (1) and (2), the queueing.
-# Usage: bash scripts/gpu_ccl_sample.sh OUT_DIR   (pydantic wheels in .whl/)
+# What kernbench's collective sample adds, and what it is against nccl-tests in kernbench's
+# own process model (issue 17; docs/gpu-runs.md), on 2 GPUs in one call. Over 1 KiB to
+# 4 MiB, fp32, PASSES times in turn:
+# - nccl-tests as a thread per GPU (-t 2 -g 1, logs *_threads.N.log) and, with an MPI
+#   (scripts/gpu_mpi_wheel.sh), as a process per GPU (*_mpi.N.log);
+# - scripts/ccl_reference.py, graph replays of 50 calls in a process per GPU: (loop) one
+#   timed replay per repeat after a host barrier; (queued) 20 replays back to back, events
+#   between them; (queued-sync) as queued with a one-element all-reduce before each replay,
+#   as kernbench's sample began until this change; (queued-sync-28) the same at 28 calls,
+#   the sample size kernbench's eager warm-up estimate gave;
+# - milestone-1h-gemm's collective cells through kernbench (this tree), one round, and
+#   with BEFORE=DIR through the kernbench package in DIR (an earlier tree, unpacked there
+#   with `git archive`), so the two read the same minutes.
+# Then tables of each against both nccl-tests flavours, over every pass in /tmp/ccl-sample
+# (FIRST_PASS=N numbers this call's passes on from an earlier call's on the same machine).
+# Logs, JSON and tables come back as OUT_DIR/sample.tgz.
+# Usage: [PASSES=1] [FIRST_PASS=1] [BEFORE=DIR] bash scripts/gpu_ccl_sample.sh NCCL_TESTS_DIR OUT_DIR
+#   (pydantic wheels in .whl/, MPICH in .whl/mpi/)
 set -uo pipefail
-out=${1:?OUT_DIR}
+src=${1:?NCCL_TESTS_DIR}
+out=${2:?OUT_DIR}
 mkdir -p "$out"
 source scripts/gpu_env.sh
+source scripts/mpi_env.sh
+work=/tmp/ccl-sample
+mkdir -p "$work"
 sizes=$(python3 -c 'print(",".join(str(2**p) for p in range(10, 23)))')
-run() {  # run NAME [ccl_reference options]
+reference() {  # reference NAME.PASS [ccl_reference options]
   local name=$1
   shift
   timeout 100 python3 -m kernbench.execute.launch --nproc-per-node 2 scripts/ccl_reference.py \
-    --dtype fp32 --sizes "$sizes" --iters 50 --repeats 5 --graph "$@" --out "$out/$name.json" \
-    > "$out/$name.log" 2>&1
+    --dtype fp32 --sizes "$sizes" --iters 50 --repeats 3 --graph "$@" --out "$work/$name.json" \
+    > "$work/$name.log" 2>&1
   echo "$name exit $?"
 }
-run loop
-run queued --samples 20
-run queued-sync --samples 20 --gpu-sync
+kernbench() {  # kernbench NAME.PASS PYTHONPATH
+  PYTHONPATH=/tmp/site:$2 timeout 200 python3 -m kernbench run --bench milestone-1h-ccl \
+    --device cuda --only dtype=fp32 --only "bytes=$sizes" --rounds 1 --out "$work/$1" \
+    > "$work/$1.log" 2>&1
+  echo "kernbench $1 exit $?"
+}
+{
+  python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version())'
+  bash scripts/build_nccl_tests.sh "$src" || exit 1
+  export LD_LIBRARY_PATH=/tmp/nccl/lib:${LD_LIBRARY_PATH:-}
+  first=${FIRST_PASS:-1}
+  for pass in $(seq "$first" $((first + ${PASSES:-1} - 1))); do
+    for test in all_reduce all_gather reduce_scatter; do
+      /tmp/nccl-tests-build/${test}_perf -b 1K -e 4M -f 2 -t 2 -g 1 -w 5 -n 50 -d float \
+        > "$work/${test}_threads.$pass.log" 2>&1
+      if [ -x "/tmp/nccl-tests-build/${test}_perf_mpi" ]; then
+        mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" -b 1K -e 4M -f 2 -g 1 -w 5 -n 50 \
+          -d float > "$work/${test}_mpi.$pass.log" 2>&1
+      fi
+      echo "pass $pass nccl-tests $test exit $?"
+    done
+    reference "loop.$pass"
+    reference "queued.$pass" --samples 20
+    reference "queued-sync.$pass" --samples 20 --gpu-sync
+    reference "queued-sync-28.$pass" --samples 20 --gpu-sync --iters 28
+    kernbench "after.$pass" "$PWD"
+    [ -n "${BEFORE:-}" ] && kernbench "before.$pass" "$PWD/$BEFORE"
+  done
+  for logs in _threads _mpi; do
+    [ -e "$work/all_reduce$logs.1.log" ] || continue
+    for name in after before loop queued queued-sync queued-sync-28; do
+      runs=()
+      for found in "$work/$name".[0-9]*; do
+        [ -e "$found/results.json" ] && runs+=(--results "$found/results.json")
+        [ "${found%.json}" != "$found" ] && runs+=(--results "$found")
+      done
+      [ ${#runs[@]} -gt 0 ] || continue
+      python3 scripts/nccl_compare.py --nccl-tests "$work" --logs "$logs" "${runs[@]}" \
+        --out-md "$work/compare-$name$logs.md" --out-json "$work/compare-$name$logs.json" \
+        | tail -n 3
+    done
+  done
+} > "$out/sample.log" 2>&1
+tar czf "$out/sample.tgz" -C /tmp --exclude=tasks ccl-sample
+grep -E "exit|worst|alpha" "$out/sample.log"

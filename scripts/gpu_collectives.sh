@@ -21,6 +21,7 @@ out=${2:?OUT_DIR}
 shift 2
 mkdir -p "$out"
 source scripts/gpu_env.sh
+source scripts/mpi_env.sh
 {
   python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version())'
   bash scripts/build_nccl_tests.sh "$src" || exit 1
@@ -32,11 +33,9 @@ source scripts/gpu_env.sh
       > "$out/${test}_graph.log" 2>&1
     echo "nccl-tests $test: exit $?"
     if [ -x "/tmp/nccl-tests-build/${test}_perf_mpi" ]; then  # one process per GPU
-      mpirun --allow-run-as-root -np 2 -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
-        "/tmp/nccl-tests-build/${test}_perf_mpi" -b 1K -e 1G -f 2 -g 1 -w 5 -n 50 -d float \
+      mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" -b 1K -e 1G -f 2 -g 1 -w 5 -n 50 -d float \
         > "$out/${test}_mpi.log" 2>&1
-      mpirun --allow-run-as-root -np 2 -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
-        "/tmp/nccl-tests-build/${test}_perf_mpi" -b 1K -e 1G -f 2 -g 1 -w 5 -n 50 -d float \
+      mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" -b 1K -e 1G -f 2 -g 1 -w 5 -n 50 -d float \
         -G 10 > "$out/${test}_mpi_graph.log" 2>&1
       echo "nccl-tests $test, one process per GPU: exit $?"
     fi

@@ -142,14 +142,37 @@ def test_the_ranks_timer_samples_the_slowest_rank_in_batches_of_about_a_millisec
     measured = RanksTimer().measure(ranks_kernel(ranks), spec)
     assert ranks.barriers == 1
     # Warm-up batches double (1, 2, 4, 8, 16 calls, after one untimed call) until one is a
-    # quarter of the 1 ms target at the slowest rank's 20 µs per call.
-    assert measured.warmup_calls == 1 + 1 + 2 + 4 + 8 + 16
+    # quarter of the 1 ms target at the slowest rank's 20 µs per call; then one sustained
+    # sample of 50 calls probes the time per call.
+    assert measured.warmup_calls == 1 + 1 + 2 + 4 + 8 + 16 + 50
     assert measured.extra["calls_per_sample"] == 50  # 1 ms / 20 µs
     assert measured.samples_s == pytest.approx([2e-5] * len(measured.samples_s))
     assert measured.stop_reason == "converged" and len(measured.samples_s) == 10
     assert measured.timer == "collective"
     assert measured.extra["per_rank_median_s"] == pytest.approx([1e-5, 2e-5])
     assert (measured.extra["world_size"], measured.extra["backend"]) == (2, "fake")
+
+
+class HostBound(TwoRanks):
+    """Eager (isolated) calls paced by the host at 4x the GPU's time per call, as small
+    collectives are through torch.distributed; sustained samples at the GPU's own."""
+
+    def time_batches(self, count: int, reps: int, duty: str = "sustained") -> list[float]:
+        times = super().time_batches(count, reps, duty)
+        return [4 * t for t in times] if duty == "isolated" else times
+
+
+def test_sustained_samples_are_sized_from_a_sustained_probe_not_the_eager_warm_up() -> None:
+    spec = TimerSpec(warmup_s=0.0, min_samples=10, max_samples=1000, budget_s=1.0)
+    measured = RanksTimer().measure(ranks_kernel(HostBound([1e-5])), spec)
+    # Eager: 80 µs a call (the slowest rank's), which alone would give 12 calls a sample;
+    # the probe of 12 sustained calls reads 20 µs each: 50 calls make the 1 ms sample.
+    assert measured.extra["calls_per_sample"] == 50
+    assert measured.samples_s == pytest.approx([2e-5] * len(measured.samples_s))
+    isolated = spec.model_copy(update={"duty": "isolated"})
+    measured = RanksTimer().measure(ranks_kernel(HostBound([1e-5])), isolated)
+    assert measured.extra["calls_per_sample"] == 1
+    assert measured.samples_s == pytest.approx([8e-5] * len(measured.samples_s))
 
 
 def test_the_ranks_timer_spends_the_budget_in_agreed_time_then_stops() -> None:

@@ -1,20 +1,24 @@
 """Timing a collective on one rank's GPU, as nccl-tests does (issue 17, ADR 0042).
 
-A sample is, on each rank's stream: a one-element all-reduce (a barrier *on the GPUs*,
-so every rank starts its timed region within a few microseconds of the others, whatever
-its host was doing), a start event, the body, an end event. The body is
+A batch of samples starts, on each rank's stream, with a one-element all-reduce: a barrier
+*on the GPUs*, so every rank starts its first timed region within a few microseconds of
+the others, whatever its host was doing. Each sample is a start event, the body, an end
+event. The body is
 
 - `sustained`: `reps` collectives back to back, captured once in a CUDA graph and
   replayed (nccl-tests' `-G`): the GPU time of a stream of collectives, without the
-  ~30-60 µs each eager call costs the host in torch.distributed;
-- `isolated`: one eager collective.
+  ~30-60 µs each eager call costs the host in torch.distributed. The samples of a batch
+  follow each other with nothing between them: each one's last collective ends on every
+  rank at once, so the next starts aligned without a barrier of its own (one per sample
+  cost a few microseconds per collective below 64 KiB; docs/gpu-runs.md);
+- `isolated`: one eager collective, after a GPU barrier of its own.
 
-A batch of samples is queued behind a spinning kernel (`gpu_hold`), held as the CUDA
-timers hold theirs (`gpu_hold.HostPace`: a short lead, plus what the host loses to the GPU
-over the batch), so no sample waits on the host. The timer reduces the
-per-sample times with MAX over the ranks (the slowest rank's time is the collective's).
-Where a graph cannot be captured (an older NCCL, a backend without graph support) the
-sustained body falls back to eager calls, and `info()` says why.
+A batch is queued behind a spinning kernel (`gpu_hold`), held as the CUDA timers hold
+theirs (`gpu_hold.HostPace`: a short lead, plus what the host loses to the GPU over the
+batch), so no sample waits on the host. The timer reduces the per-sample times with MAX
+over the ranks (the slowest rank's time is the collective's). Where a graph cannot be
+captured (an older NCCL, a backend without graph support) the sustained body falls back
+to eager calls, and `info()` says why.
 """
 
 from __future__ import annotations
@@ -89,8 +93,9 @@ class CudaBatches:
         ]
         gpu_hold.hold(self._pace.hold_for(count))
         began = time.perf_counter()
-        for start, end in events:
-            self._sync()
+        for index, (start, end) in enumerate(events):
+            if index == 0 or duty == "isolated":
+                self._sync()
             start.record()
             body()
             end.record()

@@ -44,7 +44,10 @@ class RanksTimer:
             raise ValueError("the ranks timer needs a kernel with `ranks` (a RankGroup)")
         ranks.barrier()
         warmup_calls, per_call_s = warm_up(kernel.run, ranks, spec.warmup_s)
-        reps = 1 if spec.duty == "isolated" else max(1, round(SAMPLE_TARGET_S / per_call_s))
+        reps = 1
+        if spec.duty == "sustained":
+            probed, reps, per_call_s = sustained_calls(ranks, per_call_s)
+            warmup_calls += probed
         rule = StopRule(spec)
         seen = Collector()  # seconds per call, the slowest rank's, with the GPU's state
         own: list[float] = []  # seconds per call, this rank's
@@ -92,6 +95,21 @@ def warm_up(run: Callable[[], object], ranks: RankGroup, warmup_s: float) -> tup
         if spent >= warmup_s and took >= SAMPLE_TARGET_S / 4:
             return calls, took / batch
         batch *= 2
+
+
+def sustained_calls(ranks: RankGroup, eager_per_call_s: float) -> tuple[int, int, float]:
+    """(calls probed, calls per sustained sample, seconds per call): a sample is about
+    SAMPLE_TARGET_S of calls.
+
+    The warm-up's eager calls are paced by the host's launch cost, on GPUs several times a
+    small collective's own time, so a sample sized from them holds a few times fewer calls
+    than meant. One sample at that size, timed as sustained samples are (on GPUs, a graph
+    replay), gives the time per call to size them from, agreed by all ranks.
+    """
+    probe_reps = max(1, round(SAMPLE_TARGET_S / eager_per_call_s))
+    took = ranks.agree_max(ranks.time_batches(1, probe_reps, "sustained"))[0]
+    per_call_s = took / probe_reps
+    return probe_reps, max(1, round(SAMPLE_TARGET_S / per_call_s)), per_call_s
 
 
 def next_chunk(taken: int, spec: TimerSpec, spent_s: float, sample_s: float) -> int:

@@ -1,0 +1,24 @@
+# Sourced by the collective scripts on the device machine: an MPI on the path, from the
+# image or else unpacked from the MPICH wheel that scripts/gpu_mpi_wheel.sh put in .whl/mpi/
+# (a pip install --target drops its lib/, so it is unzipped), and `mpi_run NP PROGRAM ...`,
+# which starts NP local processes under either MPICH's or Open MPI's launcher, with the
+# environment passed on.
+if ! command -v mpicc > /dev/null; then
+  for wheel in .whl/mpi/mpich-*.whl; do
+    [ -e "$wheel" ] || continue
+    rm -rf /tmp/mpich && mkdir -p /tmp/mpich
+    python3 -m zipfile -e "$wheel" /tmp/mpich
+    mpi_data=$(ls -d /tmp/mpich/mpich-*.data/data)
+    chmod +x "$mpi_data"/bin/*
+    export PATH=$mpi_data/bin:$PATH LD_LIBRARY_PATH=$mpi_data/lib:${LD_LIBRARY_PATH:-}
+  done
+fi
+mpi_run() {
+  local np=$1
+  shift
+  if mpiexec --version 2>&1 | grep -qi hydra; then
+    mpiexec -launcher fork -n "$np" "$@"
+  else
+    mpirun --allow-run-as-root -np "$np" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE "$@"
+  fi
+}

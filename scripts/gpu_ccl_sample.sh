@@ -9,13 +9,15 @@
 #   between them; (queued-sync) as queued with a one-element all-reduce before each replay,
 #   as kernbench's sample began until this change; (queued-sync-28) the same at 28 calls,
 #   the sample size kernbench's eager warm-up estimate gave;
-# - milestone-1h-gemm's collective cells through kernbench (this tree), one round, and
-#   with BEFORE=DIR through the kernbench package in DIR (an earlier tree, unpacked there
-#   with `git archive`), so the two read the same minutes.
+# - milestone-1h-ccl's cells through kernbench (this tree), one round, for each API of
+#   the collective kernel in APIS (torch, nccl: kernels/collective.py), and with BEFORE=DIR
+#   through the kernbench package in DIR (an earlier tree, unpacked there with
+#   `git archive`), so they read the same minutes.
 # Then tables of each against both nccl-tests flavours, over every pass in /tmp/ccl-sample
 # (FIRST_PASS=N numbers this call's passes on from an earlier call's on the same machine).
 # Logs, JSON and tables come back as OUT_DIR/sample.tgz.
-# Usage: [PASSES=1] [FIRST_PASS=1] [BEFORE=DIR] bash scripts/gpu_ccl_sample.sh NCCL_TESTS_DIR OUT_DIR
+# Usage: [PASSES=1] [FIRST_PASS=1] [REFERENCES="loop queued ..."] [APIS="torch nccl"]
+#   [BEFORE=DIR] bash scripts/gpu_ccl_sample.sh NCCL_TESTS_DIR OUT_DIR
 #   (pydantic wheels in .whl/, MPICH in .whl/mpi/)
 set -uo pipefail
 src=${1:?NCCL_TESTS_DIR}
@@ -35,7 +37,7 @@ reference() {  # reference NAME.PASS [ccl_reference options]
   echo "$name exit $?"
 }
 kernbench() {  # kernbench NAME.PASS PYTHONPATH
-  PYTHONPATH=/tmp/site:$2 timeout 200 python3 -m kernbench run --bench milestone-1h-ccl \
+  PYTHONPATH=/tmp/site:$2 timeout "${KERNBENCH_TIMEOUT:-170}" python3 -m kernbench run --bench milestone-1h-ccl \
     --device cuda --only dtype=fp32 --only "bytes=$sizes" --rounds 1 --out "$work/$1" \
     > "$work/$1.log" 2>&1
   echo "kernbench $1 exit $?"
@@ -55,16 +57,22 @@ kernbench() {  # kernbench NAME.PASS PYTHONPATH
       fi
       echo "pass $pass nccl-tests $test exit $?"
     done
-    reference "loop.$pass"
-    reference "queued.$pass" --samples 20
-    reference "queued-sync.$pass" --samples 20 --gpu-sync
-    reference "queued-sync-28.$pass" --samples 20 --gpu-sync --iters 28
-    kernbench "after.$pass" "$PWD"
+    for name in ${REFERENCES:-loop queued queued-sync queued-sync-28}; do
+      case $name in
+        loop) reference "loop.$pass" ;;
+        queued) reference "queued.$pass" --samples 20 ;;
+        queued-sync) reference "queued-sync.$pass" --samples 20 --gpu-sync ;;
+        queued-sync-28) reference "queued-sync-28.$pass" --samples 20 --gpu-sync --iters 28 ;;
+      esac
+    done
+    for api in ${APIS:-torch}; do
+      KERNBENCH_COLLECTIVE_API=$api kernbench "after-$api.$pass" "$PWD"
+    done
     [ -n "${BEFORE:-}" ] && kernbench "before.$pass" "$PWD/$BEFORE"
   done
   for logs in _threads _mpi; do
     [ -e "$work/all_reduce$logs.1.log" ] || continue
-    for name in after before loop queued queued-sync queued-sync-28; do
+    for name in after-torch after-nccl before loop queued queued-sync queued-sync-28; do
       runs=()
       for found in "$work/$name".[0-9]*; do
         [ -e "$found/results.json" ] && runs+=(--results "$found/results.json")

@@ -1,18 +1,17 @@
-# Sourced by the collective scripts on the device machine: an MPI on the path, from the
-# image or else unpacked from the MPICH wheel that scripts/gpu_mpi_wheel.sh put in .whl/mpi/
-# (a pip install --target drops its lib/, so it is unzipped), and `mpi_run NP PROGRAM ...`,
+# Sourced by the collective scripts on the device machine: an MPI on the path, unpacked from
+# the MPICH wheel that scripts/gpu_mpi_wheel.sh put in .whl/mpi/ (a pip install --target
+# drops its lib/, so it is unzipped; the image's own mpicc, where there is one, comes
+# without its headers), and `mpi_run NP PROGRAM ...`,
 # which starts NP local processes under either MPICH's or Open MPI's launcher, with the
 # environment passed on.
-if ! command -v mpicc > /dev/null; then
-  for wheel in .whl/mpi/mpich-*.whl; do
-    [ -e "$wheel" ] || continue
-    rm -rf /tmp/mpich && mkdir -p /tmp/mpich
-    python3 -m zipfile -e "$wheel" /tmp/mpich
-    mpi_data=$(ls -d /tmp/mpich/mpich-*.data/data)
-    chmod +x "$mpi_data"/bin/*
-    export PATH=$mpi_data/bin:$PATH LD_LIBRARY_PATH=$mpi_data/lib:${LD_LIBRARY_PATH:-}
-  done
-fi
+for wheel in .whl/mpi/mpich-*.whl; do
+  [ -e "$wheel" ] || continue
+  rm -rf /tmp/mpich && mkdir -p /tmp/mpich
+  python3 -m zipfile -e "$wheel" /tmp/mpich
+  mpi_data=$(ls -d /tmp/mpich/mpich-*.data/data)
+  chmod +x "$mpi_data"/bin/*
+  export PATH=$mpi_data/bin:$PATH LD_LIBRARY_PATH=$mpi_data/lib:${LD_LIBRARY_PATH:-}
+done
 mpi_run() {
   local np=$1
   shift

@@ -67,12 +67,19 @@ class CudaBatches:
 
     def time(self, count: int, reps: int, duty: str) -> list[float]:
         """This rank's seconds for each of `count` samples of `reps` calls, queued in
-        sub-batches short enough for one hold to cover their enqueueing. Every rank
-        computes its own sub-batches: the samples are the same collectives either way."""
+        sub-batches short enough for one hold to cover their enqueueing. The ranks agree
+        on each sub-batch's length (the smallest fitting one): each begins with a GPU
+        barrier, a collective that every rank must call as often as the others."""
         seconds: list[float] = []
         while len(seconds) < count:
-            seconds += self._batch(self._pace.fitting(count - len(seconds)), reps, duty)
+            seconds += self._batch(self._agree_min(self._pace.fitting(count - len(seconds))),
+                                   reps, duty)
         return seconds
+
+    def _agree_min(self, value: int) -> int:
+        found = self._torch.tensor([value], dtype=self._torch.int64, device="cuda")
+        self._dist.all_reduce(found, op=self._dist.ReduceOp.MIN)
+        return int(found.item())
 
     def _batch(self, count: int, reps: int, duty: str) -> list[float]:
         import time

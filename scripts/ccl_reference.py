@@ -51,6 +51,9 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--gpu-sync", action="store_true",
                         help="with --samples: a one-element all-reduce before each timed loop, "
                         "as kernbench's collective sample starts")
+    parser.add_argument("--hold-ms", type=float, default=0.0,
+                        help="with --samples: a spinning kernel of this long ahead of them, so "
+                        "the host enqueues them all before the GPU starts (kernbench's hold)")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     if args.samples < 0 or (args.gpu_sync and not args.samples):
@@ -107,11 +110,14 @@ def time_loop(call: Any, iters: int, cuda: bool, replay: Any = None) -> float:
     return (time.perf_counter() - began) / iters
 
 
-def time_samples(call: Any, iters: int, samples: int, gpu_sync: bool, replay: Any) -> list[float]:
+def time_samples(call: Any, iters: int, samples: int, gpu_sync: bool, replay: Any,
+                 hold_ms: float = 0.0) -> list[float]:
     """Seconds per call of each of `samples` timed loops queued back to back."""
     one = torch.zeros(1, device="cuda")
     pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
              for _ in range(samples)]
+    if hold_ms:
+        torch.cuda._sleep(int(hold_ms * 1e-3 * 1.98e9))  # cycles at the H200's top clock
     for start, end in pairs:
         if gpu_sync:
             dist.all_reduce(one)
@@ -150,7 +156,8 @@ def main() -> None:
             for _ in range(args.repeats):
                 dist.barrier()
                 if cuda and args.samples:
-                    samples = time_samples(call, args.iters, args.samples, args.gpu_sync, replay)
+                    samples = time_samples(call, args.iters, args.samples, args.gpu_sync, replay,
+                                           args.hold_ms)
                     sampled.append(samples)
                     seconds = statistics.median(samples)
                 else:
@@ -196,6 +203,7 @@ def main() -> None:
             "repeats": args.repeats,
             "samples": args.samples,
             "gpu_sync": args.gpu_sync,
+            "hold_ms": args.hold_ms,
             "device": torch.cuda.get_device_name() if cuda else "cpu",
             "torch": torch.__version__,
             "results": rows,

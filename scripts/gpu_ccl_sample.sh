@@ -3,12 +3,14 @@
 # own process model (issue 17; docs/gpu-runs.md), on 2 GPUs in one call. Over 1 KiB to
 # 4 MiB, fp32, PASSES times in turn:
 # - nccl-tests as a thread per GPU (-t 2 -g 1, logs *_threads.N.log) and, with an MPI
-#   (scripts/gpu_mpi_wheel.sh), as a process per GPU (*_mpi.N.log);
+#   (scripts/gpu_mpi_wheel.sh), as a process per GPU (*_mpi.N.log), eager and with graphs
+#   of the 50 calls launched 10 times (-G 10, *_mpi_graph.N.log);
 # - scripts/ccl_reference.py, graph replays of 50 calls in a process per GPU: (loop) one
 #   timed replay per repeat after a host barrier; (queued) 20 replays back to back, events
 #   between them; (queued-sync) as queued with a one-element all-reduce before each replay,
 #   as kernbench's sample began until this change; (queued-sync-28) the same at 28 calls,
-#   the sample size kernbench's eager warm-up estimate gave;
+#   the sample size kernbench's eager warm-up estimate gave; (queued-hold, -10, -200) as
+#   queued behind a 50 ms spinning kernel, at 50, 10 and 200 calls a replay;
 # - milestone-1h-ccl's cells through kernbench (this tree), one round, for each API of
 #   the collective kernel in APIS (torch, nccl: kernels/collective.py), and with BEFORE=DIR
 #   through the kernbench package in DIR (an earlier tree, unpacked there with
@@ -54,6 +56,8 @@ kernbench() {  # kernbench NAME.PASS PYTHONPATH
       if [ -x "/tmp/nccl-tests-build/${test}_perf_mpi" ]; then
         mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" -b 1K -e 4M -f 2 -g 1 -w 5 -n 50 \
           -d float > "$work/${test}_mpi.$pass.log" 2>&1
+        mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" -b 1K -e 4M -f 2 -g 1 -w 5 -n 50 \
+          -d float -G 10 > "$work/${test}_mpi_graph.$pass.log" 2>&1
       fi
       echo "pass $pass nccl-tests $test exit $?"
     done
@@ -63,6 +67,9 @@ kernbench() {  # kernbench NAME.PASS PYTHONPATH
         queued) reference "queued.$pass" --samples 20 ;;
         queued-sync) reference "queued-sync.$pass" --samples 20 --gpu-sync ;;
         queued-sync-28) reference "queued-sync-28.$pass" --samples 20 --gpu-sync --iters 28 ;;
+        queued-hold) reference "queued-hold.$pass" --samples 20 --hold-ms 50 ;;
+        queued-hold-10) reference "queued-hold-10.$pass" --samples 20 --hold-ms 50 --iters 10 ;;
+        queued-hold-200) reference "queued-hold-200.$pass" --samples 20 --hold-ms 50 --iters 200 ;;
       esac
     done
     for api in ${APIS:-torch}; do
@@ -70,9 +77,10 @@ kernbench() {  # kernbench NAME.PASS PYTHONPATH
     done
     [ -n "${BEFORE:-}" ] && kernbench "before.$pass" "$PWD/$BEFORE"
   done
-  for logs in _threads _mpi; do
+  for logs in _threads _mpi _mpi_graph; do
     [ -e "$work/all_reduce$logs.1.log" ] || continue
-    for name in after-torch after-nccl before loop queued queued-sync queued-sync-28; do
+    for name in after-torch after-nccl before loop queued queued-sync queued-sync-28 \
+      queued-hold queued-hold-10 queued-hold-200; do
       runs=()
       for found in "$work/$name".[0-9]*; do
         [ -e "$found/results.json" ] && runs+=(--results "$found/results.json")

@@ -318,7 +318,7 @@ class Collective:
         call = self._call
         if self.device == "cuda":
             if self._cuda is None:
-                self._cuda = CudaBatches(call)
+                self._cuda = CudaBatches(call, graphs=self.api == "torch")
             return self._cuda.time(count, reps, duty)
         times = []
         for _ in range(count):

@@ -5,9 +5,10 @@ A batch of samples starts, on each rank's stream, with a one-element all-reduce:
 the others, whatever its host was doing. Each sample is a start event, the body, an end
 event. The body is
 
-- `sustained`: `reps` collectives back to back, captured once in a CUDA graph and
-  replayed (nccl-tests' `-G`): the GPU time of a stream of collectives, without the
-  ~30-60 µs each eager call costs the host in torch.distributed. The samples of a batch
+- `sustained`: `reps` collectives back to back: through torch.distributed, captured once
+  in a CUDA graph and replayed (nccl-tests' `-G`), since each eager call costs the host
+  ~30-60 µs, more than a small collective's GPU time; through NCCL directly (`graphs` off),
+  eager calls, as nccl-tests' default: the hold covers their enqueueing. The samples of a batch
   follow each other with nothing between them: each one's last collective ends on every
   rank at once, so the next starts aligned without a barrier of its own (one per sample
   cost a few microseconds per collective below 64 KiB; docs/gpu-runs.md);
@@ -32,11 +33,12 @@ from kernbench.kernels import gpu_hold
 class CudaBatches:
     """The CUDA side of `Collective.time_batches`."""
 
-    def __init__(self, call: Callable[[], object]) -> None:
+    def __init__(self, call: Callable[[], object], graphs: bool = True) -> None:
         import torch  # lazy: torch is optional
         import torch.distributed as dist
 
         self._torch, self._dist, self._call = torch, dist, call
+        self._capture = graphs
         self._sync_buffer = torch.zeros(1, dtype=torch.float32, device="cuda")
         self._graphs: dict[int, Any] = {}
         self._pace = gpu_hold.HostPace()
@@ -85,7 +87,7 @@ class CudaBatches:
         import time
 
         torch = self._torch
-        graph = self._graph(reps) if duty == "sustained" else None
+        graph = self._graph(reps) if duty == "sustained" and self._capture else None
 
         def body() -> None:
             if graph is not None:
@@ -113,7 +115,8 @@ class CudaBatches:
         return seconds
 
     def info(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"graph_ops": sorted(self._graphs)}
+        info: dict[str, Any] = {"graph_ops": sorted(self._graphs),
+                                "sustained_body": "graph" if self._capture else "eager"}
         if self.graph_failure is not None:
             info["graph_capture_failed"] = self.graph_failure
         return info

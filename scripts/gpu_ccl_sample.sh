@@ -18,6 +18,7 @@
 # Then tables of each against both nccl-tests flavours, over every pass in /tmp/ccl-sample
 # (FIRST_PASS=N numbers this call's passes on from an earlier call's on the same machine).
 # Logs, JSON and tables come back as OUT_DIR/sample.tgz.
+# LOW_POW, HIGH_POW: other sizes, 2^LOW_POW to 2^HIGH_POW bytes (default 10 and 22).
 # Usage: [PASSES=1] [FIRST_PASS=1] [REFERENCES="loop queued ..."] [APIS="torch nccl"]
 #   [BEFORE=DIR] bash scripts/gpu_ccl_sample.sh NCCL_TESTS_DIR OUT_DIR
 #   (pydantic wheels in .whl/, MPICH in .whl/mpi/)
@@ -29,7 +30,8 @@ source scripts/gpu_env.sh
 source scripts/mpi_env.sh
 work=/tmp/ccl-sample
 mkdir -p "$work"
-sizes=$(python3 -c 'print(",".join(str(2**p) for p in range(10, 23)))')
+low=${LOW_POW:-10} high=${HIGH_POW:-22}  # sizes 2^low to 2^high bytes
+sizes=$(python3 -c "print(','.join(str(2**p) for p in range($low, $high + 1)))")
 reference() {  # reference NAME.PASS [ccl_reference options]
   local name=$1
   shift
@@ -51,12 +53,12 @@ kernbench() {  # kernbench NAME.PASS PYTHONPATH
   first=${FIRST_PASS:-1}
   for pass in $(seq "$first" $((first + ${PASSES:-1} - 1))); do
     for test in all_reduce all_gather reduce_scatter; do
-      /tmp/nccl-tests-build/${test}_perf -b 1K -e 4M -f 2 -t 2 -g 1 -w 5 -n 50 -d float \
+      /tmp/nccl-tests-build/${test}_perf -b $((2**low)) -e $((2**high)) -f 2 -t 2 -g 1 -w 5 -n 50 -d float \
         > "$work/${test}_threads.$pass.log" 2>&1
       if [ -x "/tmp/nccl-tests-build/${test}_perf_mpi" ]; then
-        mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" -b 1K -e 4M -f 2 -g 1 -w 5 -n 50 \
+        mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" -b $((2**low)) -e $((2**high)) -f 2 -g 1 -w 5 -n 50 \
           -d float > "$work/${test}_mpi.$pass.log" 2>&1
-        mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" -b 1K -e 4M -f 2 -g 1 -w 5 -n 50 \
+        mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" -b $((2**low)) -e $((2**high)) -f 2 -g 1 -w 5 -n 50 \
           -d float -G 10 > "$work/${test}_mpi_graph.$pass.log" 2>&1
       fi
       echo "pass $pass nccl-tests $test exit $?"

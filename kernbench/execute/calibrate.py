@@ -234,10 +234,11 @@ def measure_cuda(sizes: Sizes) -> Measured:
     # A ceiling is the best rate seen: one shape alone can land on a power-capped stretch
     # or a weaker cuBLAS kernel (fp16 8192^3 read 670 TFLOP/s where 8192x1024x8192 gave 763),
     # and the largest shape is where fp32 peaks (16384^3 read 104% of an 8192^3 ceiling).
-    # An LLM projection (M=2048, N=14336, K=4096 at n=8192) ran cuBLAS 2-3% above all four
-    # on an H200 under the isolated duty, so it is a candidate too.
+    # LLM projections ran cuBLAS 2-4% above all four on an H200 under the isolated duty, so
+    # both are candidates: MLP up (M=2048, N=14336, K=4096 at n=8192) and MLP down (M=2048,
+    # N=4096, K=14336; the one still 1.038 of a ceiling taken without it).
     shapes = [(n, n, n), (n // 2, n // 2, n // 2), (n, n // 8, n), (2 * n, 2 * n, 2 * n),
-              (n // 4, 7 * n // 4, n // 2)]
+              (n // 4, 7 * n // 4, n // 2), (n // 4, n // 2, 7 * n // 4)]
     peaks: dict[str, float] = {}
     notes: dict[str, Scalar] = {"torch": torch.__version__, "cuda": str(torch.version.cuda),
                                 "duty": sizes.duty}
@@ -271,7 +272,8 @@ def measure_cuda(sizes: Sizes) -> Measured:
         memory_bytes=int(props.total_memory),
         method=(
             f"cuBLAS GEMM per dtype, best of {n}^3, {n // 2}^3, {n}x{n // 8}x{n}, "
-            f"{2 * n}^3 and M={n // 4} N={7 * n // 4} K={n // 2} (fp8: torch._scaled_mm), "
+            f"{2 * n}^3, M={n // 4} N={7 * n // 4} K={n // 2} and M={n // 4} N={n // 2} "
+            f"K={7 * n // 4} (fp8: torch._scaled_mm), "
             f"random data; device copy of "
             f"{sizes.copy_bytes >> 20} MiB (read + write); pinned host copies of "
             f"{sizes.host_bytes >> 20} MiB each way; CUDA events, L2 flushed, "

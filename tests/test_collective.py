@@ -277,3 +277,35 @@ def test_the_ranks_timer_batches_calls_when_sustained_and_takes_one_when_isolate
     isolated = spec.model_copy(update={"duty": "isolated"})
     measured = RanksTimer().measure(ranks_kernel(Recording([1e-5])), isolated)
     assert measured.duty == "isolated" and measured.extra["calls_per_sample"] == 1
+
+
+def test_each_device_defaults_to_an_api_it_can_run() -> None:
+    from kernbench.kernels import collective
+
+    # CUDA times NCCL itself (nccl-tests' numbers); gloo has only torch.distributed.
+    assert collective.DEFAULT_API == {"cpu": "torch", "cuda": "nccl"}
+    for device, api in collective.DEFAULT_API.items():
+        collective._validate_api(api, device)
+    with pytest.raises(ValueError, match="needs device cuda"):
+        collective._validate_api("nccl", "cpu")
+
+
+def test_torch_samples_replay_short_graphs_that_add_up_to_the_sample() -> None:
+    from kernbench.kernels import collective_cuda
+
+    captured: list[int] = []
+
+    class Batches(collective_cuda.CudaBatches):
+        def __init__(self, fail_at: int | None = None) -> None:  # no CUDA here
+            self.fail_at = fail_at
+
+        def _graph(self, reps: int) -> object | None:
+            captured.append(reps)
+            return None if reps == self.fail_at else f"graph of {reps}"
+
+    unit = collective_cuda.GRAPH_CALLS
+    graphs = Batches()._replays(2 * unit + 3)
+    assert graphs == [f"graph of {unit}", f"graph of {unit}", "graph of 3"]
+    assert Batches()._replays(unit) == [f"graph of {unit}"]
+    assert Batches()._replays(4) == ["graph of 4"]
+    assert Batches(fail_at=3)._replays(unit + 3) is None  # then the sample runs eager calls

@@ -2,9 +2,12 @@
 
 Parameters (every cell's axes): `op` (allreduce, allgather, reduce_scatter), `bytes`,
 `world_size`, `inplace`, `dtype`, and `device` (gloo on cpu, nccl on cuda); optionally
-`api` (`torch`: torch.distributed, the default; `nccl`: NCCL called directly on the
-timing stream, CUDA only, `kernels/nccl_direct.py`), also set by KERNBENCH_COLLECTIVE_API
-so an A/B can switch it. Sizes follow
+`api` (`nccl`: NCCL called directly on the timing stream, CUDA only,
+`kernels/nccl_direct.py`, the default on cuda; `torch`: torch.distributed, the default on
+cpu), also set by KERNBENCH_COLLECTIVE_API so an A/B can switch it. On CUDA the direct
+call is the default because it times NCCL itself: within a few percent of nccl-tests in a
+process per GPU from 1 KiB to 1 GiB, where torch.distributed's calls add its own cost
+(ADR 0042 addendum). Sizes follow
 nccl-tests: `bytes` is one rank's allreduce buffer, the whole output of an allgather and
 the whole input of a reduce-scatter (every rank's data counted).
 
@@ -53,6 +56,7 @@ PATTERN_PERIOD = 4  # inputs cycle through 1..PATTERN_PERIOD
 TIMEOUT_ENV = "KERNBENCH_COLLECTIVE_TIMEOUT_S"
 API_ENV = "KERNBENCH_COLLECTIVE_API"
 APIS = ("torch", "nccl")
+DEFAULT_API = {"cpu": "torch", "cuda": "nccl"}
 DEFAULT_TIMEOUT_S = 300.0
 
 
@@ -67,8 +71,8 @@ def make(
     api: str | None = None,
 ) -> Kernel:
     """One cell's collective, on the process group this process joins on first call."""
-    api = api or os.environ.get(API_ENV) or "torch"
     _validate(op, bytes, world_size, inplace, dtype, device)
+    api = api or os.environ.get(API_ENV) or DEFAULT_API[device]
     _validate_api(api, device)
     ensure_process_group(device, world_size)
     collective = Collective(op, bytes, inplace, dtype, device, api)

@@ -5,13 +5,13 @@ A batch of samples starts, on each rank's stream, with a one-element all-reduce:
 the others, whatever its host was doing. Each sample is a start event, the body, an end
 event. The body is
 
-- `sustained`: `reps` collectives back to back: through torch.distributed, captured once
-  in a CUDA graph and replayed (nccl-tests' `-G`), since each eager call costs the host
-  ~30-60 µs, more than a small collective's GPU time; through NCCL directly (`graphs` off),
-  eager calls, as nccl-tests' default: the hold covers their enqueueing. The samples of a batch
-  follow each other with nothing between them: each one's last collective ends on every
-  rank at once, so the next starts aligned without a barrier of its own (one per sample
-  cost a few microseconds per collective below 64 KiB; docs/gpu-runs.md);
+- `sustained`: `reps` collectives back to back. Through NCCL directly (`graphs` off),
+  eager calls, as nccl-tests' default: the hold covers their enqueueing. Through
+  torch.distributed, whose eager call costs the host ~30-60 µs, more than a small
+  collective's GPU time: replays of graphs of GRAPH_CALLS calls, captured once
+  (nccl-tests' `-G`). The samples of a batch follow each other with nothing between them:
+  each one's last collective ends on every rank at once, so the next starts aligned
+  without a barrier of its own;
 - `isolated`: one eager collective, after a GPU barrier of its own.
 
 A batch is queued behind a spinning kernel (`gpu_hold`), held as the CUDA timers hold
@@ -28,6 +28,13 @@ from collections.abc import Callable
 from typing import Any
 
 from kernbench.kernels import gpu_hold
+
+# Calls per captured graph through torch.distributed. Under torch's capture a collective's
+# time grows with the graph's length (1 KiB all-reduce on 2 H200s, replays queued behind a
+# hold: 9.5 µs a call in graphs of 10, 17.8 in graphs of 50, 22.6 in graphs of 200;
+# docs/gpu-runs.md), so a sample replays short graphs of a fixed length, and its time
+# does not hang on how many calls make it.
+GRAPH_CALLS = 10
 
 
 class CudaBatches:
@@ -47,8 +54,16 @@ class CudaBatches:
     def _sync(self) -> None:
         self._dist.all_reduce(self._sync_buffer)
 
+    def _replays(self, reps: int) -> list[Any] | None:
+        """The graphs whose replays, in order, make `reps` calls (GRAPH_CALLS each and one
+        of the remainder); None if a capture fails."""
+        whole, rest = divmod(reps, GRAPH_CALLS)
+        lengths = [GRAPH_CALLS] * whole + ([rest] if rest else [])
+        graphs = [self._graph(length) for length in lengths]
+        return None if any(graph is None for graph in graphs) else graphs
+
     def _graph(self, reps: int) -> Any | None:
-        """A graph of `reps` calls, captured once per size; None if capture fails."""
+        """A graph of `reps` calls, captured once per length; None if capture fails."""
         if self.graph_failure is not None:
             return None
         if reps not in self._graphs:
@@ -87,11 +102,12 @@ class CudaBatches:
         import time
 
         torch = self._torch
-        graph = self._graph(reps) if duty == "sustained" and self._capture else None
+        graphs = self._replays(reps) if duty == "sustained" and self._capture else None
 
         def body() -> None:
-            if graph is not None:
-                graph.replay()
+            if graphs is not None:
+                for graph in graphs:
+                    graph.replay()
             else:
                 for _ in range(reps):
                     self._call()

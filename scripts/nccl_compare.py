@@ -26,6 +26,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from kernbench.analyze.collective import fit_series
 from kernbench.results.model import load
 
 TESTS = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reduce_scatter"}
@@ -103,11 +104,18 @@ def pooled(runs: list[dict[Any, float]]) -> dict[Any, list[float]]:
 
 
 def compare(
-    log_dir: Path, results_paths: list[Path], dtype: str, suffix: str = ""
+    log_dir: Path, results_paths: list[Path], dtype: str, suffix: str = "", world_size: int = 2
 ) -> dict[str, Any]:
     measured_runs = [measured_times(path, dtype) for path in results_paths]
     mine = pooled([times for times, _, _ in measured_runs])
     fits, measured_by = measured_runs[0][1], measured_runs[0][2]
+    if len(measured_runs) > 1 and measured_by == "kernbench":
+        # Runs of other sizes (a sweep split over calls) or repeats: one fit over the
+        # median of each size, as one run's own fits are made.
+        points = [({"op": op, "bytes": size, "inplace": inplace, "dtype": dtype,
+                    "world_size": world_size}, statistics.median(times))
+                  for (op, size, inplace), times in mine.items()]
+        fits = {name: vars(fit) for name, fit in fit_series(points).items()}
     rows = []
     for test, op in TESTS.items():
         logs = test_logs(log_dir, test, suffix)
@@ -140,17 +148,16 @@ def reference(log_dir: Path, dtype: str, suffix: str, world_size: int) -> dict[s
     """nccl-tests' points as a kernbench reference file (kernbench/results/reference.py)."""
     points, version = [], "nccl-tests"
     for test, op in TESTS.items():
-        log = log_dir / f"{test}{suffix}.log"
-        if not log.exists():
-            continue
-        text = log.read_text()
-        found = re.search(r"nccl-tests version (\S+)", text)
-        version = f"nccl-tests {found.group(1)}" if found else version
-        for (size, inplace), seconds in sorted(parse_nccl_tests(text, dtype).items()):
+        texts = [log.read_text() for log in test_logs(log_dir, test, suffix)]
+        for text in texts:
+            found = re.search(r"nccl-tests version (\S+)", text)
+            version = f"nccl-tests {found.group(1)}" if found else version
+        runs = pooled([parse_nccl_tests(text, dtype) for text in texts])
+        for (size, inplace), seconds in sorted(runs.items()):
             if op == "allreduce" and not inplace:
                 continue  # kernbench's all-reduce is in place only
             points.append({"op": op, "bytes": size, "inplace": inplace, "dtype": dtype,
-                           "world_size": world_size, "time_s": seconds})
+                           "world_size": world_size, "time_s": statistics.median(seconds)})
     flavour = {"": "", "_graph": " -G", "_mpi": " (a process per GPU)",
                "_mpi_graph": " -G (a process per GPU)"}.get(suffix, suffix)
     return {"schema_version": 1, "source": version + flavour, "points": points}
@@ -210,12 +217,35 @@ def markdown(report: dict[str, Any]) -> str:
         )
     bands = report["bands"]
     lines.append("")
+    lines += alpha_lines(report)
     for name, band in bands.items():
         worst = band["worst_ratio"]
         shown = "n/a" if worst is None else f"{worst:.3f}"
         verdict = "met" if band["met"] else "NOT met"
         lines.append(f"- {name}: worst ratio {shown} (target ±{band['target']:.0%}): {verdict}")
     return "\n".join(lines) + "\n"
+
+
+def alpha_lines(report: dict[str, Any]) -> list[str]:
+    """Each series' fitted α against nccl-tests' time at the series' smallest size."""
+    smallest: dict[tuple[str, bool], dict[str, Any]] = {}
+    for row in report["rows"]:
+        key = (row["op"], row["inplace"])
+        if key not in smallest or row["bytes"] < smallest[key]["bytes"]:
+            smallest[key] = row
+    lines = []
+    for name, fit in sorted(report.get("fits", {}).items()):
+        op, _, dtype, placement = name.split(" ")
+        row = smallest.get((op, placement == "in-place"))
+        if row is None or dtype != report["dtype"]:
+            continue
+        ratio = fit["alpha_s"] / row["nccl_tests_s"]
+        lines.append(
+            f"- α of {name}: {fit['alpha_s'] * 1e6:.2f} µs (β {fit['beta_bytes_per_s'] / 1e9:.0f}"
+            f" GB/s), {ratio:.3f} of nccl-tests at {size_label(row['bytes'])} "
+            f"({row['nccl_tests_s'] * 1e6:.2f} µs; target ±10%): "
+            f"{'met' if abs(ratio - 1) <= 0.10 else 'NOT met'}")
+    return lines
 
 
 def main() -> None:
@@ -231,7 +261,7 @@ def main() -> None:
     parser.add_argument("--world-size", type=int, default=2)
     args = parser.parse_args()
     logs = args.logs
-    report = compare(args.nccl_tests, args.results, args.dtype, logs)
+    report = compare(args.nccl_tests, args.results, args.dtype, logs, args.world_size)
     report["bands"] = band_summary(report["rows"])
     text = markdown(report)
     print(text)

@@ -8,18 +8,21 @@
 # - scripts/ccl_reference.py, graph replays of 50 calls in a process per GPU: (loop) one
 #   timed replay per repeat after a host barrier; (queued) 20 replays back to back, events
 #   between them; (queued-sync) as queued with a one-element all-reduce before each replay,
-#   as kernbench's sample began until this change; (queued-sync-28) the same at 28 calls,
-#   the sample size kernbench's eager warm-up estimate gave; (queued-hold, -10, -200) as
-#   queued behind a 50 ms spinning kernel, at 50, 10 and 200 calls a replay;
+#   as kernbench's samples began before the seventh session; (queued-sync-28) the same at
+#   28 calls, the sample size its eager warm-up estimate gave; (queued-hold, -10, -200) as
+#   queued behind a 50 ms spinning kernel, at 50, 10 and 200 calls a replay; REFERENCES
+#   picks them (none: no reference runs);
 # - milestone-1h-ccl's cells through kernbench (this tree), one round, for each API of
-#   the collective kernel in APIS (torch, nccl: kernels/collective.py), and with BEFORE=DIR
+#   the collective kernel in APIS (default nccl; torch: kernels/collective.py), and with BEFORE=DIR
 #   through the kernbench package in DIR (an earlier tree, unpacked there with
 #   `git archive`), so they read the same minutes.
 # Then tables of each against both nccl-tests flavours, over every pass in /tmp/ccl-sample
 # (FIRST_PASS=N numbers this call's passes on from an earlier call's on the same machine).
 # Logs, JSON and tables come back as OUT_DIR/sample.tgz.
 # LOW_POW, HIGH_POW: other sizes, 2^LOW_POW to 2^HIGH_POW bytes (default 10 and 22).
-# Usage: [PASSES=1] [FIRST_PASS=1] [REFERENCES="loop queued ..."] [APIS="torch nccl"]
+# issue 17's comparison, three passes over 1 KiB to 1 GiB (~7 min on 2 H200s):
+#   HIGH_POW=30 PASSES=3 REFERENCES=none bash scripts/gpu_ccl_sample.sh third_party/nccl-tests OUT
+# Usage: [PASSES=1] [FIRST_PASS=1] [REFERENCES="loop queued ..."] [APIS="nccl torch"]
 #   [BEFORE=DIR] bash scripts/gpu_ccl_sample.sh NCCL_TESTS_DIR OUT_DIR
 #   (pydantic wheels in .whl/, MPICH in .whl/mpi/)
 set -uo pipefail
@@ -32,6 +35,7 @@ work=/tmp/ccl-sample
 mkdir -p "$work"
 low=${LOW_POW:-10} high=${HIGH_POW:-22}  # sizes 2^low to 2^high bytes
 sizes=$(python3 -c "print(','.join(str(2**p) for p in range($low, $high + 1)))")
+span=(-b $((2 ** low)) -e $((2 ** high)) -f 2 -w 5 -n 50 -d float)  # nccl-tests' sizes
 reference() {  # reference NAME.PASS [ccl_reference options]
   local name=$1
   shift
@@ -41,9 +45,9 @@ reference() {  # reference NAME.PASS [ccl_reference options]
   echo "$name exit $?"
 }
 kernbench() {  # kernbench NAME.PASS PYTHONPATH
-  PYTHONPATH=/tmp/site:$2 timeout "${KERNBENCH_TIMEOUT:-170}" python3 -m kernbench run --bench milestone-1h-ccl \
-    --device cuda --only dtype=fp32 --only "bytes=$sizes" --rounds 1 --out "$work/$1" \
-    > "$work/$1.log" 2>&1
+  PYTHONPATH=/tmp/site:$2 timeout "${KERNBENCH_TIMEOUT:-170}" python3 -m kernbench run \
+    --bench milestone-1h-ccl --device cuda --only dtype=fp32 --only "bytes=$sizes" --rounds 1 \
+    --out "$work/$1" > "$work/$1.log" 2>&1
   echo "kernbench $1 exit $?"
 }
 {
@@ -53,13 +57,13 @@ kernbench() {  # kernbench NAME.PASS PYTHONPATH
   first=${FIRST_PASS:-1}
   for pass in $(seq "$first" $((first + ${PASSES:-1} - 1))); do
     for test in all_reduce all_gather reduce_scatter; do
-      /tmp/nccl-tests-build/${test}_perf -b $((2**low)) -e $((2**high)) -f 2 -t 2 -g 1 -w 5 -n 50 -d float \
+      /tmp/nccl-tests-build/${test}_perf "${span[@]}" -t 2 -g 1 \
         > "$work/${test}_threads.$pass.log" 2>&1
       if [ -x "/tmp/nccl-tests-build/${test}_perf_mpi" ]; then
-        mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" -b $((2**low)) -e $((2**high)) -f 2 -g 1 -w 5 -n 50 \
-          -d float > "$work/${test}_mpi.$pass.log" 2>&1
-        mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" -b $((2**low)) -e $((2**high)) -f 2 -g 1 -w 5 -n 50 \
-          -d float -G 10 > "$work/${test}_mpi_graph.$pass.log" 2>&1
+        mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" "${span[@]}" -g 1 \
+          > "$work/${test}_mpi.$pass.log" 2>&1
+        mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" "${span[@]}" -g 1 -G 10 \
+          > "$work/${test}_mpi_graph.$pass.log" 2>&1
       fi
       echo "pass $pass nccl-tests $test exit $?"
     done
@@ -74,14 +78,14 @@ kernbench() {  # kernbench NAME.PASS PYTHONPATH
         queued-hold-200) reference "queued-hold-200.$pass" --samples 20 --hold-ms 50 --iters 200 ;;
       esac
     done
-    for api in ${APIS:-torch}; do
-      KERNBENCH_COLLECTIVE_API=$api kernbench "after-$api.$pass" "$PWD"
+    for api in ${APIS:-nccl}; do
+      KERNBENCH_COLLECTIVE_API=$api kernbench "kernbench-$api.$pass" "$PWD"
     done
     [ -n "${BEFORE:-}" ] && kernbench "before.$pass" "$PWD/$BEFORE"
   done
   for logs in _threads _mpi _mpi_graph; do
     [ -e "$work/all_reduce$logs.1.log" ] || continue
-    for name in after-torch after-nccl before loop queued queued-sync queued-sync-28 \
+    for name in kernbench-torch kernbench-nccl before loop queued queued-sync queued-sync-28 \
       queued-hold queued-hold-10 queued-hold-200; do
       runs=()
       for found in "$work/$name".[0-9]*; do

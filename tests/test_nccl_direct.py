@@ -115,3 +115,9 @@ def test_a_process_makes_one_communicator_and_every_cell_shares_it(
     assert [name for name, _ in library.calls] == ["ncclGetUniqueId", "ncclCommInitRank"]
     other = nccl_direct.shared_communicator(2, 1, 1, exchange, nccl_direct.Nccl(library))
     assert other is not first and exchanged[-1] is None  # rank 1 only receives
+
+
+def test_a_missing_nccl_library_says_how_to_time_torch_instead(monkeypatch) -> None:
+    monkeypatch.setattr(nccl_direct, "library_path", lambda: "/nowhere/libnccl.so.2")
+    with pytest.raises(RuntimeError, match="could not load /nowhere/libnccl.so.2.*api: torch"):
+        nccl_direct.Nccl()

@@ -69,7 +69,16 @@ class Nccl:
     """The few NCCL entry points the collective kernel needs."""
 
     def __init__(self, lib: Any = None) -> None:
-        self.lib = lib if lib is not None else ctypes.CDLL(library_path())
+        if lib is None:
+            path = library_path()
+            try:
+                lib = ctypes.CDLL(path)
+            except OSError as exc:  # the cell fails with this reason, and what to do
+                raise RuntimeError(
+                    f"api: nccl could not load {path} ({exc}); give the collective "
+                    "`api: torch` (or KERNBENCH_COLLECTIVE_API=torch) to time "
+                    "torch.distributed's calls instead") from exc
+        self.lib = lib
         _declare(self.lib)
 
     def check(self, result: int, what: str) -> None:

@@ -59,13 +59,14 @@ kernbench() {  # kernbench NAME.PASS PYTHONPATH
     for test in all_reduce all_gather reduce_scatter; do
       /tmp/nccl-tests-build/${test}_perf "${span[@]}" -t 2 -g 1 \
         > "$work/${test}_threads.$pass.log" 2>&1
-      if [ -x "/tmp/nccl-tests-build/${test}_perf_mpi" ]; then
-        mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" "${span[@]}" -g 1 \
-          > "$work/${test}_mpi.$pass.log" 2>&1
-        mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" "${span[@]}" -g 1 -G 10 \
-          > "$work/${test}_mpi_graph.$pass.log" 2>&1
-      fi
-      echo "pass $pass nccl-tests $test exit $?"
+      echo "pass $pass nccl-tests $test, a thread per GPU: exit $?"
+      [ -x "/tmp/nccl-tests-build/${test}_perf_mpi" ] || continue
+      mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" "${span[@]}" -g 1 \
+        > "$work/${test}_mpi.$pass.log" 2>&1
+      echo "pass $pass nccl-tests $test, a process per GPU: exit $?"
+      mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" "${span[@]}" -g 1 -G 10 \
+        > "$work/${test}_mpi_graph.$pass.log" 2>&1
+      echo "pass $pass nccl-tests $test, a process per GPU, -G 10: exit $?"
     done
     for name in ${REFERENCES:-loop queued queued-sync queued-sync-28}; do
       case $name in
@@ -76,15 +77,18 @@ kernbench() {  # kernbench NAME.PASS PYTHONPATH
         queued-hold) reference "queued-hold.$pass" --samples 20 --hold-ms 50 ;;
         queued-hold-10) reference "queued-hold-10.$pass" --samples 20 --hold-ms 50 --iters 10 ;;
         queued-hold-200) reference "queued-hold-200.$pass" --samples 20 --hold-ms 50 --iters 200 ;;
+        none) ;;
+        *) echo "unknown reference $name (known: loop queued queued-sync queued-sync-28"\
+          "queued-hold queued-hold-10 queued-hold-200 none)" ;;
       esac
     done
     for api in ${APIS:-nccl}; do
       KERNBENCH_COLLECTIVE_API=$api kernbench "kernbench-$api.$pass" "$PWD"
     done
-    [ -n "${BEFORE:-}" ] && kernbench "before.$pass" "$PWD/$BEFORE"
+    [ -n "${BEFORE:-}" ] && kernbench "before.$pass" "$(cd "$BEFORE" && pwd)"
   done
   for logs in _threads _mpi _mpi_graph; do
-    [ -e "$work/all_reduce$logs.1.log" ] || continue
+    compgen -G "$work/all_reduce$logs.[0-9]*.log" > /dev/null || continue
     for name in kernbench-torch kernbench-nccl before loop queued queued-sync queued-sync-28 \
       queued-hold queued-hold-10 queued-hold-200; do
       runs=()
@@ -95,9 +99,9 @@ kernbench() {  # kernbench NAME.PASS PYTHONPATH
       [ ${#runs[@]} -gt 0 ] || continue
       python3 scripts/nccl_compare.py --nccl-tests "$work" --logs "$logs" "${runs[@]}" \
         --out-md "$work/compare-$name$logs.md" --out-json "$work/compare-$name$logs.json" \
-        | tail -n 3
+        | grep -E "^- " | sed "s/^/$name$logs /"
     done
   done
 } > "$out/sample.log" 2>&1
 tar czf "$out/sample.tgz" -C /tmp --exclude=tasks ccl-sample
-grep -E "exit|worst|alpha" "$out/sample.log"
+grep -E "exit|worst|α|unknown" "$out/sample.log"

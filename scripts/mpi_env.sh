@@ -12,10 +12,16 @@ for wheel in .whl/mpi/mpich-*.whl; do
   chmod +x "$mpi_data"/bin/*
   export PATH=$mpi_data/bin:$PATH LD_LIBRARY_PATH=$mpi_data/lib:${LD_LIBRARY_PATH:-}
 done
+# MPICH's launcher (hydra) or Open MPI's, decided once: a `mpiexec --version | grep -q`
+# under pipefail fails at random (grep quits, mpiexec dies of SIGPIPE).
+case $(mpiexec --version 2>&1 || true) in
+  *[Hh][Yy][Dd][Rr][Aa]*) mpi_launcher=hydra ;;
+  *) mpi_launcher=openmpi ;;
+esac
 mpi_run() {
   local np=$1
   shift
-  if mpiexec --version 2>&1 | grep -qi hydra; then
+  if [ "$mpi_launcher" = hydra ]; then
     mpiexec -launcher fork -n "$np" "$@"
   else
     mpirun --allow-run-as-root -np "$np" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE "$@"

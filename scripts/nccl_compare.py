@@ -110,8 +110,8 @@ def compare(
     mine = pooled([times for times, _, _ in measured_runs])
     fits, measured_by = measured_runs[0][1], measured_runs[0][2]
     if len(measured_runs) > 1 and measured_by == "kernbench":
-        # Runs of other sizes (a sweep split over calls) or repeats: one fit over the
-        # median of each size, as one run's own fits are made.
+        # Runs of other sizes (a sweep split over calls) or repeats: one fit over each
+        # size's median over the runs (a run's own fits use its pooled samples' median).
         points = [({"op": op, "bytes": size, "inplace": inplace, "dtype": dtype,
                     "world_size": world_size}, statistics.median(times))
                   for (op, size, inplace), times in mine.items()]

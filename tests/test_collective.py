@@ -142,9 +142,9 @@ def test_the_ranks_timer_samples_the_slowest_rank_in_batches_of_about_a_millisec
     measured = RanksTimer().measure(ranks_kernel(ranks), spec)
     assert ranks.barriers == 1
     # Warm-up batches double (1, 2, 4, 8, 16 calls, after one untimed call) until one is a
-    # quarter of the 1 ms target at the slowest rank's 20 µs per call; then one sustained
-    # sample of 50 calls probes the time per call.
-    assert measured.warmup_calls == 1 + 1 + 2 + 4 + 8 + 16 + 50
+    # quarter of the 1 ms target at the slowest rank's 20 µs per call; then two sustained
+    # samples of 50 calls probe the time per call.
+    assert measured.warmup_calls == 1 + 1 + 2 + 4 + 8 + 16 + 2 * 50
     assert measured.extra["calls_per_sample"] == 50  # 1 ms / 20 µs
     assert measured.samples_s == pytest.approx([2e-5] * len(measured.samples_s))
     assert measured.stop_reason == "converged" and len(measured.samples_s) == 10
@@ -279,15 +279,20 @@ def test_the_ranks_timer_batches_calls_when_sustained_and_takes_one_when_isolate
     assert measured.duty == "isolated" and measured.extra["calls_per_sample"] == 1
 
 
-def test_each_device_defaults_to_an_api_it_can_run() -> None:
-    from kernbench.kernels import collective
+def test_the_api_is_the_cells_then_the_environments_then_the_devices(monkeypatch) -> None:
+    from kernbench.kernels.collective import API_ENV, resolve_api
 
+    monkeypatch.delenv(API_ENV, raising=False)
     # CUDA times NCCL itself (nccl-tests' numbers); gloo has only torch.distributed.
-    assert collective.DEFAULT_API == {"cpu": "torch", "cuda": "nccl"}
-    for device, api in collective.DEFAULT_API.items():
-        collective._validate_api(api, device)
+    assert (resolve_api(None, "cuda"), resolve_api(None, "cpu")) == ("nccl", "torch")
+    monkeypatch.setenv(API_ENV, "torch")
+    assert resolve_api(None, "cuda") == "torch"
+    assert resolve_api("nccl", "cuda") == "nccl"
+    monkeypatch.setenv(API_ENV, "nccl")
     with pytest.raises(ValueError, match="needs device cuda"):
-        collective._validate_api("nccl", "cpu")
+        resolve_api(None, "cpu")
+    with pytest.raises(ValueError, match="unknown api 'mpi'"):
+        resolve_api("mpi", "cuda")
 
 
 def test_torch_samples_replay_short_graphs_that_add_up_to_the_sample() -> None:
@@ -298,14 +303,87 @@ def test_torch_samples_replay_short_graphs_that_add_up_to_the_sample() -> None:
     class Batches(collective_cuda.CudaBatches):
         def __init__(self, fail_at: int | None = None) -> None:  # no CUDA here
             self.fail_at = fail_at
+            self._capture, self._replayed, self.graph_failure = True, [], None
 
         def _graph(self, reps: int) -> object | None:
             captured.append(reps)
-            return None if reps == self.fail_at else f"graph of {reps}"
+            if reps == self.fail_at:
+                self.graph_failure = "capture failed"
+                return None
+            return f"graph of {reps}"
 
     unit = collective_cuda.GRAPH_CALLS
-    graphs = Batches()._replays(2 * unit + 3)
+    batches = Batches()
+    graphs = batches._replays(2 * unit + 3)
     assert graphs == [f"graph of {unit}", f"graph of {unit}", "graph of 3"]
+    assert batches.info() == {"sustained_body": "graph", "graph_ops": [unit, unit, 3]}
     assert Batches()._replays(unit) == [f"graph of {unit}"]
     assert Batches()._replays(4) == ["graph of 4"]
-    assert Batches(fail_at=3)._replays(unit + 3) is None  # then the sample runs eager calls
+    failing = Batches(fail_at=3)
+    assert failing._replays(unit + 3) is None  # then the sample runs eager calls
+    assert failing.info() == {"sustained_body": "eager", "graph_capture_failed": "capture failed"}
+
+
+def test_ranks_that_would_split_a_batch_differently_call_the_same_collectives(monkeypatch) -> None:
+    """Each sub-batch of samples starts with a GPU barrier (a collective): a rank whose
+    host paces more samples per hold than its peer's must still call it as often."""
+    from types import SimpleNamespace
+
+    from kernbench.kernels import collective_cuda, gpu_hold
+
+    monkeypatch.setattr(gpu_hold, "hold", lambda seconds: None)
+
+    class Event:
+        def record(self) -> None: ...
+
+        def elapsed_time(self, end: Event) -> float:
+            return 1.0  # ms
+
+    class Pace:  # this rank's host fits `fits` samples under one hold
+        def __init__(self, fits: int) -> None:
+            self.fits = fits
+
+        def fitting(self, n: int) -> int:
+            return min(n, self.fits)
+
+        def hold_for(self, n: int) -> float:
+            return 0.0
+
+        def enqueued(self, n: int, seconds: float) -> None: ...
+
+        def ran(self, seconds: list[float]) -> None: ...
+
+    def rank_log(own_fits: int, peer_fits: int, duty: str) -> list[str]:
+        log: list[str] = []
+        sync_buffer = object()
+
+        def all_reduce(tensor: object, op: object = None) -> None:
+            if tensor is sync_buffer:
+                log.append("barrier")
+            else:  # the sub-batch agreement: MIN with the peer's value
+                tensor.value = min(tensor.value, peer_fits)  # type: ignore[attr-defined]
+
+        class Value:
+            def __init__(self, values: list[int], **_: object) -> None:
+                self.value = values[0]
+
+            def item(self) -> int:
+                return self.value
+
+        torch = SimpleNamespace(tensor=Value, int64="int64", cuda=SimpleNamespace(
+            Event=lambda enable_timing: Event(), synchronize=lambda: None))
+        batches = object.__new__(collective_cuda.CudaBatches)
+        batches.__dict__.update(
+            _torch=torch, _dist=SimpleNamespace(all_reduce=all_reduce,
+                                                ReduceOp=SimpleNamespace(MIN="min")),
+            _call=lambda: log.append("call"), _capture=False, _sync_buffer=sync_buffer,
+            _graphs={}, _replayed=[], _pace=Pace(own_fits), graph_failure=None)
+        assert batches.time(10, 2, duty) == [1e-3] * 10
+        return log
+
+    for duty in ("sustained", "isolated"):
+        fast_host, slow_host = rank_log(7, 3, duty), rank_log(3, 7, duty)
+        assert fast_host == slow_host
+        barriers = fast_host.count("barrier")
+        assert barriers == (4 if duty == "sustained" else 10)  # sub-batches 3+3+3+1
+        assert fast_host.count("call") == 20

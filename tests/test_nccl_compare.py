@@ -66,3 +66,29 @@ def test_repeats_are_read_in_numeric_order(tmp_path: Path) -> None:
         (tmp_path / f"all_gather.{n}.log").write_text("")
     names = [p.name for p in nccl_compare.test_logs(tmp_path, "all_gather", "")]
     assert names == ["all_gather.1.log", "all_gather.2.log", "all_gather.10.log"]
+
+
+def test_runs_split_over_sizes_are_fitted_as_one_and_alpha_is_held_to_nccl_tests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def modeled(size: int) -> float:  # t = α + S/β with α = 5 µs, β = 100 GB/s
+        return 5e-6 + size / 100e9
+
+    small, large = [2**p for p in range(10, 23)], [2**p for p in range(23, 31)]
+    measured = {"small.json": small, "large.json": large}
+    monkeypatch.setattr(nccl_compare, "measured_times", lambda path, dtype: (
+        {("allreduce", s, True): modeled(s) for s in measured[path.name]}, {}, "kernbench"))
+    (tmp_path / "all_reduce_mpi.1.log").write_text(nccl_log({s: modeled(s) * 1e6 for s in small}))
+    (tmp_path / "all_reduce_mpi.2.log").write_text(nccl_log({s: modeled(s) * 1e6 for s in large}))
+    report = nccl_compare.compare(
+        tmp_path, [tmp_path / "small.json", tmp_path / "large.json"], "fp32", "_mpi")
+    fit = report["fits"]["allreduce n=2 fp32 in-place"]
+    assert fit["alpha_s"] == pytest.approx(5e-6, rel=0.01)
+    assert fit["beta_bytes_per_s"] == pytest.approx(100e9, rel=0.01)
+    assert len(report["rows"]) == len(small) + len(large)
+    (line,) = nccl_compare.alpha_lines(report)
+    assert "0.99" in line or "1.00" in line
+    assert "at 1 KiB" in line and line.endswith(": met")
+    # nccl-tests' points for the figure pool the same logs: one point per size.
+    points = nccl_compare.reference(tmp_path, "fp32", "_mpi", 2)["points"]
+    assert [p["bytes"] for p in points] == small + large

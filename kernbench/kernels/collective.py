@@ -35,7 +35,7 @@ from typing import Any
 from kernbench.dtypes import ITEMSIZE, TOLERANCE, TORCH_NAMES
 from kernbench.kernels.base import CheckResult, Kernel
 from kernbench.kernels.collective_cuda import CudaBatches
-from kernbench.kernels.nccl_direct import UNIQUE_ID_BYTES, bind, shared_communicator
+from kernbench.kernels.nccl_direct import UNIQUE_ID_BYTES, bind, loaded, shared_communicator
 
 OPS = ("allreduce", "allgather", "reduce_scatter")
 BACKENDS = {"cpu": "gloo", "cuda": "nccl"}
@@ -72,8 +72,7 @@ def make(
 ) -> Kernel:
     """One cell's collective, on the process group this process joins on first call."""
     _validate(op, bytes, world_size, inplace, dtype, device)
-    api = api or os.environ.get(API_ENV) or DEFAULT_API[device]
-    _validate_api(api, device)
+    api = resolve_api(api, device)
     ensure_process_group(device, world_size)
     collective = Collective(op, bytes, inplace, dtype, device, api)
     return Kernel(
@@ -104,6 +103,13 @@ def _validate(op: str, size: int, world_size: int, inplace: bool, dtype: str, de
     if size <= 0 or size % unit:
         what = "the item size" if op == "allreduce" else "world_size × item size"
         raise ValueError(f"bytes={size} is not a positive multiple of {what} ({unit}) for {op}")
+
+
+def resolve_api(api: str | None, device: str) -> str:
+    """The cell's `api`, else KERNBENCH_COLLECTIVE_API, else the device's default; checked."""
+    chosen = api or os.environ.get(API_ENV) or DEFAULT_API[device]
+    _validate_api(chosen, device)
+    return chosen
 
 
 def _validate_api(api: str, device: str) -> None:
@@ -174,12 +180,14 @@ class Collective:
         error: BaseException | None = None
         try:
             self.input, self.output = self._allocate()
-            self._call = self._bind()
+            if api == "nccl":
+                loaded()
         except Exception as exc:  # noqa: BLE001 - every rank must learn of it, see below
             error = exc
-        # An allocation that fails on one rank only would leave the others waiting in
-        # the next collective; all ranks agree first and fail together.
+        # An allocation (or a library) that fails on one rank only would leave the others
+        # waiting in the next collective; all ranks agree first and fail together.
         self._agree_no_error(error)
+        self._call = self._bind()  # through NCCL directly, a collective (the id's exchange)
 
     def _allocate(self) -> tuple[Any, Any]:
         import torch  # lazy: torch is optional
@@ -317,8 +325,8 @@ class Collective:
 
     def time_batches(self, count: int, reps: int, duty: str = "sustained") -> list[float]:
         """This rank's seconds for each of `count` batches of `reps` calls: on GPUs, as
-        `collective_cuda` says (a GPU-side barrier before each, graphs when sustained);
-        on the CPU, back to back on the host clock."""
+        `collective_cuda` says (behind a GPU-side barrier; through torch.distributed,
+        graph replays when sustained); on the CPU, back to back on the host clock."""
         call = self._call
         if self.device == "cuda":
             if self._cuda is None:

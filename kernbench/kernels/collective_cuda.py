@@ -48,6 +48,7 @@ class CudaBatches:
         self._capture = graphs
         self._sync_buffer = torch.zeros(1, dtype=torch.float32, device="cuda")
         self._graphs: dict[int, Any] = {}
+        self._replayed: list[int] = []  # the graph lengths a sustained sample last replayed
         self._pace = gpu_hold.HostPace()
         self.graph_failure: str | None = None
 
@@ -60,7 +61,10 @@ class CudaBatches:
         whole, rest = divmod(reps, GRAPH_CALLS)
         lengths = [GRAPH_CALLS] * whole + ([rest] if rest else [])
         graphs = [self._graph(length) for length in lengths]
-        return None if any(graph is None for graph in graphs) else graphs
+        if any(graph is None for graph in graphs):
+            return None
+        self._replayed = lengths
+        return graphs
 
     def _graph(self, reps: int) -> Any | None:
         """A graph of `reps` calls, captured once per length; None if capture fails."""
@@ -131,8 +135,12 @@ class CudaBatches:
         return seconds
 
     def info(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"graph_ops": sorted(self._graphs),
-                                "sustained_body": "graph" if self._capture else "eager"}
+        """How the sustained samples ran: eager calls, or replays of graphs of these lengths
+        (each sample's, in order: `graph_ops`)."""
+        if not self._capture or self.graph_failure is not None or not self._replayed:
+            info: dict[str, Any] = {"sustained_body": "eager"}
+        else:
+            info = {"sustained_body": "graph", "graph_ops": self._replayed}
         if self.graph_failure is not None:
             info["graph_capture_failed"] = self.graph_failure
         return info

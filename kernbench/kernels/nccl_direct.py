@@ -12,6 +12,7 @@ ships (`nvidia.nccl`), so both APIs run the same NCCL.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 from collections.abc import Callable
 from typing import Any
@@ -138,6 +139,12 @@ class Communicator:
 _SHARED: dict[tuple[int, int, int], Communicator] = {}
 
 
+@functools.cache
+def loaded() -> Nccl:
+    """This process's NCCL library, loaded once (a failure is raised again on each call)."""
+    return Nccl()
+
+
 def shared_communicator(
     world_size: int, rank: int, device: int, exchange: Callable[[bytes | None], bytes],
     nccl: Nccl | None = None,
@@ -149,7 +156,7 @@ def shared_communicator(
     cell (cells run in the same order on all ranks), so all of them take part."""
     key = (world_size, rank, device)
     if key not in _SHARED:
-        nccl = nccl or Nccl()
+        nccl = nccl or loaded()
         unique_id = exchange(nccl.unique_id() if rank == 0 else None)
         _SHARED[key] = Communicator(nccl, unique_id, world_size, rank)
     return _SHARED[key]

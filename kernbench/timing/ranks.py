@@ -8,7 +8,7 @@ reaches the same decision without a broadcast. A sample is the slowest rank's ti
 batch of calls, divided by the batch.
 
 Under the `sustained` duty a batch is `reps` calls back to back, about SAMPLE_TARGET_S
-long (on GPUs, one CUDA graph: kernels/collective_cuda.py); under `isolated`, one call.
+long (on GPUs: kernels/collective_cuda.py); under `isolated`, one call.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from kernbench.timing.stop import StopReason, StopRule
 # Calls are timed in batches of about this long, so the clock's and the synchronization's
 # overhead stays small against microsecond-scale collectives.
 SAMPLE_TARGET_S = 1e-3
+PROBE_SAMPLES = 2  # sustained samples that size the rest (`sustained_calls`)
 
 
 class RanksTimer:
@@ -103,13 +104,14 @@ def sustained_calls(ranks: RankGroup, eager_per_call_s: float) -> tuple[int, int
 
     The warm-up's eager calls are paced by the host's launch cost, on GPUs several times a
     small collective's own time, so a sample sized from them holds a few times fewer calls
-    than meant. One sample at that size, timed as sustained samples are (on GPUs, a graph
-    replay), gives the time per call to size them from, agreed by all ranks.
+    than meant. Two samples at that size, timed as sustained samples are, give the time per
+    call to size them from (the faster: the first may carry a one-time cost, a fresh
+    graph's first launch), agreed by all ranks.
     """
     probe_reps = max(1, round(SAMPLE_TARGET_S / eager_per_call_s))
-    took = ranks.agree_max(ranks.time_batches(1, probe_reps, "sustained"))[0]
-    per_call_s = took / probe_reps
-    return probe_reps, max(1, round(SAMPLE_TARGET_S / per_call_s)), per_call_s
+    took = min(ranks.agree_max(ranks.time_batches(PROBE_SAMPLES, probe_reps, "sustained")))
+    per_call_s = max(took, 1e-9) / probe_reps
+    return PROBE_SAMPLES * probe_reps, max(1, round(SAMPLE_TARGET_S / per_call_s)), per_call_s
 
 
 def next_chunk(taken: int, spec: TimerSpec, spent_s: float, sample_s: float) -> int:

@@ -20,8 +20,11 @@
 # (FIRST_PASS=N numbers this call's passes on from an earlier call's on the same machine).
 # Logs, JSON and tables come back as OUT_DIR/sample.tgz.
 # LOW_POW, HIGH_POW: other sizes, 2^LOW_POW to 2^HIGH_POW bytes (default 10 and 22).
-# issue 17's comparison, three passes over 1 KiB to 1 GiB (~7 min on 2 H200s):
+# MILESTONE=1: then milestone-1h-ccl whole (both dtypes, MILESTONE_ROUNDS=2 rounds; about
+# 3 min a round on 2 H200s), for benches/data. Issue 17's comparison, three passes over
+# 1 KiB to 1 GiB (~7 min), and the bench's data (~6 min), in two calls:
 #   HIGH_POW=30 PASSES=3 REFERENCES=none bash scripts/gpu_ccl_sample.sh third_party/nccl-tests OUT
+#   MILESTONE=1 PASSES=0 bash scripts/gpu_ccl_sample.sh third_party/nccl-tests OUT
 # Usage: [PASSES=1] [FIRST_PASS=1] [REFERENCES="loop queued ..."] [APIS="nccl torch"]
 #   [BEFORE=DIR] bash scripts/gpu_ccl_sample.sh NCCL_TESTS_DIR OUT_DIR
 #   (pydantic wheels in .whl/, MPICH in .whl/mpi/)
@@ -52,7 +55,9 @@ kernbench() {  # kernbench NAME.PASS PYTHONPATH
 }
 {
   python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version())'
-  bash scripts/build_nccl_tests.sh "$src" || exit 1
+  if [ "${PASSES:-1}" -gt 0 ]; then
+    bash scripts/build_nccl_tests.sh "$src" || exit 1
+  fi
   export LD_LIBRARY_PATH=/tmp/nccl/lib:${LD_LIBRARY_PATH:-}
   first=${FIRST_PASS:-1}
   for pass in $(seq "$first" $((first + ${PASSES:-1} - 1))); do
@@ -87,6 +92,12 @@ kernbench() {  # kernbench NAME.PASS PYTHONPATH
     done
     [ -n "${BEFORE:-}" ] && kernbench "before.$pass" "$(cd "$BEFORE" && pwd)"
   done
+  if [ "${MILESTONE:-0}" = 1 ]; then  # the bench's committed data: every cell, both dtypes
+    timeout "${MILESTONE_TIMEOUT:-500}" python3 -m kernbench run --bench milestone-1h-ccl \
+      --device cuda --rounds "${MILESTONE_ROUNDS:-2}" --out "$work/milestone" \
+      > "$work/milestone.log" 2>&1
+    echo "milestone-1h-ccl exit $?"
+  fi
   for logs in _threads _mpi _mpi_graph; do
     compgen -G "$work/all_reduce$logs.[0-9]*.log" > /dev/null || continue
     for name in kernbench-torch kernbench-nccl before loop queued queued-sync queued-sync-28 \

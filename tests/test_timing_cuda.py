@@ -120,6 +120,7 @@ def test_clock_reader_without_nvml_reads_nothing(monkeypatch: pytest.MonkeyPatch
 @dataclass
 class Clock:
     now: float = 0.0
+    event_waits: int = 0
 
 
 class FakeEvent:
@@ -132,6 +133,9 @@ class FakeEvent:
 
     def elapsed_time(self, end: FakeEvent) -> float:
         return (end.t - self.t) * 1e3
+
+    def synchronize(self) -> None:
+        self.clock.event_waits += 1
 
 
 class FakeGraph:
@@ -151,6 +155,7 @@ class FakeDevice:
     captured: list = field(default_factory=list)
     flush_mode: str = "read"
     holds: list = field(default_factory=list)
+    syncs: int = 0
 
     @property
     def flush_size(self) -> int:
@@ -167,7 +172,7 @@ class FakeDevice:
         self.clock.now += self.flush_s
 
     def synchronize(self) -> None:
-        pass
+        self.syncs += 1
 
     def hold(self, seconds: float) -> None:
         self.holds.append(seconds)
@@ -200,6 +205,22 @@ def test_event_timer_times_the_call_not_the_flush() -> None:
     assert measured.extra["persisting_l2_reset"] == "ok"
     assert measured.extra["flush_bytes"] == 120 * MIB
     assert measured.extra["flush"] == "read"
+
+
+@pytest.mark.parametrize("timer", [cuda.EventTimer, cuda.GraphTimer])
+def test_a_sustained_batch_is_read_without_draining_the_one_queued_behind_it(timer) -> None:
+    # A device-wide sync would wait for the batch queued ahead too, and the GPU would idle
+    # while the host reads and enqueues: each batch waits on its own last event instead.
+    syncs, batches = [], []
+    for samples in (40, 200):
+        clock = Clock()
+        device = FakeDevice(clock)
+        spec = TimerSpec(warmup_s=0.0, min_samples=samples, l2="cold", settle_s=0.0)
+        measured = timer(device).measure(_kernel(clock, 1e-3), spec)
+        assert clock.event_waits == len(measured.blocks) + 1  # + the one drained at the stop
+        syncs.append(device.syncs)
+        batches.append(len(measured.blocks))
+    assert batches[1] > batches[0] and syncs[1] == syncs[0]  # set-up's syncs only
 
 
 def test_event_timer_reports_the_device_flush_and_rejects_unknown_ones() -> None:

@@ -204,7 +204,7 @@ class EventTimer:
             host.enqueued(n, time.perf_counter() - started)
 
             def collect() -> Batch:
-                device.synchronize()
+                pairs[-1][1].synchronize()  # this batch only: see `sampling.sample`
                 seconds = [start.elapsed_time(end) * 1e-3 for start, end in pairs]
                 host.ran(seconds)
                 if idle is not None:
@@ -352,9 +352,10 @@ class GraphTimer:
                     start.record()
                     flush_graph.replay()
                     end.record()
+            last = end
 
             def collect() -> Batch:
-                device.synchronize()
+                last.synchronize()  # this batch only: see `sampling.sample`
                 seconds = []
                 for i in range(n):
                     start, end = pairs[2 * i]

@@ -4,9 +4,12 @@
 synchronizes and gives their seconds; `behind` says another batch is already queued
 ahead of this one, so the GPU is busy and needs no hold while the host enqueues. Under the
 `sustained` duty the loop keeps one batch queued ahead of the one it reads, so the GPU
-never idles between samples; under `isolated` it takes one sample per batch (the timer
-idles before each). The NVML clock is read while a batch runs; every batch becomes a
-`Block` with that reading.
+never idles between samples: a collector waits for its own batch's last event, never for
+the whole device, which would drain the batch queued behind it too and leave the GPU idle
+while the host reads and enqueues (a sync per batch kept a power-capped H200 a few
+percent faster than do_bench's unbroken stream; docs/fidelity/). Under `isolated` it
+takes one sample per batch (the timer idles before each). The NVML clock is read while a
+batch runs; every batch becomes a `Block` with that reading.
 """
 
 from __future__ import annotations

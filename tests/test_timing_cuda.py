@@ -119,23 +119,37 @@ def test_clock_reader_without_nvml_reads_nothing(monkeypatch: pytest.MonkeyPatch
 
 @dataclass
 class Clock:
+    """The fake GPU's time and its one stream: records are numbered in stream order, and a
+    wait completes everything up to what it waits for."""
+
     now: float = 0.0
     event_waits: int = 0
+    ahead_done: bool = False  # whether a batch queued ahead has finished when the next comes
+    recorded: int = 0
+    completed: int = 0
 
 
 class FakeEvent:
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
         self.t = float("nan")
+        self.seq = 0
 
     def record(self) -> None:
         self.t = self.clock.now
+        self.clock.recorded += 1
+        self.seq = self.clock.recorded
 
     def elapsed_time(self, end: FakeEvent) -> float:
+        assert max(self.seq, end.seq) <= self.clock.completed, "read before its record ran"
         return (end.t - self.t) * 1e3
 
     def synchronize(self) -> None:
         self.clock.event_waits += 1
+        self.clock.completed = max(self.clock.completed, self.seq)
+
+    def query(self) -> bool:
+        return self.clock.ahead_done
 
 
 class FakeGraph:
@@ -173,6 +187,7 @@ class FakeDevice:
 
     def synchronize(self) -> None:
         self.syncs += 1
+        self.clock.completed = self.clock.recorded
 
     def hold(self, seconds: float) -> None:
         self.holds.append(seconds)
@@ -221,6 +236,20 @@ def test_a_sustained_batch_is_read_without_draining_the_one_queued_behind_it(tim
         syncs.append(device.syncs)
         batches.append(len(measured.blocks))
     assert batches[1] > batches[0] and syncs[1] == syncs[0]  # set-up's syncs only
+
+
+def test_a_batch_behind_one_that_already_finished_gets_a_full_hold() -> None:
+    # A short batch can finish while the host reads the one before it: the GPU is then
+    # idle, and the next batch needs the full hold, not just the host's catch-up.
+    holds = {}
+    for ahead_done in (False, True):
+        clock = Clock(ahead_done=ahead_done)
+        device = FakeDevice(clock)
+        spec = TimerSpec(warmup_s=0.0, min_samples=100, l2="cold", settle_s=0.0)
+        cuda.EventTimer(device).measure(_kernel(clock, 1e-3), spec)
+        holds[ahead_done] = device.holds
+    assert len(holds[False]) == 2  # a GPU-bound kernel queued behind a running batch
+    assert len(holds[True]) > 2 and all(h > 0 for h in holds[True])
 
 
 def test_event_timer_reports_the_device_flush_and_rejects_unknown_ones() -> None:
@@ -706,9 +735,11 @@ def test_a_batch_queued_behind_another_holds_only_when_the_host_is_slower() -> N
         timer.measure(kernel, spec)
     finally:
         cuda.HostPace = original  # type: ignore[misc]
-    # every batch was held, the later ones by what the host lost over them
+    # every batch was held, the later ones by what the host lost over them: 50 us a sample
+    # against the GPU's 10 us kernel plus its 30 us flush
+    assert spec.l2 == "cold" and device.flush_s == 30e-6
     assert len(device.holds) >= 3
-    assert device.holds[-1] == pytest.approx(gpu_hold.HOLD_MARGIN * 40e-6 * 32, rel=0.5)
+    assert device.holds[-1] == pytest.approx(gpu_hold.HOLD_MARGIN * 10e-6 * 32, rel=0.1)
     fast = FakeDevice(Clock())
     cuda.EventTimer(fast).measure(_kernel(fast.clock, 1e-3), spec)
     # a GPU-bound kernel: the first batch is held, and the second, queued before the

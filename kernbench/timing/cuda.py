@@ -181,17 +181,21 @@ class EventTimer:
         host = HostPace()
         idle = Idle(device, self._sleep) if spec.duty == "isolated" else None
         slots = itertools.count()
+        queued_last: list[Any] = []  # the last end event of the batch enqueued before
 
         def enqueue(n: int, behind: bool) -> Callable[[], Batch]:
             pairs = device.events(n, next(slots) % 2)
             if idle is not None:
                 idle.before_sample()
             # A staged kernel synchronizes inside: nothing to hold for. A batch queued
-            # behind another finds the GPU busy, but a host slower than the kernel (a
-            # Triton launch costs tens of µs) would still let the GPU catch up with it
-            # inside the batch, and time the wait: hold for what the host loses.
+            # behind another that still runs finds the GPU busy, but a host slower than the
+            # kernel (a Triton launch costs tens of µs) would still let the GPU catch up
+            # with it inside the batch, and time the wait: hold for what the host loses.
+            # If the batch ahead has already finished (a short one, read while the host
+            # was busy), the GPU is idle: a full hold.
+            busy = behind and bool(queued_last) and not queued_last[-1].query()
             if not staged:
-                hold_s = host.catch_up_for(n) if behind else host.hold_for(n)
+                hold_s = host.catch_up_for(n) if busy else host.hold_for(n)
                 if hold_s > 0:
                     device.hold(hold_s)
             started = time.perf_counter()
@@ -202,11 +206,14 @@ class EventTimer:
                 kernel.run()
                 end.record()
             host.enqueued(n, time.perf_counter() - started)
+            queued_last[:] = [pairs[-1][1]]
 
             def collect() -> Batch:
                 pairs[-1][1].synchronize()  # this batch only: see `sampling.sample`
                 seconds = [start.elapsed_time(end) * 1e-3 for start, end in pairs]
-                host.ran(seconds)
+                # The GPU's time per sample, flushes included, is what the host must keep
+                # ahead of: first start to last end, over the batch.
+                host.ran([pairs[0][0].elapsed_time(pairs[-1][1]) * 1e-3 / n])
                 if idle is not None:
                     idle.saw(seconds)
                 stages = [dict(kernel.stage_times())] if kernel.stage_times is not None else []

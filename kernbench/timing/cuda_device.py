@@ -84,11 +84,12 @@ class CudaDevice:
                 (make(enable_timing=True), make(enable_timing=True)) for _ in range(n - len(pool))
             ]
             # torch creates the CUDA event at its first record: do that here, or the
-            # creation's host time lands between a sample's two events.
+            # creation's host time lands between a sample's two events. No sync after: it
+            # would drain the batch queued ahead and idle the GPU (`timing.sampling`);
+            # recording an event again before an earlier record completes is allowed.
             for start, end in fresh:
                 start.record()
                 end.record()
-            self.synchronize()
             pool.extend(fresh)
         return pool[:n]
 

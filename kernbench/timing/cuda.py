@@ -187,12 +187,9 @@ class EventTimer:
             pairs = device.events(n, next(slots) % 2)
             if idle is not None:
                 idle.before_sample()
-            # A staged kernel synchronizes inside: nothing to hold for. A batch queued
-            # behind another that still runs finds the GPU busy, but a host slower than the
-            # kernel (a Triton launch costs tens of µs) would still let the GPU catch up
-            # with it inside the batch, and time the wait: hold for what the host loses.
-            # If the batch ahead has already finished (a short one, read while the host
-            # was busy), the GPU is idle: a full hold.
+            # A staged kernel synchronizes inside: nothing to hold for. Behind a batch that
+            # still runs, hold for what a host slower than the kernel (a Triton launch
+            # costs tens of µs) loses over the batch; behind one already done, in full.
             busy = behind and bool(queued_last) and not queued_last[-1].query()
             if not staged:
                 hold_s = host.catch_up_for(n) if busy else host.hold_for(n)
@@ -211,8 +208,7 @@ class EventTimer:
             def collect() -> Batch:
                 pairs[-1][1].synchronize()  # this batch only: see `sampling.sample`
                 seconds = [start.elapsed_time(end) * 1e-3 for start, end in pairs]
-                # The GPU's time per sample, flushes included, is what the host must keep
-                # ahead of: first start to last end, over the batch.
+                # The host keeps ahead of the GPU's time per sample, flushes included.
                 host.ran([pairs[0][0].elapsed_time(pairs[-1][1]) * 1e-3 / n])
                 if idle is not None:
                     idle.saw(seconds)

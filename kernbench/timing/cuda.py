@@ -14,7 +14,7 @@ import math
 import statistics
 import time
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +25,7 @@ from kernbench.timing.base import Measurement, Timer
 from kernbench.timing.cuda_device import FLUSH_MODES, CudaDevice
 from kernbench.timing.nvml import reason_names
 from kernbench.timing.sampling import MAX_BATCH, Batch, Enqueue, Sampled, sample
-from kernbench.timing.steady import Settle, isolated_gap, settle
+from kernbench.timing.steady import Idle, Settle, settle
 
 GRAPH_THRESHOLD_S = 20e-6  # auto: an eager median under this is timed with graphs
 GRAPH_TARGET_S = 1e-3  # kernel time captured in one graph
@@ -99,23 +99,6 @@ def steady_sample(
         settled = settle(run_block, spec.settle_tol, spec.settle_s,
                          read_clock=device.read_clock, wait_for_clock=spec.settle_clock)
     return sample(spec, enqueue, device.read_clock, max_batch, ahead=max_batch > 1), settled
-
-
-class Idle:
-    """The idle gap before each isolated sample, sized from the samples seen so far."""
-
-    def __init__(self, device: Any, sleep: Callable[[float], None] = time.sleep) -> None:
-        self.device = device
-        self.sleep = sleep
-        self.kernel_s = 0.0
-
-    def before_sample(self) -> None:
-        self.device.synchronize()
-        self.sleep(isolated_gap(self.kernel_s))
-
-    def saw(self, seconds: Sequence[float]) -> None:
-        if seconds:
-            self.kernel_s = statistics.median(seconds)
 
 
 def _measurement(
@@ -340,11 +323,20 @@ class GraphTimer:
 
         idle = Idle(device) if spec.duty == "isolated" else None
         slots = itertools.count()
+        host = HostPace()
+        queued_last: list[Any] = []  # the last event of the batch enqueued before
 
         def enqueue(n: int, behind: bool) -> Callable[[], Batch]:
             pairs = device.events(2 * n, next(slots) % 2)
             if idle is not None:
                 idle.before_sample()
+            # As the event timer holds: on an idle GPU a start event would run before its
+            # graph's launch reaches the GPU, and time that.
+            busy = behind and bool(queued_last) and not queued_last[-1].query()
+            hold_s = host.catch_up_for(n) if busy else host.hold_for(n)
+            if hold_s > 0:
+                device.hold(hold_s)
+            started = time.perf_counter()
             for i in range(n):
                 start, end = pairs[2 * i]
                 start.record()
@@ -355,10 +347,13 @@ class GraphTimer:
                     start.record()
                     flush_graph.replay()
                     end.record()
+            host.enqueued(n, time.perf_counter() - started)
             last = end
+            queued_last[:] = [last]
 
             def collect() -> Batch:
                 last.synchronize()  # this batch only: see `sampling.sample`
+                host.ran([pairs[0][0].elapsed_time(last) * 1e-3 / n])
                 seconds = []
                 for i in range(n):
                     start, end = pairs[2 * i]

@@ -43,6 +43,23 @@ def isolated_gap(kernel_s: float) -> float:
     return min(max(ISOLATED_GAP_S, ISOLATED_GAP_FACTOR * kernel_s), MAX_ISOLATED_GAP_S)
 
 
+class Idle:
+    """The idle gap before each isolated sample, sized from the samples seen so far."""
+
+    def __init__(self, device: Any, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.device = device
+        self.sleep = sleep
+        self.kernel_s = 0.0
+
+    def before_sample(self) -> None:
+        self.device.synchronize()
+        self.sleep(isolated_gap(self.kernel_s))
+
+    def saw(self, seconds: Sequence[float]) -> None:
+        if seconds:
+            self.kernel_s = statistics.median(seconds)
+
+
 @dataclass(frozen=True)
 class Block:
     """One batch of samples: how many, their median, and the GPU's state while it ran."""

@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 GEMM_SIZES = (1024, 2048, 4096, 8192)
 EXTRA_GEMMS = ("gemm-bf16-4096x4096x1024", "gemm-fp16-4096")
 ADD_ELEMENTS = 65536
+EMPTY_CASE = "empty-0"
 REPS = 6
 TARGET = 0.01  # the agreement asked for
 ISOLATED_TARGET = 0.02  # isolated duty against ncu's single launches
@@ -73,12 +74,15 @@ UNIT_MHZ = {
 
 
 def cases(sizes: Sequence[int], extra: Iterable[str] = EXTRA_GEMMS) -> list[str]:
-    return [f"gemm-bf16-{n}" for n in sizes] + list(extra) + [f"add-{ADD_ELEMENTS}"]
+    return [f"gemm-bf16-{n}" for n in sizes] + list(extra) + [f"add-{ADD_ELEMENTS}", EMPTY_CASE]
 
 
 def parse_case(name: str) -> dict[str, Any]:
-    """'gemm-bf16-4096' (M=N=K), 'gemm-bf16-4096x4096x1024' (MxNxK) or 'add-65536'."""
+    """'gemm-bf16-4096' (M=N=K), 'gemm-bf16-4096x4096x1024' (MxNxK), 'add-65536' or
+    'empty-0' (a kernel that returns at once: what events and launches add around any)."""
     kind, *rest = name.split("-")
+    if name == EMPTY_CASE:
+        return {"kind": "empty"}
     if kind == "add":
         return {"kind": "add", "elements": int(rest[0])}
     if kind != "gemm" or len(rest) != 2:
@@ -106,6 +110,8 @@ def make_case(name: str) -> Any:
     case = parse_case(name)
     if case["kind"] == "gemm":
         return gemm_cuda.make(M=case["M"], N=case["N"], K=case["K"], dtype=case["dtype"])
+    if case["kind"] == "empty":
+        return Kernel(run=lambda: torch.cuda._sleep(0), synchronize=torch.cuda.synchronize)
     x = torch.randn(case["elements"], device="cuda")
     y = torch.randn(case["elements"], device="cuda")
     z = torch.empty_like(x)
@@ -651,6 +657,14 @@ def reached(rows: list[dict[str, Any]]) -> str:
             f"Bisecting write / do_bench: do_bench's own loop with kernbench's flush and "
             f"events / do_bench {span(loop)}; kernbench's timer without its settle phase / "
             f"do_bench {span(unsettled)}."
+        )
+    empty = next((r for r in rows if r["case"] == EMPTY_CASE), None)
+    if empty is not None:
+        text.append(
+            f"An empty kernel reads {fmt_us(median_of(empty, 'event_read'))} µs by the event "
+            f"timer, {fmt_us(median_of(empty, 'isolated_read'))} µs isolated and "
+            f"{fmt_us(empty.get('ncu_all', {}).get('median_s'))} µs by ncu: what events and "
+            "a launch add around any kernel, against ncu's kernel duration alone."
         )
     with_ncu = [r for r in long if "vs_ncu" in r]
     if with_ncu:

@@ -448,8 +448,9 @@ def test_fidelity_cases_and_alternating_order() -> None:
     assert fidelity.parse_case("add-65536") == {"kind": "add", "elements": 65536}
     with pytest.raises(ValueError):
         fidelity.parse_case("conv-3")
+    assert fidelity.parse_case("empty-0") == {"kind": "empty"}
     names = fidelity.cases([1024])
-    assert names[0] == "gemm-bf16-1024" and names[-1] == "add-65536"
+    assert names[0] == "gemm-bf16-1024" and names[-2:] == ["add-65536", "empty-0"]
     assert "do_bench_cudagraph" in fidelity.tools_for("add-65536")
     assert fidelity.order(0, "abc") == ["a", "b", "c"]
     assert fidelity.order(1, "abc") == ["c", "b", "a"]

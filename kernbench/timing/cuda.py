@@ -24,7 +24,7 @@ from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement, Timer
 from kernbench.timing.cuda_device import FLUSH_MODES, CudaDevice
 from kernbench.timing.nvml import reason_names
-from kernbench.timing.sampling import MAX_BATCH, Batch, Enqueue, Sampled, sample
+from kernbench.timing.sampling import MAX_BATCH, AheadPace, Batch, Enqueue, Sampled, sample
 from kernbench.timing.steady import Idle, Settle, settle
 
 GRAPH_THRESHOLD_S = 20e-6  # auto: an eager median under this is timed with graphs
@@ -161,23 +161,16 @@ class EventTimer:
         warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s)
         staged = kernel.stage_times is not None
 
-        host = HostPace()
+        ahead = AheadPace(device, HostPace())
         idle = Idle(device, self._sleep) if spec.duty == "isolated" else None
         slots = itertools.count()
-        queued_last: list[Any] = []  # the last end event of the batch enqueued before
 
         def enqueue(n: int, behind: bool) -> Callable[[], Batch]:
             pairs = device.events(n, next(slots) % 2)
             if idle is not None:
                 idle.before_sample()
-            # A staged kernel synchronizes inside: nothing to hold for. Behind a batch that
-            # still runs, hold for what a host slower than the kernel (a Triton launch
-            # costs tens of µs) loses over the batch; behind one already done, in full.
-            busy = behind and bool(queued_last) and not queued_last[-1].query()
-            if not staged:
-                hold_s = host.catch_up_for(n) if busy else host.hold_for(n)
-                if hold_s > 0:
-                    device.hold(hold_s)
+            if not staged:  # a staged kernel synchronizes inside: nothing to hold for
+                ahead.hold(n, behind)
             started = time.perf_counter()
             for start, end in pairs:
                 if cold:
@@ -185,14 +178,11 @@ class EventTimer:
                 start.record()
                 kernel.run()
                 end.record()
-            host.enqueued(n, time.perf_counter() - started)
-            queued_last[:] = [pairs[-1][1]]
+            ahead.enqueued(n, time.perf_counter() - started, pairs[-1][1])
 
             def collect() -> Batch:
-                pairs[-1][1].synchronize()  # this batch only: see `sampling.sample`
+                ahead.wait(n, pairs[0][0], pairs[-1][1])
                 seconds = [start.elapsed_time(end) * 1e-3 for start, end in pairs]
-                # The host keeps ahead of the GPU's time per sample, flushes included.
-                host.ran([pairs[0][0].elapsed_time(pairs[-1][1]) * 1e-3 / n])
                 if idle is not None:
                     idle.saw(seconds)
                 stages = [dict(kernel.stage_times())] if kernel.stage_times is not None else []
@@ -323,19 +313,13 @@ class GraphTimer:
 
         idle = Idle(device) if spec.duty == "isolated" else None
         slots = itertools.count()
-        host = HostPace()
-        queued_last: list[Any] = []  # the last event of the batch enqueued before
+        ahead = AheadPace(device, HostPace())
 
         def enqueue(n: int, behind: bool) -> Callable[[], Batch]:
             pairs = device.events(2 * n, next(slots) % 2)
             if idle is not None:
                 idle.before_sample()
-            # As the event timer holds: on an idle GPU a start event would run before its
-            # graph's launch reaches the GPU, and time that.
-            busy = behind and bool(queued_last) and not queued_last[-1].query()
-            hold_s = host.catch_up_for(n) if busy else host.hold_for(n)
-            if hold_s > 0:
-                device.hold(hold_s)
+            ahead.hold(n, behind)
             started = time.perf_counter()
             for i in range(n):
                 start, end = pairs[2 * i]
@@ -347,13 +331,11 @@ class GraphTimer:
                     start.record()
                     flush_graph.replay()
                     end.record()
-            host.enqueued(n, time.perf_counter() - started)
             last = end
-            queued_last[:] = [last]
+            ahead.enqueued(n, time.perf_counter() - started, last)
 
             def collect() -> Batch:
-                last.synchronize()  # this batch only: see `sampling.sample`
-                host.ran([pairs[0][0].elapsed_time(last) * 1e-3 / n])
+                ahead.wait(n, pairs[0][0], last)
                 seconds = []
                 for i in range(n):
                     start, end = pairs[2 * i]

@@ -17,7 +17,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from kernbench.kernels.gpu_hold import HostPace
 from kernbench.spec.models import TimerSpec
 from kernbench.timing.nvml import Reading
 from kernbench.timing.steady import Block
@@ -33,6 +35,37 @@ class Batch:
 
 
 Enqueue = Callable[[int, bool], Callable[[], Batch]]
+
+
+class AheadPace:
+    """The holds of a timer whose batches queue one ahead of the one read (`sample`), and
+    the wait for each batch.
+
+    Before a batch: behind one that still runs, a hold for what a host slower than the GPU
+    loses over the batch (a Triton launch costs tens of µs); behind none, or one already
+    done (the GPU idle), a full hold, or a start event would run before its work arrives
+    and time the launch. After it: a wait on the batch's own last event, never the whole
+    device, which would drain the batch queued behind it too."""
+
+    def __init__(self, device: Any, pace: HostPace) -> None:
+        self.device, self.pace = device, pace
+        self._last: Any = None  # the last event of the batch enqueued before
+
+    def hold(self, n: int, behind: bool) -> None:
+        busy = behind and self._last is not None and not self._last.query()
+        seconds = self.pace.catch_up_for(n) if busy else self.pace.hold_for(n)
+        if seconds > 0:
+            self.device.hold(seconds)
+
+    def enqueued(self, n: int, host_s: float, last: Any) -> None:
+        self.pace.enqueued(n, host_s)
+        self._last = last
+
+    def wait(self, n: int, first: Any, last: Any) -> None:
+        """Wait for a batch of n samples from event `first` to `last`; the host keeps ahead
+        of the GPU's time per sample, flushes included."""
+        last.synchronize()
+        self.pace.ran([first.elapsed_time(last) * 1e-3 / n])
 
 
 @dataclass

@@ -131,7 +131,7 @@ def note_ceilings_duty(bench: Bench, device: str, explicit: str | None) -> None:
     try:
         profile = select_profile(bench, device, explicit)
     except UserError:
-        profile = None  # the run records why it has no profile
+        return  # the run records why it has no profile
     if profile is None:
         return
     calibrated = hardware.calibrated_duty(profile)

@@ -118,7 +118,9 @@ class TwoRanks:
     def timing_info(self) -> dict:
         return {}
 
-    def time_batches(self, count: int, reps: int, duty: str = "sustained") -> list[float]:
+    def time_batches(
+        self, count: int, reps: int, duty: str = "sustained", l2: str = "cold"
+    ) -> list[float]:
         times = []
         for _ in range(count):
             times.append(reps * self.per_call_s[self.batches % len(self.per_call_s)])
@@ -157,7 +159,9 @@ class HostBound(TwoRanks):
     """Eager (isolated) calls paced by the host at 4x the GPU's time per call, as small
     collectives are through torch.distributed; sustained samples at the GPU's own."""
 
-    def time_batches(self, count: int, reps: int, duty: str = "sustained") -> list[float]:
+    def time_batches(
+        self, count: int, reps: int, duty: str = "sustained", l2: str = "cold"
+    ) -> list[float]:
         times = super().time_batches(count, reps, duty)
         return [4 * t for t in times] if duty == "isolated" else times
 
@@ -260,7 +264,9 @@ def test_the_ranks_timer_batches_calls_when_sustained_and_takes_one_when_isolate
     seen: list[tuple[int, str]] = []
 
     class Recording(TwoRanks):
-        def time_batches(self, count: int, reps: int, duty: str = "sustained") -> list[float]:
+        def time_batches(
+        self, count: int, reps: int, duty: str = "sustained", l2: str = "cold"
+    ) -> list[float]:
             seen.append((reps, duty))
             return super().time_batches(count, reps, duty)
 
@@ -305,7 +311,7 @@ def test_torch_samples_replay_short_graphs_that_add_up_to_the_sample() -> None:
             self.fail_at = fail_at
             self._capture, self._replayed, self.graph_failure = True, [], None
 
-        def _graph(self, reps: int) -> object | None:
+        def _graph(self, call: object, reps: int) -> object | None:
             captured.append(reps)
             if reps == self.fail_at:
                 self.graph_failure = "capture failed"
@@ -314,13 +320,13 @@ def test_torch_samples_replay_short_graphs_that_add_up_to_the_sample() -> None:
 
     unit = collective_cuda.GRAPH_CALLS
     batches = Batches()
-    graphs = batches._replays(2 * unit + 3)
+    graphs = batches._replays(print, 2 * unit + 3)
     assert graphs == [f"graph of {unit}", f"graph of {unit}", "graph of 3"]
     assert batches.info() == {"sustained_body": "graph", "graph_ops": [unit, unit, 3]}
-    assert Batches()._replays(unit) == [f"graph of {unit}"]
-    assert Batches()._replays(4) == ["graph of 4"]
+    assert Batches()._replays(print, unit) == [f"graph of {unit}"]
+    assert Batches()._replays(print, 4) == ["graph of 4"]
     failing = Batches(fail_at=3)
-    assert failing._replays(unit + 3) is None  # then the sample runs eager calls
+    assert failing._replays(print, unit + 3) is None  # then the sample runs eager calls
     assert failing.info() == {"sustained_body": "eager", "graph_capture_failed": "capture failed"}
 
 
@@ -376,9 +382,9 @@ def test_ranks_that_would_split_a_batch_differently_call_the_same_collectives(mo
         batches.__dict__.update(
             _torch=torch, _dist=SimpleNamespace(all_reduce=all_reduce,
                                                 ReduceOp=SimpleNamespace(MIN="min")),
-            _call=lambda: log.append("call"), _capture=False, _sync_buffer=sync_buffer,
+            _capture=False, _sync_buffer=sync_buffer,
             _graphs={}, _replayed=[], _pace=Pace(own_fits), graph_failure=None)
-        assert batches.time(10, 2, duty) == [1e-3] * 10
+        assert batches.time(10, 2, duty, lambda: log.append("call")) == [1e-3] * 10
         return log
 
     for duty in ("sustained", "isolated"):

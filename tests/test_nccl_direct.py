@@ -38,17 +38,6 @@ class FakeLibrary:
             setattr(self, name, FakeFunction(name, self.calls, 4 if name == failing else 0))
 
 
-class Tensor:
-    def __init__(self, address: int, count: int) -> None:
-        self.address, self.count = address, count
-
-    def data_ptr(self) -> int:
-        return self.address
-
-    def numel(self) -> int:
-        return self.count
-
-
 def test_each_collective_passes_nccl_its_buffers_counts_and_types() -> None:
     library = FakeLibrary()
     nccl = nccl_direct.Nccl(library)
@@ -57,17 +46,22 @@ def test_each_collective_passes_nccl_its_buffers_counts_and_types() -> None:
     comm = nccl_direct.Communicator(nccl, unique_id, world_size=2, rank=1)
     _, (_, world, shared, rank) = library.calls[-1]
     assert (world, rank, shared.data()) == (2, 1, unique_id)
-    source, target = Tensor(0x1000, 256), Tensor(0x2000, 512)
-    for op, expected in [
-        ("allreduce", ("ncclAllReduce", (0x2000, 0x2000, 512, 7, nccl_direct.NCCL_SUM))),
-        ("allgather", ("ncclAllGather", (0x1000, 0x2000, 256, 9))),
-        ("reduce_scatter", ("ncclReduceScatter", (0x1000, 0x2000, 512, 6, 0))),
+    for op, count, expected in [
+        ("allreduce", 512, ("ncclAllReduce", (0x2000, 0x2000, 512, 7, nccl_direct.NCCL_SUM))),
+        ("allgather", 256, ("ncclAllGather", (0x1000, 0x2000, 256, 9))),
+        ("reduce_scatter", 512, ("ncclReduceScatter", (0x1000, 0x2000, 512, 6, 0))),
     ]:
         dtype = {"allreduce": "fp32", "allgather": "bf16", "reduce_scatter": "fp16"}[op]
-        nccl_direct.bind(comm, op, source, target, dtype, lambda: 0xABC)()
+        nccl_direct.bind(comm, op, lambda: (0x1000, 0x2000), count, dtype, lambda: 0xABC)()
         name, args = library.calls[-1]
         assert (name, args[: len(expected[1])]) == expected
         assert args[-1] == 0xABC  # the stream named when the call is made
+    # The pointers too are asked at each call: rotating buffers move them.
+    slots = iter([(0x1000, 0x2000), (0x5000, 0x6000)])
+    call = nccl_direct.bind(comm, "allgather", lambda: next(slots), 256, "bf16", lambda: 0)
+    call()
+    call()
+    assert [args[:2] for _, args in library.calls[-2:]] == [(0x1000, 0x2000), (0x5000, 0x6000)]
     comm.close()
     assert library.calls[-1][0] == "ncclCommDestroy" and not comm.comm
 

@@ -50,9 +50,12 @@ class RankGroup(Protocol):
 
     def barrier(self) -> None: ...
 
-    def time_batches(self, count: int, reps: int, duty: str = "sustained") -> list[float]:
+    def time_batches(
+        self, count: int, reps: int, duty: str = "sustained", l2: str = "cold"
+    ) -> list[float]:
         """This rank's seconds for each of `count` batches of `reps` calls, taken under
-        `duty` (timing.steady: sustained or isolated)."""
+        `duty` (timing.steady: sustained or isolated); `l2` cold: the calls find no data
+        in the cache that an earlier call left (a kernel with one buffer may ignore it)."""
         ...
 
     def timing_info(self) -> dict[str, Any]:

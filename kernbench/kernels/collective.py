@@ -16,16 +16,16 @@ The kernel hands the ranks timer (`kernbench.timing.ranks`) its rank primitives
 only as fast as its slowest rank, so the timer decides from times reduced with MAX across
 the ranks.
 
-Inputs hold small integers (1..4, shifted by the rank), so sums are exact in every
-supported dtype while they stay under the dtype's largest exact integer, and the check
-compares bit for bit. Timed iterations reuse the buffers, so in-place sums grow (to inf
-eventually), as in nccl-tests: the data's values do not change a collective's speed.
+Inputs hold small integers, so the check compares bit for bit (`collective_check`).
+Timed iterations reuse the buffers, so in-place sums grow (to inf eventually), as in
+nccl-tests: the data's values do not change a collective's speed. Under `l2: cold` (the
+default) timed calls rotate through copies of the buffers spanning twice the GPU's L2
+(`collective_buffers`), as nccl-tests' do; the check uses the first copy.
 """
 
 from __future__ import annotations
 
 import atexit
-import math
 import os
 import time
 from collections.abc import Callable
@@ -34,25 +34,17 @@ from typing import Any
 
 from kernbench.dtypes import ITEMSIZE, TOLERANCE, TORCH_NAMES
 from kernbench.kernels.base import CheckResult, Kernel
+from kernbench.kernels.collective_buffers import Buffers, rotation_slots
+from kernbench.kernels.collective_check import Expected, exact, relative_error
 from kernbench.kernels.collective_cuda import CudaBatches
 from kernbench.kernels.nccl_direct import UNIQUE_ID_BYTES, bind, loaded, shared_communicator
 
 OPS = ("allreduce", "allgather", "reduce_scatter")
 BACKENDS = {"cpu": "gloo", "cuda": "nccl"}
-# The dtypes a collective takes (those with an exact integer range below).
+# The dtypes a collective takes (those with an exact integer range: collective_check).
 TORCH_DTYPES = {
     name: TORCH_NAMES[name] for name in ("fp64", "fp32", "bf16", "fp16", "int32", "int64")
 }
-# Largest integer each dtype holds exactly: sums under it make the check bit-exact.
-EXACT_INTEGER = {
-    "fp64": 2**53,
-    "fp32": 2**24,
-    "bf16": 2**8,
-    "fp16": 2**11,
-    "int32": 2**31 - 1,
-    "int64": 2**63 - 1,
-}
-PATTERN_PERIOD = 4  # inputs cycle through 1..PATTERN_PERIOD
 TIMEOUT_ENV = "KERNBENCH_COLLECTIVE_TIMEOUT_S"
 API_ENV = "KERNBENCH_COLLECTIVE_API"
 APIS = ("torch", "nccl")
@@ -164,7 +156,8 @@ class Collective:
     needs (`kernbench.kernels.base.RankGroup`)."""
 
     def __init__(
-        self, op: str, size: int, inplace: bool, dtype: str, device: str, api: str = "torch"
+        self, op: str, size: int, inplace: bool, dtype: str, device: str, api: str = "torch",
+        slots: int | None = None,
     ) -> None:
         import torch  # lazy: torch is optional
         import torch.distributed as dist
@@ -176,10 +169,12 @@ class Collective:
         self.elements = size // ITEMSIZE[dtype]  # of the whole message (nccl-tests' S)
         self.chunk = self.elements // self.world_size
         self._cuda: CudaBatches | None = None
+        self._rotated = 1  # the slots the last timed batch rotated through
         self.api = api
         error: BaseException | None = None
         try:
-            self.input, self.output = self._allocate()
+            self.buffers = self._allocate(slots)
+            self.input, self.output = self.buffers.input, self.buffers.output
             if api == "nccl":
                 loaded()
         except Exception as exc:  # noqa: BLE001 - every rank must learn of it, see below
@@ -187,41 +182,53 @@ class Collective:
         # An allocation (or a library) that fails on one rank only would leave the others
         # waiting in the next collective; all ranks agree first and fail together.
         self._agree_no_error(error)
-        self._call = self._bind()  # through NCCL directly, a collective (the id's exchange)
+        # Through NCCL directly, binding is a collective (the id's exchange).
+        self._call = self._bind(lambda: 0)
+        self._rotating = self._bind(self.buffers.next_slot)
 
-    def _allocate(self) -> tuple[Any, Any]:
+    def _allocate(self, slots: int | None) -> Buffers:
+        """The buffers; `slots` copies (default: on CUDA, enough to span twice the L2)."""
         import torch  # lazy: torch is optional
 
+        if slots is None:
+            slots = 1
+            if self.device == "cuda":
+                l2 = int(torch.cuda.get_device_properties(torch.cuda.current_device())
+                         .L2_cache_size)
+                slots = rotation_slots(self.size, l2)
+
         def empty(count: int) -> Any:
-            return torch.empty(count, dtype=self.torch_dtype, device=self.device)
+            # zeros, not empty: a slot never checked must still hold numbers, not NaNs.
+            return torch.zeros(count, dtype=self.torch_dtype, device=self.device)
 
-        if self.op == "allreduce":
-            buffer = empty(self.elements)
-            return buffer, buffer
-        full = empty(self.elements)
-        own = slice(self.rank * self.chunk, (self.rank + 1) * self.chunk)
-        if self.op == "allgather":
-            return (full[own] if self.inplace else empty(self.chunk)), full
-        return full, (full[own] if self.inplace else empty(self.chunk))
+        return Buffers(self.op, self.elements, self.chunk, self.rank * self.chunk,
+                       self.inplace, slots, empty)
 
-    def _bind(self) -> Callable[[], object]:
+    def _bind(self, slot: Callable[[], int]) -> Callable[[], object]:
+        """One call on the buffers' slot `slot()` (asked at each call)."""
         import torch.distributed as dist  # lazy: torch is optional
 
         if self.api == "nccl":
-            return self._bind_direct()
-        inp, out = self.input, self.output
+            return self._bind_direct(slot)
+        views = self.buffers.views
         if self.op == "allreduce":
-            return lambda: dist.all_reduce(out)
+            return lambda: dist.all_reduce(views(slot())[1])
         # torch 2.13 renamed the *_tensor forms and warns on the old names.
         if self.op == "allgather":
             gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
-            return lambda: gather(out, inp)
-        scatter = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
-        return lambda: scatter(out, inp)
+        else:
+            gather = getattr(dist, "reduce_scatter_single", None) or dist.reduce_scatter_tensor
 
-    def _bind_direct(self) -> Callable[[], object]:
+        def call() -> object:
+            inp, out = views(slot())
+            return gather(out, inp)
+
+        return call
+
+    def _bind_direct(self, slot: Callable[[], int]) -> Callable[[], object]:
         """This process's own NCCL communicator (rank 0's unique id broadcast through the
-        process group), called on whatever stream is current at each call."""
+        process group, once per process), called on whatever stream is current at each
+        call."""
         import torch  # lazy: torch is optional
         import torch.distributed as dist
 
@@ -235,8 +242,9 @@ class Collective:
         communicator = shared_communicator(
             self.world_size, self.rank, torch.cuda.current_device(), exchange
         )
-        return bind(communicator, self.op, self.input, self.output, self.dtype,
-                    lambda: int(torch.cuda.current_stream().cuda_stream))
+        count = self.elements if self.op == "allreduce" else self.chunk
+        return bind(communicator, self.op, lambda: self.buffers.pointers(slot()), count,
+                    self.dtype, lambda: int(torch.cuda.current_stream().cuda_stream))
 
     def info(self) -> dict[str, Any]:
         return {
@@ -245,6 +253,8 @@ class Collective:
             "world_size": self.world_size,
             "elements": self.elements,
             "elements_per_rank_input": self.input.numel(),
+            "rotation_slots": self.buffers.slots,
+            "buffer_bytes": self.buffers.nbytes(),
         }
 
     def run(self) -> None:
@@ -257,7 +267,7 @@ class Collective:
             torch.cuda.synchronize()
 
     def close(self) -> None:
-        del self.input, self.output, self._call, self._cuda
+        del self.input, self.output, self.buffers, self._call, self._rotating, self._cuda
         if self.device == "cuda":
             import torch  # lazy: torch is optional
 
@@ -269,52 +279,19 @@ class Collective:
     def check(self) -> CheckResult:
         """Fill known inputs, run once, compare; the error is the worst rank's."""
         self.output.zero_()
-        self.input.copy_(self._pattern(self.input.numel(), self.rank))
+        right = Expected(self.op, self.world_size, self.rank, self.elements, self.chunk,
+                         self.torch_dtype, self.device)
+        self.input.copy_(right.pattern(self.input.numel(), self.rank))
         self.run()
         self.synchronize()
-        expected = self._expected()
+        expected = right.output()
         if self.output.numel() == expected.numel() and bool((self.output == expected).all()):
             rel_err = 0.0
         else:
-            rel_err = _relative_error(self.output, expected)
+            rel_err = relative_error(self.output, expected)
         worst = self.agree_max([rel_err])[0]
-        exact = PATTERN_PERIOD * self.world_size <= EXACT_INTEGER[self.dtype]
-        return CheckResult(rel_err=worst, tolerance=0.0 if exact else TOLERANCE[self.dtype])
-
-    def _pattern(self, count: int, rank: int, offset: int = 0) -> Any:
-        """Rank `rank`'s input elements offset..offset+count: ((i + rank) % P) + 1."""
-        return self._pattern_int(count, rank, offset).to(self.torch_dtype)
-
-    def _pattern_int(self, count: int, rank: int, offset: int) -> Any:
-        import torch  # lazy: torch is optional
-
-        wide = offset + count + rank >= 2**31
-        index = torch.arange(
-            offset, offset + count, device=self.device, dtype=torch.int64 if wide else torch.int32
-        )
-        return (index + rank) % PATTERN_PERIOD + 1
-
-    def _summed(self, count: int, offset: int) -> Any:
-        """Sum over all ranks of their inputs at offset..offset+count, rounded once."""
-        import torch  # lazy: torch is optional
-
-        # Every PATTERN_PERIOD consecutive ranks add 1 + 2 + ... + P to each element.
-        cycles, rest = divmod(self.world_size, PATTERN_PERIOD)
-        per_cycle = PATTERN_PERIOD * (PATTERN_PERIOD + 1) // 2
-        total = torch.full((count,), cycles * per_cycle, dtype=torch.int32, device=self.device)
-        for rank in range(rest):
-            total += self._pattern_int(count, rank, offset)
-        return total.to(self.torch_dtype)
-
-    def _expected(self) -> Any:
-        import torch  # lazy: torch is optional
-
-        if self.op == "allreduce":
-            return self._summed(self.elements, 0)
-        if self.op == "allgather":
-            parts = [self._pattern(self.chunk, rank) for rank in range(self.world_size)]
-            return torch.cat(parts)
-        return self._summed(self.chunk, self.rank * self.chunk)
+        tolerance = 0.0 if exact(self.dtype, self.world_size) else TOLERANCE[self.dtype]
+        return CheckResult(rel_err=worst, tolerance=tolerance)
 
     # -- the ranks, for the timer ----------------------------------------------------
 
@@ -323,15 +300,20 @@ class Collective:
 
         dist.barrier()
 
-    def time_batches(self, count: int, reps: int, duty: str = "sustained") -> list[float]:
+    def time_batches(
+        self, count: int, reps: int, duty: str = "sustained", l2: str = "cold"
+    ) -> list[float]:
         """This rank's seconds for each of `count` batches of `reps` calls: on GPUs, as
         `collective_cuda` says (behind a GPU-side barrier; through torch.distributed,
-        graph replays when sustained); on the CPU, back to back on the host clock."""
-        call = self._call
+        graph replays when sustained); on the CPU, back to back on the host clock. Cold:
+        each call on the next slot of the buffers; warm: every call on the first."""
+        cold = l2 == "cold" and self.buffers.slots > 1
+        call = self._rotating if cold else self._call
+        self._rotated = self.buffers.slots if cold else 1
         if self.device == "cuda":
             if self._cuda is None:
-                self._cuda = CudaBatches(call, graphs=self.api == "torch")
-            return self._cuda.time(count, reps, duty)
+                self._cuda = CudaBatches(graphs=self.api == "torch")
+            return self._cuda.time(count, reps, duty, call)
         times = []
         for _ in range(count):
             began = time.perf_counter()
@@ -342,7 +324,8 @@ class Collective:
 
     def timing_info(self) -> dict[str, Any]:
         """How the samples were taken, for the measurement's `extra`."""
-        return self._cuda.info() if self._cuda is not None else {}
+        found = self._cuda.info() if self._cuda is not None else {}
+        return {**found, "rotation_slots": self._rotated}
 
     def agree_max(self, values: list[float]) -> list[float]:
         """Each value's maximum over the ranks (every rank gets the same list)."""
@@ -371,12 +354,3 @@ class Collective:
         if bad:
             raise RuntimeError(f"rank(s) {bad} could not set up the cell (see the log)")
 
-
-def _relative_error(output: Any, expected: Any) -> float:
-    if output.shape != expected.shape:
-        return math.inf
-    got, want = output.double(), expected.double()
-    reference = float(want.norm())
-    error = float((got - want).norm())
-    value = error / reference if reference else error
-    return value if math.isfinite(value) else math.inf

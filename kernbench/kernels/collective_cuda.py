@@ -40,14 +40,14 @@ GRAPH_CALLS = 10
 class CudaBatches:
     """The CUDA side of `Collective.time_batches`."""
 
-    def __init__(self, call: Callable[[], object], graphs: bool = True) -> None:
+    def __init__(self, graphs: bool = True) -> None:
         import torch  # lazy: torch is optional
         import torch.distributed as dist
 
-        self._torch, self._dist, self._call = torch, dist, call
+        self._torch, self._dist = torch, dist
         self._capture = graphs
         self._sync_buffer = torch.zeros(1, dtype=torch.float32, device="cuda")
-        self._graphs: dict[int, Any] = {}
+        self._graphs: dict[tuple[Callable[[], object], int], Any] = {}
         self._replayed: list[int] = []  # the graph lengths a sustained sample last replayed
         self._pace = gpu_hold.HostPace()
         self.graph_failure: str | None = None
@@ -55,38 +55,39 @@ class CudaBatches:
     def _sync(self) -> None:
         self._dist.all_reduce(self._sync_buffer)
 
-    def _replays(self, reps: int) -> list[Any] | None:
+    def _replays(self, call: Callable[[], object], reps: int) -> list[Any] | None:
         """The graphs whose replays, in order, make `reps` calls (GRAPH_CALLS each and one
         of the remainder); None if a capture fails."""
         whole, rest = divmod(reps, GRAPH_CALLS)
         lengths = [GRAPH_CALLS] * whole + ([rest] if rest else [])
-        graphs = [self._graph(length) for length in lengths]
+        graphs = [self._graph(call, length) for length in lengths]
         if any(graph is None for graph in graphs):
             return None
         self._replayed = lengths
         return graphs
 
-    def _graph(self, reps: int) -> Any | None:
-        """A graph of `reps` calls, captured once per length; None if capture fails."""
+    def _graph(self, call: Callable[[], object], reps: int) -> Any | None:
+        """A graph of `reps` calls, captured once per call and length (a rotating call
+        captures the slots it reaches); None if capture fails."""
         if self.graph_failure is not None:
             return None
-        if reps not in self._graphs:
+        if (call, reps) not in self._graphs:
             torch = self._torch
             try:
                 torch.cuda.synchronize()
                 graph = torch.cuda.CUDAGraph()
                 with torch.cuda.graph(graph):
                     for _ in range(reps):
-                        self._call()
+                        call()
                 torch.cuda.synchronize()
             except Exception as exc:  # noqa: BLE001 - any capture failure: eager instead
                 self.graph_failure = f"{type(exc).__name__}: {exc}"
                 torch.cuda.synchronize()
                 return None
-            self._graphs[reps] = graph
-        return self._graphs[reps]
+            self._graphs[call, reps] = graph
+        return self._graphs[call, reps]
 
-    def time(self, count: int, reps: int, duty: str) -> list[float]:
+    def time(self, count: int, reps: int, duty: str, call: Callable[[], object]) -> list[float]:
         """This rank's seconds for each of `count` samples of `reps` calls, queued in
         sub-batches short enough for one hold to cover their enqueueing. The ranks agree
         on each sub-batch's length (the smallest fitting one): each begins with a GPU
@@ -94,7 +95,7 @@ class CudaBatches:
         seconds: list[float] = []
         while len(seconds) < count:
             seconds += self._batch(self._agree_min(self._pace.fitting(count - len(seconds))),
-                                   reps, duty)
+                                   reps, duty, call)
         return seconds
 
     def _agree_min(self, value: int) -> int:
@@ -102,11 +103,13 @@ class CudaBatches:
         self._dist.all_reduce(found, op=self._dist.ReduceOp.MIN)
         return int(found.item())
 
-    def _batch(self, count: int, reps: int, duty: str) -> list[float]:
+    def _batch(
+        self, count: int, reps: int, duty: str, call: Callable[[], object]
+    ) -> list[float]:
         import time
 
         torch = self._torch
-        graphs = self._replays(reps) if duty == "sustained" and self._capture else None
+        graphs = self._replays(call, reps) if duty == "sustained" and self._capture else None
 
         def body() -> None:
             if graphs is not None:
@@ -114,7 +117,7 @@ class CudaBatches:
                     graph.replay()
             else:
                 for _ in range(reps):
-                    self._call()
+                    call()
 
         events = [
             (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))

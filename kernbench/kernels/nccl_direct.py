@@ -165,21 +165,17 @@ def shared_communicator(
 def bind(
     communicator: Communicator,
     op: str,
-    source: Any,
-    target: Any,
+    where: Callable[[], tuple[int, int]],
+    count: int,
     dtype: str,
     stream: Callable[[], int],
 ) -> Callable[[], None]:
-    """One call of `op` on the tensors' memory, on the stream `stream()` names when called
-    (under graph capture, the capturing stream)."""
+    """One call of `op` on the device pointers (source, target) `where()` gives, on the
+    stream `stream()` names (under graph capture, the capturing stream), both asked at
+    each call. `count`: the elements NCCL's call takes (allreduce: the buffer's, in place
+    on the target; allgather: each rank's send; reduce_scatter: each rank's receive)."""
     if op == "allreduce":
-        return lambda: communicator.all_reduce(
-            target.data_ptr(), target.numel(), dtype, stream()
-        )
+        return lambda: communicator.all_reduce(where()[1], count, dtype, stream())
     if op == "allgather":
-        return lambda: communicator.all_gather(
-            source.data_ptr(), target.data_ptr(), source.numel(), dtype, stream()
-        )
-    return lambda: communicator.reduce_scatter(
-        source.data_ptr(), target.data_ptr(), target.numel(), dtype, stream()
-    )
+        return lambda: communicator.all_gather(*where(), count, dtype, stream())
+    return lambda: communicator.reduce_scatter(*where(), count, dtype, stream())

@@ -44,10 +44,10 @@ class RanksTimer:
         if ranks is None:
             raise ValueError("the ranks timer needs a kernel with `ranks` (a RankGroup)")
         ranks.barrier()
-        warmup_calls, per_call_s = warm_up(kernel.run, ranks, spec.warmup_s)
+        warmup_calls, per_call_s = warm_up(kernel.run, ranks, spec.warmup_s, spec.l2)
         reps = 1
         if spec.duty == "sustained":
-            probed, reps, per_call_s = sustained_calls(ranks, per_call_s)
+            probed, reps, per_call_s = sustained_calls(ranks, per_call_s, spec.l2)
             warmup_calls += probed
         rule = StopRule(spec)
         seen = Collector()  # seconds per call, the slowest rank's, with the GPU's state
@@ -58,7 +58,7 @@ class RanksTimer:
         reason: StopReason | None = None
         while reason is None:
             count = next_chunk(len(seen.samples), spec, spent, reps * per_call_s)
-            batches = ranks.time_batches(count, reps, spec.duty)
+            batches = ranks.time_batches(count, reps, spec.duty, spec.l2)
             reading = self.read_clock() if self.read_clock is not None else None
             local = [seconds / reps for seconds in batches]
             own.extend(local)
@@ -85,20 +85,24 @@ class RanksTimer:
         )
 
 
-def warm_up(run: Callable[[], object], ranks: RankGroup, warmup_s: float) -> tuple[int, float]:
+def warm_up(
+    run: Callable[[], object], ranks: RankGroup, warmup_s: float, l2: str = "cold"
+) -> tuple[int, float]:
     """Run batches of doubling length until `warmup_s` is spent and a batch is long enough
     to time; return (calls, seconds per call of the last batch), agreed by all ranks."""
     run()  # lazy set-up (communicators, allocator) stays out of the estimate
     calls, spent, batch = 1, 0.0, 1
     while True:
-        took = ranks.agree_max(ranks.time_batches(1, batch, "isolated"))[0]
+        took = ranks.agree_max(ranks.time_batches(1, batch, "isolated", l2))[0]
         calls, spent = calls + batch, spent + took
         if spent >= warmup_s and took >= SAMPLE_TARGET_S / 4:
             return calls, took / batch
         batch *= 2
 
 
-def sustained_calls(ranks: RankGroup, eager_per_call_s: float) -> tuple[int, int, float]:
+def sustained_calls(
+    ranks: RankGroup, eager_per_call_s: float, l2: str = "cold"
+) -> tuple[int, int, float]:
     """(calls probed, calls per sustained sample, seconds per call): a sample is about
     SAMPLE_TARGET_S of calls.
 
@@ -109,7 +113,7 @@ def sustained_calls(ranks: RankGroup, eager_per_call_s: float) -> tuple[int, int
     graph's first launch), agreed by all ranks.
     """
     probe_reps = max(1, round(SAMPLE_TARGET_S / eager_per_call_s))
-    took = min(ranks.agree_max(ranks.time_batches(PROBE_SAMPLES, probe_reps, "sustained")))
+    took = min(ranks.agree_max(ranks.time_batches(PROBE_SAMPLES, probe_reps, "sustained", l2)))
     per_call_s = max(took, 1e-9) / probe_reps
     return PROBE_SAMPLES * probe_reps, max(1, round(SAMPLE_TARGET_S / per_call_s)), per_call_s
 

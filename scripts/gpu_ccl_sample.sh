@@ -19,12 +19,16 @@
 # Then tables of each against both nccl-tests flavours, over every pass in /tmp/ccl-sample
 # (FIRST_PASS=N numbers this call's passes on from an earlier call's on the same machine).
 # Logs, JSON and tables come back as OUT_DIR/sample.tgz.
+# WARM=1: each pass also runs the cells with `l2: warm` (every call on the same buffers;
+# the default, cold, rotates them: ADR 0045), as kernbench-API-warm.N.
 # LOW_POW, HIGH_POW: other sizes, 2^LOW_POW to 2^HIGH_POW bytes (default 10 and 22).
 # MILESTONE=1: then milestone-1h-ccl whole (both dtypes, MILESTONE_ROUNDS=2 rounds; about
 # 3 min a round on 2 H200s), for benches/data. Issue 17's comparison, three passes over
 # 1 KiB to 1 GiB (~7 min), and the bench's data (~6 min), in two calls:
 #   HIGH_POW=30 PASSES=3 REFERENCES=none bash scripts/gpu_ccl_sample.sh third_party/nccl-tests OUT
 #   MILESTONE=1 PASSES=0 bash scripts/gpu_ccl_sample.sh third_party/nccl-tests OUT
+# APIS="nccl nccl-graphs": an API ending in -graphs replays graphs of GRAPH_CALLS calls
+# (KERNBENCH_COLLECTIVE_GRAPHS=1; by default only torch's calls are captured).
 # Usage: [PASSES=1] [FIRST_PASS=1] [REFERENCES="loop queued ..."] [APIS="nccl torch"]
 #   [BEFORE=DIR] bash scripts/gpu_ccl_sample.sh NCCL_TESTS_DIR OUT_DIR
 #   (pydantic wheels in .whl/, MPICH in .whl/mpi/)
@@ -47,12 +51,21 @@ reference() {  # reference NAME.PASS [ccl_reference options]
     > "$work/$name.log" 2>&1
   echo "$name exit $?"
 }
-kernbench() {  # kernbench NAME.PASS PYTHONPATH
+kernbench() {  # kernbench NAME.PASS PYTHONPATH [BENCH]
   PYTHONPATH=/tmp/site:$2 timeout "${KERNBENCH_TIMEOUT:-170}" python3 -m kernbench run \
-    --bench milestone-1h-ccl --device cuda --only dtype=fp32 --only "bytes=$sizes" --rounds 1 \
-    --out "$work/$1" > "$work/$1.log" 2>&1
+    --bench "${3:-milestone-1h-ccl}" --device cuda --only dtype=fp32 --only "bytes=$sizes" \
+    --rounds 1 --out "$work/$1" > "$work/$1.log" 2>&1
   echo "kernbench $1 exit $?"
 }
+if [ "${WARM:-0}" = 1 ]; then  # the bench with l2: warm (every call on the same buffers)
+  mkdir -p /tmp/ccl-warm
+  python3 - <<'PY'
+import yaml
+doc = yaml.safe_load(open("benches/milestone-1h-ccl.yaml"))
+doc["timer"]["l2"] = "warm"
+yaml.safe_dump(doc, open("/tmp/ccl-warm/milestone-1h-ccl.yaml", "w"), sort_keys=False)
+PY
+fi
 {
   python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version())'
   if [ "${PASSES:-1}" -gt 0 ]; then
@@ -87,9 +100,17 @@ kernbench() {  # kernbench NAME.PASS PYTHONPATH
           "queued-hold queued-hold-10 queued-hold-200 none)" ;;
       esac
     done
-    for api in ${APIS:-nccl}; do
-      KERNBENCH_COLLECTIVE_API=$api kernbench "kernbench-$api.$pass" "$PWD"
+    for api in ${APIS:-nccl}; do  # NAME-graphs: sustained samples replay graphs
+      if [ "${api%-graphs}" != "$api" ]; then
+        export KERNBENCH_COLLECTIVE_GRAPHS=1
+      else
+        unset KERNBENCH_COLLECTIVE_GRAPHS  # the API's default
+      fi
+      KERNBENCH_COLLECTIVE_API=${api%-graphs} kernbench "kernbench-$api.$pass" "$PWD"
+      [ "${WARM:-0}" = 1 ] && KERNBENCH_COLLECTIVE_API=${api%-graphs} kernbench \
+        "kernbench-$api-warm.$pass" "$PWD" /tmp/ccl-warm/milestone-1h-ccl.yaml
     done
+    unset KERNBENCH_COLLECTIVE_GRAPHS
     [ -n "${BEFORE:-}" ] && kernbench "before.$pass" "$(cd "$BEFORE" && pwd)"
   done
   if [ "${MILESTONE:-0}" = 1 ]; then  # the bench's committed data: every cell, both dtypes
@@ -100,7 +121,9 @@ kernbench() {  # kernbench NAME.PASS PYTHONPATH
   fi
   for logs in _threads _mpi _mpi_graph; do
     compgen -G "$work/all_reduce$logs.[0-9]*.log" > /dev/null || continue
-    for name in kernbench-torch kernbench-nccl before loop queued queued-sync queued-sync-28 \
+    for name in kernbench-torch kernbench-nccl kernbench-torch-warm kernbench-nccl-warm \
+      kernbench-nccl-graphs before \
+      loop queued queued-sync queued-sync-28 \
       queued-hold queued-hold-10 queued-hold-200; do
       runs=()
       for found in "$work/$name".[0-9]*; do

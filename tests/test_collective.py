@@ -301,6 +301,19 @@ def test_the_api_is_the_cells_then_the_environments_then_the_devices(monkeypatch
         resolve_api("mpi", "cuda")
 
 
+def test_only_torchs_calls_are_captured_in_graphs_unless_the_environment_says(
+    monkeypatch,
+) -> None:
+    from kernbench.kernels.collective import GRAPHS_ENV, captures_graphs
+
+    monkeypatch.delenv(GRAPHS_ENV, raising=False)
+    assert (captures_graphs("torch"), captures_graphs("nccl")) == (True, False)
+    monkeypatch.setenv(GRAPHS_ENV, "1")
+    assert captures_graphs("nccl")
+    monkeypatch.setenv(GRAPHS_ENV, "0")
+    assert not captures_graphs("torch")
+
+
 def test_torch_samples_replay_short_graphs_that_add_up_to_the_sample() -> None:
     from kernbench.kernels import collective_cuda
 

@@ -228,8 +228,10 @@ def _fits_as_render_made_them(results: results_io.Results) -> dict[str, Any]:
 def test_the_committed_collective_sweep_migrates_with_the_fits_render_made(
     tmp_path: Path,
 ) -> None:
-    assert json.loads((DATA / "milestone-1h-ccl.json").read_text())["schema_version"] == 1
-    ccl = results_io.load(DATA / "milestone-1h-ccl.json")
+    # The 2026-11-29 2xH200 sweep, as committed then (format version 1).
+    old = REPO / "tests/fixtures/milestone-1h-ccl-v1.json.gz"
+    assert json.loads(gzip.decompress(old.read_bytes()))["schema_version"] == 1
+    ccl = results_io.load(old)
     assert ccl.schema_version == results_io.SCHEMA_VERSION
     expected = _fits_as_render_made_them(ccl)
     assert len(expected) == 10 and "allreduce n=2 bf16 in-place" in expected

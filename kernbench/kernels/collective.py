@@ -47,6 +47,9 @@ TORCH_DTYPES = {
 }
 TIMEOUT_ENV = "KERNBENCH_COLLECTIVE_TIMEOUT_S"
 API_ENV = "KERNBENCH_COLLECTIVE_API"
+# "1" or "0": sustained samples replay captured graphs of the calls, or run them eager;
+# unset, graphs through torch.distributed only (collective_cuda says why).
+GRAPHS_ENV = "KERNBENCH_COLLECTIVE_GRAPHS"
 APIS = ("torch", "nccl")
 DEFAULT_API = {"cpu": "torch", "cuda": "nccl"}
 DEFAULT_TIMEOUT_S = 300.0
@@ -109,6 +112,11 @@ def _validate_api(api: str, device: str) -> None:
         raise ValueError(f"unknown api {api!r}; known: {', '.join(APIS)}")
     if api == "nccl" and device != "cuda":
         raise ValueError("api: nccl calls NCCL on a CUDA stream: it needs device cuda")
+
+
+def captures_graphs(api: str) -> bool:
+    """Whether sustained samples replay graphs: GRAPHS_ENV, else only through torch."""
+    return os.environ.get(GRAPHS_ENV, "1" if api == "torch" else "0") == "1"
 
 
 def ensure_process_group(device: str, world_size: int) -> str:
@@ -312,7 +320,7 @@ class Collective:
         self._rotated = self.buffers.slots if cold else 1
         if self.device == "cuda":
             if self._cuda is None:
-                self._cuda = CudaBatches(graphs=self.api == "torch")
+                self._cuda = CudaBatches(graphs=captures_graphs(self.api))
             return self._cuda.time(count, reps, duty, call)
         times = []
         for _ in range(count):

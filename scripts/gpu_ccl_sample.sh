@@ -27,8 +27,10 @@
 # 1 KiB to 1 GiB (~7 min), and the bench's data (~6 min), in two calls:
 #   HIGH_POW=30 PASSES=3 REFERENCES=none bash scripts/gpu_ccl_sample.sh third_party/nccl-tests OUT
 #   MILESTONE=1 PASSES=0 bash scripts/gpu_ccl_sample.sh third_party/nccl-tests OUT
-# APIS="nccl nccl-graphs": an API ending in -graphs replays graphs of GRAPH_CALLS calls
-# (KERNBENCH_COLLECTIVE_GRAPHS=1; by default only torch's calls are captured).
+# APIS="nccl nccl-graphs nccl-driver": an API ending in -graphs replays graphs of
+# GRAPH_CALLS calls captured by torch (KERNBENCH_COLLECTIVE_GRAPHS=1; by default only
+# torch's calls are captured), one ending in -driver graphs captured thread-local through
+# the driver, as nccl-tests' -G (KERNBENCH_COLLECTIVE_CAPTURE=driver).
 # Usage: [PASSES=1] [FIRST_PASS=1] [REFERENCES="loop queued ..."] [APIS="nccl torch"]
 #   [BEFORE=DIR] bash scripts/gpu_ccl_sample.sh NCCL_TESTS_DIR OUT_DIR
 #   (pydantic wheels in .whl/, MPICH in .whl/mpi/)
@@ -100,17 +102,19 @@ fi
           "queued-hold queued-hold-10 queued-hold-200 none)" ;;
       esac
     done
-    for api in ${APIS:-nccl}; do  # NAME-graphs: sustained samples replay graphs
-      if [ "${api%-graphs}" != "$api" ]; then
-        export KERNBENCH_COLLECTIVE_GRAPHS=1
-      else
-        unset KERNBENCH_COLLECTIVE_GRAPHS  # the API's default
-      fi
-      KERNBENCH_COLLECTIVE_API=${api%-graphs} kernbench "kernbench-$api.$pass" "$PWD"
-      [ "${WARM:-0}" = 1 ] && KERNBENCH_COLLECTIVE_API=${api%-graphs} kernbench \
+    for api in ${APIS:-nccl}; do
+      unset KERNBENCH_COLLECTIVE_GRAPHS KERNBENCH_COLLECTIVE_CAPTURE  # the API's default
+      case $api in
+        *-graphs) export KERNBENCH_COLLECTIVE_GRAPHS=1 ;;
+        *-driver) export KERNBENCH_COLLECTIVE_GRAPHS=1 KERNBENCH_COLLECTIVE_CAPTURE=driver ;;
+      esac
+      base=${api%-graphs}
+      base=${base%-driver}
+      KERNBENCH_COLLECTIVE_API=$base kernbench "kernbench-$api.$pass" "$PWD"
+      [ "${WARM:-0}" = 1 ] && KERNBENCH_COLLECTIVE_API=$base kernbench \
         "kernbench-$api-warm.$pass" "$PWD" /tmp/ccl-warm/milestone-1h-ccl.yaml
     done
-    unset KERNBENCH_COLLECTIVE_GRAPHS
+    unset KERNBENCH_COLLECTIVE_GRAPHS KERNBENCH_COLLECTIVE_CAPTURE
     [ -n "${BEFORE:-}" ] && kernbench "before.$pass" "$(cd "$BEFORE" && pwd)"
   done
   if [ "${MILESTONE:-0}" = 1 ]; then  # the bench's committed data: every cell, both dtypes
@@ -122,7 +126,7 @@ fi
   for logs in _threads _mpi _mpi_graph; do
     compgen -G "$work/all_reduce$logs.[0-9]*.log" > /dev/null || continue
     for name in kernbench-torch kernbench-nccl kernbench-torch-warm kernbench-nccl-warm \
-      kernbench-nccl-graphs before \
+      kernbench-nccl-graphs kernbench-nccl-driver kernbench-torch-driver before \
       loop queued queued-sync queued-sync-28 \
       queued-hold queued-hold-10 queued-hold-200; do
       runs=()

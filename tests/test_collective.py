@@ -314,6 +314,20 @@ def test_only_torchs_calls_are_captured_in_graphs_unless_the_environment_says(
     assert not captures_graphs("torch")
 
 
+def test_graphs_are_captured_by_torch_unless_the_environment_names_the_driver(
+    monkeypatch,
+) -> None:
+    from kernbench.kernels.collective import CAPTURE_ENV, capture_mode
+
+    monkeypatch.delenv(CAPTURE_ENV, raising=False)
+    assert capture_mode() == "torch"
+    monkeypatch.setenv(CAPTURE_ENV, "driver")
+    assert capture_mode() == "driver"
+    monkeypatch.setenv(CAPTURE_ENV, "cupy")
+    with pytest.raises(ValueError, match="KERNBENCH_COLLECTIVE_CAPTURE='cupy'; known: torch"):
+        make(op="allreduce", bytes=1024)
+
+
 def test_torch_samples_replay_short_graphs_that_add_up_to_the_sample() -> None:
     from kernbench.kernels import collective_cuda
 
@@ -323,6 +337,7 @@ def test_torch_samples_replay_short_graphs_that_add_up_to_the_sample() -> None:
         def __init__(self, fail_at: int | None = None) -> None:  # no CUDA here
             self.fail_at = fail_at
             self._capture, self._replayed, self.graph_failure = True, [], None
+            self._capture_by = "torch"
 
         def _graph(self, call: object, reps: int) -> object | None:
             captured.append(reps)
@@ -335,7 +350,8 @@ def test_torch_samples_replay_short_graphs_that_add_up_to_the_sample() -> None:
     batches = Batches()
     graphs = batches._replays(print, 2 * unit + 3)
     assert graphs == [f"graph of {unit}", f"graph of {unit}", "graph of 3"]
-    assert batches.info() == {"sustained_body": "graph", "graph_ops": [unit, unit, 3]}
+    assert batches.info() == {"sustained_body": "graph", "graph_ops": [unit, unit, 3],
+                              "graph_capture": "torch"}
     assert Batches()._replays(print, unit) == [f"graph of {unit}"]
     assert Batches()._replays(print, 4) == ["graph of 4"]
     failing = Batches(fail_at=3)

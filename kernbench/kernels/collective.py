@@ -50,6 +50,10 @@ API_ENV = "KERNBENCH_COLLECTIVE_API"
 # "1" or "0": sustained samples replay captured graphs of the calls, or run them eager;
 # unset, graphs through torch.distributed only (collective_cuda says why).
 GRAPHS_ENV = "KERNBENCH_COLLECTIVE_GRAPHS"
+# How those graphs are captured: "torch" (torch.cuda.graph) or "driver" (thread-local,
+# as nccl-tests' -G; kernels/driver_graph.py).
+CAPTURE_ENV = "KERNBENCH_COLLECTIVE_CAPTURE"
+CAPTURES = ("torch", "driver")
 APIS = ("torch", "nccl")
 DEFAULT_API = {"cpu": "torch", "cuda": "nccl"}
 DEFAULT_TIMEOUT_S = 300.0
@@ -68,6 +72,7 @@ def make(
     """One cell's collective, on the process group this process joins on first call."""
     _validate(op, bytes, world_size, inplace, dtype, device)
     api = resolve_api(api, device)
+    capture_mode()  # a bad CAPTURE_ENV fails the cell here, with its reason
     ensure_process_group(device, world_size)
     collective = Collective(op, bytes, inplace, dtype, device, api)
     return Kernel(
@@ -117,6 +122,14 @@ def _validate_api(api: str, device: str) -> None:
 def captures_graphs(api: str) -> bool:
     """Whether sustained samples replay graphs: GRAPHS_ENV, else only through torch."""
     return os.environ.get(GRAPHS_ENV, "1" if api == "torch" else "0") == "1"
+
+
+def capture_mode() -> str:
+    """How graphs are captured: CAPTURE_ENV, else torch's; checked."""
+    mode = os.environ.get(CAPTURE_ENV, "torch")
+    if mode not in CAPTURES:
+        raise ValueError(f"{CAPTURE_ENV}={mode!r}; known: {', '.join(CAPTURES)}")
+    return mode
 
 
 def ensure_process_group(device: str, world_size: int) -> str:
@@ -320,7 +333,7 @@ class Collective:
         self._rotated = self.buffers.slots if cold else 1
         if self.device == "cuda":
             if self._cuda is None:
-                self._cuda = CudaBatches(graphs=captures_graphs(self.api))
+                self._cuda = CudaBatches(captures_graphs(self.api), capture_mode())
             return self._cuda.time(count, reps, duty, call)
         times = []
         for _ in range(count):

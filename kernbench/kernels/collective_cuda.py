@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kernbench.kernels import gpu_hold
+from kernbench.kernels.driver_graph import DriverGraph
 
 # Calls per captured graph through torch.distributed. Under torch's capture a collective's
 # time grows with the graph's length (1 KiB all-reduce on 2 H200s, replays queued behind a
@@ -40,12 +41,15 @@ GRAPH_CALLS = 10
 class CudaBatches:
     """The CUDA side of `Collective.time_batches`."""
 
-    def __init__(self, graphs: bool = True) -> None:
+    def __init__(self, graphs: bool = True, capture: str = "torch") -> None:
+        """`graphs`: sustained samples replay captured graphs; `capture`: by
+        `torch.cuda.graph` (torch) or the driver's thread-local capture (driver,
+        `driver_graph`)."""
         import torch  # lazy: torch is optional
         import torch.distributed as dist
 
         self._torch, self._dist = torch, dist
-        self._capture = graphs
+        self._capture, self._capture_by = graphs, capture
         self._sync_buffer = torch.zeros(1, dtype=torch.float32, device="cuda")
         self._graphs: dict[tuple[Callable[[], object], int], Any] = {}
         self._replayed: list[int] = []  # the graph lengths a sustained sample last replayed
@@ -75,10 +79,13 @@ class CudaBatches:
             torch = self._torch
             try:
                 torch.cuda.synchronize()
-                graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph):
-                    for _ in range(reps):
-                        call()
+                if self._capture_by == "driver":
+                    graph = _DriverReplay(torch, call, reps)
+                else:
+                    graph = torch.cuda.CUDAGraph()
+                    with torch.cuda.graph(graph):
+                        for _ in range(reps):
+                            call()
                 torch.cuda.synchronize()
             except Exception as exc:  # noqa: BLE001 - any capture failure: eager instead
                 self.graph_failure = f"{type(exc).__name__}: {exc}"
@@ -143,7 +150,29 @@ class CudaBatches:
         if not self._capture or self.graph_failure is not None or not self._replayed:
             info: dict[str, Any] = {"sustained_body": "eager"}
         else:
-            info = {"sustained_body": "graph", "graph_ops": self._replayed}
+            info = {"sustained_body": "graph", "graph_ops": self._replayed,
+                    "graph_capture": self._capture_by}
         if self.graph_failure is not None:
             info["graph_capture_failed"] = self.graph_failure
         return info
+
+
+class _DriverReplay:
+    """A `DriverGraph` of `reps` calls, captured on a side stream of its own (capture is
+    illegal on the legacy default stream) and replayed on torch's current stream, as
+    `CUDAGraph.replay()` is."""
+
+    def __init__(self, torch: Any, call: Callable[[], object], reps: int) -> None:
+        self._torch = torch
+        self._side = torch.cuda.Stream()  # kept: the graph was captured from it
+        self._side.wait_stream(torch.cuda.current_stream())
+
+        def body() -> None:
+            for _ in range(reps):
+                call()
+
+        with torch.cuda.stream(self._side):  # the calls ask for the current stream
+            self._graph = DriverGraph(body, int(self._side.cuda_stream))
+
+    def replay(self) -> None:
+        self._graph.launch(int(self._torch.cuda.current_stream().cuda_stream))

@@ -28,9 +28,12 @@ def test_a_turn_gets_its_share_of_the_timer() -> None:
 
 
 def _measured(samples: list[float], blocks: int = 1, settled: bool = True) -> Measurement:
+    settle_blocks = [2 * samples[0]] * (2 if settled else 3)  # a settle's block medians
     return Measurement(
         timer="event", samples_s=samples, warmup_calls=2, stop_reason="converged",
-        duty="sustained", settle={"settled": settled, "seconds": 0.01, "calls": 5},
+        duty="sustained", settle={"settled": settled, "seconds": 0.01, "calls": 5,
+                                  "block_medians_s": settle_blocks,
+                                  "block_clocks_mhz": [1980.0] * len(settle_blocks)},
         blocks=[{"samples": len(samples), "median_s": samples[0]}] * blocks,
         extra={"l2": "cold"},
     )
@@ -44,6 +47,10 @@ def test_turns_merge_in_the_order_taken() -> None:
     assert whole.settle is not None
     assert (whole.settle["settled"], whole.settle["turns_settled"]) == (False, 1)
     assert whole.settle["calls"] == 10
+    # Each turn's settle blocks, in order, not the first turn's alone.
+    assert whole.settle["block_medians_s"] == [2.0, 2.0, 4.0, 4.0, 4.0]
+    assert whole.settle["turn_settle_blocks"] == [2, 3]
+    assert len(whole.settle["block_clocks_mhz"]) == 5
 
 
 def test_cells_are_visited_in_turns_and_a_failing_one_is_journaled_at_once() -> None:

@@ -45,7 +45,7 @@ def turn_spec(spec: TimerSpec, turns: int) -> TimerSpec:
 def merged(turns: Sequence[Measurement]) -> Measurement:
     """One measurement of a cell's turns: samples, clocks and blocks in the order taken
     (each block marked with its turn), warm-up calls summed, the last turn's stop reason,
-    the settle phases summed up."""
+    the settle phases summed up, their blocks kept in order."""
     first = turns[0]
     stages: dict[str, list[float]] = {}
     for turn in turns:
@@ -59,8 +59,10 @@ def merged(turns: Sequence[Measurement]) -> Measurement:
             "seconds": sum(s["seconds"] for s in settles),
             "calls": sum(s["calls"] for s in settles),
             "turns_settled": sum(bool(s["settled"]) for s in settles),
-            "block_medians_s": settles[0].get("block_medians_s", []),
-            "block_clocks_mhz": settles[0].get("block_clocks_mhz", []),
+            # Every turn's settle blocks in the order taken; turn_settle_blocks splits them.
+            "block_medians_s": [m for s in settles for m in s.get("block_medians_s", [])],
+            "block_clocks_mhz": [c for s in settles for c in s.get("block_clocks_mhz", [])],
+            "turn_settle_blocks": [len(s.get("block_medians_s", [])) for s in settles],
         }
     return Measurement(
         timer=first.timer,

@@ -57,8 +57,11 @@ NCU_CLOCK = "sm__cycles_elapsed.avg.per_second"
 MARKER = "FillFunctor"  # the kernel of marker.fill_(): splits the ncu launches into cases
 # loop_write and event_write_unsettled bisect event_write against do_bench: do_bench's own
 # loop with kernbench's flush and events, and kernbench's timer without its settle phase.
+# do_bench_settled and do_bench_long ask whether the rest is the card's power history:
+# do_bench behind the same back-to-back flush-and-run phase as kernbench's settle, and
+# do_bench sampling over kernbench's whole window (settle and budget) instead of 100 ms.
 GEMM_TOOLS = ("event_read", "event_write", "isolated_read", "graph_read", "do_bench",
-              "loop_write", "event_write_unsettled")
+              "loop_write", "event_write_unsettled", "do_bench_settled", "do_bench_long")
 ADD_TOOLS = GEMM_TOOLS + ("graph_warm", "do_bench_cudagraph")
 UNIT_SECONDS = {
     "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0,
@@ -246,6 +249,24 @@ class Tools:
 
     def do_bench(self, kernel: Any) -> dict[str, Any]:
         ms = self.testing.do_bench(kernel.run, return_mode="median", **DO_BENCH_MS)
+        return {"median_s": ms * 1e-3}
+
+    def do_bench_settled(self, kernel: Any) -> dict[str, Any]:
+        """do_bench right after settle_s of the write flush and the kernel back to back, the
+        state kernbench's settle phase leaves the card in."""
+        device, deadline = self.write_device, time.perf_counter() + self.spec.settle_s
+        while time.perf_counter() < deadline:
+            for _ in range(8):  # a short queue, so the phase ends near its deadline
+                device.flush()
+                kernel.run()
+            self.torch.cuda.synchronize()
+        return self.do_bench(kernel)
+
+    def do_bench_long(self, kernel: Any) -> dict[str, Any]:
+        """do_bench sampling as long as kernbench's settle and budget together."""
+        rep_ms = 1e3 * (self.spec.settle_s + self.spec.budget_s)
+        ms = self.testing.do_bench(kernel.run, return_mode="median",
+                                   warmup=DO_BENCH_MS["warmup"], rep=rep_ms)
         return {"median_s": ms * 1e-3}
 
     def do_bench_cudagraph(self, kernel: Any) -> dict[str, Any]:
@@ -501,6 +522,8 @@ def summarize(name: str, case: dict[str, Any], ncu: dict[str, Any]) -> dict[str,
         "isolated_vs_event": pair(series, "isolated_read", "event_read"),
         "loop_vs_do_bench": pair(series, "loop_write", "do_bench"),
         "unsettled_vs_do_bench": pair(series, "event_write_unsettled", "do_bench"),
+        "write_vs_settled_do_bench": pair(series, "event_write", "do_bench_settled"),
+        "write_vs_long_do_bench": pair(series, "event_write", "do_bench_long"),
     }
     out["kernel_s"] = median_of(out, "do_bench") or median_of(out, "event_read")
     for cache in NCU_CACHE:
@@ -657,6 +680,19 @@ def reached(rows: list[dict[str, Any]]) -> str:
             f"Bisecting write / do_bench: do_bench's own loop with kernbench's flush and "
             f"events / do_bench {span(loop)}; kernbench's timer without its settle phase / "
             f"do_bench {span(unsettled)}."
+        )
+    settled = [r["write_vs_settled_do_bench"]["ratio"] for r in long
+               if r.get("write_vs_settled_do_bench")]
+    longer = [r["write_vs_long_do_bench"]["ratio"] for r in long
+              if r.get("write_vs_long_do_bench")]
+    if settled or longer:
+        both = [r["case"] for r in long
+                if within(r.get("write_vs_settled_do_bench")) or within(
+                    r.get("write_vs_long_do_bench"))]
+        text.append(
+            f"Against do_bench in kernbench's power state: behind the same settle phase "
+            f"{span(settled)}, sampling over kernbench's whole window {span(longer)}; within "
+            f"1% with a spread under 1% on either: {', '.join(both) or 'none'}."
         )
     empty = next((r for r in rows if r["case"] == EMPTY_CASE), None)
     if empty is not None:

@@ -517,7 +517,8 @@ def test_fidelity_reads_ncu_launches_per_case_and_call() -> None:
 
 def _fake_run(name: str, kernel_s: float, reps: int = 4) -> dict:
     """Each tool at a fixed fraction of `kernel_s`, with a +-0.15% drift over repetitions."""
-    scale = {"event_read": 0.98, "graph_read": 0.97, "graph_warm": 0.5, "do_bench_cudagraph": 0.5}
+    scale = {"event_read": 0.98, "graph_read": 0.97, "graph_warm": 0.5, "do_bench_cudagraph": 0.5,
+             "do_bench_settled": 0.995, "do_bench_long": 1.03}
 
     def run(seconds: float, rep: int) -> dict:
         drift = 1 + 0.001 * (rep - 1.5)
@@ -572,6 +573,10 @@ def test_fidelity_markdown_from_json_alone() -> None:
     assert ncu in text
     assert "| ncu | 2.40 | cold (--cache-control all) |" in text
     assert "event/ncu 0.980-0.980" in text
+    # do_bench in kernbench's power state: behind its settle phase, and over its window.
+    assert ("behind the same settle phase 1.005-1.005, sampling over kernbench's whole "
+            "window 0.971-0.971; within 1% with a spread under 1% on either: "
+            "gemm-bf16-4096.") in text
 
 
 def test_event_timer_holds_the_gpu_while_the_host_enqueues_each_batch() -> None:

@@ -127,33 +127,43 @@ def test_byte_labels(size: int, text: str) -> None:
 def test_reference_points_join_their_series_and_the_legend(tmp_path: Path) -> None:
     from cli_helpers import invoke
 
-    from kernbench.render.ccl import with_reference
+    from kernbench.render.ccl import REFERENCE_MARKERS, with_references
     from kernbench.results import model as results_io
     from kernbench.results.reference import Reference, ReferencePoint
 
     committed = Path(__file__).parent.parent / "benches/data/milestone-1h-ccl.json"
     results = results_io.load(committed)
     point = {"op": "allreduce", "inplace": True, "dtype": "bf16", "world_size": 2}
-    reference = Reference(source="nccl-tests -G", points=[
+    graph = Reference(source="nccl-tests -G", points=[
         ReferencePoint(**point, bytes=4096, time_s=6e-6),
         ReferencePoint(**point, bytes=1024, time_s=5e-6),
         ReferencePoint(**{**point, "dtype": "fp64"}, bytes=1024, time_s=5e-6),  # no series
     ])
-    data = with_reference(figure_data(results, "latency"), reference)
+    eager = Reference(source="nccl-tests", points=[
+        ReferencePoint(**point, bytes=1024, time_s=7e-6),
+        ReferencePoint(**{**point, "dtype": "fp32"}, bytes=1024, time_s=7e-6),
+    ])
+    data = with_references(figure_data(results, "latency"), [graph, eager])
+    assert data["reference_sources"] == ["nccl-tests -G", "nccl-tests"]
     allreduce = next(p for p in data["panels"] if p["op"] == "allreduce")
-    shown = {s["label"]: s.get("reference") for s in allreduce["series"]}
-    bf16 = next(ref for label, ref in shown.items() if "bf16" in label)
-    assert bf16["bytes"] == [1024.0, 4096.0] and bf16["latency_s"] == [5e-6, 6e-6]
+    shown = {s["label"]: s.get("references") for s in allreduce["series"]}
+    bf16 = next(refs for label, refs in shown.items() if "bf16" in label)
+    assert [r["source"] for r in bf16] == ["nccl-tests -G", "nccl-tests"]
+    assert bf16[0]["bytes"] == [1024.0, 4096.0] and bf16[0]["latency_s"] == [5e-6, 6e-6]
     expected = bandwidths("allreduce", 1024, 2, 5e-6)["busbw_gbs"]
-    assert bf16["busbw_gbs"][0] == pytest.approx(expected)
-    assert all(ref is None for label, ref in shown.items() if "bf16" not in label)
-    file = tmp_path / "ref.json"
-    file.write_text(reference.model_dump_json())
+    assert bf16[0]["busbw_gbs"][0] == pytest.approx(expected)
+    # Each reference keeps its marker, also in a series another reference misses.
+    assert [r["marker"] for r in bf16] == list(REFERENCE_MARKERS[:2])
+    fp32 = next(refs for label, refs in shown.items() if "fp32" in label)
+    assert [(r["source"], r["marker"]) for r in fp32] == [("nccl-tests", REFERENCE_MARKERS[1])]
+    file, other = tmp_path / "ref.json", tmp_path / "eager.json"
+    file.write_text(graph.model_dump_json())
+    other.write_text(eager.model_dump_json())
     code, out, err = invoke("render", str(committed), "--out", str(tmp_path / "figs"),
-                            "--reference", str(file))
+                            "--reference", str(file), "--reference", str(other))
     assert code == 0, err
     drawn = json.loads((tmp_path / "figs" / "latency.json").read_text())
-    assert drawn["reference_source"] == "nccl-tests -G"
+    assert drawn["reference_sources"] == ["nccl-tests -G", "nccl-tests"]
     file.write_text('{"source": "x", "points": [{"op": "allreduce"}]}')
     code, _, err = invoke("render", str(committed), "--out", str(tmp_path / "f2"),
                           "--reference", str(file))

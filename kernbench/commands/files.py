@@ -30,9 +30,10 @@ def render_command(
         Path | None, typer.Option("--out", help="Folder for the figures; default: beside it.")
     ] = None,
     reference: Annotated[
-        Path | None, typer.Option("--reference", help="Another tool's times (a reference "
-                                  "file, e.g. from scripts/nccl_compare.py) drawn beside "
-                                  "the collective figures' series.")
+        list[Path] | None, typer.Option("--reference", help="Another tool's times (a "
+                                        "reference file, e.g. from scripts/nccl_compare.py) "
+                                        "drawn beside the collective figures' series; "
+                                        "repeatable, one marker shape each.")
     ] = None,
 ) -> None:
     """Draw the figures of a results file (no kernel runs, no torch import)."""
@@ -40,8 +41,9 @@ def render_command(
     from kernbench.results.reference import load_reference
 
     loaded = results_io.load(results)
-    points = load_reference(reference) if reference is not None else None
-    for path in render_results(loaded, out or results.parent / "figures", reference=points):
+    references = [load_reference(path) for path in reference or []]
+    for path in render_results(loaded, out or results.parent / "figures",
+                               references=references):
         typer.echo(str(path))
 
 

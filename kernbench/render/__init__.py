@@ -34,31 +34,31 @@ def render_results(
     out_dir: Path,
     figures: Sequence[str] | None = None,
     parallel: bool = False,
-    reference: Reference | None = None,
+    references: Sequence[Reference] = (),
 ) -> list[Path]:
     """Draw the figures (default: the bench's `figures`) into out_dir; return the PNGs.
 
     Each is written as `<name>.png` with its plotted data as `<name>.json`. With
-    `parallel`, each figure is drawn in a forked process of its own; with `reference`,
-    figures that can show another tool's numbers show them (the collective ones).
+    `parallel`, each figure is drawn in a forked process of its own; with `references`,
+    figures that can show other tools' numbers show them (the collective ones).
     """
     names = requested_figures(results, figures)
     out_dir = Path(out_dir)
-    if parallel and len(names) > 1 and _forkable() and reference is None:
+    if parallel and len(names) > 1 and _forkable() and not references:
         return _render_in_parallel(results, out_dir, names)
-    return [_draw(results, name, out_dir, reference) for name in names]
+    return [_draw(results, name, out_dir, references) for name in names]
 
 
 def _draw(
-    results: Results, name: str, out_dir: Path, reference: Reference | None = None
+    results: Results, name: str, out_dir: Path, references: Sequence[Reference] = ()
 ) -> Path:
     """One figure, or one line saying why not: results come from files, and a value no
     figure can show (a size of zero on a log axis, a text for a number) is no traceback."""
     try:
         module = renderer(results, name)  # the name was checked by requested_figures
         data = module.figure_data(results, name)
-        if reference is not None and hasattr(module, "with_reference"):
-            data = module.with_reference(data, reference)
+        if references and hasattr(module, "with_references"):
+            data = module.with_references(data, references)
         return style.save_figure(data, module.draw, out_dir, name)
     except UserError:
         raise

@@ -5,8 +5,10 @@ The bandwidth figure draws busbw solid and algbw dashed in the same color (busbw
 normalization for a flat topology, algbw what one call moved), the latency figure the
 median with its confidence interval; both draw the α-β model of the series as a dotted
 line, the fit stored in the results (`Results.fits`, computed when they were built).
-With a reference file (`kernbench render --reference`, results/reference.py) each series
-also shows the reference tool's times at its sizes as hollow markers.
+With reference files (`kernbench render --reference`, repeatable; results/reference.py)
+each series also shows each reference tool's times at its sizes as hollow markers, one
+marker shape a reference (nccl-tests eager and `-G` disagree by up to 2x below 1 MiB on
+2 H200s, so both are worth seeing).
 Like the GEMM figures, each PNG comes with the data it plots as JSON.
 """
 
@@ -72,30 +74,44 @@ def figure_data(results: Results, name: str) -> dict[str, Any]:
     return data
 
 
-def with_reference(data: dict[str, Any], reference: Reference) -> dict[str, Any]:
-    """`data` with each series' matching reference points (same op, world size, dtype and
-    placement), as latency and busbw; series without any are left as they are."""
+# One hollow marker shape per reference, in the order given.
+REFERENCE_MARKERS = ("s", "^", "D", "v", "P")
+
+
+def with_references(data: dict[str, Any], references: Sequence[Reference]) -> dict[str, Any]:
+    """`data` with each series' matching points of each reference (same op, world size,
+    dtype and placement), as latency and busbw; a reference without any for a series is
+    left out of it."""
     for panel in data["panels"]:
         for series in panel["series"]:
             key = (panel["op"], series["world_size"], series["dtype"], series["inplace"])
-            points = sorted(
-                (p for p in reference.points
-                 if (p.op, p.world_size, p.dtype, p.inplace) == key),
-                key=lambda p: p.bytes,
-            )
-            if points:
-                series["reference"] = {
-                    "source": reference.source,
-                    "bytes": [float(p.bytes) for p in points],
-                    "latency_s": [style.significant(p.time_s) for p in points],
-                    "busbw_gbs": [
-                        style.significant(collective_model.bandwidths(
-                            p.op, float(p.bytes), p.world_size, p.time_s)["busbw_gbs"])
-                        for p in points
-                    ],
-                }
-    data["reference_source"] = reference.source
+            found = [_reference_points(reference, key) for reference in references]
+            if any(found):
+                series["references"] = [
+                    {"marker": REFERENCE_MARKERS[index % len(REFERENCE_MARKERS)], **points}
+                    for index, points in enumerate(found) if points
+                ]
+    data["reference_sources"] = [reference.source for reference in references]
     return data
+
+
+def _reference_points(reference: Reference, key: tuple[Any, ...]) -> dict[str, Any]:
+    points = sorted(
+        (p for p in reference.points if (p.op, p.world_size, p.dtype, p.inplace) == key),
+        key=lambda p: p.bytes,
+    )
+    if not points:
+        return {}
+    return {
+        "source": reference.source,
+        "bytes": [float(p.bytes) for p in points],
+        "latency_s": [style.significant(p.time_s) for p in points],
+        "busbw_gbs": [
+            style.significant(collective_model.bandwidths(
+                p.op, float(p.bytes), p.world_size, p.time_s)["busbw_gbs"])
+            for p in points
+        ],
+    }
 
 
 def _plottable(cell: CellResult) -> bool:
@@ -197,10 +213,10 @@ def _draw_bandwidth(ax: Axes, series: dict[str, Any], color: str) -> None:
 
 
 def _draw_reference(ax: Axes, series: dict[str, Any], what: str, scale: float, color: str) -> None:
-    reference = series.get("reference")
-    if reference:
+    for reference in series.get("references", []):
         values = [v * scale for v in reference[what]]
-        ax.plot(reference["bytes"], values, "s", color=color, fillstyle="none", markersize=6)
+        ax.plot(reference["bytes"], values, reference["marker"], color=color,
+                fillstyle="none", markersize=6)
 
 
 def _draw_latency(ax: Axes, series: dict[str, Any], color: str) -> None:
@@ -232,9 +248,10 @@ def _legend_handles(data: dict[str, Any], colors: dict[str, str]) -> list[Any]:
             Line2D([], [], color="#333333", marker="o", markersize=4, label="median, 95% CI")
         )
     handles.append(Line2D([], [], color="#333333", linestyle=":", label="α-β model: t = α + S/β"))
-    if data.get("reference_source"):
-        handles.append(Line2D([], [], color="#333333", marker="s", fillstyle="none",
-                              linestyle="none", label=data["reference_source"]))
+    for index, source in enumerate(data.get("reference_sources", [])):
+        handles.append(Line2D([], [], color="#333333", fillstyle="none", linestyle="none",
+                              marker=REFERENCE_MARKERS[index % len(REFERENCE_MARKERS)],
+                              label=source))
     return handles
 
 

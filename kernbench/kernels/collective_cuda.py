@@ -9,7 +9,11 @@ event. The body is
   eager calls, as nccl-tests' default: the hold covers their enqueueing. Through
   torch.distributed, whose eager call costs the host ~30-60 µs, more than a small
   collective's GPU time: replays of graphs of GRAPH_CALLS calls, captured once
-  (nccl-tests' `-G`). The samples of a batch follow each other with nothing between them:
+  (nccl-tests' `-G`; NCCL's own calls too with KERNBENCH_COLLECTIVE_GRAPHS=1, captured by
+  torch or, with KERNBENCH_COLLECTIVE_CAPTURE=driver, as nccl-tests captures: on 2 H200s
+  torch's graphs of NCCL's calls read ~2x nccl-tests' `-G`). Under `l2: cold` each call
+  takes the next copy of the buffers (`collective_buffers`); a graph holds the copies its
+  capture reached. The samples of a batch follow each other with nothing between them:
   each one's last collective ends on every rank at once, so the next starts aligned
   without a barrier of its own;
 - `isolated`: one eager collective, after a GPU barrier of its own.

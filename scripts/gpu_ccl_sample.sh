@@ -16,7 +16,8 @@
 #   the collective kernel in APIS (default nccl; torch: kernels/collective.py), and with BEFORE=DIR
 #   through the kernbench package in DIR (an earlier tree, unpacked there with
 #   `git archive`), so they read the same minutes.
-# Then tables of each against both nccl-tests flavours, over every pass in /tmp/ccl-sample
+# Then tables of each against each nccl-tests flavour, over every pass in /tmp/ccl-sample,
+# and (scripts/nccl_bands.py) each run against all flavours band by band, NAME-bands.md
 # (FIRST_PASS=N numbers this call's passes on from an earlier call's on the same machine).
 # Logs, JSON and tables come back as OUT_DIR/sample.tgz.
 # WARM=1: each pass also runs the cells with `l2: warm` (every call on the same buffers;
@@ -139,6 +140,16 @@ fi
         --out-md "$work/compare-$name$logs.md" --out-json "$work/compare-$name$logs.json" \
         | grep -E "^- " | sed "s/^/$name$logs /"
     done
+  done
+  for found in "$work"/compare-*_mpi.json; do  # each run against every flavour, by band
+    [ -e "$found" ] || continue
+    name=${found%_mpi.json}
+    reports=()
+    for logs in _mpi _mpi_graph _threads; do
+      [ -e "${name}$logs.json" ] && reports+=(--report "${logs#_}=${name}$logs.json")
+    done
+    python3 scripts/nccl_bands.py "${reports[@]}" --out-md "${name}-bands.md" \
+      | sed -n "3,/^$/{/^$/!p}" | sed "s|^|${name#"$work"/compare-} |"
   done
 } > "$out/sample.log" 2>&1
 tar czf "$out/sample.tgz" -C /tmp --exclude=tasks ccl-sample

@@ -92,3 +92,31 @@ def test_runs_split_over_sizes_are_fitted_as_one_and_alpha_is_held_to_nccl_tests
     # nccl-tests' points for the figure pool the same logs: one point per size.
     points = nccl_compare.reference(tmp_path, "fp32", "_mpi", 2)["points"]
     assert [p["bytes"] for p in points] == small + large
+
+
+BANDS_SCRIPT = SCRIPT.with_name("nccl_bands.py")
+bands_spec = importlib.util.spec_from_file_location("nccl_bands", BANDS_SCRIPT)
+assert bands_spec is not None and bands_spec.loader is not None
+nccl_bands = importlib.util.module_from_spec(bands_spec)
+bands_spec.loader.exec_module(nccl_bands)
+
+
+def test_bands_count_the_cells_within_each_bands_target_per_reference(tmp_path: Path) -> None:
+    def report(ratios: dict[int, float]) -> dict:
+        return {"rows": [{"op": "allreduce", "bytes": size, "inplace": True, "ratio": r}
+                         for size, r in ratios.items()]}
+
+    eager = report({1024: 0.60, 32768: 1.09, 1 << 17: 1.02, 1 << 21: 0.96, 1 << 26: 1.01})
+    graph = report({1024: 1.12, 1 << 21: 1.00})
+    found = nccl_bands.bands({"eager": eager, "-G": graph})
+    # 10% below 64 KiB: 1.09 is in, 0.60 is not; 3% from there: 0.96 is out.
+    assert found["eager"]["below 64 KiB"] == {"cells": 2, "within": 1, "low": 0.60,
+                                              "high": 1.09, "median": pytest.approx(0.845)}
+    assert found["eager"]["64-512 KiB"]["within"] == 1
+    assert found["eager"]["1-16 MiB"]["within"] == 0
+    assert found["eager"]["32 MiB-1 GiB"]["within"] == 1
+    assert found["-G"]["64-512 KiB"] == {"cells": 0}
+    text = nccl_bands.markdown({"eager": eager, "-G": graph})
+    assert "| eager | 0.600-1.090, median 0.845 (1/2) |" in text
+    assert "| allreduce | 1 KiB | in place | 0.600 | 1.120 |" in text
+    assert "| allreduce | 128 KiB | in place | 1.020 | - |" in text

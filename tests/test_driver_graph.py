@@ -74,3 +74,16 @@ def test_a_driver_error_names_the_call(failing: str) -> None:
              "cuGraphInstantiateWithFlags": "instantiate"}[failing]
     with pytest.raises(RuntimeError, match=f"{failing}: CUresult 1"):
         DriverGraph(lambda: None, stream=0x51, lib=FakeDriver(failing=short))
+
+
+def test_closing_the_batches_destroys_the_driver_graphs_they_captured() -> None:
+    from kernbench.kernels import collective_cuda
+
+    lib = FakeDriver()
+    replay = object.__new__(collective_cuda._DriverReplay)
+    replay._graph = DriverGraph(lambda: None, stream=0x51, lib=lib)
+    batches = object.__new__(collective_cuda.CudaBatches)
+    batches._graphs = {(print, 10): replay, (print, 3): "a torch graph"}
+    batches.close()
+    assert batches._graphs == {}
+    assert [call[0] for call in lib.calls[-2:]] == ["destroy exec", "destroy graph"]

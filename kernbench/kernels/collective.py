@@ -288,6 +288,8 @@ class Collective:
             torch.cuda.synchronize()
 
     def close(self) -> None:
+        if self._cuda is not None:
+            self._cuda.close()
         del self.input, self.output, self.buffers, self._call, self._rotating, self._cuda
         if self.device == "cuda":
             import torch  # lazy: torch is optional

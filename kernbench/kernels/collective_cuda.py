@@ -148,6 +148,14 @@ class CudaBatches:
         self._pace.ran(seconds)
         return seconds
 
+    def close(self) -> None:
+        """Free the captured graphs (torch's free themselves when dropped; the driver's
+        are destroyed here)."""
+        for graph in self._graphs.values():
+            if isinstance(graph, _DriverReplay):
+                graph.close()
+        self._graphs.clear()
+
     def info(self) -> dict[str, Any]:
         """How the sustained samples ran: eager calls, or replays of graphs of these lengths
         (each sample's, in order: `graph_ops`)."""
@@ -180,3 +188,6 @@ class _DriverReplay:
 
     def replay(self) -> None:
         self._graph.launch(int(self._torch.cuda.current_stream().cuda_stream))
+
+    def close(self) -> None:
+        self._graph.close()

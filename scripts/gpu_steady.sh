@@ -68,7 +68,7 @@ smi=$!
   fi
   if [ "${FIDELITY:-0}" = 1 ]; then
     # shellcheck disable=SC2086
-    timeout "${FIDELITY_TIMEOUT:-200}" python3 scripts/fidelity.py \
+    timeout "${FIDELITY_TIMEOUT:-300}" python3 scripts/fidelity.py \
       --out "$out/h200-fidelity.json" ${FIDELITY_ARGS:-}
     echo "fidelity exit $?"
   fi

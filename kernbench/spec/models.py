@@ -75,10 +75,8 @@ class TimerSpec(Strict):
         description="Stop early once the 95% CI half-width of the median, relative to "
         "the median, is under this.",
     )
-    l2: Literal["cold", "warm"] = Field(
-        "cold", description="cold: flush the GPU's L2 before each sample (CUDA timers); a "
-        "collective's calls each take the next of its buffer copies spanning twice the L2."
-    )
+    l2: Literal["cold", "warm"] = Field("cold", description="cold: flush the GPU's L2 before "
+                                        "each sample; a collective's calls rotate buffers.")
     kind: Literal[TIMER_KINDS] = Field(  # type: ignore[valid-type]
         "auto", description="auto: cpu on the CPU, event on CUDA (graph for tiny kernels)."
     )

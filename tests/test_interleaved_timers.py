@@ -25,7 +25,7 @@ class ScriptedSide:
     def ask(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         if request["op"] == "prepare":
             self.prepared_with.append(request.get("timer"))
-            return {"ok": True, "per_call_s": 3e-6, "wall_per_call_s": 1e-3,
+            return {"ok": True, "wall_per_call_s": 1e-3,
                     "timer": request.get("timer", self.own_timer)}
         if request["op"] == "turn":
             return {"ok": True, "median_s": 3e-6, "n": request["calls"]}

@@ -46,7 +46,7 @@ def test_a_cell_is_prepared_turned_and_journaled_with_only_its_kept_turns(tmp_pa
         {"op": "turn", "cell": 0, "calls": 5},
         {"op": "finish", "cell": 0},
     )
-    assert prepared["ok"] and 40e-6 < prepared["per_call_s"] < 5e-3
+    assert prepared["ok"] and 40e-6 < prepared["wall_per_call_s"] < 5e-2
     assert warm["ok"] and first["ok"] and second["ok"] and finished["ok"]
     entry = read_entry(tmp_path / "journal", 1, 0)
     assert entry is not None and entry.result.status == "ok"
@@ -120,7 +120,7 @@ def test_prepare_reports_a_calls_wall_time_beside_its_sample(tmp_path, monkeypat
 
     monkeypatch.setattr(side_module, "choose_timer", lambda *args: ReplayingTimer())
     (prepared,) = talk(side_for(tmp_path), {"op": "prepare", "cell": 0})
-    assert prepared["per_call_s"] == 3e-6
+    # Turns are sized by a call's wall time (the paced estimate's), not its 3 µs sample.
     assert 0.002 <= prepared["wall_per_call_s"] < 0.02
 
 

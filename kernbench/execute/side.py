@@ -141,8 +141,7 @@ class Side:
         log(f"prepared {cell.id}: {warm.timer} timer, {statistics.median(warm.samples_s):.3g} s"
             f" a sample, {wall_per_call:.3g} s a call's wall time,"
             f" {time.perf_counter() - started:.1f} s to prepare")
-        return {"ok": True, "per_call_s": statistics.median(warm.samples_s),
-                "wall_per_call_s": wall_per_call, "timer": warm.timer}
+        return {"ok": True, "wall_per_call_s": wall_per_call, "timer": warm.timer}
 
     def turn(self, index: int, calls: int, keep: bool = True) -> dict[str, Any]:
         """Time `calls` calls now; `keep`: count them in the cell's samples (a warm-up turn

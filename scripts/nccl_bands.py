@@ -17,6 +17,8 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+from kernbench.render.ccl import format_bytes
+
 KIB, MIB = 1 << 10, 1 << 20
 # (name, first size, past the last size, target)
 BANDS = (
@@ -49,13 +51,6 @@ def bands(reports: dict[str, dict[str, Any]]) -> dict[str, dict[str, dict[str, A
     }
 
 
-def size_label(size: int) -> str:
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if size >= 1 << shift:
-            return f"{size >> shift} {unit}"
-    return f"{size} B"
-
-
 def band_text(cell: dict[str, Any]) -> str:
     if not cell["cells"]:
         return "-"
@@ -83,7 +78,7 @@ def markdown(reports: dict[str, dict[str, Any]]) -> str:
               "| --- " * (len(names) + 3) + "|"]
     for (op, size, inplace), ratios in keys.items():
         shown = " | ".join(f"{ratios[n]:.3f}" if n in ratios else "-" for n in names)
-        lines.append(f"| {op} | {size_label(size)} | {'in' if inplace else 'out of'} place "
+        lines.append(f"| {op} | {format_bytes(size)} | {'in' if inplace else 'out of'} place "
                      f"| {shown} |")
     return "\n".join(lines) + "\n"
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from kernbench.analyze.collective import fit_series
+from kernbench.render.ccl import format_bytes
 from kernbench.results.model import load
 
 TESTS = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reduce_scatter"}
@@ -184,13 +185,6 @@ def band_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def size_label(size: int) -> str:
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if size >= 1 << shift:
-            return f"{size >> shift} {unit}"
-    return f"{size} B"
-
-
 def microseconds(seconds: float, span: list[float] | None) -> str:
     """'12.30', or with a range of runs '12.30 (11.90-15.10)'."""
     if not span:
@@ -211,7 +205,7 @@ def markdown(report: dict[str, Any]) -> str:
     ]
     for r in report["rows"]:
         lines.append(
-            f"| {r['op']} | {size_label(r['bytes'])} | {'in' if r['inplace'] else 'out of'} place"
+            f"| {r['op']} | {format_bytes(r['bytes'])} | {'in' if r['inplace'] else 'out of'} place"
             f" | {microseconds(r['nccl_tests_s'], r.get('nccl_tests_range_s'))}"
             f" | {microseconds(r['kernbench_s'], r.get('kernbench_range_s'))} | {r['ratio']:.3f} |"
         )
@@ -242,7 +236,7 @@ def alpha_lines(report: dict[str, Any]) -> list[str]:
         ratio = fit["alpha_s"] / row["nccl_tests_s"]
         lines.append(
             f"- α of {name}: {fit['alpha_s'] * 1e6:.2f} µs (β {fit['beta_bytes_per_s'] / 1e9:.0f}"
-            f" GB/s), {ratio:.3f} of nccl-tests at {size_label(row['bytes'])} "
+            f" GB/s), {ratio:.3f} of nccl-tests at {format_bytes(row['bytes'])} "
             f"({row['nccl_tests_s'] * 1e6:.2f} µs; target ±10%): "
             f"{'met' if abs(ratio - 1) <= 0.10 else 'NOT met'}")
     return lines

@@ -265,8 +265,8 @@ def test_the_ranks_timer_batches_calls_when_sustained_and_takes_one_when_isolate
 
     class Recording(TwoRanks):
         def time_batches(
-        self, count: int, reps: int, duty: str = "sustained", l2: str = "cold"
-    ) -> list[float]:
+            self, count: int, reps: int, duty: str = "sustained", l2: str = "cold"
+        ) -> list[float]:
             seen.append((reps, duty))
             return super().time_batches(count, reps, duty)
 

@@ -78,6 +78,11 @@ def figure_data(results: Results, name: str) -> dict[str, Any]:
 REFERENCE_MARKERS = ("s", "^", "D", "v", "P")
 
 
+def reference_marker(index: int) -> str:
+    """The hollow marker of the `index`-th reference given (in the series and the legend)."""
+    return REFERENCE_MARKERS[index % len(REFERENCE_MARKERS)]
+
+
 def with_references(data: dict[str, Any], references: Sequence[Reference]) -> dict[str, Any]:
     """`data` with each series' matching points of each reference (same op, world size,
     dtype and placement), as latency and busbw; a reference without any for a series is
@@ -88,7 +93,7 @@ def with_references(data: dict[str, Any], references: Sequence[Reference]) -> di
             found = [_reference_points(reference, key) for reference in references]
             if any(found):
                 series["references"] = [
-                    {"marker": REFERENCE_MARKERS[index % len(REFERENCE_MARKERS)], **points}
+                    {"marker": reference_marker(index), **points}
                     for index, points in enumerate(found) if points
                 ]
     data["reference_sources"] = [reference.source for reference in references]
@@ -250,7 +255,7 @@ def _legend_handles(data: dict[str, Any], colors: dict[str, str]) -> list[Any]:
     handles.append(Line2D([], [], color="#333333", linestyle=":", label="α-β model: t = α + S/β"))
     for index, source in enumerate(data.get("reference_sources", [])):
         handles.append(Line2D([], [], color="#333333", fillstyle="none", linestyle="none",
-                              marker=REFERENCE_MARKERS[index % len(REFERENCE_MARKERS)],
+                              marker=reference_marker(index),
                               label=source))
     return handles
 

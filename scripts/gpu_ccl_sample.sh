@@ -31,7 +31,10 @@
 # APIS="nccl nccl-graphs nccl-driver": an API ending in -graphs replays graphs of
 # GRAPH_CALLS calls captured by torch (KERNBENCH_COLLECTIVE_GRAPHS=1; by default only
 # torch's calls are captured), one ending in -driver graphs captured thread-local through
-# the driver, as nccl-tests' -G (KERNBENCH_COLLECTIVE_CAPTURE=driver).
+# the driver, as nccl-tests' -G (KERNBENCH_COLLECTIVE_CAPTURE=driver). An entry's
+# +VAR=VALUE suffixes set the environment of its run alone (nccl-driver+NCCL_GRAPH_REGISTER=0,
+# whose results are kernbench-nccl-driver-NCCL_GRAPH_REGISTER_0.N).
+# STEP_POW=N: kernbench's cells at every Nth power of two only (nccl-tests runs them all).
 # Usage: [PASSES=1] [FIRST_PASS=1] [REFERENCES="loop queued ..."] [APIS="nccl torch"]
 #   [BEFORE=DIR] bash scripts/gpu_ccl_sample.sh NCCL_TESTS_DIR OUT_DIR
 #   (pydantic wheels in .whl/, MPICH in .whl/mpi/)
@@ -44,7 +47,8 @@ source scripts/mpi_env.sh
 work=/tmp/ccl-sample
 mkdir -p "$work"
 low=${LOW_POW:-10} high=${HIGH_POW:-22}  # sizes 2^low to 2^high bytes
-sizes=$(python3 -c "print(','.join(str(2**p) for p in range($low, $high + 1)))")
+step=${STEP_POW:-1}  # kernbench's cells every 2^step (nccl-tests runs every size)
+sizes=$(python3 -c "print(','.join(str(2**p) for p in range($low, $high + 1, $step)))")
 span=(-b $((2 ** low)) -e $((2 ** high)) -f 2 -w 5 -n 50 -d float)  # nccl-tests' sizes
 reference() {  # reference NAME.PASS [ccl_reference options]
   local name=$1
@@ -54,11 +58,12 @@ reference() {  # reference NAME.PASS [ccl_reference options]
     > "$work/$name.log" 2>&1
   echo "$name exit $?"
 }
-kernbench() {  # kernbench NAME.PASS PYTHONPATH [BENCH]
-  PYTHONPATH=/tmp/site:$2 timeout "${KERNBENCH_TIMEOUT:-170}" python3 -m kernbench run \
-    --bench "${3:-milestone-1h-ccl}" --device cuda --only dtype=fp32 --only "bytes=$sizes" \
-    --rounds 1 --out "$work/$1" > "$work/$1.log" 2>&1
-  echo "kernbench $1 exit $?"
+kernbench() {  # kernbench NAME.PASS PYTHONPATH [BENCH]; each log line stamped with its second
+  PYTHONPATH=/tmp/site:$2 PYTHONUNBUFFERED=1 timeout "${KERNBENCH_TIMEOUT:-170}" python3 -m \
+    kernbench run --bench "${3:-milestone-1h-ccl}" --device cuda --only dtype=fp32 \
+    --only "bytes=$sizes" --rounds 1 --out "$work/$1" 2>&1 \
+    | while IFS= read -r line; do echo "$(date +%s) $line"; done > "$work/$1.log"
+  echo "kernbench $1 exit ${PIPESTATUS[0]}"
 }
 if [ "${WARM:-0}" = 1 ]; then  # the bench with l2: warm (every call on the same buffers)
   mkdir -p /tmp/ccl-warm
@@ -104,16 +109,22 @@ fi
       esac
     done
     for api in ${APIS:-nccl}; do
-      unset KERNBENCH_COLLECTIVE_GRAPHS KERNBENCH_COLLECTIVE_CAPTURE  # the API's default
-      case $api in
-        *-graphs) export KERNBENCH_COLLECTIVE_GRAPHS=1 ;;
-        *-driver) export KERNBENCH_COLLECTIVE_GRAPHS=1 KERNBENCH_COLLECTIVE_CAPTURE=driver ;;
-      esac
-      base=${api%-graphs}
-      base=${base%-driver}
-      KERNBENCH_COLLECTIVE_API=$base kernbench "kernbench-$api.$pass" "$PWD"
-      [ "${WARM:-0}" = 1 ] && KERNBENCH_COLLECTIVE_API=$base kernbench \
-        "kernbench-$api-warm.$pass" "$PWD" /tmp/ccl-warm/milestone-1h-ccl.yaml
+      (
+        unset KERNBENCH_COLLECTIVE_GRAPHS KERNBENCH_COLLECTIVE_CAPTURE  # the API's default
+        mode=${api%%+*}  # +VAR=VALUE suffixes: environment for this run alone
+        IFS=+ read -ra envs <<< "${api#"$mode"}"
+        for setting in "${envs[@]}"; do [ -n "$setting" ] && export "${setting?}"; done
+        case $mode in
+          *-graphs) export KERNBENCH_COLLECTIVE_GRAPHS=1 ;;
+          *-driver) export KERNBENCH_COLLECTIVE_GRAPHS=1 KERNBENCH_COLLECTIVE_CAPTURE=driver ;;
+        esac
+        base=${mode%-graphs}
+        base=${base%-driver}
+        label=$(echo "$api" | tr '+=' '-_')
+        KERNBENCH_COLLECTIVE_API=$base kernbench "kernbench-$label.$pass" "$PWD"
+        [ "${WARM:-0}" = 1 ] && KERNBENCH_COLLECTIVE_API=$base kernbench \
+          "kernbench-$label-warm.$pass" "$PWD" /tmp/ccl-warm/milestone-1h-ccl.yaml
+      )
     done
     unset KERNBENCH_COLLECTIVE_GRAPHS KERNBENCH_COLLECTIVE_CAPTURE
     [ -n "${BEFORE:-}" ] && kernbench "before.$pass" "$(cd "$BEFORE" && pwd)"
@@ -126,9 +137,9 @@ fi
   fi
   for logs in _threads _mpi _mpi_graph; do
     compgen -G "$work/all_reduce$logs.[0-9]*.log" > /dev/null || continue
-    for name in kernbench-torch kernbench-nccl kernbench-torch-warm kernbench-nccl-warm \
-      kernbench-nccl-graphs kernbench-nccl-driver kernbench-torch-driver before \
-      loop queued queued-sync queued-sync-28 \
+    kernbench_runs=$(cd "$work" && ls -d kernbench-*.[0-9]* 2> /dev/null | grep -v "\.log$" \
+      | sed 's/\.[0-9]*$//' | sort -u)
+    for name in $kernbench_runs before loop queued queued-sync queued-sync-28 \
       queued-hold queued-hold-10 queued-hold-200; do
       runs=()
       for found in "$work/$name".[0-9]*; do

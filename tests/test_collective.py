@@ -329,7 +329,7 @@ def test_graphs_are_captured_by_torch_unless_the_environment_names_the_driver(
 
 
 def test_torch_samples_replay_short_graphs_that_add_up_to_the_sample() -> None:
-    from kernbench.kernels import collective_cuda
+    from kernbench.kernels import collective_cuda, gpu_hold
 
     captured: list[int] = []
 
@@ -337,7 +337,8 @@ def test_torch_samples_replay_short_graphs_that_add_up_to_the_sample() -> None:
         def __init__(self, fail_at: int | None = None) -> None:  # no CUDA here
             self.fail_at = fail_at
             self._capture, self._replayed, self.graph_failure = True, [], None
-            self._capture_by = "torch"
+            self._capture_by, self._graphs, self._capture_s = "torch", {}, 0.25
+            self._pace = gpu_hold.HostPace()
 
         def _graph(self, call: object, reps: int) -> object | None:
             captured.append(reps)
@@ -350,8 +351,12 @@ def test_torch_samples_replay_short_graphs_that_add_up_to_the_sample() -> None:
     batches = Batches()
     graphs = batches._replays(print, 2 * unit + 3)
     assert graphs == [f"graph of {unit}", f"graph of {unit}", "graph of 3"]
+    batches._pace.enqueued(4, 8e-3)
+    batches._pace.ran([1e-3, 1e-3])
     assert batches.info() == {"sustained_body": "graph", "graph_ops": [unit, unit, 3],
-                              "graph_capture": "torch"}
+                              "graph_capture": "torch", "graphs_captured": 0,
+                              "graph_capture_s": 0.25, "host_enqueue_s": 2e-3,
+                              "gpu_sample_s": 1e-3}
     assert Batches()._replays(print, unit) == [f"graph of {unit}"]
     assert Batches()._replays(print, 4) == ["graph of 4"]
     failing = Batches(fail_at=3)

@@ -58,6 +58,7 @@ class CudaBatches:
         self._graphs: dict[tuple[Callable[[], object], int], Any] = {}
         self._replayed: list[int] = []  # the graph lengths a sustained sample last replayed
         self._pace = gpu_hold.HostPace()
+        self._capture_s = 0.0  # host seconds spent capturing and instantiating graphs
         self.graph_failure: str | None = None
 
     def _sync(self) -> None:
@@ -80,7 +81,10 @@ class CudaBatches:
         if self.graph_failure is not None:
             return None
         if (call, reps) not in self._graphs:
+            import time
+
             torch = self._torch
+            began = time.perf_counter()
             try:
                 torch.cuda.synchronize()
                 if self._capture_by == "driver":
@@ -96,6 +100,7 @@ class CudaBatches:
                 torch.cuda.synchronize()
                 return None
             self._graphs[call, reps] = graph
+            self._capture_s += time.perf_counter() - began
         return self._graphs[call, reps]
 
     def time(self, count: int, reps: int, duty: str, call: Callable[[], object]) -> list[float]:
@@ -158,12 +163,18 @@ class CudaBatches:
 
     def info(self) -> dict[str, Any]:
         """How the sustained samples ran: eager calls, or replays of graphs of these lengths
-        (each sample's, in order: `graph_ops`)."""
+        (each sample's, in order: `graph_ops`), how many graphs were captured and in how
+        long; and the host's enqueueing time per sample against the GPU's last median (a
+        host slower than its GPU is what the hold has to cover)."""
         if not self._capture or self.graph_failure is not None or not self._replayed:
             info: dict[str, Any] = {"sustained_body": "eager"}
         else:
             info = {"sustained_body": "graph", "graph_ops": self._replayed,
-                    "graph_capture": self._capture_by}
+                    "graph_capture": self._capture_by, "graphs_captured": len(self._graphs),
+                    "graph_capture_s": round(self._capture_s, 4)}
+        if self._pace.host_s is not None:
+            info["host_enqueue_s"] = self._pace.host_s
+            info["gpu_sample_s"] = self._pace.gpu_s
         if self.graph_failure is not None:
             info["graph_capture_failed"] = self.graph_failure
         return info

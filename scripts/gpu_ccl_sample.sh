@@ -4,7 +4,8 @@
 # 4 MiB, fp32, PASSES times in turn:
 # - nccl-tests as a thread per GPU (-t 2 -g 1, logs *_threads.N.log) and, with an MPI
 #   (scripts/gpu_mpi_wheel.sh), as a process per GPU (*_mpi.N.log), eager and with graphs
-#   of the 50 calls launched 10 times (-G 10, *_mpi_graph.N.log);
+#   of the 50 calls launched 10 times (-G 10, *_mpi_graph.N.log), and so with NCCL's graph
+#   mixing support off, as kernbench runs its graphs (*_mpi_graph_nomix.N.log; ADR 0046);
 # - scripts/ccl_reference.py, graph replays of 50 calls in a process per GPU: (loop) one
 #   timed replay per repeat after a host barrier; (queued) 20 replays back to back, events
 #   between them; (queued-sync) as queued with a one-element all-reduce before each replay,
@@ -93,6 +94,9 @@ fi
       mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" "${span[@]}" -g 1 -G 10 \
         > "$work/${test}_mpi_graph.$pass.log" 2>&1
       echo "pass $pass nccl-tests $test, a process per GPU, -G 10: exit $?"
+      NCCL_GRAPH_MIXING_SUPPORT=0 mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" \
+        "${span[@]}" -g 1 -G 10 > "$work/${test}_mpi_graph_nomix.$pass.log" 2>&1
+      echo "pass $pass nccl-tests $test, a process per GPU, -G 10, graph mixing off: exit $?"
     done
     for name in ${REFERENCES:-loop queued queued-sync queued-sync-28}; do
       case $name in
@@ -135,7 +139,7 @@ fi
       > "$work/milestone.log" 2>&1
     echo "milestone-1h-ccl exit $?"
   fi
-  for logs in _threads _mpi _mpi_graph; do
+  for logs in _threads _mpi _mpi_graph _mpi_graph_nomix; do
     compgen -G "$work/all_reduce$logs.[0-9]*.log" > /dev/null || continue
     kernbench_runs=$(cd "$work" && ls -d kernbench-*.[0-9]* 2> /dev/null | grep -v "\.log$" \
       | sed 's/\.[0-9]*$//' | sort -u)
@@ -156,7 +160,7 @@ fi
     [ -e "$found" ] || continue
     name=${found%_mpi.json}
     reports=()
-    for logs in _mpi _mpi_graph _threads; do
+    for logs in _mpi _mpi_graph _mpi_graph_nomix _threads; do
       [ -e "${name}$logs.json" ] && reports+=(--report "${logs#_}=${name}$logs.json")
     done
     python3 scripts/nccl_bands.py "${reports[@]}" --out-md "${name}-bands.md" \

@@ -24,6 +24,7 @@ mpi_run() {
   if [ "$mpi_launcher" = hydra ]; then
     mpiexec -launcher fork -n "$np" "$@"
   else
-    mpirun --allow-run-as-root -np "$np" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE "$@"
+    mpirun --allow-run-as-root -np "$np" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
+      -x NCCL_GRAPH_MIXING_SUPPORT "$@"
   fi
 }

@@ -301,67 +301,104 @@ def test_the_api_is_the_cells_then_the_environments_then_the_devices(monkeypatch
         resolve_api("mpi", "cuda")
 
 
-def test_only_torchs_calls_are_captured_in_graphs_unless_the_environment_says(
-    monkeypatch,
-) -> None:
-    from kernbench.kernels.collective import GRAPHS_ENV, captures_graphs
+def test_sustained_samples_replay_graphs_unless_the_environment_says(monkeypatch) -> None:
+    from kernbench.kernels.collective_graphs import GRAPHS_ENV, captures_graphs
 
     monkeypatch.delenv(GRAPHS_ENV, raising=False)
-    assert (captures_graphs("torch"), captures_graphs("nccl")) == (True, False)
-    monkeypatch.setenv(GRAPHS_ENV, "1")
-    assert captures_graphs("nccl")
+    assert captures_graphs()
     monkeypatch.setenv(GRAPHS_ENV, "0")
-    assert not captures_graphs("torch")
+    assert not captures_graphs()
 
 
-def test_graphs_are_captured_by_torch_unless_the_environment_names_the_driver(
-    monkeypatch,
-) -> None:
-    from kernbench.kernels.collective import CAPTURE_ENV, capture_mode
+def test_nccls_calls_are_captured_by_the_driver_and_torchs_by_torch(monkeypatch) -> None:
+    from kernbench.kernels.collective_graphs import CAPTURE_ENV, capture_mode
 
     monkeypatch.delenv(CAPTURE_ENV, raising=False)
-    assert capture_mode() == "torch"
-    monkeypatch.setenv(CAPTURE_ENV, "driver")
-    assert capture_mode() == "driver"
+    assert (capture_mode("nccl"), capture_mode("torch")) == ("driver", "torch")
+    monkeypatch.setenv(CAPTURE_ENV, "torch")
+    assert capture_mode("nccl") == "torch"
     monkeypatch.setenv(CAPTURE_ENV, "cupy")
     with pytest.raises(ValueError, match="KERNBENCH_COLLECTIVE_CAPTURE='cupy'; known: torch"):
         make(op="allreduce", bytes=1024)
 
 
-def test_torch_samples_replay_short_graphs_that_add_up_to_the_sample() -> None:
+def test_nccls_graph_mixing_is_off_unless_the_environment_sets_it(monkeypatch) -> None:
+    from kernbench.kernels.collective_graphs import MIXING_ENV, nccl_settings, prepare_nccl
+
+    monkeypatch.delenv(MIXING_ENV, raising=False)
+    assert nccl_settings() == {"nccl_graph_mixing_support": "1 (NCCL's default)"}
+    prepare_nccl()
+    assert nccl_settings() == {"nccl_graph_mixing_support": "0"}
+    monkeypatch.setenv(MIXING_ENV, "1")
+    prepare_nccl()
+    assert nccl_settings() == {"nccl_graph_mixing_support": "1"}
+
+
+def test_a_cold_ring_of_graphs_reaches_every_slot_up_to_its_cap() -> None:
+    from kernbench.kernels.collective_buffers import rotation_slots
+    from kernbench.kernels.collective_graphs import GRAPH_CALLS, MAX_GRAPH_RING, graph_ring
+
+    l2 = 60 * 2**20
+    assert graph_ring(1) == 1
+    assert graph_ring(rotation_slots(4 * 2**20, l2)) == 3  # 30 slots
+    assert graph_ring(rotation_slots(192 * 2**10, l2)) * GRAPH_CALLS == 640  # every slot
+    assert graph_ring(rotation_slots(2**10, l2)) == MAX_GRAPH_RING
+
+
+def test_sustained_samples_replay_short_graphs_that_add_up_to_the_sample() -> None:
     from kernbench.kernels import collective_cuda, gpu_hold
 
-    captured: list[int] = []
+    captured: list[tuple[int, int]] = []
 
     class Batches(collective_cuda.CudaBatches):
         def __init__(self, fail_at: int | None = None) -> None:  # no CUDA here
             self.fail_at = fail_at
             self._capture, self._replayed, self.graph_failure = True, [], None
             self._capture_by, self._graphs, self._capture_s = "torch", {}, 0.25
-            self._pace = gpu_hold.HostPace()
+            self._pace, self._ring_next, self._ring = gpu_hold.HostPace(), {}, 1
 
-        def _graph(self, call: object, reps: int) -> object | None:
-            captured.append(reps)
+        def _graph(self, call: object, reps: int, index: int = 0) -> object | None:
+            captured.append((reps, index))
             if reps == self.fail_at:
                 self.graph_failure = "capture failed"
                 return None
-            return f"graph of {reps}"
+            return f"graph {index} of {reps}"
 
     unit = collective_cuda.GRAPH_CALLS
     batches = Batches()
-    graphs = batches._replays(print, 2 * unit + 3)
-    assert graphs == [f"graph of {unit}", f"graph of {unit}", "graph of 3"]
+    graphs = batches._replays(print, 2 * unit + 3, ring=1)
+    assert graphs == [f"graph 0 of {unit}", f"graph 0 of {unit}", "graph 0 of 3"]
     batches._pace.enqueued(4, 8e-3)
     batches._pace.ran([1e-3, 1e-3])
     assert batches.info() == {"sustained_body": "graph", "graph_ops": [unit, unit, 3],
-                              "graph_capture": "torch", "graphs_captured": 0,
+                              "graph_ring": 1, "graph_capture": "torch", "graphs_captured": 0,
                               "graph_capture_s": 0.25, "host_enqueue_s": 2e-3,
                               "gpu_sample_s": 1e-3}
-    assert Batches()._replays(print, unit) == [f"graph of {unit}"]
-    assert Batches()._replays(print, 4) == ["graph of 4"]
+    assert Batches()._replays(print, unit, ring=1) == [f"graph 0 of {unit}"]
+    assert Batches()._replays(print, 4, ring=1) == ["graph 0 of 4"]
     failing = Batches(fail_at=3)
-    assert failing._replays(print, unit + 3) is None  # then the sample runs eager calls
+    assert failing._replays(print, unit + 3, ring=1) is None  # the sample runs eager calls
     assert failing.info() == {"sustained_body": "eager", "graph_capture_failed": "capture failed"}
+
+
+def test_cold_samples_rotate_through_the_ring_of_graphs_across_samples() -> None:
+    from kernbench.kernels import collective_cuda
+
+    class Batches(collective_cuda.CudaBatches):
+        def __init__(self) -> None:  # no CUDA here
+            self._capture, self._replayed, self.graph_failure = True, [], None
+            self._ring_next, self._ring = {}, 1
+
+        def _graph(self, call: object, reps: int, index: int = 0) -> object | None:
+            return (reps, index)
+
+    unit = collective_cuda.GRAPH_CALLS
+    batches = Batches()
+    first = batches._replays(print, 2 * unit + 1, ring=3)
+    second = batches._replays(print, 2 * unit + 1, ring=3)
+    assert first == [(unit, 0), (unit, 1), (1, 0)]
+    assert second == [(unit, 2), (unit, 0), (1, 0)]  # on round the ring, not back to its start
+    assert batches._replays(len, unit, ring=3) == [(unit, 0)]  # each call has a ring of its own
 
 
 def test_ranks_that_would_split_a_batch_differently_call_the_same_collectives(monkeypatch) -> None:

@@ -20,7 +20,9 @@ Inputs hold small integers, so the check compares bit for bit (`collective_check
 Timed iterations reuse the buffers, so in-place sums grow (to inf eventually), as in
 nccl-tests: the data's values do not change a collective's speed. Under `l2: cold` (the
 default) timed calls rotate through copies of the buffers spanning twice the GPU's L2
-(`collective_buffers`), as nccl-tests' do; the check uses the first copy.
+(`collective_buffers`), as nccl-tests' do; the check uses the first copy. On CUDA the
+sustained samples replay captured graphs of the calls, as nccl-tests' `-G` does
+(`collective_graphs`, ADR 0046).
 """
 
 from __future__ import annotations
@@ -37,6 +39,13 @@ from kernbench.kernels.base import CheckResult, Kernel
 from kernbench.kernels.collective_buffers import Buffers, rotation_slots
 from kernbench.kernels.collective_check import Expected, exact, relative_error
 from kernbench.kernels.collective_cuda import CudaBatches
+from kernbench.kernels.collective_graphs import (
+    capture_mode,
+    captures_graphs,
+    graph_ring,
+    nccl_settings,
+    prepare_nccl,
+)
 from kernbench.kernels.nccl_direct import UNIQUE_ID_BYTES, bind, loaded, shared_communicator
 
 OPS = ("allreduce", "allgather", "reduce_scatter")
@@ -47,13 +56,6 @@ TORCH_DTYPES = {
 }
 TIMEOUT_ENV = "KERNBENCH_COLLECTIVE_TIMEOUT_S"
 API_ENV = "KERNBENCH_COLLECTIVE_API"
-# "1" or "0": sustained samples replay captured graphs of the calls, or run them eager;
-# unset, graphs through torch.distributed only (collective_cuda says why).
-GRAPHS_ENV = "KERNBENCH_COLLECTIVE_GRAPHS"
-# How those graphs are captured: "torch" (torch.cuda.graph) or "driver" (thread-local,
-# as nccl-tests' -G; kernels/driver_graph.py).
-CAPTURE_ENV = "KERNBENCH_COLLECTIVE_CAPTURE"
-CAPTURES = ("torch", "driver")
 APIS = ("torch", "nccl")
 DEFAULT_API = {"cpu": "torch", "cuda": "nccl"}
 DEFAULT_TIMEOUT_S = 300.0
@@ -72,7 +74,9 @@ def make(
     """One cell's collective, on the process group this process joins on first call."""
     _validate(op, bytes, world_size, inplace, dtype, device)
     api = resolve_api(api, device)
-    capture_mode()  # a bad CAPTURE_ENV fails the cell here, with its reason
+    capture_mode(api)  # a bad CAPTURE_ENV fails the cell here, with its reason
+    if device == "cuda":
+        prepare_nccl()
     ensure_process_group(device, world_size)
     collective = Collective(op, bytes, inplace, dtype, device, api)
     return Kernel(
@@ -117,19 +121,6 @@ def _validate_api(api: str, device: str) -> None:
         raise ValueError(f"unknown api {api!r}; known: {', '.join(APIS)}")
     if api == "nccl" and device != "cuda":
         raise ValueError("api: nccl calls NCCL on a CUDA stream: it needs device cuda")
-
-
-def captures_graphs(api: str) -> bool:
-    """Whether sustained samples replay graphs: GRAPHS_ENV, else only through torch."""
-    return os.environ.get(GRAPHS_ENV, "1" if api == "torch" else "0") == "1"
-
-
-def capture_mode() -> str:
-    """How graphs are captured: CAPTURE_ENV, else torch's; checked."""
-    mode = os.environ.get(CAPTURE_ENV, "torch")
-    if mode not in CAPTURES:
-        raise ValueError(f"{CAPTURE_ENV}={mode!r}; known: {', '.join(CAPTURES)}")
-    return mode
 
 
 def ensure_process_group(device: str, world_size: int) -> str:
@@ -276,6 +267,7 @@ class Collective:
             "elements_per_rank_input": self.input.numel(),
             "rotation_slots": self.buffers.slots,
             "buffer_bytes": self.buffers.nbytes(),
+            **(nccl_settings() if self.device == "cuda" else {}),
         }
 
     def run(self) -> None:
@@ -335,8 +327,9 @@ class Collective:
         self._rotated = self.buffers.slots if cold else 1
         if self.device == "cuda":
             if self._cuda is None:
-                self._cuda = CudaBatches(captures_graphs(self.api), capture_mode())
-            return self._cuda.time(count, reps, duty, call)
+                self._cuda = CudaBatches(captures_graphs(), capture_mode(self.api))
+            ring = graph_ring(self.buffers.slots) if cold else 1
+            return self._cuda.time(count, reps, duty, call, ring)
         times = []
         for _ in range(count):
             began = time.perf_counter()

@@ -1,29 +1,27 @@
-"""Timing a collective on one rank's GPU, as nccl-tests does (issue 17, ADR 0042).
+"""Timing a collective on one rank's GPU, as nccl-tests does (issue 17, ADR 0042, 0046).
 
 A batch of samples starts, on each rank's stream, with a one-element all-reduce: a barrier
 *on the GPUs*, so every rank starts its first timed region within a few microseconds of
 the others, whatever its host was doing. Each sample is a start event, the body, an end
 event. The body is
 
-- `sustained`: `reps` collectives back to back. Through NCCL directly (`graphs` off),
-  eager calls, as nccl-tests' default: the hold covers their enqueueing. Through
-  torch.distributed, whose eager call costs the host ~30-60 µs, more than a small
-  collective's GPU time: replays of graphs of GRAPH_CALLS calls, captured once
-  (nccl-tests' `-G`; NCCL's own calls too with KERNBENCH_COLLECTIVE_GRAPHS=1, captured by
-  torch or, with KERNBENCH_COLLECTIVE_CAPTURE=driver, as nccl-tests captures: on 2 H200s
-  torch's graphs of NCCL's calls read ~2x nccl-tests' `-G`). Under `l2: cold` each call
-  takes the next copy of the buffers (`collective_buffers`); a graph holds the copies its
-  capture reached. The samples of a batch follow each other with nothing between them:
-  each one's last collective ends on every rank at once, so the next starts aligned
-  without a barrier of its own;
+- `sustained`: `reps` collectives back to back, as replays of graphs of GRAPH_CALLS calls
+  captured once (nccl-tests' `-G`; `collective_graphs` says how and why), or with
+  KERNBENCH_COLLECTIVE_GRAPHS=0 as eager calls (nccl-tests' default; the hold covers
+  their enqueueing). Under `l2: cold` each call takes the next copy of the buffers
+  (`collective_buffers`): a graph holds the copies its capture reached, so the replays
+  rotate through a ring of graphs captured one after another (`graph_ring`). The samples
+  of a batch follow each other with nothing between them: each one's last collective ends
+  on every rank at once, so the next starts aligned without a barrier of its own;
 - `isolated`: one eager collective, after a GPU barrier of its own.
 
 A batch is queued behind a spinning kernel (`gpu_hold`), held as the CUDA timers hold
 theirs (`gpu_hold.HostPace`: a short lead, plus what the host loses to the GPU over the
-batch), so no sample waits on the host. The timer reduces the per-sample times with MAX
-over the ranks (the slowest rank's time is the collective's). Where a graph cannot be
-captured (an older NCCL, a backend without graph support) the sustained body falls back
-to eager calls, and `info()` says why.
+batch; a graph launch costs the host more than its 10 calls take the GPU), so no sample
+waits on the host. The timer reduces the per-sample times with MAX over the ranks (the
+slowest rank's time is the collective's). Where a graph cannot be captured (an older
+NCCL, a backend without graph support) the sustained body falls back to eager calls, and
+`info()` says why.
 """
 
 from __future__ import annotations
@@ -32,14 +30,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kernbench.kernels import gpu_hold
+from kernbench.kernels.collective_graphs import GRAPH_CALLS
 from kernbench.kernels.driver_graph import DriverGraph
-
-# Calls per captured graph through torch.distributed. Under torch's capture a collective's
-# time grows with the graph's length (1 KiB all-reduce on 2 H200s, replays queued behind a
-# hold: 9.5 µs a call in graphs of 10, 17.8 in graphs of 50, 22.6 in graphs of 200;
-# docs/gpu-runs.md), so a sample replays short graphs of a fixed length, and its time
-# does not hang on how many calls make it.
-GRAPH_CALLS = 10
 
 
 class CudaBatches:
@@ -55,7 +47,9 @@ class CudaBatches:
         self._torch, self._dist = torch, dist
         self._capture, self._capture_by = graphs, capture
         self._sync_buffer = torch.zeros(1, dtype=torch.float32, device="cuda")
-        self._graphs: dict[tuple[Callable[[], object], int], Any] = {}
+        self._graphs: dict[tuple[Callable[[], object], int, int], Any] = {}
+        self._ring_next: dict[Callable[[], object], int] = {}  # the next full graph's index
+        self._ring = 1  # the ring the last sustained sample rotated through
         self._replayed: list[int] = []  # the graph lengths a sustained sample last replayed
         self._pace = gpu_hold.HostPace()
         self._capture_s = 0.0  # host seconds spent capturing and instantiating graphs
@@ -64,23 +58,30 @@ class CudaBatches:
     def _sync(self) -> None:
         self._dist.all_reduce(self._sync_buffer)
 
-    def _replays(self, call: Callable[[], object], reps: int) -> list[Any] | None:
-        """The graphs whose replays, in order, make `reps` calls (GRAPH_CALLS each and one
-        of the remainder); None if a capture fails."""
+    def _replays(self, call: Callable[[], object], reps: int, ring: int) -> list[Any] | None:
+        """The graphs whose replays, in order, make `reps` calls (GRAPH_CALLS each, the next
+        ones of a ring of `ring` graphs, and one of the remainder); None if a capture
+        fails."""
         whole, rest = divmod(reps, GRAPH_CALLS)
-        lengths = [GRAPH_CALLS] * whole + ([rest] if rest else [])
-        graphs = [self._graph(call, length) for length in lengths]
+        keys = [(GRAPH_CALLS, self._turn(call, ring)) for _ in range(whole)]
+        keys += [(rest, 0)] if rest else []
+        graphs = [self._graph(call, length, index) for length, index in keys]
         if any(graph is None for graph in graphs):
             return None
-        self._replayed = lengths
+        self._replayed, self._ring = [length for length, _ in keys], ring
         return graphs
 
-    def _graph(self, call: Callable[[], object], reps: int) -> Any | None:
-        """A graph of `reps` calls, captured once per call and length (a rotating call
-        captures the slots it reaches); None if capture fails."""
+    def _turn(self, call: Callable[[], object], ring: int) -> int:
+        index = self._ring_next.get(call, 0) % ring
+        self._ring_next[call] = index + 1
+        return index
+
+    def _graph(self, call: Callable[[], object], reps: int, index: int = 0) -> Any | None:
+        """Graph `index` of `reps` calls, captured once per call, length and index (a
+        rotating call captures the slots it reaches); None if capture fails."""
         if self.graph_failure is not None:
             return None
-        if (call, reps) not in self._graphs:
+        if (call, reps, index) not in self._graphs:
             import time
 
             torch = self._torch
@@ -99,19 +100,22 @@ class CudaBatches:
                 self.graph_failure = f"{type(exc).__name__}: {exc}"
                 torch.cuda.synchronize()
                 return None
-            self._graphs[call, reps] = graph
+            self._graphs[call, reps, index] = graph
             self._capture_s += time.perf_counter() - began
-        return self._graphs[call, reps]
+        return self._graphs[call, reps, index]
 
-    def time(self, count: int, reps: int, duty: str, call: Callable[[], object]) -> list[float]:
-        """This rank's seconds for each of `count` samples of `reps` calls, queued in
+    def time(
+        self, count: int, reps: int, duty: str, call: Callable[[], object], ring: int = 1
+    ) -> list[float]:
+        """This rank's seconds for each of `count` samples of `reps` calls (sustained
+        graphs: rotating through `ring` graphs of them), queued in
         sub-batches short enough for one hold to cover their enqueueing. The ranks agree
         on each sub-batch's length (the smallest fitting one): each begins with a GPU
         barrier, a collective that every rank must call as often as the others."""
         seconds: list[float] = []
         while len(seconds) < count:
             seconds += self._batch(self._agree_min(self._pace.fitting(count - len(seconds))),
-                                   reps, duty, call)
+                                   reps, duty, call, ring)
         return seconds
 
     def _agree_min(self, value: int) -> int:
@@ -120,14 +124,17 @@ class CudaBatches:
         return int(found.item())
 
     def _batch(
-        self, count: int, reps: int, duty: str, call: Callable[[], object]
+        self, count: int, reps: int, duty: str, call: Callable[[], object], ring: int
     ) -> list[float]:
         import time
 
         torch = self._torch
-        graphs = self._replays(call, reps) if duty == "sustained" and self._capture else None
+        sustained_graphs = duty == "sustained" and self._capture
+        # Each sample replays its own turn of the ring: captured (before the hold) per sample.
+        samples = [self._replays(call, reps, ring) if sustained_graphs else None
+                   for _ in range(count)]
 
-        def body() -> None:
+        def body(graphs: list[Any] | None) -> None:
             if graphs is not None:
                 for graph in graphs:
                     graph.replay()
@@ -141,11 +148,11 @@ class CudaBatches:
         ]
         gpu_hold.hold(self._pace.hold_for(count))
         began = time.perf_counter()
-        for index, (start, end) in enumerate(events):
+        for index, ((start, end), graphs) in enumerate(zip(events, samples, strict=True)):
             if index == 0 or duty == "isolated":
                 self._sync()
             start.record()
-            body()
+            body(graphs)
             end.record()
         self._pace.enqueued(count, time.perf_counter() - began)
         torch.cuda.synchronize()
@@ -170,7 +177,8 @@ class CudaBatches:
             info: dict[str, Any] = {"sustained_body": "eager"}
         else:
             info = {"sustained_body": "graph", "graph_ops": self._replayed,
-                    "graph_capture": self._capture_by, "graphs_captured": len(self._graphs),
+                    "graph_ring": self._ring, "graph_capture": self._capture_by,
+                    "graphs_captured": len(self._graphs),
                     "graph_capture_s": round(self._capture_s, 4)}
         if self._pace.host_s is not None:
             info["host_enqueue_s"] = self._pace.host_s

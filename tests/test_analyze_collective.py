@@ -66,6 +66,21 @@ def test_fit_with_noise_keeps_both_ends() -> None:
     assert 0.99 < fit.r2 <= 1.0
 
 
+def test_fit_reads_alpha_at_the_small_end_and_beta_at_the_large_end_of_a_bent_curve() -> None:
+    # NCCL's shape: flat to 512 KiB, a protocol step, then a line to its bandwidth.
+    sizes = np.array([2.0**p for p in range(10, 31)])
+    times = np.where(sizes <= 2**19, 5e-6, 12e-6 + sizes / 400e9)
+    fit = fit_alpha_beta(sizes, times)
+    assert fit.alpha_s == pytest.approx(5e-6, rel=0.01)
+    assert fit.beta_bytes_per_s == pytest.approx(400e9, rel=0.01)
+
+
+def test_a_fit_of_few_sizes_draws_its_line_through_the_ends() -> None:
+    fit = fit_alpha_beta([1e3, 1e6, 1e9], [2e-6, 50e-6, 2e-3])
+    assert fit.alpha_s == pytest.approx(2e-6 - 1e3 * (2e-3 - 2e-6) / (1e9 - 1e3))
+    assert fit.beta_bytes_per_s == pytest.approx((1e9 - 1e3) / (2e-3 - 2e-6))
+
+
 def test_fit_without_slope_gives_infinite_beta() -> None:
     fit = fit_alpha_beta([1024, 2048, 4096], [1e-5, 1e-5, 1e-5])
     assert fit.alpha_s == pytest.approx(1e-5)

@@ -25,7 +25,9 @@
 # the default, cold, rotates them: ADR 0045), as kernbench-API-warm.N.
 # LOW_POW, HIGH_POW: other sizes, 2^LOW_POW to 2^HIGH_POW bytes (default 10 and 22).
 # MILESTONE=1: then milestone-1h-ccl whole (both dtypes, MILESTONE_ROUNDS=2 rounds; about
-# 3 min a round on 2 H200s), for benches/data. Issue 17's comparison, three passes over
+# 3 min a round on 2 H200s), for benches/data, as kernbench-milestone.1, which the tables
+# then read too (its fp32 cells). THREADS=0: no nccl-tests with a thread per GPU.
+# APIS=none: no kernbench run of the pass's own. Issue 17's comparison, three passes over
 # 1 KiB to 1 GiB (~7 min), and the bench's data (~6 min), in two calls:
 #   HIGH_POW=30 PASSES=3 REFERENCES=none bash scripts/gpu_ccl_sample.sh third_party/nccl-tests OUT
 #   MILESTONE=1 PASSES=0 bash scripts/gpu_ccl_sample.sh third_party/nccl-tests OUT
@@ -84,9 +86,11 @@ fi
   first=${FIRST_PASS:-1}
   for pass in $(seq "$first" $((first + ${PASSES:-1} - 1))); do
     for test in all_reduce all_gather reduce_scatter; do
-      /tmp/nccl-tests-build/${test}_perf "${span[@]}" -t 2 -g 1 \
-        > "$work/${test}_threads.$pass.log" 2>&1
-      echo "pass $pass nccl-tests $test, a thread per GPU: exit $?"
+      if [ "${THREADS:-1}" = 1 ]; then
+        /tmp/nccl-tests-build/${test}_perf "${span[@]}" -t 2 -g 1 \
+          > "$work/${test}_threads.$pass.log" 2>&1
+        echo "pass $pass nccl-tests $test, a thread per GPU: exit $?"
+      fi
       [ -x "/tmp/nccl-tests-build/${test}_perf_mpi" ] || continue
       mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" "${span[@]}" -g 1 \
         > "$work/${test}_mpi.$pass.log" 2>&1
@@ -113,6 +117,7 @@ fi
       esac
     done
     for api in ${APIS:-nccl}; do
+      [ "$api" = none ] && continue
       (
         unset KERNBENCH_COLLECTIVE_GRAPHS KERNBENCH_COLLECTIVE_CAPTURE  # the API's default
         mode=${api%%+*}  # +VAR=VALUE suffixes: environment for this run alone
@@ -135,8 +140,8 @@ fi
   done
   if [ "${MILESTONE:-0}" = 1 ]; then  # the bench's committed data: every cell, both dtypes
     timeout "${MILESTONE_TIMEOUT:-500}" python3 -m kernbench run --bench milestone-1h-ccl \
-      --device cuda --rounds "${MILESTONE_ROUNDS:-2}" --out "$work/milestone" \
-      > "$work/milestone.log" 2>&1
+      --device cuda --rounds "${MILESTONE_ROUNDS:-2}" --out "$work/kernbench-milestone.1" \
+      > "$work/kernbench-milestone.1.log" 2>&1
     echo "milestone-1h-ccl exit $?"
   fi
   for logs in _threads _mpi _mpi_graph _mpi_graph_nomix; do

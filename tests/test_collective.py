@@ -340,9 +340,10 @@ def test_a_cold_ring_of_graphs_reaches_every_slot_up_to_its_cap() -> None:
 
     l2 = 60 * 2**20
     assert graph_ring(1) == 1
-    assert graph_ring(rotation_slots(4 * 2**20, l2)) == 3  # 30 slots
-    assert graph_ring(rotation_slots(192 * 2**10, l2)) * GRAPH_CALLS == 640  # every slot
-    assert graph_ring(rotation_slots(2**10, l2)) == MAX_GRAPH_RING
+    assert graph_ring(rotation_slots(4 * 2**20, l2)) == 3  # 30 slots: every one
+    assert graph_ring(rotation_slots(3 * 2**20, l2)) * GRAPH_CALLS == 40  # every one
+    assert graph_ring(rotation_slots(2 * 2**20, l2)) == MAX_GRAPH_RING  # 50 of 60 slots
+    assert graph_ring(rotation_slots(2**10, l2)) * GRAPH_CALLS == 50  # as nccl-tests' -G
 
 
 def test_sustained_samples_replay_short_graphs_that_add_up_to_the_sample() -> None:

@@ -31,10 +31,13 @@ DEFAULT_CAPTURE = {"nccl": "driver", "torch": "torch"}
 MIXING_ENV = "NCCL_GRAPH_MIXING_SUPPORT"
 # Calls per captured graph (a sample replays whole graphs and one of the remainder).
 GRAPH_CALLS = 10
-# The most graphs a cold sample's replays rotate through, each on slots of its own: 64 of
-# 10 calls reach every slot from 192 KiB up (2x a 60 MiB L2); below, 640 distinct slots,
-# more than nccl-tests' 50 (its graph captures one shifted buffer per iteration).
-MAX_GRAPH_RING = 64
+# The most graphs a cold sample's replays rotate through, each on slots of its own: 5 of
+# 10 calls reach 50 distinct slots, as nccl-tests' -G graph holds 50 iterations, each on a
+# shifted buffer (every slot from 3 MiB up on an H200). More distinct graphs queued behind
+# the hold block the host: on 2 H200s rings of 24-64 graphs took 51 ms to enqueue a
+# sample (the whole hold) and read 7-10 µs a call where 4.3-6 was the GPU's; 12, 3-11 ms;
+# 6 or fewer, 0.1-2.4 ms (docs/gpu-runs.md, ninth session).
+MAX_GRAPH_RING = 5
 
 
 def captures_graphs() -> bool:

@@ -36,7 +36,7 @@ GRAPH_CALLS = 10
 # shifted buffer (every slot from 3 MiB up on an H200). More distinct graphs queued behind
 # the hold block the host: on 2 H200s rings of 24-64 graphs took 51 ms to enqueue a
 # sample (the whole hold) and read 6.7-11.6 µs a call where 4.3-6 was the GPU's; 12, 3-11 ms;
-# 6 or fewer, 0.1-2.4 ms (docs/gpu-runs.md, ninth session).
+# 6 or fewer, 0.05-2.4 ms (docs/gpu-runs.md, ninth session).
 MAX_GRAPH_RING = 5
 
 

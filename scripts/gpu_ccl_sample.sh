@@ -31,10 +31,10 @@
 # 1 KiB to 1 GiB (~7 min), and the bench's data (~6 min), in two calls:
 #   HIGH_POW=30 PASSES=3 REFERENCES=none bash scripts/gpu_ccl_sample.sh third_party/nccl-tests OUT
 #   MILESTONE=1 PASSES=0 bash scripts/gpu_ccl_sample.sh third_party/nccl-tests OUT
-# APIS="nccl nccl-graphs nccl-driver": an API ending in -graphs replays graphs of
-# GRAPH_CALLS calls captured by torch (KERNBENCH_COLLECTIVE_GRAPHS=1; by default only
-# torch's calls are captured), one ending in -driver graphs captured thread-local through
-# the driver, as nccl-tests' -G (KERNBENCH_COLLECTIVE_CAPTURE=driver). An entry's
+# APIS="nccl nccl-eager nccl-graphs nccl-driver": each API's default (graphs, ADR 0046),
+# and with an ending: -eager eager calls (KERNBENCH_COLLECTIVE_GRAPHS=0), -graphs graphs
+# captured by torch, -driver graphs captured thread-local through the driver, as
+# nccl-tests' -G (KERNBENCH_COLLECTIVE_CAPTURE=torch or driver). An entry's
 # +VAR=VALUE suffixes set the environment of its run alone (nccl-driver+NCCL_GRAPH_REGISTER=0,
 # whose results are kernbench-nccl-driver-NCCL_GRAPH_REGISTER_0.N).
 # STEP_POW=N: kernbench's cells at every Nth power of two only (nccl-tests runs them all).
@@ -124,11 +124,13 @@ fi
         IFS=+ read -ra envs <<< "${api#"$mode"}"
         for setting in "${envs[@]}"; do [ -n "$setting" ] && export "${setting?}"; done
         case $mode in
-          *-graphs) export KERNBENCH_COLLECTIVE_GRAPHS=1 ;;
+          *-eager) export KERNBENCH_COLLECTIVE_GRAPHS=0 ;;
+          *-graphs) export KERNBENCH_COLLECTIVE_GRAPHS=1 KERNBENCH_COLLECTIVE_CAPTURE=torch ;;
           *-driver) export KERNBENCH_COLLECTIVE_GRAPHS=1 KERNBENCH_COLLECTIVE_CAPTURE=driver ;;
         esac
         base=${mode%-graphs}
         base=${base%-driver}
+        base=${base%-eager}
         label=$(echo "$api" | tr '+=' '-_')
         KERNBENCH_COLLECTIVE_API=$base kernbench "kernbench-$label.$pass" "$PWD"
         [ "${WARM:-0}" = 1 ] && KERNBENCH_COLLECTIVE_API=$base kernbench \

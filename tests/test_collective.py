@@ -357,6 +357,7 @@ def test_sustained_samples_replay_short_graphs_that_add_up_to_the_sample() -> No
             self._capture, self._replayed, self.graph_failure = True, [], None
             self._capture_by, self._graphs, self._capture_s = "torch", {}, 0.25
             self._pace, self._ring_next, self._ring = gpu_hold.HostPace(), {}, 1
+            self._batches, self._late = 4, 1
 
         def _graph(self, call: object, reps: int, index: int = 0) -> object | None:
             captured.append((reps, index))
@@ -374,7 +375,7 @@ def test_sustained_samples_replay_short_graphs_that_add_up_to_the_sample() -> No
     assert batches.info() == {"sustained_body": "graph", "graph_ops": [unit, unit, 3],
                               "graph_ring": 1, "graph_capture": "torch", "graphs_captured": 0,
                               "graph_capture_s": 0.25, "host_enqueue_s": 2e-3,
-                              "gpu_sample_s": 1e-3}
+                              "gpu_sample_s": 1e-3, "batches_past_hold": "1 of 4"}
     assert Batches()._replays(print, unit, ring=1) == [f"graph 0 of {unit}"]
     assert Batches()._replays(print, 4, ring=1) == ["graph 0 of 4"]
     failing = Batches(fail_at=3)
@@ -410,9 +411,13 @@ def test_ranks_that_would_split_a_batch_differently_call_the_same_collectives(mo
     from kernbench.kernels import collective_cuda, gpu_hold
 
     monkeypatch.setattr(gpu_hold, "hold", lambda seconds: None)
+    hold_ended = [False]
 
     class Event:
         def record(self) -> None: ...
+
+        def query(self) -> bool:
+            return hold_ended[0]  # before the host had queued the batch
 
         def elapsed_time(self, end: Event) -> float:
             return 1.0  # ms
@@ -432,6 +437,7 @@ def test_ranks_that_would_split_a_batch_differently_call_the_same_collectives(mo
         def ran(self, seconds: list[float]) -> None: ...
 
     def rank_log(own_fits: int, peer_fits: int, duty: str) -> list[str]:
+        late = 4 if hold_ended[0] else 0  # of the 4 sub-batches (3+3+3+1)
         log: list[str] = []
         sync_buffer = object()
 
@@ -449,14 +455,16 @@ def test_ranks_that_would_split_a_batch_differently_call_the_same_collectives(mo
                 return self.value
 
         torch = SimpleNamespace(tensor=Value, int64="int64", cuda=SimpleNamespace(
-            Event=lambda enable_timing: Event(), synchronize=lambda: None))
+            Event=lambda enable_timing=False: Event(), synchronize=lambda: None))
         batches = object.__new__(collective_cuda.CudaBatches)
         batches.__dict__.update(
             _torch=torch, _dist=SimpleNamespace(all_reduce=all_reduce,
                                                 ReduceOp=SimpleNamespace(MIN="min")),
             _capture=False, _sync_buffer=sync_buffer,
-            _graphs={}, _replayed=[], _pace=Pace(own_fits), graph_failure=None)
+            _graphs={}, _replayed=[], _pace=Pace(own_fits), graph_failure=None,
+            _batches=0, _late=0)
         assert batches.time(10, 2, duty, lambda: log.append("call")) == [1e-3] * 10
+        assert (batches._late, batches._batches) == (late, 4)
         return log
 
     for duty in ("sustained", "isolated"):
@@ -465,3 +473,5 @@ def test_ranks_that_would_split_a_batch_differently_call_the_same_collectives(mo
         barriers = fast_host.count("barrier")
         assert barriers == (4 if duty == "sustained" else 10)  # sub-batches 3+3+3+1
         assert fast_host.count("call") == 20
+    hold_ended[0] = True  # a host that fell behind its hold: every batch counted late
+    rank_log(3, 3, "sustained")

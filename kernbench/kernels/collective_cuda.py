@@ -52,6 +52,7 @@ class CudaBatches:
         self._ring = 1  # the ring the last sustained sample rotated through
         self._replayed: list[int] = []  # the graph lengths a sustained sample last replayed
         self._pace = gpu_hold.HostPace()
+        self._batches = self._late = 0  # batches, and those whose hold ended before enqueued
         self._capture_s = 0.0  # host seconds spent capturing and instantiating graphs
         self.graph_failure: str | None = None
 
@@ -147,6 +148,8 @@ class CudaBatches:
             for _ in range(count)
         ]
         gpu_hold.hold(self._pace.hold_for(count))
+        held = torch.cuda.Event()
+        held.record()  # the hold's end
         began = time.perf_counter()
         for index, ((start, end), graphs) in enumerate(zip(events, samples, strict=True)):
             if index == 0 or duty == "isolated":
@@ -155,6 +158,11 @@ class CudaBatches:
             body(graphs)
             end.record()
         self._pace.enqueued(count, time.perf_counter() - began)
+        # Ended already: the GPU may have waited for the host within the samples, which
+        # then time the host (as NCCL's graph mixing support, or too many distinct graphs
+        # queued, made them: collective_graphs).
+        self._batches += 1
+        self._late += bool(held.query())
         torch.cuda.synchronize()
         seconds = [start.elapsed_time(end) / 1e3 for start, end in events]
         self._pace.ran(seconds)
@@ -171,8 +179,9 @@ class CudaBatches:
     def info(self) -> dict[str, Any]:
         """How the sustained samples ran: eager calls, or replays of graphs of these lengths
         (each sample's, in order: `graph_ops`), how many graphs were captured and in how
-        long; and the host's enqueueing time per sample against the GPU's last median (a
-        host slower than its GPU is what the hold has to cover)."""
+        long; the host's enqueueing time per sample against the GPU's last median (a host
+        slower than its GPU is what the hold has to cover), and in how many batches the
+        hold ended before the host had queued them (their samples may time the host)."""
         if not self._capture or self.graph_failure is not None or not self._replayed:
             info: dict[str, Any] = {"sustained_body": "eager"}
         else:
@@ -183,6 +192,7 @@ class CudaBatches:
         if self._pace.host_s is not None:
             info["host_enqueue_s"] = self._pace.host_s
             info["gpu_sample_s"] = self._pace.gpu_s
+            info["batches_past_hold"] = f"{self._late} of {self._batches}"
         if self.graph_failure is not None:
             info["graph_capture_failed"] = self.graph_failure
         return info

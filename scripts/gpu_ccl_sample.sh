@@ -27,7 +27,9 @@
 # MILESTONE=1: then milestone-1h-ccl whole (both dtypes, MILESTONE_ROUNDS=2 rounds; about
 # 3 min a round on 2 H200s), for benches/data, as kernbench-milestone.1, which the tables
 # then read too (its fp32 cells). THREADS=0: no nccl-tests with a thread per GPU.
-# APIS=none: no kernbench run of the pass's own. Issue 17's comparison, three passes over
+# APIS=none: no kernbench run of the pass's own. NOREG=1: nccl-tests' -G also with NCCL's
+# buffer registration off (and mixing off), *_mpi_graph_noreg.N.log.
+# Issue 17's comparison, three passes over
 # 1 KiB to 1 GiB (~7 min), and the bench's data (~6 min), in two calls:
 #   HIGH_POW=30 PASSES=3 REFERENCES=none bash scripts/gpu_ccl_sample.sh third_party/nccl-tests OUT
 #   MILESTONE=1 PASSES=0 bash scripts/gpu_ccl_sample.sh third_party/nccl-tests OUT
@@ -101,6 +103,12 @@ fi
       NCCL_GRAPH_MIXING_SUPPORT=0 mpi_run 2 "/tmp/nccl-tests-build/${test}_perf_mpi" \
         "${span[@]}" -g 1 -G 10 > "$work/${test}_mpi_graph_nomix.$pass.log" 2>&1
       echo "pass $pass nccl-tests $test, a process per GPU, -G 10, graph mixing off: exit $?"
+      if [ "${NOREG:-0}" = 1 ]; then  # is its graphs' faster all-gather NCCL's buffer registration?
+        NCCL_GRAPH_MIXING_SUPPORT=0 NCCL_GRAPH_REGISTER=0 mpi_run 2 \
+          "/tmp/nccl-tests-build/${test}_perf_mpi" "${span[@]}" -g 1 -G 10 \
+          > "$work/${test}_mpi_graph_noreg.$pass.log" 2>&1
+        echo "pass $pass nccl-tests $test, -G 10, mixing and registration off: exit $?"
+      fi
     done
     for name in ${REFERENCES:-loop queued queued-sync queued-sync-28}; do
       case $name in
@@ -146,7 +154,7 @@ fi
       > "$work/kernbench-milestone.1.log" 2>&1
     echo "milestone-1h-ccl exit $?"
   fi
-  for logs in _threads _mpi _mpi_graph _mpi_graph_nomix; do
+  for logs in _threads _mpi _mpi_graph _mpi_graph_nomix _mpi_graph_noreg; do
     compgen -G "$work/all_reduce$logs.[0-9]*.log" > /dev/null || continue
     kernbench_runs=$(cd "$work" && ls -d kernbench-*.[0-9]* 2> /dev/null | grep -v "\.log$" \
       | sed 's/\.[0-9]*$//' | sort -u)
@@ -167,7 +175,7 @@ fi
     [ -e "$found" ] || continue
     name=${found%_mpi.json}
     reports=()
-    for logs in _mpi _mpi_graph _mpi_graph_nomix _threads; do
+    for logs in _mpi _mpi_graph _mpi_graph_nomix _mpi_graph_noreg _threads; do
       [ -e "${name}$logs.json" ] && reports+=(--report "${logs#_}=${name}$logs.json")
     done
     python3 scripts/nccl_bands.py "${reports[@]}" --out-md "${name}-bands.md" \

@@ -24,7 +24,10 @@ mpi_run() {
   if [ "$mpi_launcher" = hydra ]; then
     mpiexec -launcher fork -n "$np" "$@"
   else
-    mpirun --allow-run-as-root -np "$np" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE \
-      -x NCCL_GRAPH_MIXING_SUPPORT "$@"
+    local exported=() name
+    for name in LD_LIBRARY_PATH NCCL_NVLS_ENABLE NCCL_GRAPH_MIXING_SUPPORT NCCL_GRAPH_REGISTER; do
+      [ -n "${!name+set}" ] && exported+=(-x "$name")  # only the ones this shell sets
+    done
+    mpirun --allow-run-as-root -np "$np" "${exported[@]}" "$@"
   fi
 }

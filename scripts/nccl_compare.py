@@ -161,7 +161,9 @@ def reference(log_dir: Path, dtype: str, suffix: str, world_size: int) -> dict[s
                            "world_size": world_size, "time_s": statistics.median(seconds)})
     flavour = {"": "", "_graph": " -G", "_mpi": " (a process per GPU)",
                "_mpi_graph": " -G (a process per GPU)",
-               "_mpi_graph_nomix": " -G, graph mixing off (a process per GPU)"}.get(suffix, suffix)
+               "_mpi_graph_nomix": " -G, graph mixing off (a process per GPU)",
+               "_mpi_graph_noreg": " -G, graph mixing and buffer registration off (a process "
+                                   "per GPU)"}.get(suffix, suffix)
     return {"schema_version": 1, "source": version + flavour, "points": points}
 
 

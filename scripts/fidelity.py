@@ -686,13 +686,13 @@ def reached(rows: list[dict[str, Any]]) -> str:
     longer = [r["write_vs_long_do_bench"]["ratio"] for r in long
               if r.get("write_vs_long_do_bench")]
     if settled or longer:
-        both = [r["case"] for r in long
-                if within(r.get("write_vs_settled_do_bench")) or within(
-                    r.get("write_vs_long_do_bench"))]
+        either = [r["case"] for r in long
+                  if within(r.get("write_vs_settled_do_bench")) or within(
+                      r.get("write_vs_long_do_bench"))]
         text.append(
             f"Against do_bench in kernbench's power state: behind the same settle phase "
             f"{span(settled)}, sampling over kernbench's whole window {span(longer)}; within "
-            f"1% with a spread under 1% on either: {', '.join(both) or 'none'}."
+            f"1% with a spread under 1% on either: {', '.join(either) or 'none'}."
         )
     empty = next((r for r in rows if r["case"] == EMPTY_CASE), None)
     if empty is not None:

@@ -325,7 +325,8 @@ def test_nccls_calls_are_captured_by_the_driver_and_torchs_by_torch(monkeypatch)
 def test_nccls_graph_mixing_is_off_unless_the_environment_sets_it(monkeypatch) -> None:
     from kernbench.kernels.collective_graphs import MIXING_ENV, nccl_settings, prepare_nccl
 
-    monkeypatch.delenv(MIXING_ENV, raising=False)
+    monkeypatch.setenv(MIXING_ENV, "")  # recorded, so prepare_nccl's value is undone after
+    monkeypatch.delenv(MIXING_ENV)
     assert nccl_settings() == {"nccl_graph_mixing_support": "1 (NCCL's default)"}
     prepare_nccl()
     assert nccl_settings() == {"nccl_graph_mixing_support": "0"}

@@ -186,7 +186,6 @@ class Collective:
         error: BaseException | None = None
         try:
             self.buffers = self._allocate(slots)
-            self.input, self.output = self.buffers.input, self.buffers.output
             if api == "nccl":
                 loaded()
         except Exception as exc:  # noqa: BLE001 - every rank must learn of it, see below
@@ -197,6 +196,15 @@ class Collective:
         # Through NCCL directly, binding is a collective (the id's exchange).
         self._call = self._bind(lambda: 0)
         self._rotating = self._bind(self.buffers.next_slot)
+
+    @property
+    def input(self) -> Any:
+        """The checked slot's input (slot 0)."""
+        return self.buffers.input
+
+    @property
+    def output(self) -> Any:
+        return self.buffers.output
 
     def _allocate(self, slots: int | None) -> Buffers:
         """The buffers; `slots` copies (default: on CUDA, enough to span twice the L2)."""
@@ -282,7 +290,7 @@ class Collective:
     def close(self) -> None:
         if self._cuda is not None:
             self._cuda.close()
-        del self.input, self.output, self.buffers, self._call, self._rotating, self._cuda
+        del self.buffers, self._call, self._rotating, self._cuda
         if self.device == "cuda":
             import torch  # lazy: torch is optional
 

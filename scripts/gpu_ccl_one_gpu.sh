@@ -11,14 +11,9 @@ mkdir -p "$out"
 source scripts/gpu_env.sh
 work=/tmp/ccl-one
 mkdir -p "$work"
-python3 - "$work/milestone-1h-ccl-1gpu.yaml" <<'PY'
-import sys, yaml
-doc = yaml.safe_load(open("benches/milestone-1h-ccl.yaml"))
-doc.update(name="milestone-1h-ccl-1gpu", requires={"world_size": 1})
-doc["axes"]["world_size"] = [1]
-doc.pop("data", None)
-yaml.safe_dump(doc, open(sys.argv[1], "w"), sort_keys=False)
-PY
+python3 scripts/bench_variant.py benches/milestone-1h-ccl.yaml "$work/milestone-1h-ccl-1gpu.yaml" \
+  'name: milestone-1h-ccl-1gpu' 'requires: {world_size: 1}' 'axes: {world_size: [1]}' \
+  --drop data > /dev/null
 {
   for mode in graphs eager; do
     graphs=1

@@ -71,13 +71,8 @@ kernbench() {  # kernbench NAME.PASS PYTHONPATH [BENCH]; each log line stamped w
   echo "kernbench $1 exit ${PIPESTATUS[0]}"
 }
 if [ "${WARM:-0}" = 1 ]; then  # the bench with l2: warm (every call on the same buffers)
-  mkdir -p /tmp/ccl-warm
-  python3 - <<'PY'
-import yaml
-doc = yaml.safe_load(open("benches/milestone-1h-ccl.yaml"))
-doc["timer"]["l2"] = "warm"
-yaml.safe_dump(doc, open("/tmp/ccl-warm/milestone-1h-ccl.yaml", "w"), sort_keys=False)
-PY
+  python3 scripts/bench_variant.py benches/milestone-1h-ccl.yaml \
+    /tmp/ccl-warm/milestone-1h-ccl.yaml 'timer: {l2: warm}'
 fi
 {
   python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version())'

@@ -24,13 +24,8 @@ pins=benches/pins/milestone-1h-gemm.json
 if [ -n "${TIMER_SET:-}" ]; then  # pins are found beside the bench file: copied along
   mkdir -p /tmp/bench-variant/pins
   bench=/tmp/bench-variant/milestone-1h-gemm.yaml
-  python3 - "$TIMER_SET" "$bench" > "$out/timer.txt" <<'PY'
-import sys, yaml
-doc = yaml.safe_load(open("benches/milestone-1h-gemm.yaml"))
-doc["timer"].update(yaml.safe_load("{" + sys.argv[1] + "}"))  # a key the bench sets too: replaced
-yaml.safe_dump(doc, open(sys.argv[2], "w"), sort_keys=False)
-print("timer:", yaml.safe_dump(doc["timer"], default_flow_style=True, width=1000).strip())
-PY
+  python3 scripts/bench_variant.py benches/milestone-1h-gemm.yaml "$bench" \
+    "timer: {$TIMER_SET}" > "$out/timer.txt"
   cp "$pins" /tmp/bench-variant/pins/
   pins=/tmp/bench-variant/pins/milestone-1h-gemm.json
 fi

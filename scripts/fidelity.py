@@ -60,8 +60,14 @@ MARKER = "FillFunctor"  # the kernel of marker.fill_(): splits the ncu launches 
 # do_bench_settled and do_bench_long ask whether the rest is the card's power history:
 # do_bench behind the same back-to-back flush-and-run phase as kernbench's settle, and
 # do_bench sampling over kernbench's whole window (settle and budget) instead of 100 ms.
-GEMM_TOOLS = ("event_read", "event_write", "isolated_read", "graph_read", "do_bench",
-              "loop_write", "event_write_unsettled", "do_bench_settled", "do_bench_long")
+GEMM_TOOLS = ("event_read", "event_write", "isolated_read", "isolated_cupti", "graph_read",
+              "do_bench", "loop_write", "event_write_unsettled", "do_bench_settled",
+              "do_bench_long")
+# What a measurement's extra says that the page reads: the sustained batches' gaps
+# (timing.sampling.AheadPace.gaps) and the CUPTI timer's records (timing.cupti).
+EXTRA_KEPT = ("between_batches_s", "max_between_batches_s", "batches_found_gpu_idle",
+              "event_median_s", "kernels_per_sample", "records_overhead_s",
+              "kernel_records_failed")
 ADD_TOOLS = GEMM_TOOLS + ("graph_warm", "do_bench_cudagraph")
 UNIT_SECONDS = {
     "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0,
@@ -191,6 +197,7 @@ class Tools:
             "timer": measured.timer,
             "by_clock": by_clock(measured.samples_s, measured.sm_clock_mhz),
             "launches_per_graph": measured.extra.get("launches_per_graph"),
+            **{key: measured.extra[key] for key in EXTRA_KEPT if key in measured.extra},
         }
 
     def event_read(self, kernel: Any) -> dict[str, Any]:
@@ -223,19 +230,31 @@ class Tools:
                 kernel.run()
                 end.record()
             torch.cuda.synchronize()
+            gaps.extend(a[1].elapsed_time(b[0]) * 1e-3
+                        for a, b in zip(pairs, pairs[1:], strict=False))
             return [start.elapsed_time(end) * 1e-3 for start, end in pairs]
 
+        gaps: list[float] = []
         estimate_s = statistics.mean(timed(5))
         warm_calls = max(1, int(DO_BENCH_MS["warmup"] * 1e-3 / estimate_s))
         for _ in range(warm_calls):
             kernel.run()
+        gaps.clear()
         samples = timed(max(1, int(DO_BENCH_MS["rep"] * 1e-3 / estimate_s)))
-        return {"median_s": statistics.median(samples), "n": len(samples)}
+        # What separates two of its samples on the GPU: its flush, or more.
+        between = statistics.median(gaps) if gaps else None
+        return {"median_s": statistics.median(samples), "n": len(samples),
+                "between_samples_s": between}
 
     def isolated_read(self, kernel: Any) -> dict[str, Any]:
         from kernbench.timing.cuda import EventTimer
 
         return self._timer(EventTimer(self.read_device), kernel, duty="isolated")
+
+    def isolated_cupti(self, kernel: Any) -> dict[str, Any]:
+        from kernbench.timing.cupti import CuptiTimer
+
+        return self._timer(CuptiTimer(self.read_device), kernel, duty="isolated")
 
     def graph_read(self, kernel: Any) -> dict[str, Any]:
         from kernbench.timing.cuda import GraphTimer
@@ -526,12 +545,29 @@ def summarize(name: str, case: dict[str, Any], ncu: dict[str, Any]) -> dict[str,
         "write_vs_long_do_bench": pair(series, "event_write", "do_bench_long"),
     }
     out["kernel_s"] = median_of(out, "do_bench") or median_of(out, "event_read")
+    out["gaps"] = {tool: gap_medians(runs[tool]) for tool in ("event_write", "event_read",
+                                                              "loop_write") if tool in runs}
     for cache in NCU_CACHE:
         found = ncu.get(cache, {}).get(name)
         if isinstance(found, dict) and "median_s" in found:
             out[f"ncu_{cache}"] = found
     if "ncu_all" in out:
         out["vs_ncu"] = vs_ncu(out, runs.get("event_read", []))
+    return out
+
+
+def gap_medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Over a tool's repetitions: the median of each gap it recorded, the idle counts summed."""
+    out: dict[str, Any] = {}
+    for key in ("between_batches_s", "max_between_batches_s", "between_samples_s"):
+        values = [r[key] for r in runs if r.get(key) is not None]
+        if values:
+            out[key] = statistics.median(values)
+    counts = [r["batches_found_gpu_idle"].split(" of ") for r in runs
+              if r.get("batches_found_gpu_idle")]
+    if counts:
+        out["batches_found_gpu_idle"] = (f"{sum(int(a) for a, _ in counts)} of "
+                                         f"{sum(int(b) for _, b in counts)}")
     return out
 
 
@@ -547,9 +583,10 @@ def median_of(row: dict[str, Any], tool: str) -> float | None:
 def vs_ncu(row: dict[str, Any], event_runs: list[dict[str, Any]]) -> dict[str, Any]:
     ncu_s, ncu_mhz = row["ncu_all"]["median_s"], row["ncu_all"]["clock_mhz"]
     out: dict[str, Any] = {}
-    for tool in ("event", "graph", "isolated"):
-        seconds = median_of(row, f"{tool}_read")
-        mhz = row["clock_mhz"].get(f"{tool}_read")
+    for tool, name in (("event", "event_read"), ("graph", "graph_read"),
+                       ("isolated", "isolated_read"), ("cupti", "isolated_cupti")):
+        seconds = median_of(row, name)
+        mhz = row["clock_mhz"].get(name)
         out[tool] = seconds / ncu_s if seconds else None
         out[f"{tool}_cycles"] = cycles_ratio(seconds, mhz, ncu_s, ncu_mhz) if seconds else None
     matched = at_clock(event_runs, ncu_mhz)
@@ -605,8 +642,8 @@ def ncu_table(rows: list[dict[str, Any]]) -> list[str]:
     it would mislead, so the table gives times."""
     lines = [
         "| case | ncu all µs | ncu none µs | ncu in-kernel SM MHz | event read µs @ NVML MHz "
-        "| event / ncu | graph / ncu | do_bench / ncu | isolated / ncu |",
-        "| --- " * 9 + "|",
+        "| event / ncu | graph / ncu | do_bench / ncu | isolated / ncu | cupti / ncu |",
+        "| --- " * 10 + "|",
     ]
     for row in rows:
         if "vs_ncu" not in row:
@@ -620,9 +657,31 @@ def ncu_table(rows: list[dict[str, Any]]) -> list[str]:
             f"{fmt_mhz(row['clock_mhz'].get('event_read'))} | {fmt_ratio(got['event'])} "
             f"| {fmt_ratio(got['graph'])} "
             f"| {fmt_ratio(bench / ncu['median_s'] if bench else None)} "
-            f"| {fmt_ratio(got.get('isolated'))} |"
+            f"| {fmt_ratio(got.get('isolated'))} | {fmt_ratio(got.get('cupti'))} |"
         )
     return lines
+
+
+def gaps_table(rows: list[dict[str, Any]]) -> list[str]:
+    """What separates sustained batches on the GPU, against what separates two samples of
+    do_bench's loop (its flush): more means the card rested between batches."""
+    lines = [
+        "| case | event write: between batches µs (max) | batches that found the GPU idle "
+        "| do_bench's loop: between samples µs | event read: between batches µs |",
+        "| --- " * 5 + "|",
+    ]
+    for row in rows:
+        gaps = row.get("gaps", {})
+        if not gaps:
+            continue
+        write, read, loop = (gaps.get(t, {}) for t in ("event_write", "event_read", "loop_write"))
+        lines.append(
+            f"| {row['case']} | {fmt_us(write.get('between_batches_s'))} "
+            f"({fmt_us(write.get('max_between_batches_s'))}) "
+            f"| {write.get('batches_found_gpu_idle', '-')} "
+            f"| {fmt_us(loop.get('between_samples_s'))} | {fmt_us(read.get('between_batches_s'))} |"
+        )
+    return lines if len(lines) > 2 else []
 
 
 def small_table(rows: list[dict[str, Any]]) -> list[str]:
@@ -718,6 +777,15 @@ def reached(rows: list[dict[str, Any]]) -> str:
                 f"The isolated duty (an idle gap before each sample) against ncu: {span(iso)}; "
                 f"within {ISOLATED_TARGET:.0%}: {', '.join(iso_ok) or 'none'}."
             )
+        cupti = [r["vs_ncu"].get("cupti") for r in with_ncu if r["vs_ncu"].get("cupti")]
+        cupti_ok = [r["case"] for r in with_ncu
+                    if abs((r["vs_ncu"].get("cupti") or 0) - 1) <= ISOLATED_TARGET]
+        if cupti:
+            text.append(
+                f"The isolated duty timed by CUPTI's kernel records (the timer `auto` gives "
+                f"isolated cells) against ncu: {span(cupti)}; within {ISOLATED_TARGET:.0%}: "
+                f"{', '.join(cupti_ok) or 'none'}."
+            )
         text.append(
             f"Against ncu's isolated cold launches: event/ncu {span(ev)}, graph/ncu {span(gr)}, "
             f"ncu's launches ran at {fmt_mhz(min(mhz, default=None))}-"
@@ -762,6 +830,10 @@ def markdown(data: dict[str, Any]) -> str:
         "## kernbench against ncu (isolated launches, --clock-control none)",
         "",
         *ncu_table(rows),
+        "",
+        "## Sustained batches: what runs between them on the GPU",
+        "",
+        *(gaps_table(rows) or ["No gaps recorded (a run before they were)."]),
         "",
         *small_table(rows),
         "## Flushes",

@@ -344,7 +344,8 @@ def test_graph_timer_falls_back_when_capture_fails() -> None:
 def test_choose_timer_honours_an_explicit_kind_through_the_registry() -> None:
     kernel = Kernel(run=lambda: None)
     for kind in TIMERS:
-        assert choose_timer(kernel, TimerSpec(kind=kind), "cuda").name == kind
+        spec = TimerSpec(kind=kind, duty="isolated" if kind == "cupti" else "sustained")
+        assert choose_timer(kernel, spec, "cuda").name == kind
     assert choose_timer(kernel, TimerSpec(kind="event"), "cpu").name == "cpu"
 
 
@@ -863,3 +864,24 @@ def test_auto_asks_again_before_it_gives_a_short_kernel_events(
     monkeypatch.setattr(cuda, "eager_estimate", lambda kernel, gpu: left.pop(0))
     timer = cuda.choose_auto(Kernel(run=lambda: None))
     assert timer.name == chosen and len(estimates) - len(left) == asked
+
+
+@pytest.mark.parametrize("ahead_done", [False, True])
+def test_sustained_measurements_say_what_ran_between_their_batches(ahead_done) -> None:
+    # Back to back, two batches are a flush apart, as two samples are; a batch that finds
+    # the one before it done is held first, and the gap says so.
+    clock = Clock(ahead_done=ahead_done)
+    device = FakeDevice(clock)
+    spec = TimerSpec(warmup_s=0.0, settle_s=0.0, min_samples=100, budget_s=1.0, rel_ci=1e-9,
+                     max_samples=200, l2="cold")
+    measured = cuda.EventTimer(device).measure(_kernel(clock, 1e-3), spec)
+    batches = len(measured.blocks)
+    found, _, kept = measured.extra["batches_found_gpu_idle"].split()
+    # All but the first were queued behind another, and one more drained at the stop.
+    assert int(kept) == batches
+    if not ahead_done:
+        assert found == "0"
+        assert measured.extra["between_batches_s"] == pytest.approx(device.flush_s)
+    else:
+        assert found == kept
+        assert measured.extra["between_batches_s"] > device.flush_s + min(device.holds)

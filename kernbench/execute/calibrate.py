@@ -27,6 +27,7 @@ from kernbench.kernels import gemm_cuda
 from kernbench.kernels.base import Kernel
 from kernbench.results.provenance import cpu_model
 from kernbench.spec.models import Ceiling, HardwareProfile, Scalar, TimerSpec
+from kernbench.timing import cupti
 from kernbench.timing.cuda import EventTimer
 
 MODELINE = "# yaml-language-server: $schema=../../schemas/hardware.schema.json\n"
@@ -225,7 +226,9 @@ def measure_cuda(sizes: Sizes) -> Measured:
 
     spec = TimerSpec(warmup_s=0.2, budget_s=2.0, min_samples=sizes.reps, rel_ci=0.005, l2="cold",
                      duty=sizes.duty)
-    timer = EventTimer()
+    # The same timer `auto` gives the cells of that duty (ADR 0048).
+    isolated = sizes.duty == "isolated" and cupti.available()
+    timer = cupti.CuptiTimer() if isolated else EventTimer()
 
     def median_s(kernel: Kernel) -> float:
         return statistics.median(timer.measure(kernel, spec).samples_s)
@@ -241,7 +244,8 @@ def measure_cuda(sizes: Sizes) -> Measured:
               (n // 4, 7 * n // 4, n // 2), (n // 4, n // 2, 7 * n // 4)]
     peaks: dict[str, float] = {}
     notes: dict[str, Scalar] = {"torch": torch.__version__, "cuda": str(torch.version.cuda),
-                                "duty": sizes.duty}
+                                "duty": sizes.duty,
+                                "timer": timer.name}
     for dtype in CUDA_GEMM_DTYPES:
         for m, k_n, k in shapes:
             try:

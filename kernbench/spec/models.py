@@ -47,6 +47,7 @@ TIMERS = {
     "cpu": "kernbench.timing.cpu:CpuTimer",
     "event": "kernbench.timing.cuda:EventTimer",
     "graph": "kernbench.timing.cuda:GraphTimer",
+    "cupti": "kernbench.timing.cupti:CuptiTimer",  # isolated samples, CUPTI's kernel times
 }
 TIMER_KINDS = ("auto", *TIMERS)
 # Names a metric expression may use besides the cell's parameters.
@@ -78,7 +79,8 @@ class TimerSpec(Strict):
     l2: Literal["cold", "warm"] = Field("cold", description="cold: flush the GPU's L2 before "
                                         "each sample; a collective's calls rotate buffers.")
     kind: Literal[TIMER_KINDS] = Field(  # type: ignore[valid-type]
-        "auto", description="auto: cpu on the CPU, event on CUDA (graph for tiny kernels)."
+        "auto", description="auto: cpu on the CPU; on CUDA cupti for isolated samples, "
+        "otherwise event (graph for tiny kernels)."
     )
     cell_timeout_s: PositiveFloat = Field(
         300.0, description="A cell running longer than this fails with a timeout."
@@ -104,6 +106,8 @@ class TimerSpec(Strict):
             raise ValueError("max_samples must be at least min_samples")
         if self.min_time_s > self.budget_s:
             raise ValueError("min_time_s must be at most budget_s")
+        if self.kind == "cupti" and self.duty != "isolated":
+            raise ValueError("kind cupti times isolated samples only: set duty: isolated")
         return self
 
 
@@ -120,10 +124,8 @@ class AbSpec(Strict):
     a: str = "0"
     b: str = "1"
     rounds: Count = Field(6, ge=2, le=100)
-    max_rounds: Count | None = Field(
-        None, ge=2, le=100,
-        description="Keep adding rounds, past `rounds`, while a cell is unstable, up to this.",
-    )
+    max_rounds: Count | None = Field(None, ge=2, le=100, description="Keep adding rounds, "
+                                     "past `rounds`, while a cell is unstable, up to this.")
     aa: Flag = False
     min_effect: Real = Field(1.0, ge=0, description="Smallest effect (percent) worth a call.")
     schedule: Literal["interleaved", "sequential"] = Field(
@@ -131,9 +133,8 @@ class AbSpec(Strict):
         description="interleaved: a round's sides live side by side and take turns per cell; "
         "sequential: each side is a whole run after the other.",
     )
-    turn_ms: PositiveFloat | None = Field(
-        None, description="Interleaved: the length a turn aims at, in ms (default 5)."
-    )
+    turn_ms: PositiveFloat | None = Field(None, description="Interleaved: the length a turn "
+                                          "aims at, in ms (default 5).")
 
 
 def _kernel_or_op(schema: dict[str, Any]) -> None:

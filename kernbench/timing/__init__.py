@@ -6,7 +6,7 @@ import importlib
 
 from kernbench.kernels.base import Kernel
 from kernbench.spec.models import TIMERS, TimerSpec
-from kernbench.timing import cuda
+from kernbench.timing import cuda, cupti
 from kernbench.timing.base import Measurement, Timer
 from kernbench.timing.cpu import CpuTimer
 from kernbench.timing.cuda_device import current_gpu_clock
@@ -18,8 +18,10 @@ def choose_timer(
     kernel: Kernel, spec: TimerSpec, device: str, chosen: str | None = None
 ) -> Timer:
     """The ranks timer for a kernel run by several ranks; on CUDA the timer `spec.kind`
-    names in the registry (`spec.models.TIMERS`), or for "auto" events or graphs by the
-    kernel's length; the CPU timer otherwise. `chosen`: the timer an earlier measurement
+    names in the registry (`spec.models.TIMERS`), or for "auto": CUPTI's kernel records for
+    isolated samples where the profiler records CUDA activity (ADR 0048), otherwise events
+    or graphs by the kernel's length (a staged kernel, which synchronizes inside, always
+    gets events); the CPU timer otherwise. `chosen`: the timer an earlier measurement
     of the same cell used (its `Measurement.timer`); a registry name there replaces
     `spec.kind`, so a cell is timed one way through its rounds, turns and A/B sides."""
     if kernel.ranks is not None:
@@ -28,6 +30,8 @@ def choose_timer(
         return CpuTimer()
     kind = chosen if chosen in TIMERS else spec.kind
     if kind == "auto":
+        if spec.duty == "isolated" and kernel.stage_times is None and cupti.available():
+            return cupti.CuptiTimer()
         return cuda.choose_auto(kernel)
     if kind == "graph":  # as auto makes it: a capture that fails falls back to events
         return cuda.GraphTimer(fallback=cuda.EventTimer())

@@ -101,7 +101,7 @@ def steady_sample(
     return sample(spec, enqueue, device.read_clock, max_batch, ahead=max_batch > 1), settled
 
 
-def _measurement(
+def as_measurement(
     timer: str,
     sampled: Sampled,
     warmup_calls: int,
@@ -194,8 +194,8 @@ class EventTimer:
         sampled, settled = steady_sample(
             spec, enqueue, device, can_settle=not staged, max_batch=1 if staged else MAX_BATCH
         )
-        extra.update(l2=spec.l2, **flush_extra(device, cold))
-        return _measurement(self.name, sampled, warmup_calls, extra, spec.duty, settled)
+        extra.update(l2=spec.l2, **flush_extra(device, cold), **ahead.gaps())
+        return as_measurement(self.name, sampled, warmup_calls, extra, spec.duty, settled)
 
 
 def eager_estimate(kernel: Kernel, device: Any, calls: int = ESTIMATE_CALLS) -> float:
@@ -358,8 +358,9 @@ class GraphTimer:
             eager_estimate_s=captured.estimate_s,
             flush_estimate_s=captured.flush_s,
             **flush_extra(device, cold),
+            **ahead.gaps(),
         )
-        return _measurement(self.name, sampled, warmup_calls, extra, spec.duty, settled)
+        return as_measurement(self.name, sampled, warmup_calls, extra, spec.duty, settled)
 
 
 def choose_auto(kernel: Kernel) -> Timer:

@@ -14,7 +14,9 @@ batch runs; every batch becomes a `Block` with that reading.
 
 from __future__ import annotations
 
+import statistics
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +28,7 @@ from kernbench.timing.steady import Block
 from kernbench.timing.stop import StopReason, StopRule
 
 MAX_BATCH = 32  # samples in one batch (one block)
+ORIGIN_SLOT = -1  # the event pool of AheadPace's origin, apart from the batches' two
 
 
 @dataclass
@@ -45,14 +48,26 @@ class AheadPace:
     loses over the batch (a Triton launch costs tens of µs); behind none, or one already
     done (the GPU idle), a full hold, or a start event would run before its work arrives
     and time the launch. After it: a wait on the batch's own last event, never the whole
-    device, which would drain the batch queued behind it too."""
+    device, which would drain the batch queued behind it too.
+
+    It also keeps where each batch ran on the GPU (from an event recorded before the
+    first), so a measurement can say whether its batches really ran back to back
+    (`gaps`): what separates two batches should be what separates two samples, a flush."""
 
     def __init__(self, device: Any, pace: HostPace) -> None:
         self.device, self.pace = device, pace
         self._last: Any = None  # the last event of the batch enqueued before
+        self._origin: Any = None
+        # Per batch queued and not yet waited for: queued behind another, and found it done.
+        self._queued: deque[tuple[bool, bool]] = deque()
+        self._spans: list[tuple[float, float, bool]] = []  # first, last (ms from origin), dry
 
     def hold(self, n: int, behind: bool) -> None:
+        if self._origin is None:
+            self._origin = self.device.events(1, ORIGIN_SLOT)[0][0]
+            self._origin.record()
         busy = behind and self._last is not None and not self._last.query()
+        self._queued.append((behind, behind and not busy))
         seconds = self.pace.catch_up_for(n) if busy else self.pace.hold_for(n)
         if seconds > 0:
             self.device.hold(seconds)
@@ -62,10 +77,27 @@ class AheadPace:
         self._last = last
 
     def wait(self, n: int, first: Any, last: Any) -> None:
-        """Wait for a batch of n samples from event `first` to `last`; the host keeps ahead
-        of the GPU's time per sample, flushes included."""
+        """Wait for a batch of n samples from event `first` to `last` (batches are waited
+        for in the order they were queued); the host keeps ahead of the GPU's time per
+        sample, flushes included."""
         last.synchronize()
         self.pace.ran([first.elapsed_time(last) * 1e-3 / n])
+        behind, dry = self._queued.popleft() if self._queued else (False, False)
+        if behind:
+            self._spans.append((self._origin.elapsed_time(first),
+                                self._origin.elapsed_time(last), dry))
+
+    def gaps(self) -> dict[str, Any]:
+        """Of the batches queued behind another, in the sampling loop: the GPU time between
+        one's last sample and the next one's first (a flush when they ran back to back),
+        and how many found the GPU already done with the batch before them."""
+        spans = self._spans
+        between = [b[0] - a[1] for a, b in zip(spans, spans[1:], strict=False)]
+        if not between:
+            return {}
+        return {"between_batches_s": statistics.median(between) * 1e-3,
+                "max_between_batches_s": max(between) * 1e-3,
+                "batches_found_gpu_idle": f"{sum(s[2] for s in spans)} of {len(spans)}"}
 
 
 @dataclass

@@ -1,0 +1,238 @@
+"""Kernel durations from CUPTI's activity records (through torch.profiler): what a call's
+kernels took on the GPU, summed, without the launch and event overhead CUDA events put
+around them. ncu reports the same quantity per kernel (`gpu__time_duration`), nsys the
+same durations.
+
+`CuptiTimer` takes isolated samples only (ADR 0048): an idle gap, the L2 flush, then the
+call, alone on the GPU, as ncu runs a kernel. The records arrive only when the profiler
+stops, so the stop rule reads each sample's CUDA events, and the samples kept are the
+kernel durations of the same calls. Where the profiler records nothing usable (no CUPTI,
+another profiler running), the measurement keeps the events' samples, says why, and is
+named `event`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import dataclasses
+import statistics
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from kernbench.kernels.base import Kernel
+from kernbench.spec.models import TimerSpec
+from kernbench.timing.base import Measurement
+from kernbench.timing.cuda import as_measurement, flush_extra, warm_up
+from kernbench.timing.cuda_device import CudaDevice
+from kernbench.timing.sampling import Batch, Sampled, sample
+from kernbench.timing.steady import Idle
+
+SAMPLE_RANGE = "kernbench::sample"  # the host range each timed call runs inside
+# Device activities that are a call's own work (not annotations spanning it).
+DEVICE_WORK = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+@dataclass(frozen=True)
+class Activity:
+    """What the parser needs of one profiler record."""
+
+    name: str
+    kind: str  # "kernel", "gpu_memcpy", ... on the device; "cpu_op", "user_annotation" ...
+    on_device: bool
+    start_ns: int
+    end_ns: int
+    id: int  # a host record's correlation id
+    launched_by: int  # a device record's host record (its correlation id); 0 on the host
+
+
+@dataclass(frozen=True)
+class SampleRecord:
+    seconds: float  # the device work launched inside one sample range, summed
+    activities: int
+
+
+def sample_records(activities: Iterable[Activity], range_name: str = SAMPLE_RANGE
+                   ) -> list[SampleRecord]:
+    """Per sample range, in order: the device work launched from inside it. A device
+    record belongs to the range its launching host record (an aten op, or the range
+    itself for a Triton launch) started in."""
+    activities = list(activities)
+    host = [a for a in activities if not a.on_device and a.launched_by == 0]
+    ranges = sorted((a for a in host if a.name == range_name), key=lambda a: a.start_ns)
+    starts = [r.start_ns for r in ranges]
+    launched_at = {a.id: a.start_ns for a in host}
+    seconds, counts = [0.0] * len(ranges), [0] * len(ranges)
+    for work in activities:
+        at = launched_at.get(work.launched_by) if work.on_device else None
+        if at is None or work.kind not in DEVICE_WORK:
+            continue
+        i = bisect.bisect_right(starts, at) - 1
+        if i >= 0 and at <= ranges[i].end_ns:
+            seconds[i] += (work.end_ns - work.start_ns) * 1e-9
+            counts[i] += 1
+    return [SampleRecord(s, c) for s, c in zip(seconds, counts, strict=True)]
+
+
+def kernel_seconds(records: list[SampleRecord], samples: int) -> list[float]:
+    """The kernel durations of `samples` timed calls, or ValueError saying why the
+    records cannot stand for them."""
+    if len(records) != samples:
+        raise ValueError(f"{len(records)} sample ranges recorded for {samples} samples")
+    empty = sum(r.activities == 0 for r in records)
+    if empty:
+        raise ValueError(f"no device work recorded in {empty} of {samples} sample ranges")
+    return [r.seconds for r in records]
+
+
+class KernelRecords:
+    """A torch.profiler session recording CPU ranges and CUDA activity; `overhead_s`: what
+    starting, stopping and reading it cost the host."""
+
+    def __init__(self) -> None:
+        self._profile: Any = None
+        self._record: Any = None
+        self.overhead_s = 0.0
+
+    def __enter__(self) -> KernelRecords:
+        import torch.profiler as profiler  # lazy: torch is optional
+
+        began = time.perf_counter()
+        self._record = profiler.record_function
+        wanted = (profiler.ProfilerActivity.CPU, profiler.ProfilerActivity.CUDA)
+        supported = profiler.supported_activities()
+        self._profile = profiler.profile(activities=[a for a in wanted if a in supported])
+        self._profile.__enter__()
+        self.overhead_s += time.perf_counter() - began
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        began = time.perf_counter()
+        self._profile.__exit__(None, None, None)
+        self.overhead_s += time.perf_counter() - began
+
+    @contextlib.contextmanager
+    def sample(self) -> Iterator[None]:
+        with self._record(SAMPLE_RANGE):
+            yield
+
+    def activities(self) -> list[Activity]:
+        from torch.autograd import DeviceType
+
+        began = time.perf_counter()
+        found = [
+            Activity(e.name(), str(e.activity_type()).lower(), e.device_type() != DeviceType.CPU,
+                     e.start_ns(), e.end_ns(), e.correlation_id(), e.linked_correlation_id())
+            for e in self._profile.profiler.kineto_results.events()
+        ]
+        self.overhead_s += time.perf_counter() - began
+        return found
+
+
+class Unrecorded:
+    """In place of records that would not start: the samples run unrecorded, and reading
+    the records says why."""
+
+    overhead_s = 0.0
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def sample(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def activities(self) -> list[Activity]:
+        raise RuntimeError(f"the profiler did not start: {self.why}")
+
+
+def start_records(make: Callable[[], Any]) -> Any:
+    try:
+        return make().__enter__()
+    except Exception as exc:  # noqa: BLE001 - another profiler running, no CUPTI, ...
+        return Unrecorded(f"{type(exc).__name__}: {exc}")
+
+
+def available() -> bool:
+    """Whether torch.profiler can record CUDA activity here (kineto built with CUPTI)."""
+    try:
+        import torch.profiler as profiler
+
+        return profiler.ProfilerActivity.CUDA in profiler.supported_activities()
+    except Exception:  # noqa: BLE001 - any failure means: not here
+        return False
+
+
+def with_kernel_durations(sampled: Sampled, kernel_s: list[float]) -> Sampled:
+    """`sampled` (one sample a block, as isolated samples are) with each sample replaced
+    by its kernel duration."""
+    blocks = [dataclasses.replace(b, median_s=s) for b, s in zip(sampled.blocks, kernel_s,
+                                                                  strict=True)]
+    return dataclasses.replace(sampled, samples_s=list(kernel_s), blocks=blocks)
+
+
+class CuptiTimer:
+    """Isolated samples timed by CUPTI's kernel records (module docstring)."""
+
+    name = "cupti"
+
+    def __init__(
+        self,
+        device: Any = None,
+        sleep: Callable[[float], None] = time.sleep,
+        records: Callable[[], Any] = KernelRecords,
+    ) -> None:
+        self._device = device
+        self._sleep = sleep
+        self._records = records
+
+    def measure(self, kernel: Kernel, spec: TimerSpec) -> Measurement:
+        if spec.duty != "isolated":
+            raise ValueError("the cupti timer takes isolated samples only (timer.duty)")
+        self._device = device = self._device or CudaDevice()
+        cold = spec.l2 == "cold"
+        extra = dict(device.prepare(cold))
+        warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s)
+        idle = Idle(device, self._sleep)
+        records = start_records(self._records)
+
+        def enqueue(n: int, behind: bool) -> Callable[[], Batch]:
+            ((start, end),) = device.events(1)
+            idle.before_sample()  # no hold after it: the records leave the launch out
+            if cold:
+                device.flush()
+            with records.sample():
+                start.record()
+                kernel.run()
+                end.record()
+
+            def collect() -> Batch:
+                end.synchronize()
+                seconds = [start.elapsed_time(end) * 1e-3]
+                idle.saw(seconds)
+                return Batch(seconds)
+
+            return collect
+
+        try:
+            sampled = sample(spec, enqueue, device.read_clock, 1)
+        finally:
+            records.__exit__(None, None, None)
+        extra.update(l2=spec.l2, **flush_extra(device, cold))
+        try:
+            found = sample_records(records.activities())
+            kernel_s = kernel_seconds(found, len(sampled.samples_s))
+        except Exception as exc:  # noqa: BLE001 - the events' samples still stand
+            extra["kernel_records_failed"] = f"{type(exc).__name__}: {exc}"[:300]
+            return as_measurement("event", sampled, warmup_calls, extra, spec.duty, None)
+        extra.update(
+            event_median_s=statistics.median(sampled.samples_s),
+            kernels_per_sample=statistics.median(r.activities for r in found),
+            records_overhead_s=records.overhead_s,
+        )
+        sampled = with_kernel_durations(sampled, kernel_s)
+        return as_measurement(self.name, sampled, warmup_calls, extra, spec.duty, None)

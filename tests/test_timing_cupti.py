@@ -1,0 +1,160 @@
+"""The CUPTI timer's parsing and sampling on the CPU: fake records and a fake device, and
+torch's real profiler where it can record no CUDA activity (the fallback)."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+from test_timing_cuda import Clock, FakeDevice, _kernel
+
+from kernbench.kernels.base import Kernel
+from kernbench.spec.models import TimerSpec
+from kernbench.timing import choose_timer, cuda, cupti
+from kernbench.timing.cupti import SAMPLE_RANGE, Activity, SampleRecord
+
+ISOLATED = TimerSpec(warmup_s=0.0, min_samples=5, max_samples=5, duty="isolated")
+
+
+def host(name: str, id: int, start: int, end: int, kind: str = "cpu_op") -> Activity:
+    return Activity(name, kind, False, start, end, id, 0)
+
+
+def device(name: str, by: int, start: int, end: int, kind: str = "kernel") -> Activity:
+    return Activity(name, kind, True, start, end, 1000 + start, by)
+
+
+def test_device_work_belongs_to_the_sample_range_its_launch_started_in() -> None:
+    activities = [
+        host("aten::sum", 1, 0, 10),  # the flush, outside any range
+        device("reduce_kernel", 1, 100, 130),
+        host(SAMPLE_RANGE, 2, 20, 60, "user_annotation"),
+        host("aten::mm", 3, 25, 50),  # cuBLAS: a memset and two kernels
+        device("memset", 3, 140, 142, "gpu_memset"),
+        device("gemm", 3, 142, 342),
+        device("splitk_reduce", 3, 342, 352),
+        device(SAMPLE_RANGE, 2, 140, 352, "gpu_user_annotation"),  # spans them: not work
+        host(SAMPLE_RANGE, 4, 500, 540, "user_annotation"),
+        device("triton_kernel", 4, 600, 650),  # launched by the range itself
+        device("orphan", 99, 700, 800),  # its host record was not kept
+    ]
+    records = cupti.sample_records(activities)
+    assert [r.activities for r in records] == [3, 1]
+    assert [r.seconds for r in records] == pytest.approx([212e-9, 50e-9])
+
+
+def test_records_stand_for_the_samples_only_one_to_one_and_never_empty() -> None:
+    found = [SampleRecord(1e-3, 1), SampleRecord(2e-3, 2)]
+    assert cupti.kernel_seconds(found, 2) == [1e-3, 2e-3]
+    with pytest.raises(ValueError, match="2 sample ranges recorded for 3 samples"):
+        cupti.kernel_seconds(found, 3)
+    with pytest.raises(ValueError, match="no device work recorded in 1 of 2"):
+        cupti.kernel_seconds([SampleRecord(0.0, 0), SampleRecord(1e-3, 1)], 2)
+
+
+class FakeRecords:
+    """Ranges as the timer opens them; each holds one kernel `kernel_s` long, started
+    `launch_s` after the range (what events time besides the kernel)."""
+
+    def __init__(self, clock: Clock, kernel_s: float, fail: str | None = None) -> None:
+        self.clock, self.kernel_s, self.fail = clock, kernel_s, fail
+        self.ranges: list[float] = []
+        self.entered = self.exited = 0
+        self.overhead_s = 0.01
+
+    def __enter__(self) -> FakeRecords:
+        if self.fail == "start":
+            raise RuntimeError("another profiler is running")
+        self.entered += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.exited += 1
+
+    def sample(self):
+        import contextlib
+
+        self.ranges.append(self.clock.now)
+        return contextlib.nullcontext()
+
+    def activities(self) -> list[Activity]:
+        out = []
+        for i, at in enumerate(self.ranges):
+            ns = int(at * 1e9)
+            out.append(host(SAMPLE_RANGE, i + 1, ns, ns + 1, "user_annotation"))
+            if self.fail != "empty":
+                out.append(device("k", i + 1, ns, ns + int(self.kernel_s * 1e9)))
+        return out
+
+
+def measure(records: FakeRecords, clock: Clock, dev: FakeDevice, slept: list[float]):
+    kernel = _kernel(clock, 1.5e-3)  # events read 1.5 ms; the records 1 ms
+    timer = cupti.CuptiTimer(dev, sleep=slept.append, records=lambda: records)
+    return timer.measure(kernel, ISOLATED)
+
+
+def test_the_samples_kept_are_the_kernel_durations_of_the_timed_calls() -> None:
+    clock, slept = Clock(), []
+    dev = FakeDevice(clock)
+    records = FakeRecords(clock, kernel_s=1e-3)
+    measured = measure(records, clock, dev, slept)
+    assert measured.timer == "cupti" and measured.duty == "isolated"
+    assert measured.samples_s == pytest.approx([1e-3] * 5)
+    assert [b["median_s"] for b in measured.blocks] == pytest.approx([1e-3] * 5)
+    assert measured.extra["event_median_s"] == pytest.approx(1.5e-3)
+    assert measured.extra["kernels_per_sample"] == 1
+    assert records.entered == records.exited == 1
+    assert dev.flushes == len(slept) == 5  # an idle gap and a flush before every sample
+    assert dev.holds == []  # the launch is not timed: nothing to hold for
+    assert measured.settle is None
+
+
+@pytest.mark.parametrize("fail, why", [("start", "did not start"), ("empty", "no device work")])
+def test_without_usable_records_the_events_samples_stand_and_say_why(fail, why) -> None:
+    clock = Clock()
+    measured = measure(FakeRecords(clock, 1e-3, fail), clock, FakeDevice(clock), [])
+    assert measured.timer == "event"  # the cell's later rounds are timed as these were
+    assert measured.samples_s == pytest.approx([1.5e-3] * 5)
+    assert why in measured.extra["kernel_records_failed"]
+
+
+def test_the_cupti_timer_refuses_sustained_samples() -> None:
+    with pytest.raises(ValidationError, match="kind cupti times isolated samples only"):
+        TimerSpec(kind="cupti")
+    clock = Clock()
+    timer = cupti.CuptiTimer(FakeDevice(clock), records=lambda: FakeRecords(clock, 1e-3))
+    with pytest.raises(ValueError, match="isolated samples only"):
+        timer.measure(_kernel(clock, 1e-3), TimerSpec())
+
+
+def test_auto_takes_cupti_for_isolated_samples_where_the_profiler_records_cuda(
+    monkeypatch,
+) -> None:
+    monkeypatch.setattr(cupti, "available", lambda: True)
+    monkeypatch.setattr(cuda, "choose_auto", lambda kernel: "by length")
+    kernel = Kernel(run=lambda: None)
+    chosen = choose_timer(kernel, ISOLATED, "cuda")
+    assert isinstance(chosen, cupti.CuptiTimer)
+    assert choose_timer(kernel, TimerSpec(), "cuda") == "by length"  # sustained
+    staged = Kernel(run=lambda: None, stage_times=lambda: {})
+    assert choose_timer(staged, ISOLATED, "cuda") == "by length"
+    assert isinstance(choose_timer(kernel, ISOLATED, "cuda", chosen="cupti"), cupti.CuptiTimer)
+    monkeypatch.setattr(cupti, "available", lambda: False)
+    assert choose_timer(kernel, ISOLATED, "cuda") == "by length"
+
+
+def test_torch_profiler_records_the_sample_ranges() -> None:
+    torch = pytest.importorskip("torch")
+    with cupti.KernelRecords() as records:
+        for _ in range(3):
+            with records.sample():
+                torch.ones(8).sum()
+    activities = records.activities()
+    ranges = [a for a in activities if a.name == SAMPLE_RANGE and not a.on_device]
+    assert len(ranges) == 3 and all(a.end_ns > a.start_ns for a in ranges)
+    inside = [a for a in activities if a.name == "aten::sum"]
+    assert len(inside) >= 3 and records.overhead_s > 0
+    found = cupti.sample_records(activities)
+    assert len(found) == 3
+    if not cupti.available():  # a CPU build: nothing ran on a device
+        with pytest.raises(ValueError, match="no device work recorded in 3 of 3"):
+            cupti.kernel_seconds(found, 3)

@@ -15,6 +15,7 @@ import statistics
 import time
 import weakref
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,9 +154,16 @@ class EventTimer:
         self._flush = flush
         self._sleep = sleep
 
-    def measure(self, kernel: Kernel, spec: TimerSpec) -> Measurement:
+    def measure(
+        self,
+        kernel: Kernel,
+        spec: TimerSpec,
+        around: Callable[[], AbstractContextManager[Any]] | None = None,
+    ) -> Measurement:
+        """`around`: a context each timed call runs inside (the cupti timer's ranges)."""
         # One device for all of this timer's measurements: its buffers and events live on.
         self._device = device = self._device or CudaDevice(flush=self._flush)
+        call = kernel.run if around is None else _inside(around, kernel.run)
         cold = spec.l2 == "cold"
         extra = dict(device.prepare(cold))
         warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s)
@@ -176,7 +184,7 @@ class EventTimer:
                 if cold:
                     device.flush()
                 start.record()
-                kernel.run()
+                call()
                 end.record()
             ahead.enqueued(n, time.perf_counter() - started, pairs[-1][1])
 
@@ -196,6 +204,16 @@ class EventTimer:
         )
         extra.update(l2=spec.l2, **flush_extra(device, cold), **ahead.gaps())
         return as_measurement(self.name, sampled, warmup_calls, extra, spec.duty, settled)
+
+
+def _inside(
+    around: Callable[[], AbstractContextManager[Any]], run: Callable[[], object]
+) -> Callable[[], None]:
+    def call() -> None:
+        with around():
+            run()
+
+    return call
 
 
 def eager_estimate(kernel: Kernel, device: Any, calls: int = ESTIMATE_CALLS) -> float:

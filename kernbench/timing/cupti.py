@@ -3,10 +3,10 @@ kernels took on the GPU, summed, without the launch and event overhead CUDA even
 around them. ncu reports the same quantity per kernel (`gpu__time_duration`), nsys the
 same durations.
 
-`CuptiTimer` takes isolated samples only (ADR 0048): an idle gap, the L2 flush, then the
-call, alone on the GPU, as ncu runs a kernel. The records arrive only when the profiler
-stops, so the stop rule reads each sample's CUDA events, and the samples kept are the
-kernel durations of the same calls. Where the profiler records nothing usable (no CUPTI,
+`CuptiTimer` takes isolated samples only (ADR 0048): the isolated event timer's (an idle
+gap, the L2 flush, the call alone on the GPU, as ncu runs a kernel), each call inside a
+profiler range. The records arrive only when the profiler stops, so the stop rule reads
+the events, and the samples kept are the kernel durations of the same calls. Where the profiler records nothing usable (no CUPTI,
 another profiler running), the measurement keeps the events' samples, says why, and is
 named `event`.
 """
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import dataclasses
 import statistics
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -25,10 +24,7 @@ from typing import Any
 from kernbench.kernels.base import Kernel
 from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement
-from kernbench.timing.cuda import as_measurement, flush_extra, warm_up
-from kernbench.timing.cuda_device import CudaDevice
-from kernbench.timing.sampling import Batch, Sampled, sample
-from kernbench.timing.steady import Idle
+from kernbench.timing.cuda import EventTimer
 
 SAMPLE_RANGE = "kernbench::sample"  # the host range each timed call runs inside
 # Device activities that are a call's own work (not annotations spanning it).
@@ -122,11 +118,12 @@ class KernelRecords:
         from torch.autograd import DeviceType
 
         began = time.perf_counter()
-        found = [
-            Activity(e.name(), str(e.activity_type()).lower(), e.device_type() != DeviceType.CPU,
-                     e.start_ns(), e.end_ns(), e.correlation_id(), e.linked_correlation_id())
-            for e in self._profile.profiler.kineto_results.events()
-        ]
+        found = []
+        for e in self._profile.profiler.kineto_results.events():
+            on_device = e.device_type() != DeviceType.CPU
+            found.append(Activity(e.name(), activity_kind(e, on_device), on_device,
+                                  e.start_ns(), e.end_ns(), e.correlation_id(),
+                                  e.linked_correlation_id()))
         self.overhead_s += time.perf_counter() - began
         return found
 
@@ -157,6 +154,17 @@ def start_records(make: Callable[[], Any]) -> Any:
         return Unrecorded(f"{type(exc).__name__}: {exc}")
 
 
+def activity_kind(event: Any, on_device: bool) -> str:
+    """A profiler record's activity type ("kernel", "gpu_memset", "gpu_user_annotation",
+    ...). torch before 2.12 does not give it: there every device record but an annotation
+    (a range's span on the GPU) is work."""
+    if hasattr(event, "activity_type"):
+        return str(event.activity_type()).lower()
+    if getattr(event, "is_user_annotation", lambda: False)():
+        return "gpu_user_annotation" if on_device else "user_annotation"
+    return "kernel" if on_device else "cpu_op"
+
+
 def available() -> bool:
     """Whether torch.profiler can record CUDA activity here (kineto built with CUPTI)."""
     try:
@@ -165,14 +173,6 @@ def available() -> bool:
         return profiler.ProfilerActivity.CUDA in profiler.supported_activities()
     except Exception:  # noqa: BLE001 - any failure means: not here
         return False
-
-
-def with_kernel_durations(sampled: Sampled, kernel_s: list[float]) -> Sampled:
-    """`sampled` (one sample a block, as isolated samples are) with each sample replaced
-    by its kernel duration."""
-    blocks = [dataclasses.replace(b, median_s=s) for b, s in zip(sampled.blocks, kernel_s,
-                                                                  strict=True)]
-    return dataclasses.replace(sampled, samples_s=list(kernel_s), blocks=blocks)
 
 
 class CuptiTimer:
@@ -186,53 +186,31 @@ class CuptiTimer:
         sleep: Callable[[float], None] = time.sleep,
         records: Callable[[], Any] = KernelRecords,
     ) -> None:
-        self._device = device
-        self._sleep = sleep
+        self._events = EventTimer(device, sleep=sleep)
         self._records = records
 
     def measure(self, kernel: Kernel, spec: TimerSpec) -> Measurement:
         if spec.duty != "isolated":
             raise ValueError("the cupti timer takes isolated samples only (timer.duty)")
-        self._device = device = self._device or CudaDevice()
-        cold = spec.l2 == "cold"
-        extra = dict(device.prepare(cold))
-        warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s)
-        idle = Idle(device, self._sleep)
         records = start_records(self._records)
-
-        def enqueue(n: int, behind: bool) -> Callable[[], Batch]:
-            ((start, end),) = device.events(1)
-            idle.before_sample()  # no hold after it: the records leave the launch out
-            if cold:
-                device.flush()
-            with records.sample():
-                start.record()
-                kernel.run()
-                end.record()
-
-            def collect() -> Batch:
-                end.synchronize()
-                seconds = [start.elapsed_time(end) * 1e-3]
-                idle.saw(seconds)
-                return Batch(seconds)
-
-            return collect
-
         try:
-            sampled = sample(spec, enqueue, device.read_clock, 1)
+            measured = self._events.measure(kernel, spec, around=records.sample)
         finally:
             records.__exit__(None, None, None)
-        extra.update(l2=spec.l2, **flush_extra(device, cold))
         try:
             found = sample_records(records.activities())
-            kernel_s = kernel_seconds(found, len(sampled.samples_s))
+            kernel_s = kernel_seconds(found, len(measured.samples_s))
         except Exception as exc:  # noqa: BLE001 - the events' samples still stand
-            extra["kernel_records_failed"] = f"{type(exc).__name__}: {exc}"[:300]
-            return as_measurement("event", sampled, warmup_calls, extra, spec.duty, None)
-        extra.update(
-            event_median_s=statistics.median(sampled.samples_s),
+            measured.extra["kernel_records_failed"] = f"{type(exc).__name__}: {exc}"[:300]
+            return measured
+        measured.extra.update(
+            event_median_s=statistics.median(measured.samples_s),
             kernels_per_sample=statistics.median(r.activities for r in found),
             records_overhead_s=records.overhead_s,
         )
-        sampled = with_kernel_durations(sampled, kernel_s)
-        return as_measurement(self.name, sampled, warmup_calls, extra, spec.duty, None)
+        # Isolated samples are one a block: each block's median is its sample.
+        measured.blocks = [{**block, "median_s": s}
+                           for block, s in zip(measured.blocks, kernel_s, strict=True)]
+        measured.samples_s = kernel_s
+        measured.timer = self.name
+        return measured

@@ -1,14 +1,14 @@
 """Kernel durations from CUPTI's activity records (through torch.profiler): what a call's
 kernels took on the GPU, summed, without the launch and event overhead CUDA events put
-around them. ncu reports the same quantity per kernel (`gpu__time_duration`), nsys the
-same durations.
+around them; nsys reports the same durations, ncu the same quantity per kernel
+(`gpu__time_duration`, plus a microsecond or so of its own).
 
 `CuptiTimer` takes isolated samples only (ADR 0048): the isolated event timer's (an idle
 gap, the L2 flush, the call alone on the GPU, as ncu runs a kernel), each call inside a
 profiler range. The records arrive only when the profiler stops, so the stop rule reads
-the events, and the samples kept are the kernel durations of the same calls. Where the profiler records nothing usable (no CUPTI,
-another profiler running), the measurement keeps the events' samples, says why, and is
-named `event`.
+the events, and the samples kept are the kernel durations of the same calls. Where the
+profiler records nothing usable (no CUPTI, another profiler running), the measurement
+keeps the events' samples, says why, and is named `event`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,10 @@ from kernbench.timing.base import Measurement
 from kernbench.timing.cuda import EventTimer
 
 SAMPLE_RANGE = "kernbench::sample"  # the host range each timed call runs inside
-# Device activities that are a call's own work (not annotations spanning it).
+# Device records that are a call's own work (not annotations spanning it).
 DEVICE_WORK = ("kernel", "gpu_memcpy", "gpu_memset")
+# The span a host range's work covered on the GPU, as the profiler records it.
+DEVICE_SPAN = "gpu_user_annotation"
 
 
 @dataclass(frozen=True)
@@ -36,37 +38,34 @@ class Activity:
     """What the parser needs of one profiler record."""
 
     name: str
-    kind: str  # "kernel", "gpu_memcpy", ... on the device; "cpu_op", "user_annotation" ...
+    kind: str  # "kernel", "gpu_memset", "gpu_user_annotation" ... on the device
     on_device: bool
     start_ns: int
     end_ns: int
-    id: int  # a host record's correlation id
-    launched_by: int  # a device record's host record (its correlation id); 0 on the host
 
 
 @dataclass(frozen=True)
 class SampleRecord:
-    seconds: float  # the device work launched inside one sample range, summed
+    seconds: float  # the device work of one sample range, summed
     activities: int
 
 
 def sample_records(activities: Iterable[Activity], range_name: str = SAMPLE_RANGE
                    ) -> list[SampleRecord]:
-    """Per sample range, in order: the device work launched from inside it. A device
-    record belongs to the range its launching host record (an aten op, or the range
-    itself for a Triton launch) started in."""
+    """Per sample range, in order: the device work inside the span its calls covered on
+    the GPU. The span, not a link from each kernel to the host op that launched it: a
+    Triton kernel or a raw CUDA launch has no op to link to (on an H200 with torch 2.11,
+    no Triton kernel was linked to its range; every one lay inside its range's span)."""
     activities = list(activities)
-    host = [a for a in activities if not a.on_device and a.launched_by == 0]
-    ranges = sorted((a for a in host if a.name == range_name), key=lambda a: a.start_ns)
-    starts = [r.start_ns for r in ranges]
-    launched_at = {a.id: a.start_ns for a in host}
-    seconds, counts = [0.0] * len(ranges), [0] * len(ranges)
+    spans = sorted((a for a in activities if a.on_device and a.kind == DEVICE_SPAN
+                    and a.name == range_name), key=lambda a: a.start_ns)
+    starts = [span.start_ns for span in spans]
+    seconds, counts = [0.0] * len(spans), [0] * len(spans)
     for work in activities:
-        at = launched_at.get(work.launched_by) if work.on_device else None
-        if at is None or work.kind not in DEVICE_WORK:
+        if not work.on_device or work.kind not in DEVICE_WORK:
             continue
-        i = bisect.bisect_right(starts, at) - 1
-        if i >= 0 and at <= ranges[i].end_ns:
+        i = bisect.bisect_right(starts, work.start_ns) - 1
+        if i >= 0 and work.end_ns <= spans[i].end_ns:
             seconds[i] += (work.end_ns - work.start_ns) * 1e-9
             counts[i] += 1
     return [SampleRecord(s, c) for s, c in zip(seconds, counts, strict=True)]
@@ -76,10 +75,10 @@ def kernel_seconds(records: list[SampleRecord], samples: int) -> list[float]:
     """The kernel durations of `samples` timed calls, or ValueError saying why the
     records cannot stand for them."""
     if len(records) != samples:
-        raise ValueError(f"{len(records)} sample ranges recorded for {samples} samples")
+        raise ValueError(f"{len(records)} sample spans on the GPU for {samples} samples")
     empty = sum(r.activities == 0 for r in records)
     if empty:
-        raise ValueError(f"no device work recorded in {empty} of {samples} sample ranges")
+        raise ValueError(f"no device work recorded in {empty} of {samples} sample spans")
     return [r.seconds for r in records]
 
 
@@ -122,8 +121,7 @@ class KernelRecords:
         for e in self._profile.profiler.kineto_results.events():
             on_device = e.device_type() != DeviceType.CPU
             found.append(Activity(e.name(), activity_kind(e, on_device), on_device,
-                                  e.start_ns(), e.end_ns(), e.correlation_id(),
-                                  e.linked_correlation_id()))
+                                  e.start_ns(), e.end_ns()))
         self.overhead_s += time.perf_counter() - began
         return found
 

@@ -221,6 +221,9 @@ def _none() -> None:
     return None
 
 
+TIMED_BY = {"event": "CUDA events", "cupti": "CUPTI's kernel records"}
+
+
 def measure_cuda(sizes: Sizes) -> Measured:
     import torch
 
@@ -230,8 +233,12 @@ def measure_cuda(sizes: Sizes) -> Measured:
     isolated = sizes.duty == "isolated" and cupti.available()
     timer = cupti.CuptiTimer() if isolated else EventTimer()
 
+    used: set[str] = set()  # the timers that took the samples (cupti may fall back)
+
     def median_s(kernel: Kernel) -> float:
-        return statistics.median(timer.measure(kernel, spec).samples_s)
+        measured = timer.measure(kernel, spec)
+        used.add(measured.timer)
+        return statistics.median(measured.samples_s)
 
     n = sizes.gemm
     # A ceiling is the best rate seen: one shape alone can land on a power-capped stretch
@@ -244,8 +251,7 @@ def measure_cuda(sizes: Sizes) -> Measured:
               (n // 4, 7 * n // 4, n // 2), (n // 4, n // 2, 7 * n // 4)]
     peaks: dict[str, float] = {}
     notes: dict[str, Scalar] = {"torch": torch.__version__, "cuda": str(torch.version.cuda),
-                                "duty": sizes.duty,
-                                "timer": timer.name}
+                                "duty": sizes.duty}
     for dtype in CUDA_GEMM_DTYPES:
         for m, k_n, k in shapes:
             try:
@@ -265,6 +271,8 @@ def measure_cuda(sizes: Sizes) -> Measured:
     torch.cuda.empty_cache()
 
     props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    notes["timer"] = ", ".join(sorted(used))
+    timed_by = " and ".join(TIMED_BY.get(name, name) for name in sorted(used))
     return Measured(
         device_name=props.name,
         kind="cuda",
@@ -280,7 +288,7 @@ def measure_cuda(sizes: Sizes) -> Measured:
             f"K={7 * n // 4} (fp8: torch._scaled_mm), "
             f"random data; device copy of "
             f"{sizes.copy_bytes >> 20} MiB (read + write); pinned host copies of "
-            f"{sizes.host_bytes >> 20} MiB each way; CUDA events, L2 flushed, "
+            f"{sizes.host_bytes >> 20} MiB each way; {timed_by}, L2 flushed, "
             f"{spec.duty} duty, median of >= {sizes.reps} samples"
         ),
         notes=notes,

@@ -60,9 +60,16 @@ MARKER = "FillFunctor"  # the kernel of marker.fill_(): splits the ncu launches 
 # do_bench_settled and do_bench_long ask whether the rest is the card's power history:
 # do_bench behind the same back-to-back flush-and-run phase as kernbench's settle, and
 # do_bench sampling over kernbench's whole window (settle and budget) instead of 100 ms.
+# Since the tenth session every tool starts from the same state (`Tools.precondition`),
+# which the bisecting tools above were groping for; they stay callable (--tools).
 GEMM_TOOLS = ("event_read", "event_write", "isolated_read", "isolated_cupti", "graph_read",
-              "do_bench", "loop_write", "event_write_unsettled", "do_bench_settled",
-              "do_bench_long")
+              "do_bench", "loop_write")
+ISOLATED_TOOLS = ("isolated_read", "isolated_cupti")
+# Before each tool: this long of the write flush and the kernel back to back (a sustained
+# tool), or idle (an isolated one). Until the tenth session a tool inherited the state the
+# tool before it left: in reversed repetitions event_write followed isolated_read's idle
+# gaps and read power-capped cells at 1965 MHz, do_bench always followed a sustained tool.
+PRECONDITION_S = 0.2
 # What a measurement's extra says that the page reads: the sustained batches' gaps
 # (timing.sampling.AheadPace.gaps) and the CUPTI timer's records (timing.cupti).
 EXTRA_KEPT = ("between_batches_s", "max_between_batches_s", "batches_found_gpu_idle",
@@ -179,8 +186,25 @@ class Tools:
         self.read_device = CudaDevice(flush="read")
         self.write_device = CudaDevice(flush="write", flush_size=DO_BENCH_FLUSH_BYTES)
         self.side = torch.cuda.Stream()
+        self.preconditioned = True
+
+    def precondition(self, tool: str, kernel: Any) -> None:
+        """The same state before every tool of a kind: PRECONDITION_S idle before an
+        isolated tool, of do_bench's flush and the kernel back to back before the rest."""
+        self.torch.cuda.synchronize()
+        if tool in ISOLATED_TOOLS:
+            time.sleep(PRECONDITION_S)
+            return
+        device, deadline = self.write_device, time.perf_counter() + PRECONDITION_S
+        while time.perf_counter() < deadline:
+            for _ in range(8):  # a short queue, so the phase ends near its deadline
+                device.flush()
+                kernel.run()
+            self.torch.cuda.synchronize()
 
     def run(self, tool: str, kernel: Any) -> dict[str, Any]:
+        if self.preconditioned:
+            self.precondition(tool, kernel)
         with ClockSampler(self.read_device.read_clock) as clock:
             row = getattr(self, tool)(kernel)
         mhz = [r.sm_clock_mhz for r in clock.readings]
@@ -302,14 +326,14 @@ def warm(kernel: Any, seconds: float = 0.2) -> None:
         kernel.synchronize()
 
 
-def measure_case(tools: Tools, name: str, reps: int) -> dict[str, Any]:
+def measure_case(tools: Tools, name: str, reps: int, also: Sequence[str] = ()) -> dict[str, Any]:
     from kernbench.timing import choose_timer
 
     kernel = make_case(name)
     check = kernel.check() if kernel.check else None
     auto = choose_timer(kernel, tools.spec.model_copy(update={"kind": "auto"}), "cuda").name
     warm(kernel)
-    names = list(tools_for(name))
+    names = list(tools_for(name)) + [tool for tool in also if tool not in tools_for(name)]
     runs: dict[str, list[dict[str, Any]]] = {tool: [] for tool in names}
     errors: dict[str, str] = {}
     orders = []
@@ -335,15 +359,17 @@ def measure_case(tools: Tools, name: str, reps: int) -> dict[str, Any]:
     }
 
 
-def measure(names: list[str], reps: int) -> dict[str, dict[str, Any]]:
+def measure(names: list[str], reps: int, also: Sequence[str] = (), preconditioned: bool = True
+            ) -> dict[str, dict[str, Any]]:
     import torch
 
     tools = Tools()
+    tools.preconditioned = preconditioned
     out = {}
     for name in names:
         started = time.perf_counter()
         try:
-            out[name] = measure_case(tools, name, reps)
+            out[name] = measure_case(tools, name, reps, also)
         except Exception as exc:  # noqa: BLE001 - one broken case must not cost the GPU call
             out[name] = {"error": f"{type(exc).__name__}: {exc}"}
         torch.cuda.empty_cache()
@@ -797,6 +823,14 @@ def reached(rows: list[dict[str, Any]]) -> str:
     return " ".join(text)
 
 
+def precondition_text(data: dict[str, Any]) -> str:
+    seconds = data["settings"].get("precondition_s")
+    if not seconds:
+        return ", each tool in the state the tool before it left"
+    return (f", each tool behind {seconds:g} s of do_bench's flush and the kernel back to back "
+            f"(an isolated tool: {seconds:g} s idle)")
+
+
 def markdown(data: dict[str, Any]) -> str:
     meta, names = data["provenance"], data["settings"]["cases"]
     ncu = ncu_cases(data.get("ncu", {}), names)
@@ -816,8 +850,9 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         f"{meta['gpu']}, driver {meta['driver']}, torch {meta['torch']} (CUDA {meta['cuda']}), "
         f"triton {meta['triton']}, {meta['date']}; {data['settings']['reps']} interleaved "
-        "repetitions per case, order reversed every other one. Ratios: median of repetition "
-        "medians, with the per-repetition range in brackets. All cold L2 unless marked.",
+        "repetitions per case, order reversed every other one" + precondition_text(data)
+        + ". Ratios: median of repetition medians, with the per-repetition range in "
+        "brackets. All cold L2 unless marked.",
         "",
         "## What was reached",
         "",
@@ -880,10 +915,11 @@ def provenance() -> dict[str, Any]:
     }
 
 
-def settings(names: list[str], reps: int) -> dict[str, Any]:
+def settings(names: list[str], reps: int, precondition_s: float | None) -> dict[str, Any]:
     return {
         "cases": names,
         "reps": reps,
+        "precondition_s": precondition_s,
         "kernbench_spec": SPEC,
         "do_bench_ms": DO_BENCH_MS,
         "clock_period_s": CLOCK_PERIOD_S,
@@ -909,6 +945,9 @@ def main() -> None:
     parser.add_argument("--no-ncu", action="store_true")
     parser.add_argument("--ncu-timeout", type=float, default=120.0)
     parser.add_argument("--render", type=Path, help="rebuild the .md of this JSON and exit")
+    parser.add_argument("--also", nargs="*", default=[], help="more tools (Tools' methods)")
+    parser.add_argument("--no-precondition", action="store_true",
+                        help="each tool in the state the one before it left (before 12-01)")
     parser.add_argument("--child", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child is not None:
@@ -920,8 +959,10 @@ def main() -> None:
         print(write(args.render, json.loads(args.render.read_text())))
         return
     names = cases(args.sizes)
-    data: dict[str, Any] = {"provenance": provenance(), "settings": settings(names, args.reps)}
-    data["cases"] = measure(names, args.reps)
+    precondition_s = None if args.no_precondition else PRECONDITION_S
+    data: dict[str, Any] = {"provenance": provenance(),
+                            "settings": settings(names, args.reps, precondition_s)}
+    data["cases"] = measure(names, args.reps, args.also, not args.no_precondition)
     data["ncu"] = {}
     for cache in NCU_CACHE:
         if args.no_ncu:

@@ -526,7 +526,8 @@ def _fake_run(name: str, kernel_s: float, reps: int = 4) -> dict:
         by_clock = {"1980": [seconds, 20]}
         return {"median_s": seconds * drift, "clock_mhz": 1980.0, "by_clock": by_clock}
 
-    tools = fidelity.tools_for(name)
+    # Pages from before the precondition ran the bisecting tools too: still rendered.
+    tools = (*fidelity.tools_for(name), "do_bench_settled", "do_bench_long")
     runs = {t: [run(kernel_s * scale.get(t, 1.0), r) for r in range(reps)] for t in tools}
     return {"auto_timer": "event", "runs": runs, "orders": []}
 
@@ -567,6 +568,7 @@ def test_fidelity_markdown_from_json_alone() -> None:
     assert "within 1% with a spread under 1%: gemm-bf16-4096." in text
     assert "(n = 1)" in text  # only the 4096 GEMM is 20 us or more
     assert "### add-65536" in text and "ncu took over 120 s" in text
+    assert "each tool in the state the tool before it left" in text  # no precondition_s
     assert "gemm-bf16-8192: RuntimeError: out of memory" in text
     row = next(line for line in text.splitlines() if line.startswith("| gemm-bf16-4096 | 175.00 |"))
     assert row.count("|") == 13

@@ -94,10 +94,11 @@ def steady_sample(
     settled = None
     if can_settle and spec.settle_s > 0:
 
-        def run_block(n: int) -> list[float]:
-            return enqueue(min(n, SETTLE_MAX_CALLS), False)().seconds
+        def start_block(n: int, behind: bool) -> Callable[[], list[float]]:
+            collect = enqueue(min(n, SETTLE_MAX_CALLS), behind)
+            return lambda: collect().seconds
 
-        settled = settle(run_block, spec.settle_tol, spec.settle_s,
+        settled = settle(start_block, spec.settle_tol, spec.settle_s,
                          read_clock=device.read_clock, wait_for_clock=spec.settle_clock)
     return sample(spec, enqueue, device.read_clock, max_batch, ahead=max_batch > 1), settled
 

@@ -107,7 +107,7 @@ def agree(previous: float, current: float, tolerance: float) -> bool:
 
 
 def settle(
-    run_block: Callable[[int], list[float]],
+    start_block: Callable[[int, bool], Callable[[], list[float]]],
     tolerance: float,
     max_s: float,
     block_s: float = SETTLE_BLOCK_S,
@@ -115,38 +115,42 @@ def settle(
     read_clock: Callable[[], Reading | None] | None = None,
     wait_for_clock: bool = False,
 ) -> Settle:
-    """Run blocks of samples (`run_block(n)` returns their seconds) until two consecutive
-    block medians agree within `tolerance` (with `wait_for_clock`, and their clocks, read
-    by `read_clock` after each block, within SETTLE_CLOCK_TOL), or `max_s` of wall time
-    has passed.
+    """Run blocks of samples until two consecutive block medians agree within `tolerance`
+    (with `wait_for_clock`, and their clocks, read by `read_clock` after each block, within
+    SETTLE_CLOCK_TOL), or `max_s` of wall time has passed.
 
-    The first block is one sample; every block is sized from the wall time the last one
-    took per sample, so a block lasts about `block_s` whatever a sample costs (a graph
-    replay of hundreds of launches, a flush and a kernel). The first block never counts:
-    it starts from whatever state the last cell left.
+    `start_block(n, behind)` queues n samples and returns a collector of their seconds;
+    `behind`: another block is queued ahead of them. Blocks run as sustained samples do,
+    one queued ahead of the one being read, so the GPU never idles between them (a sync
+    per block let a power-capped H200 cool a little every 20 ms: docs/gpu-runs.md). The
+    first block is one sample; each block is sized from the wall time per sample of the
+    last one read (the one queued meanwhile keeps its size), so a block lasts about
+    `block_s` whatever a sample costs. The first block never counts: it starts from
+    whatever state the last cell left. The block still queued at the end is drained.
     """
     medians: list[float] = []
     clocks: list[float] = []
-    began = wall()
+    began = last_read = wall()
     done = 0
     calls = 1
+    ahead = start_block(calls, False)
     while True:
-        started = wall()
-        seconds = run_block(calls)
-        took = wall() - started
+        collect, ahead = ahead, start_block(calls, True)
+        seconds = collect()
+        now = wall()
+        took, last_read, spent = now - last_read, now, now - began
         reading = read_clock() if read_clock is not None else None
         if reading is not None:
             clocks.append(reading.sm_clock_mhz)
         done += len(seconds)
         medians.append(statistics.median(seconds))
-        spent = wall() - began
         steady_clock = (not wait_for_clock or len(clocks) < 2
                         or agree(clocks[-2], clocks[-1], SETTLE_CLOCK_TOL))
-        if (len(medians) >= SETTLE_MIN_BLOCKS and steady_clock
-                and agree(medians[-2], medians[-1], tolerance)):
-            return Settle(True, spent, done, medians, clocks)
-        if spent >= max_s:
-            return Settle(False, spent, done, medians, clocks)
+        settled = (len(medians) >= SETTLE_MIN_BLOCKS and steady_clock
+                   and agree(medians[-2], medians[-1], tolerance))
+        if settled or spent >= max_s:
+            done += len(ahead())
+            return Settle(settled, spent, done, medians, clocks)
         per_sample = took / max(1, len(seconds))
         calls = max(1, round(block_s / per_sample)) if per_sample > 0 else calls
 

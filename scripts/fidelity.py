@@ -945,6 +945,7 @@ def main() -> None:
     parser.add_argument("--no-ncu", action="store_true")
     parser.add_argument("--ncu-timeout", type=float, default=120.0)
     parser.add_argument("--render", type=Path, help="rebuild the .md of this JSON and exit")
+    parser.add_argument("--cases", nargs="*", help="only these cases (e.g. gemm-fp16-4096)")
     parser.add_argument("--also", nargs="*", default=[], help="more tools (Tools' methods)")
     parser.add_argument("--no-precondition", action="store_true",
                         help="each tool in the state the one before it left (before 12-01)")
@@ -958,7 +959,7 @@ def main() -> None:
 
         print(write(args.render, json.loads(args.render.read_text())))
         return
-    names = cases(args.sizes)
+    names = args.cases or cases(args.sizes)
     precondition_s = None if args.no_precondition else PRECONDITION_S
     data: dict[str, Any] = {"provenance": provenance(),
                             "settings": settings(names, args.reps, precondition_s)}

@@ -404,9 +404,12 @@ def test_cold_samples_rotate_through_the_ring_of_graphs_across_samples() -> None
     assert batches._replays(len, unit, ring=3) == [(unit, 0)]  # each call has a ring of its own
 
 
-def test_ranks_that_would_split_a_batch_differently_call_the_same_collectives(monkeypatch) -> None:
+def test_ranks_that_would_split_a_batch_differently_call_the_same_collectives_and_count_late_ones(
+    monkeypatch,
+) -> None:
     """Each sub-batch of samples starts with a GPU barrier (a collective): a rank whose
-    host paces more samples per hold than its peer's must still call it as often."""
+    host paces more samples per hold than its peer's must still call it as often. Each
+    sub-batch whose hold ended before the host had queued it is counted late."""
     from types import SimpleNamespace
 
     from kernbench.kernels import collective_cuda, gpu_hold

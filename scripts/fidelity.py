@@ -73,6 +73,7 @@ PRECONDITION_S = 0.2
 # What a measurement's extra says that the page reads: the sustained batches' gaps
 # (timing.sampling.AheadPace.gaps) and the CUPTI timer's records (timing.cupti).
 EXTRA_KEPT = ("between_batches_s", "max_between_batches_s", "batches_found_gpu_idle",
+              "batches_past_hold",
               "event_median_s", "kernels_per_sample", "records_overhead_s",
               "kernel_records_failed")
 ADD_TOOLS = GEMM_TOOLS + ("graph_warm", "do_bench_cudagraph")
@@ -589,11 +590,10 @@ def gap_medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
         values = [r[key] for r in runs if r.get(key) is not None]
         if values:
             out[key] = statistics.median(values)
-    counts = [r["batches_found_gpu_idle"].split(" of ") for r in runs
-              if r.get("batches_found_gpu_idle")]
-    if counts:
-        out["batches_found_gpu_idle"] = (f"{sum(int(a) for a, _ in counts)} of "
-                                         f"{sum(int(b) for _, b in counts)}")
+    for key in ("batches_found_gpu_idle", "batches_past_hold"):
+        counts = [r[key].split(" of ") for r in runs if r.get(key)]
+        if counts:
+            out[key] = f"{sum(int(a) for a, _ in counts)} of {sum(int(b) for _, b in counts)}"
     return out
 
 
@@ -693,8 +693,9 @@ def gaps_table(rows: list[dict[str, Any]]) -> list[str]:
     do_bench's loop (its flush): more means the card rested between batches."""
     lines = [
         "| case | event write: between batches µs (max) | batches that found the GPU idle "
+        "| batches the GPU reached before they were queued "
         "| do_bench's loop: between samples µs | event read: between batches µs |",
-        "| --- " * 5 + "|",
+        "| --- " * 6 + "|",
     ]
     for row in rows:
         gaps = row.get("gaps", {})
@@ -705,6 +706,7 @@ def gaps_table(rows: list[dict[str, Any]]) -> list[str]:
             f"| {row['case']} | {fmt_us(write.get('between_batches_s'))} "
             f"({fmt_us(write.get('max_between_batches_s'))}) "
             f"| {write.get('batches_found_gpu_idle', '-')} "
+            f"| {write.get('batches_past_hold', '-')} "
             f"| {fmt_us(loop.get('between_samples_s'))} | {fmt_us(read.get('between_batches_s'))} |"
         )
     return lines if len(lines) > 2 else []

@@ -896,9 +896,12 @@ def test_sustained_measurements_say_what_ran_between_their_batches(ahead_done) -
     found, _, kept = measured.extra["batches_found_gpu_idle"].split()
     # All but the first were queued behind another, and one more drained at the stop.
     assert int(kept) == batches
+    # A mark after each hold says whether the GPU got past it before the batch was queued.
+    late, _, held = measured.extra["batches_past_hold"].split()
+    assert int(held) == batches + 1
     if not ahead_done:
-        assert found == "0"
+        assert found == "0" and late == "0"
         assert measured.extra["between_batches_s"] == pytest.approx(device.flush_s)
     else:
-        assert found == kept
+        assert found == kept and late == held
         assert measured.extra["between_batches_s"] > device.flush_s + min(device.holds)

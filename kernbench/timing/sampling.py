@@ -29,6 +29,7 @@ from kernbench.timing.stop import StopReason, StopRule
 
 MAX_BATCH = 32  # samples in one batch (one block)
 ORIGIN_SLOT = -1  # the event pool of AheadPace's origin, apart from the batches' two
+MARK_SLOT = -2  # ... and of its mark after each hold
 
 
 @dataclass
@@ -50,9 +51,12 @@ class AheadPace:
     and time the launch. After it: a wait on the batch's own last event, never the whole
     device, which would drain the batch queued behind it too.
 
-    It also keeps where each batch ran on the GPU (from an event recorded before the
-    first), so a measurement can say whether its batches really ran back to back
-    (`gaps`): what separates two batches should be what separates two samples, a flush."""
+    It also keeps, for the measurement to say (`gaps`): where each batch ran on the GPU
+    (from an event recorded before the first), so whether its batches really ran back to
+    back (what separates two batches should be what separates two samples, a flush); and
+    how many batches the GPU reached before the host had queued them all (a mark recorded
+    after each hold had already passed when enqueueing ended): their samples may time the
+    host's launches, as the collectives' `batches_past_hold` says of theirs."""
 
     def __init__(self, device: Any, pace: HostPace) -> None:
         self.device, self.pace = device, pace
@@ -61,6 +65,8 @@ class AheadPace:
         # Per batch queued and not yet waited for: queued behind another, and found it done.
         self._queued: deque[tuple[bool, bool]] = deque()
         self._spans: list[tuple[float, float, bool]] = []  # first, last (ms from origin), dry
+        self._mark: Any = None  # recorded after the hold of the batch being queued
+        self._batches = self._late = 0
 
     def hold(self, n: int, behind: bool) -> None:
         if self._origin is None:
@@ -71,10 +77,16 @@ class AheadPace:
         seconds = self.pace.catch_up_for(n) if busy else self.pace.hold_for(n)
         if seconds > 0:
             self.device.hold(seconds)
+        self._mark = self.device.events(1, MARK_SLOT)[0][0]
+        self._mark.record()
 
     def enqueued(self, n: int, host_s: float, last: Any) -> None:
         self.pace.enqueued(n, host_s)
         self._last = last
+        if self._mark is not None:  # held: a batch of a timer that holds
+            self._batches += 1
+            self._late += bool(self._mark.query())
+            self._mark = None
 
     def wait(self, n: int, first: Any, last: Any) -> None:
         """Wait for a batch of n samples from event `first` to `last` (batches are waited
@@ -88,16 +100,19 @@ class AheadPace:
                                 self._origin.elapsed_time(last), dry))
 
     def gaps(self) -> dict[str, Any]:
-        """Of the batches queued behind another, in the sampling loop: the GPU time between
-        one's last sample and the next one's first (a flush when they ran back to back),
-        and how many found the GPU already done with the batch before them."""
+        """How many batches were late (see the class), and of those queued behind another:
+        the GPU time between one's last sample and the next one's first (a flush when they
+        ran back to back), and how many found the GPU done with the batch before them."""
+        found: dict[str, Any] = {}
+        if self._batches:
+            found["batches_past_hold"] = f"{self._late} of {self._batches}"
         spans = self._spans
         between = [b[0] - a[1] for a, b in zip(spans, spans[1:], strict=False)]
-        if not between:
-            return {}
-        return {"between_batches_s": statistics.median(between) * 1e-3,
-                "max_between_batches_s": max(between) * 1e-3,
-                "batches_found_gpu_idle": f"{sum(s[2] for s in spans)} of {len(spans)}"}
+        if between:
+            found.update(between_batches_s=statistics.median(between) * 1e-3,
+                         max_between_batches_s=max(between) * 1e-3,
+                         batches_found_gpu_idle=f"{sum(s[2] for s in spans)} of {len(spans)}")
+        return found
 
 
 @dataclass

@@ -61,7 +61,10 @@ MARKER = "FillFunctor"  # the kernel of marker.fill_(): splits the ncu launches 
 # do_bench behind the same back-to-back flush-and-run phase as kernbench's settle, and
 # do_bench sampling over kernbench's whole window (settle and budget) instead of 100 ms.
 # Since the tenth session every tool starts from the same state (`Tools.precondition`),
-# which the bisecting tools above were groping for; they stay callable (--tools).
+# which the bisecting tools above were groping for; they stay callable (--also), as do
+# event_write_deep (the host as far ahead as do_bench's), event_write_burst (behind
+# do_bench's warm-up) and loop_write_synced_warmup (behind kernbench's), which ask what
+# still keeps event_write under do_bench on a power-capped card at the same clock.
 GEMM_TOOLS = ("event_read", "event_write", "isolated_read", "isolated_cupti", "graph_read",
               "do_bench", "loop_write")
 ISOLATED_TOOLS = ("isolated_read", "isolated_cupti")
@@ -240,9 +243,37 @@ class Tools:
 
         return self._timer(EventTimer(self.write_device), kernel, settle_s=0.0)
 
-    def loop_write(self, kernel: Any) -> dict[str, Any]:
+    def event_write_deep(self, kernel: Any) -> dict[str, Any]:
+        """event_write with batches of up to 512 samples: the host as far ahead of the GPU
+        as do_bench's (which queues all its samples at once), not one batch of 32."""
+        from kernbench.timing import cuda
+
+        kept = cuda.MAX_BATCH
+        cuda.MAX_BATCH = 512
+        try:
+            return self._timer(cuda.EventTimer(self.write_device), kernel)
+        finally:
+            cuda.MAX_BATCH = kept
+
+    def event_write_burst(self, kernel: Any) -> dict[str, Any]:
+        """event_write behind do_bench's warm-up (its own calls back to back, no flush, for
+        do_bench's warmup ms) instead of kernbench's (a sync after each call)."""
+        from kernbench.timing.cuda import EventTimer
+
+        burst(kernel, DO_BENCH_MS["warmup"] * 1e-3)
+        return self._timer(EventTimer(self.write_device), kernel, warmup_s=0.0)
+
+    def loop_write_synced_warmup(self, kernel: Any) -> dict[str, Any]:
+        """loop_write with kernbench's warm-up (a sync after each call) in place of its own."""
+        from kernbench.timing.cuda import warm_up
+
+        warm_up(kernel.run, self.torch.cuda.synchronize, DO_BENCH_MS["warmup"] * 1e-3)
+        return self.loop_write(kernel, warm=False)
+
+    def loop_write(self, kernel: Any, warm: bool = True) -> dict[str, Any]:
         """do_bench's loop: calls for `rep` ms as five calls estimate them, each behind the
-        write flush, between its own pair of events, all queued, one sync at the end."""
+        write flush, between its own pair of events, all queued, one sync at the end;
+        `warm`: behind do_bench's warm-up (calls back to back for `warmup` ms)."""
         torch, device = self.torch, self.write_device
         device.prepare(True)
 
@@ -261,9 +292,9 @@ class Tools:
 
         gaps: list[float] = []
         estimate_s = statistics.mean(timed(5))
-        warm_calls = max(1, int(DO_BENCH_MS["warmup"] * 1e-3 / estimate_s))
-        for _ in range(warm_calls):
-            kernel.run()
+        if warm:
+            for _ in range(max(1, int(DO_BENCH_MS["warmup"] * 1e-3 / estimate_s))):
+                kernel.run()
         gaps.clear()
         samples = timed(max(1, int(DO_BENCH_MS["rep"] * 1e-3 / estimate_s)))
         # What separates two of its samples on the GPU: its flush, or more.
@@ -317,6 +348,21 @@ class Tools:
         with self.torch.cuda.stream(self.side):  # it refuses to capture on the default stream
             ms = self.testing.do_bench_cudagraph(kernel.run, return_mode="median")
         return {"median_s": ms * 1e-3}
+
+
+def burst(kernel: Any, seconds: float) -> None:
+    """The kernel back to back, no flush, for about `seconds` (do_bench's warm-up)."""
+    import torch
+
+    kernel.run()
+    torch.cuda.synchronize()
+    started = time.perf_counter()
+    kernel.run()
+    torch.cuda.synchronize()
+    one = max(time.perf_counter() - started, 1e-6)
+    for _ in range(max(1, int(seconds / one))):
+        kernel.run()
+    torch.cuda.synchronize()
 
 
 def warm(kernel: Any, seconds: float = 0.2) -> None:

@@ -68,6 +68,8 @@ MARKER = "FillFunctor"  # the kernel of marker.fill_(): splits the ncu launches 
 GEMM_TOOLS = ("event_read", "event_write", "isolated_read", "isolated_cupti", "graph_read",
               "do_bench", "loop_write")
 ISOLATED_TOOLS = ("isolated_read", "isolated_cupti")
+BISECT_TOOLS = ("event_write", "event_write_deep", "event_write_burst", "loop_write",
+                "loop_write_synced_warmup", "do_bench_again")
 # Before each tool: this long of the write flush and the kernel back to back (a sustained
 # tool), or idle (an isolated one). Until the tenth session a tool inherited the state the
 # tool before it left: in reversed repetitions event_write followed isolated_read's idle
@@ -325,6 +327,11 @@ class Tools:
     def do_bench(self, kernel: Any) -> dict[str, Any]:
         ms = self.testing.do_bench(kernel.run, return_mode="median", **DO_BENCH_MS)
         return {"median_s": ms * 1e-3}
+
+    def do_bench_again(self, kernel: Any) -> dict[str, Any]:
+        """do_bench a second time in each repetition: how well do_bench agrees with itself
+        in the same state, the floor under any "within 1% of do_bench"."""
+        return self.do_bench(kernel)
 
     def do_bench_settled(self, kernel: Any) -> dict[str, Any]:
         """do_bench right after settle_s of the write flush and the kernel back to back, the
@@ -616,6 +623,8 @@ def summarize(name: str, case: dict[str, Any], ncu: dict[str, Any]) -> dict[str,
         "unsettled_vs_do_bench": pair(series, "event_write_unsettled", "do_bench"),
         "write_vs_settled_do_bench": pair(series, "event_write", "do_bench_settled"),
         "write_vs_long_do_bench": pair(series, "event_write", "do_bench_long"),
+        "bisect": {tool: pair(series, tool, "do_bench") for tool in BISECT_TOOLS
+                   if tool in series},
     }
     out["kernel_s"] = median_of(out, "do_bench") or median_of(out, "event_read")
     out["gaps"] = {tool: gap_medians(runs[tool]) for tool in ("event_write", "event_read",
@@ -732,6 +741,20 @@ def ncu_table(rows: list[dict[str, Any]]) -> list[str]:
             f"| {fmt_ratio(got.get('isolated'))} | {fmt_ratio(got.get('cupti'))} |"
         )
     return lines
+
+
+def bisect_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Each sustained variant against do_bench, where a run had the bisecting tools."""
+    tools = [t for t in BISECT_TOOLS if any(t in r.get("bisect", {}) for r in rows)]
+    if not set(tools) - {"event_write", "loop_write"}:
+        return []
+    lines = ["## Bisecting the sustained timer against do_bench (tool / do_bench)", "",
+             "| case | " + " | ".join(tools) + " |", "| --- " * (len(tools) + 1) + "|"]
+    for row in rows:
+        found = row.get("bisect", {})
+        lines.append(f"| {row['case']} | "
+                     + " | ".join(fmt_ratio(found.get(t)) for t in tools) + " |")
+    return [*lines, ""]
 
 
 def gaps_table(rows: list[dict[str, Any]]) -> list[str]:
@@ -914,6 +937,7 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         *ncu_table(rows),
         "",
+        *bisect_table(rows),
         "## Sustained batches: what runs between them on the GPU",
         "",
         *(gaps_table(rows) or ["No gaps recorded (a run before they were)."]),

@@ -520,7 +520,7 @@ def test_fidelity_reads_ncu_launches_per_case_and_call() -> None:
 def _fake_run(name: str, kernel_s: float, reps: int = 4) -> dict:
     """Each tool at a fixed fraction of `kernel_s`, with a +-0.15% drift over repetitions."""
     scale = {"event_read": 0.98, "graph_read": 0.97, "graph_warm": 0.5, "do_bench_cudagraph": 0.5,
-             "do_bench_settled": 0.995, "do_bench_long": 1.03}
+             "do_bench_settled": 0.995, "do_bench_long": 1.03, "event_write_deep": 0.99}
 
     def run(seconds: float, rep: int) -> dict:
         drift = 1 + 0.001 * (rep - 1.5)
@@ -528,7 +528,8 @@ def _fake_run(name: str, kernel_s: float, reps: int = 4) -> dict:
         return {"median_s": seconds * drift, "clock_mhz": 1980.0, "by_clock": by_clock}
 
     # Pages from before the precondition ran the bisecting tools too: still rendered.
-    tools = (*fidelity.tools_for(name), "do_bench_settled", "do_bench_long")
+    tools = (*fidelity.tools_for(name), "do_bench_settled", "do_bench_long", "event_write_deep",
+             "do_bench_again")
     runs = {t: [run(kernel_s * scale.get(t, 1.0), r) for r in range(reps)] for t in tools}
     return {"auto_timer": "event", "runs": runs, "orders": []}
 
@@ -570,6 +571,8 @@ def test_fidelity_markdown_from_json_alone() -> None:
     assert "(n = 1)" in text  # only the 4096 GEMM is 20 us or more
     assert "### add-65536" in text and "ncu took over 120 s" in text
     assert "each tool in the state the tool before it left" in text  # no precondition_s
+    bisect = next(line for line in text.splitlines() if line.startswith("| gemm-bf16-4096 | 1.0"))
+    assert bisect.startswith("| gemm-bf16-4096 | 1.000 (1.000-1.000) | 0.990 (0.990-0.990) |")
     assert "gemm-bf16-8192: RuntimeError: out of memory" in text
     row = next(line for line in text.splitlines() if line.startswith("| gemm-bf16-4096 | 175.00 |"))
     assert row.count("|") == 13

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import statistics
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -163,6 +164,7 @@ def activity_kind(event: Any, on_device: bool) -> str:
     return "kernel" if on_device else "cpu_op"
 
 
+@functools.cache
 def available() -> bool:
     """Whether torch.profiler can record CUDA activity here (kineto built with CUPTI)."""
     try:

@@ -267,7 +267,7 @@ class Tools:
 
     def loop_write_synced_warmup(self, kernel: Any) -> dict[str, Any]:
         """loop_write with kernbench's warm-up (a sync after each call) in place of its own."""
-        from kernbench.timing.cuda import warm_up
+        from kernbench.timing.sampling import warm_up
 
         warm_up(kernel.run, self.torch.cuda.synchronize, DO_BENCH_MS["warmup"] * 1e-3)
         return self.loop_write(kernel, warm=False)

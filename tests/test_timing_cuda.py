@@ -908,3 +908,20 @@ def test_sustained_measurements_say_what_ran_between_their_batches(ahead_done) -
     else:
         assert found == kept and late == held
         assert measured.extra["between_batches_s"] > device.flush_s + min(device.holds)
+
+
+def test_a_sustained_warm_up_queues_its_calls_back_to_back() -> None:
+    # One call timed by the wall (each wall() read advances 1 ms here), then enough to
+    # fill the warm-up queued at once: two syncs, not one per call as isolated cells get.
+    log: list[str] = []
+    calls = sampling.warm_up(lambda: log.append("run"), lambda: log.append("sync"), 0.02,
+                             back_to_back=True, wall=FakeWall(1e-3))
+    assert calls == 20 and log.count("run") == 20
+    assert log == ["run", "sync"] + ["run"] * 19 + ["sync"]
+    log.clear()
+    calls = sampling.warm_up(lambda: log.append("run"), lambda: log.append("sync"), 0.02,
+                             wall=FakeWall(1e-3))
+    assert log == ["run", "sync"] * calls
+    log.clear()
+    assert sampling.warm_up(lambda: log.append("run"), lambda: None, 0.0005,
+                            back_to_back=True, wall=FakeWall(1e-3)) == 1  # longer than asked

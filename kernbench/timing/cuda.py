@@ -24,9 +24,15 @@ from kernbench.kernels.gpu_hold import FIRST_HOLD_S, HostPace
 from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement, Timer
 from kernbench.timing.cuda_device import FLUSH_MODES, CudaDevice
-from kernbench.timing.nvml import reason_names
-from kernbench.timing.sampling import MAX_BATCH, AheadPace, Batch, Enqueue, Sampled, sample
-from kernbench.timing.steady import Idle, Settle, settle
+from kernbench.timing.sampling import (
+    MAX_BATCH,
+    AheadPace,
+    Batch,
+    as_measurement,
+    steady_sample,
+    warm_up,
+)
+from kernbench.timing.steady import Idle
 
 GRAPH_THRESHOLD_S = 20e-6  # auto: an eager median under this is timed with graphs
 GRAPH_TARGET_S = 1e-3  # kernel time captured in one graph
@@ -58,75 +64,6 @@ def per_launch(graph_s: float, flush_graph_s: float, launches: int) -> float:
     launches alone; the launch gaps inside a graph are what eager launches cannot avoid.
     """
     return (graph_s - flush_graph_s) / launches
-
-
-def warm_up(
-    run: Callable[[], object],
-    synchronize: Callable[[], None],
-    seconds: float,
-    wall: Callable[[], float] = time.perf_counter,
-) -> int:
-    """Call (and synchronize) until `seconds` of wall time have passed; at least once."""
-    calls = 0
-    deadline = wall() + seconds
-    while calls == 0 or wall() < deadline:
-        run()
-        synchronize()
-        calls += 1
-    return calls
-
-
-SETTLE_MAX_CALLS = 512  # calls in one settle block (events are allocated per call)
-
-
-def steady_sample(
-    spec: TimerSpec,
-    enqueue: Enqueue,
-    device: Any,
-    can_settle: bool = True,
-    max_batch: int = MAX_BATCH,
-) -> tuple[Sampled, Settle | None]:
-    """`sample` under the spec's duty: sustained cells settle first (unless `can_settle`
-    is false or `settle_s` is 0), then keep a batch queued ahead; isolated cells take one
-    sample per batch (their `enqueue` idles before it)."""
-    if spec.duty == "isolated":
-        return sample(spec, enqueue, device.read_clock, 1), None
-    settled = None
-    if can_settle and spec.settle_s > 0:
-
-        def start_block(n: int, behind: bool) -> Callable[[], list[float]]:
-            collect = enqueue(min(n, SETTLE_MAX_CALLS), behind)
-            return lambda: collect().seconds
-
-        settled = settle(start_block, spec.settle_tol, spec.settle_s,
-                         read_clock=device.read_clock, wait_for_clock=spec.settle_clock)
-    return sample(spec, enqueue, device.read_clock, max_batch, ahead=max_batch > 1), settled
-
-
-def as_measurement(
-    timer: str,
-    sampled: Sampled,
-    warmup_calls: int,
-    extra: dict[str, Any],
-    duty: str,
-    settled: Settle | None,
-) -> Measurement:
-    if sampled.throttle_reasons:
-        seen = {name for mask in set(sampled.throttle_reasons) for name in reason_names(mask)}
-        extra = {**extra, "clock_event_reasons": " ".join(sorted(seen))}
-    return Measurement(
-        timer=timer,
-        samples_s=sampled.samples_s,
-        warmup_calls=warmup_calls,
-        stop_reason=sampled.stop_reason,
-        stages_s=sampled.stages_s,
-        sm_clock_mhz=sampled.sm_clock_mhz,
-        throttled=sampled.throttled,
-        extra=extra,
-        duty=duty,
-        settle=settled.as_dict() if settled is not None else None,
-        blocks=[block.as_dict() for block in sampled.blocks],
-    )
 
 
 def flush_extra(device: Any, cold: bool) -> dict[str, Any]:
@@ -167,8 +104,9 @@ class EventTimer:
         call = kernel.run if around is None else _inside(around, kernel.run)
         cold = spec.l2 == "cold"
         extra = dict(device.prepare(cold))
-        warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s)
         staged = kernel.stage_times is not None
+        warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s,
+                               back_to_back=spec.duty == "sustained" and not staged)
 
         ahead = AheadPace(device, HostPace())
         idle = Idle(device, self._sleep) if spec.duty == "isolated" else None
@@ -316,7 +254,8 @@ class GraphTimer:
         self._device = device = self._device or CudaDevice()
         cold = spec.l2 == "cold"
         extra: dict[str, Any] = dict(device.prepare(cold))
-        warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s)
+        warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s,
+                               back_to_back=spec.duty == "sustained")
         refused = self._refused
         if refused is not None and refused[0]() is kernel:
             return self._fall_back(kernel, spec, refused[1])

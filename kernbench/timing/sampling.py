@@ -10,6 +10,10 @@ while the host reads and enqueues (a sync per batch kept a power-capped H200 a f
 percent faster than do_bench's unbroken stream; docs/fidelity/). Under `isolated` it
 takes one sample per batch (the timer idles before each). The NVML clock is read while a
 batch runs; every batch becomes a `Block` with that reading.
+
+Around the loop, what every CUDA timer does alike: the warm-up (`warm_up`, back to back
+under `sustained`), the settle phase before sustained samples (`steady_sample`), and the
+`Measurement` made of what was sampled (`as_measurement`).
 """
 
 from __future__ import annotations
@@ -23,11 +27,13 @@ from typing import Any
 
 from kernbench.kernels.gpu_hold import HostPace
 from kernbench.spec.models import TimerSpec
-from kernbench.timing.nvml import Reading
-from kernbench.timing.steady import Block
+from kernbench.timing.base import Measurement
+from kernbench.timing.nvml import Reading, reason_names
+from kernbench.timing.steady import Block, Settle, settle
 from kernbench.timing.stop import StopReason, StopRule
 
 MAX_BATCH = 32  # samples in one batch (one block)
+MAX_WARMUP_CALLS = 10_000  # a back-to-back warm-up queues at most this many calls
 ORIGIN_SLOT = -1  # the event pool of AheadPace's origin, apart from the batches' two
 MARK_SLOT = -2  # ... and of its mark after each hold
 
@@ -214,3 +220,90 @@ def sample(
             for collect, _ in queued:
                 collect()
             return seen.result(reason)
+
+
+def warm_up(
+    run: Callable[[], object],
+    synchronize: Callable[[], None],
+    seconds: float,
+    back_to_back: bool = False,
+    wall: Callable[[], float] = time.perf_counter,
+) -> int:
+    """Call for about `seconds` of wall time, at least once, and return how many calls.
+
+    Synchronizing after each call, or `back_to_back` (the sustained duty): one call timed
+    by the wall, then as many as fill `seconds` queued at once and one sync at the end, as
+    do_bench warms up. On a power-capped H200 the warm-up sets the state the samples after
+    it start from: behind a sync per call, do_bench's own loop read 4% faster than behind
+    its back-to-back warm-up, and kernbench's sustained timer 1.5% faster than behind
+    do_bench's (docs/gpu-runs.md)."""
+    if back_to_back:
+        started = wall()
+        run()
+        synchronize()
+        one = max(wall() - started, 1e-7)
+        more = min(MAX_WARMUP_CALLS, int(seconds / one) - 1)
+        for _ in range(more):
+            run()
+        synchronize()
+        return 1 + max(more, 0)
+    calls = 0
+    deadline = wall() + seconds
+    while calls == 0 or wall() < deadline:
+        run()
+        synchronize()
+        calls += 1
+    return calls
+
+
+SETTLE_MAX_CALLS = 512  # calls in one settle block (events are allocated per call)
+
+
+def steady_sample(
+    spec: TimerSpec,
+    enqueue: Enqueue,
+    device: Any,
+    can_settle: bool = True,
+    max_batch: int = MAX_BATCH,
+) -> tuple[Sampled, Settle | None]:
+    """`sample` under the spec's duty: sustained cells settle first (unless `can_settle`
+    is false or `settle_s` is 0), then keep a batch queued ahead; isolated cells take one
+    sample per batch (their `enqueue` idles before it)."""
+    if spec.duty == "isolated":
+        return sample(spec, enqueue, device.read_clock, 1), None
+    settled = None
+    if can_settle and spec.settle_s > 0:
+
+        def start_block(n: int, behind: bool) -> Callable[[], list[float]]:
+            collect = enqueue(min(n, SETTLE_MAX_CALLS), behind)
+            return lambda: collect().seconds
+
+        settled = settle(start_block, spec.settle_tol, spec.settle_s,
+                         read_clock=device.read_clock, wait_for_clock=spec.settle_clock)
+    return sample(spec, enqueue, device.read_clock, max_batch, ahead=max_batch > 1), settled
+
+
+def as_measurement(
+    timer: str,
+    sampled: Sampled,
+    warmup_calls: int,
+    extra: dict[str, Any],
+    duty: str,
+    settled: Settle | None,
+) -> Measurement:
+    if sampled.throttle_reasons:
+        seen = {name for mask in set(sampled.throttle_reasons) for name in reason_names(mask)}
+        extra = {**extra, "clock_event_reasons": " ".join(sorted(seen))}
+    return Measurement(
+        timer=timer,
+        samples_s=sampled.samples_s,
+        warmup_calls=warmup_calls,
+        stop_reason=sampled.stop_reason,
+        stages_s=sampled.stages_s,
+        sm_clock_mhz=sampled.sm_clock_mhz,
+        throttled=sampled.throttled,
+        extra=extra,
+        duty=duty,
+        settle=settled.as_dict() if settled is not None else None,
+        blocks=[block.as_dict() for block in sampled.blocks],
+    )

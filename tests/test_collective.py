@@ -358,7 +358,8 @@ def test_sustained_samples_replay_short_graphs_that_add_up_to_the_sample() -> No
             self._capture, self._replayed, self.graph_failure = True, [], None
             self._capture_by, self._graphs, self._capture_s = "torch", {}, 0.25
             self._pace, self._ring_next, self._ring = gpu_hold.HostPace(), {}, 1
-            self._batches, self._late = 4, 1
+            self._past_hold = gpu_hold.PastHold()
+            self._past_hold.batches, self._past_hold.late = 4, 1
 
         def _graph(self, call: object, reps: int, index: int = 0) -> object | None:
             captured.append((reps, index))
@@ -466,9 +467,9 @@ def test_ranks_that_would_split_a_batch_differently_call_the_same_collectives_an
                                                 ReduceOp=SimpleNamespace(MIN="min")),
             _capture=False, _sync_buffer=sync_buffer,
             _graphs={}, _replayed=[], _pace=Pace(own_fits), graph_failure=None,
-            _batches=0, _late=0)
+            _past_hold=gpu_hold.PastHold())
         assert batches.time(10, 2, duty, lambda: log.append("call")) == [1e-3] * 10
-        assert (batches._late, batches._batches) == (late, 4)
+        assert (batches._past_hold.late, batches._past_hold.batches) == (late, 4)
         return log
 
     for duty in ("sustained", "isolated"):

@@ -661,6 +661,10 @@ def test_sustained_event_timer_settles_first_and_holds_only_its_first_block() ->
     # Held a full hold before the first settle block only; every later block and batch was
     # queued behind one still running, or held for what the fast host loses: microseconds.
     assert device.holds[0] == gpu_hold.FIRST_HOLD_S and max(device.holds[1:]) < 1e-4
+    # Queued behind another: the settle blocks after the first (3 read, 1 drained) and every
+    # batch of samples but the first (one more drained at the stop).
+    behind = int(measured.extra["batches_found_gpu_idle"].split(" of ")[1])
+    assert behind == 3 + len(measured.blocks)
     assert sum(b["samples"] for b in measured.blocks) == len(measured.samples_s)
 
 

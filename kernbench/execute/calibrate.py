@@ -229,9 +229,8 @@ def measure_cuda(sizes: Sizes) -> Measured:
 
     spec = TimerSpec(warmup_s=0.2, budget_s=2.0, min_samples=sizes.reps, rel_ci=0.005, l2="cold",
                      duty=sizes.duty)
-    # The same timer `auto` gives the cells of that duty (ADR 0048).
-    isolated = sizes.duty == "isolated" and cupti.available()
-    timer = cupti.CuptiTimer() if isolated else EventTimer()
+    # The timer `auto` gives the cells of that duty (ADR 0048).
+    timer = cupti.CuptiTimer() if cupti.chosen_for(sizes.duty) else EventTimer()
 
     used: set[str] = set()  # the timers that took the samples (cupti may fall back)
 

@@ -26,6 +26,7 @@ NCCL, a backend without graph support) the sustained body falls back to eager ca
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -52,7 +53,7 @@ class CudaBatches:
         self._ring = 1  # the ring the last sustained sample rotated through
         self._replayed: list[int] = []  # the graph lengths a sustained sample last replayed
         self._pace = gpu_hold.HostPace()
-        self._batches = self._late = 0  # batches, and those whose hold ended before enqueued
+        self._past_hold = gpu_hold.PastHold()
         self._capture_s = 0.0  # host seconds spent capturing and instantiating graphs
         self.graph_failure: str | None = None
 
@@ -83,8 +84,6 @@ class CudaBatches:
         if self.graph_failure is not None:
             return None
         if (call, reps, index) not in self._graphs:
-            import time
-
             torch = self._torch
             began = time.perf_counter()
             try:
@@ -127,8 +126,6 @@ class CudaBatches:
     def _batch(
         self, count: int, reps: int, duty: str, call: Callable[[], object], ring: int
     ) -> list[float]:
-        import time
-
         torch = self._torch
         sustained_graphs = duty == "sustained" and self._capture
         # Each sample replays its own turn of the ring: captured (before the hold) per sample.
@@ -148,8 +145,7 @@ class CudaBatches:
             for _ in range(count)
         ]
         gpu_hold.hold(self._pace.hold_for(count))
-        held = torch.cuda.Event()
-        held.record()  # the hold's end
+        self._past_hold.held(torch.cuda.Event())
         began = time.perf_counter()
         for index, ((start, end), graphs) in enumerate(zip(events, samples, strict=True)):
             if index == 0 or duty == "isolated":
@@ -158,11 +154,9 @@ class CudaBatches:
             body(graphs)
             end.record()
         self._pace.enqueued(count, time.perf_counter() - began)
-        # Ended already: the GPU may have waited for the host within the samples, which
-        # then time the host (as NCCL's graph mixing support, or too many distinct graphs
-        # queued, made them: collective_graphs).
-        self._batches += 1
-        self._late += bool(held.query())
+        # Past the hold already: the samples may time the host (as NCCL's graph mixing
+        # support, or too many distinct graphs queued, made them: collective_graphs).
+        self._past_hold.queued()
         torch.cuda.synchronize()
         seconds = [start.elapsed_time(end) / 1e3 for start, end in events]
         self._pace.ran(seconds)
@@ -192,7 +186,7 @@ class CudaBatches:
         if self._pace.host_s is not None:
             info["host_enqueue_s"] = self._pace.host_s
             info["gpu_sample_s"] = self._pace.gpu_s
-            info["batches_past_hold"] = f"{self._late} of {self._batches}"
+            info.update(self._past_hold.info())
         if self.graph_failure is not None:
             info["graph_capture_failed"] = self.graph_failure
         return info

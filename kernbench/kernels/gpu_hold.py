@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
+from typing import Any
 
 MAX_HOLD_S = 50e-3
 HOLD_CLOCK_HZ = 2.0e9  # torch.cuda._sleep counts cycles; at lower clocks it holds longer
@@ -66,3 +67,29 @@ class HostPace:
         if per_sample == 0.0:
             return n
         return max(1, min(n, int((MAX_HOLD_S - lead) / per_sample)))
+
+
+class PastHold:
+    """The batches the GPU reached before the host had queued them all: a mark recorded
+    after each batch's hold had already passed when the host finished. Their samples may
+    time the host's launches (reported as `batches_past_hold`, by the CUDA timers and the
+    collectives alike)."""
+
+    def __init__(self) -> None:
+        self.batches = self.late = 0
+        self._mark: Any = None
+
+    def held(self, mark: Any) -> None:
+        """Record `mark` (an event) right after a batch's hold."""
+        mark.record()
+        self._mark = mark
+
+    def queued(self) -> None:
+        """The batch is all queued: had the GPU passed its mark already?"""
+        if self._mark is not None:
+            self.batches += 1
+            self.late += bool(self._mark.query())
+            self._mark = None
+
+    def info(self) -> dict[str, str]:
+        return {"batches_past_hold": f"{self.late} of {self.batches}"} if self.batches else {}

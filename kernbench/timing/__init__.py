@@ -30,7 +30,7 @@ def choose_timer(
         return CpuTimer()
     kind = chosen if chosen in TIMERS else spec.kind
     if kind == "auto":
-        if spec.duty == "isolated" and kernel.stage_times is None and cupti.available():
+        if cupti.chosen_for(spec.duty, staged=kernel.stage_times is not None):
             return cupti.CuptiTimer()
         return cuda.choose_auto(kernel)
     if kind == "graph":  # as auto makes it: a capture that fails falls back to events

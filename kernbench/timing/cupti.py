@@ -175,6 +175,12 @@ def available() -> bool:
         return False
 
 
+def chosen_for(duty: str, staged: bool = False) -> bool:
+    """Whether `auto` times samples by CUPTI's records (ADR 0048): isolated ones, of a
+    kernel that does not synchronize inside (staged), where the profiler records CUDA."""
+    return duty == "isolated" and not staged and available()
+
+
 class CuptiTimer:
     """Isolated samples timed by CUPTI's kernel records (module docstring)."""
 

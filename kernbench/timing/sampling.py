@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernbench.kernels.gpu_hold import HostPace
+from kernbench.kernels.gpu_hold import HostPace, PastHold
 from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement
 from kernbench.timing.nvml import Reading, reason_names
@@ -60,9 +60,7 @@ class AheadPace:
     It also keeps, for the measurement to say (`gaps`): where each batch ran on the GPU
     (from an event recorded before the first), so whether its batches really ran back to
     back (what separates two batches should be what separates two samples, a flush); and
-    how many batches the GPU reached before the host had queued them all (a mark recorded
-    after each hold had already passed when enqueueing ended): their samples may time the
-    host's launches, as the collectives' `batches_past_hold` says of theirs."""
+    how many batches the GPU reached before the host had queued them all (`PastHold`)."""
 
     def __init__(self, device: Any, pace: HostPace) -> None:
         self.device, self.pace = device, pace
@@ -71,8 +69,7 @@ class AheadPace:
         # Per batch queued and not yet waited for: queued behind another, and found it done.
         self._queued: deque[tuple[bool, bool]] = deque()
         self._spans: list[tuple[float, float, bool]] = []  # first, last (ms from origin), dry
-        self._mark: Any = None  # recorded after the hold of the batch being queued
-        self._batches = self._late = 0
+        self._past_hold = PastHold()
 
     def hold(self, n: int, behind: bool) -> None:
         if self._origin is None:
@@ -83,16 +80,12 @@ class AheadPace:
         seconds = self.pace.catch_up_for(n) if busy else self.pace.hold_for(n)
         if seconds > 0:
             self.device.hold(seconds)
-        self._mark = self.device.events(1, MARK_SLOT)[0][0]
-        self._mark.record()
+        self._past_hold.held(self.device.events(1, MARK_SLOT)[0][0])
 
     def enqueued(self, n: int, host_s: float, last: Any) -> None:
         self.pace.enqueued(n, host_s)
         self._last = last
-        if self._mark is not None:  # held: a batch of a timer that holds
-            self._batches += 1
-            self._late += bool(self._mark.query())
-            self._mark = None
+        self._past_hold.queued()
 
     def wait(self, n: int, first: Any, last: Any) -> None:
         """Wait for a batch of n samples from event `first` to `last` (batches are waited
@@ -109,9 +102,7 @@ class AheadPace:
         """How many batches were late (see the class), and of those queued behind another:
         the GPU time between one's last sample and the next one's first (a flush when they
         ran back to back), and how many found the GPU done with the batch before them."""
-        found: dict[str, Any] = {}
-        if self._batches:
-            found["batches_past_hold"] = f"{self._late} of {self._batches}"
+        found: dict[str, Any] = dict(self._past_hold.info())
         spans = self._spans
         between = [b[0] - a[1] for a, b in zip(spans, spans[1:], strict=False)]
         if between:

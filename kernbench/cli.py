@@ -353,15 +353,19 @@ def calibrate_command(
         str | None, typer.Option("--name", help="Profile name; default from the device.")
     ] = None,
     duty: Annotated[
-        str, typer.Option("--duty", help="The timer duty the GPU ceilings are sampled "
-                          "under: sustained or isolated (as the benches to be read against "
-                          "them).")
-    ] = "sustained",
+        str | None, typer.Option("--duty", help="The timer duty the GPU ceilings are sampled "
+                                 "under: sustained (default) or isolated (as the benches to "
+                                 "be read against them).")
+    ] = None,
+    bench: Annotated[
+        str | None, typer.Option("--bench", help="Sample the GEMMs with this bench's timer "
+                                 "(duty, warm-up, budget, turns) and rounds, as its cells.")
+    ] = None,
 ) -> None:
     """Measure this machine's ceilings and write a hardware profile (datasheet kept beside)."""
     from kernbench.commands.calibrate import calibrate_profile
 
-    path = calibrate_profile(device, out, name, duty)
+    path = calibrate_profile(device, out, name, duty, bench)
     typer.echo(f"wrote {path}")
 
 

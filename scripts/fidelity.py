@@ -272,10 +272,12 @@ class Tools:
         warm_up(kernel.run, self.torch.cuda.synchronize, DO_BENCH_MS["warmup"] * 1e-3)
         return self.loop_write(kernel, warm=False)
 
-    def loop_write(self, kernel: Any, warm: bool = True) -> dict[str, Any]:
+    def loop_write(self, kernel: Any, warm: bool = True, keep_samples: bool = False
+                   ) -> dict[str, Any]:
         """do_bench's loop: calls for `rep` ms as five calls estimate them, each behind the
         write flush, between its own pair of events, all queued, one sync at the end;
-        `warm`: behind do_bench's warm-up (calls back to back for `warmup` ms)."""
+        `warm`: behind do_bench's warm-up (calls back to back for `warmup` ms);
+        `keep_samples`: the samples in order too (scripts/sustained_series.py)."""
         torch, device = self.torch, self.write_device
         device.prepare(True)
 
@@ -301,8 +303,9 @@ class Tools:
         samples = timed(max(1, int(DO_BENCH_MS["rep"] * 1e-3 / estimate_s)))
         # What separates two of its samples on the GPU: its flush, or more.
         between = statistics.median(gaps) if gaps else None
-        return {"median_s": statistics.median(samples), "n": len(samples),
-                "between_samples_s": between}
+        found = {"median_s": statistics.median(samples), "n": len(samples),
+                 "between_samples_s": between}
+        return {**found, "samples_s": samples} if keep_samples else found
 
     def isolated_read(self, kernel: Any) -> dict[str, Any]:
         from kernbench.timing.cuda import EventTimer

@@ -5,10 +5,12 @@
 # do_bench, isolated against ncu); with SWEEPS=2 a second sweep (SWEEP2_ARGS: extra run
 # options, e.g. a subset) in another cell order, compared with the first. CALIBRATE=1
 # calibrates first (into configs/hardware/h200.yaml, which then overrides the shipped one);
-# CALIBRATE_DUTY=isolated calibrates under that duty into a profile h200-isolated, which
-# the sweeps then read their utilization against (ADR 0036 addendum).
+# CALIBRATE_DUTY=isolated calibrates under that duty, sampling as the bench samples its cells
+# (its timer and rounds, ADR 0049), into a profile h200-isolated, which the sweeps then
+# read their utilization against (ADR 0036 addendum).
 # TIMER_SET="KEY: V, ...": the sweeps run a copy of the bench with these timer settings
 # (e.g. "duty: sustained", "settle_clock: true"), its pins copied beside it.
+# SERIES=1 first records scripts/sustained_series.py (every sample of the sustained tools).
 # Usage: [SWEEPS=1|2] [SWEEP2_ARGS=...] [FIDELITY=1] [FIDELITY_ARGS=...] [CALIBRATE=1]
 #   [CALIBRATE_DUTY=isolated]
 #   [TIMER_SET=...] bash scripts/gpu_steady.sh OUT_DIR [kernbench run options]
@@ -45,13 +47,18 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_eve
 smi=$!
 {
   nvidia-smi --query-gpu=name,uuid,driver_version,power.limit,clocks.max.sm --format=csv
+  if [ "${SERIES:-0}" = 1 ]; then  # every sample of the sustained tools, in order
+    timeout 200 python3 scripts/sustained_series.py --out "$out/series.json"
+    echo "series exit $?"
+  fi
   if [ "${CALIBRATE:-0}" = 1 ]; then
     python3 -m kernbench calibrate --device cuda --out configs/hardware/h200.yaml
     cp configs/hardware/h200.yaml "$out/"
   fi
   if [ -n "${CALIBRATE_DUTY:-}" ]; then  # ceilings in another duty: a profile of its own
     profile=h200-$CALIBRATE_DUTY
-    if python3 -m kernbench calibrate --device cuda --duty "$CALIBRATE_DUTY" --name "$profile" \
+    if python3 -m kernbench calibrate --device cuda --bench "$bench" --duty "$CALIBRATE_DUTY" \
+      --name "$profile" \
       --out "configs/hardware/$profile.yaml"; then
       cp "configs/hardware/$profile.yaml" "$out/"
       set -- "$@" --hardware "$profile"

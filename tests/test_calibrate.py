@@ -107,7 +107,7 @@ def test_the_duty_reaches_the_measurement_and_the_profile_says_it() -> None:
     asked: list[str] = []
 
     def measure(sizes: calibrate.Sizes) -> calibrate.Measured:
-        asked.append(sizes.duty)
+        asked.append(sizes.duty)  # the timer's
         measured = _measured()
         measured.notes["duty"] = sizes.duty  # as measure_cuda records it
         return measured
@@ -155,7 +155,7 @@ def test_a_run_says_when_its_duty_is_not_its_ceilings(monkeypatch, capsys) -> No
 def test_a_duty_variant_keeps_the_datasheet_and_matches_no_device(tmp_path, monkeypatch):
     from kernbench.commands import calibrate as command
 
-    def measured(device, name, datasheet, duty):
+    def measured(device, name, datasheet, sizes, duty):
         result = _measured()
         result.notes["duty"] = duty
         return calibrate.profile_from(result, name=name, datasheet=datasheet, now=NOW)
@@ -207,3 +207,33 @@ def test_the_shipped_h200_has_an_isolated_variant_the_milestone_reads() -> None:
 def test_the_cpu_has_no_duty_to_calibrate_under() -> None:
     with pytest.raises(UserError, match="the CPU timer has no duty"):
         calibrate_profile("cpu", None, None, duty="isolated")
+
+
+def test_calibrate_bench_takes_the_bench_timer_and_rounds(monkeypatch, tmp_path) -> None:
+    from kernbench.commands import calibrate as command
+
+    seen: list[calibrate.Sizes] = []
+
+    def measured(device, name, datasheet, sizes, duty):
+        seen.append(sizes)
+        result = _measured()
+        result.notes["duty"] = duty
+        return calibrate.profile_from(result, name=name, datasheet=datasheet, now=NOW)
+
+    monkeypatch.setattr(command, "calibrate", measured)
+    monkeypatch.setattr(command, "device_model", lambda device: "NVIDIA H200")
+    path = command.calibrate_profile("cuda", tmp_path / "m.yaml", None,
+                                     bench="milestone-1h-gemm")
+    milestone = load_bench(BENCHES / "milestone-1h-gemm.yaml")
+    assert seen[-1].timer == milestone.timer and seen[-1].rounds == milestone.rounds
+    assert load_hardware(path).name == "h200-isolated"  # the bench's duty names the variant
+    with pytest.raises(UserError, match="--duty: 'sustained' is not the duty of bench "
+                       "milestone-1h-gemm"):
+        command.calibrate_profile("cuda", None, None, "sustained", bench="milestone-1h-gemm")
+
+
+def test_the_default_calibration_timer_is_the_milestone_cells_but_its_duty() -> None:
+    """One sweep cell's timer: calibrating without --bench reads ceilings as the milestone
+    reads its cells (ADR 0049); only the duty is the command's own."""
+    milestone = load_bench(BENCHES / "milestone-1h-gemm.yaml").timer
+    assert calibrate.SWEEP_TIMER == milestone.model_copy(update={"duty": "sustained"})

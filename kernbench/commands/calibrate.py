@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import get_args
 
 from kernbench.errors import UserError
-from kernbench.execute.calibrate import calibrate, write_profile
+from kernbench.execute.calibrate import Sizes, calibrate, write_profile
 from kernbench.results.provenance import device_model
 from kernbench.spec import hardware
-from kernbench.spec.discovery import project_root
+from kernbench.spec.discovery import find_bench, project_root
 from kernbench.spec.models import HardwareProfile, TimerSpec
 
 DUTIES: tuple[str, ...] = get_args(TimerSpec.model_fields["duty"].annotation)
 
 
 def calibrate_profile(
-    device: str, out: Path | None, name: str | None, duty: str = "sustained"
+    device: str, out: Path | None, name: str | None, duty: str | None = None,
+    bench: str | None = None,
 ) -> Path:
+    """`bench`: sample the GEMMs with that bench's timer and rounds (its duty too), so its
+    cells are read against ceilings taken the way they are (ADR 0049)."""
+    sizes = Sizes()
+    if bench is not None:
+        spec, _ = find_bench(bench)
+        if duty is not None and duty != spec.timer.duty:
+            raise UserError(f"--duty: {duty!r} is not the duty of bench {spec.name} "
+                            f"({spec.timer.duty}); leave --duty out")
+        sizes = replace(sizes, timer=spec.timer, rounds=spec.rounds)
+    duty = duty or sizes.duty
     if duty not in DUTIES:
         raise UserError(f"--duty: {duty!r} is not a duty; choose {' or '.join(DUTIES)}")
     device = hardware.resolve_device(device)
@@ -27,7 +39,7 @@ def calibrate_profile(
     if name is None and datasheet is not None and duty != "sustained":
         name = hardware.duty_variant_name(datasheet.name, duty)  # found by runs of `duty`
     profile = calibrate(device, name=name or (datasheet.name if datasheet else None),
-                        datasheet=datasheet, duty=duty)
+                        datasheet=datasheet, sizes=sizes, duty=duty)
     if datasheet is not None:
         # A profile calibrated again matches what it replaces; a variant of a device's
         # profile (its ceilings under another duty) matches nothing, or it would take

@@ -142,7 +142,7 @@ def note_ceilings_duty(bench: Bench, device: str, explicit: str | None) -> None:
                     "runs of that duty then read it")
         note(f"note: {bench.name} times under the {duty} duty; the ceilings of "
              f"profile {profile.name} were calibrated under {calibrated}, so its "
-             f"utilization may read above 1 (kernbench calibrate --duty {duty} "
+             f"utilization may read above 1 (kernbench calibrate --bench {bench.name} "
              f"writes {variant}; {found_by})")
 
 

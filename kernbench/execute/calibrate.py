@@ -2,15 +2,17 @@
 
 Measured figures are written beside the datasheet's, never over them: the models use the
 measured one where there is one, and a reader can see how far the card is from its
-datasheet. CUDA: a large GEMM per dtype through cuBLAS (event timer, cold L2, random
-data), a device-to-device copy (bytes read + written), pinned host<->device copies each
-way. CPU: numpy GEMM (fp32, fp64) and a memory copy (read + write).
+datasheet. CUDA: GEMMs per dtype through cuBLAS (cold L2, random data), sampled as a
+sweep samples its cells, in rounds and turns (`calibrate_rounds`), under a bench's timer;
+a device-to-device copy (bytes read + written), pinned host<->device copies each way.
+CPU: numpy GEMM (fp32, fp64) and a memory copy (read + write).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import platform
+import random
 import re
 import statistics
 import time
@@ -23,6 +25,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from kernbench.execute.calibrate_rounds import Candidate, best_rates, peaks_by_dtype
 from kernbench.kernels import gemm_cuda
 from kernbench.kernels.base import Kernel
 from kernbench.results.provenance import cpu_model
@@ -33,6 +36,11 @@ from kernbench.timing.cuda import EventTimer
 MODELINE = "# yaml-language-server: $schema=../../schemas/hardware.schema.json\n"
 CUDA_GEMM_DTYPES = ("bf16", "fp16", "tf32", "fp32", "fp8")
 CPU_GEMM_DTYPES = ("fp32", "fp64")
+# A sweep cell's timer, as milestone-1h-gemm's (tests/test_calibrate.py holds them equal).
+SWEEP_TIMER = TimerSpec(warmup_s=0.05, budget_s=0.3, min_time_s=0.2, rel_ci=0.01,
+                        min_samples=5, turns=4)
+# The copies are one rate each, not a best of candidates: long samples, no turns.
+COPY_TIMER = TimerSpec(warmup_s=0.2, budget_s=2.0, min_samples=10, rel_ci=0.005)
 
 
 @dataclass(frozen=True)
@@ -42,10 +50,17 @@ class Sizes:
     copy_bytes: int = 2 << 30  # device-to-device copy, each buffer
     host_bytes: int = 1 << 30  # host<->device copies, each direction
     cpu_copy_bytes: int = 256 << 20
-    reps: int = 10  # timed repetitions (CPU) / minimum samples (CUDA)
-    # The duty the CUDA ceilings are sampled under (timer.duty): a bench's utilization is
-    # read against ceilings taken the way its own samples are (ADR 0036 addendum).
-    duty: str = "sustained"
+    reps: int = 10  # timed repetitions (CPU) / minimum samples of the CUDA copies
+    # How the CUDA GEMMs are sampled: a bench's utilization is read against ceilings taken
+    # the way its own cells are (its duty, ADR 0036 addendum; its warm-up, budget and
+    # turns, ADR 0049). `kernbench calibrate --bench NAME` passes that bench's timer.
+    timer: TimerSpec = field(default_factory=lambda: SWEEP_TIMER)
+    rounds: int = 3
+    seed: int = 0
+
+    @property
+    def duty(self) -> str:
+        return self.timer.duty
 
 
 @dataclass
@@ -74,13 +89,13 @@ def calibrate(
 ) -> HardwareProfile:
     """Measure `device` ("cpu" or "cuda") and return its profile; `datasheet` supplies the
     datasheet figures, name, description and match strings kept beside the measured ones.
-    `duty`: the timer duty the CUDA ceilings are sampled under (default: `sizes`').
+    `duty`: the timer duty the CUDA ceilings are sampled under (default: `sizes`' timer's).
     `measure` replaces the measurement (tests)."""
     if device not in ("cpu", "cuda"):
         raise ValueError(f"unknown device {device!r}; known: cpu, cuda")
     sizes = sizes or Sizes()
     if duty is not None:
-        sizes = replace(sizes, duty=duty)
+        sizes = replace(sizes, timer=sizes.timer.model_copy(update={"duty": duty}))
     if measure is None:
         measure = measure_cuda if device == "cuda" else measure_cpu
     return profile_from(measure(sizes), name=name, datasheet=datasheet)
@@ -224,45 +239,58 @@ def _none() -> None:
 TIMED_BY = {"event": "CUDA events", "cupti": "CUPTI's kernel records"}
 
 
+def gemm_candidates(n: int) -> list[tuple[int, int, int]]:
+    """M, N, K of the GEMMs a ceiling is the best of.
+
+    One shape alone can land on a weaker cuBLAS kernel (fp16 8192^3 read 670 TFLOP/s where
+    8192x1024x8192 gave 763), the largest is where fp32 peaks (16384^3 read 104% of an
+    8192^3 ceiling), and the LLM projections ran cuBLAS 2-4% above all four on an H200
+    under the isolated duty: MLP up (M=2048, N=14336, K=4096 at n=8192) and MLP down
+    (M=2048, N=4096, K=14336)."""
+    return [(n, n, n), (n // 2, n // 2, n // 2), (n, n // 8, n), (2 * n, 2 * n, 2 * n),
+            (n // 4, 7 * n // 4, n // 2), (n // 4, n // 2, 7 * n // 4)]
+
+
+def _timer_for(spec: TimerSpec) -> Any:
+    """The timer `auto` gives the cells of the spec's duty (ADR 0048), or the one it names."""
+    if spec.kind == "cupti" or (spec.kind == "auto" and cupti.chosen_for(spec.duty)):
+        return cupti.CuptiTimer()
+    return EventTimer()
+
+
 def measure_cuda(sizes: Sizes) -> Measured:
     import torch
 
-    spec = TimerSpec(warmup_s=0.2, budget_s=2.0, min_samples=sizes.reps, rel_ci=0.005, l2="cold",
-                     duty=sizes.duty)
-    # The timer `auto` gives the cells of that duty (ADR 0048).
-    timer = cupti.CuptiTimer() if cupti.chosen_for(sizes.duty) else EventTimer()
-
+    spec = sizes.timer.model_copy(update={"l2": "cold"})
+    timer = _timer_for(spec)
     used: set[str] = set()  # the timers that took the samples (cupti may fall back)
 
-    def median_s(kernel: Kernel) -> float:
-        measured = timer.measure(kernel, spec)
+    def samples_of(kernel: Kernel, visit: TimerSpec) -> list[float]:
+        measured = timer.measure(kernel, visit)
         used.add(measured.timer)
-        return statistics.median(measured.samples_s)
+        return measured.samples_s
+
+    copies = COPY_TIMER.model_copy(update={"duty": spec.duty, "min_samples": sizes.reps})
+
+    def median_s(kernel: Kernel) -> float:
+        return statistics.median(samples_of(kernel, copies))
 
     n = sizes.gemm
-    # A ceiling is the best rate seen: one shape alone can land on a power-capped stretch
-    # or a weaker cuBLAS kernel (fp16 8192^3 read 670 TFLOP/s where 8192x1024x8192 gave 763),
-    # and the largest shape is where fp32 peaks (16384^3 read 104% of an 8192^3 ceiling).
-    # LLM projections ran cuBLAS 2-4% above all four on an H200 under the isolated duty, so
-    # both are candidates: MLP up (M=2048, N=14336, K=4096 at n=8192) and MLP down (M=2048,
-    # N=4096, K=14336; the one still 1.038 of a ceiling taken without it).
-    shapes = [(n, n, n), (n // 2, n // 2, n // 2), (n, n // 8, n), (2 * n, 2 * n, 2 * n),
-              (n // 4, 7 * n // 4, n // 2), (n // 4, n // 2, 7 * n // 4)]
-    peaks: dict[str, float] = {}
     notes: dict[str, Scalar] = {"torch": torch.__version__, "cuda": str(torch.version.cuda),
-                                "duty": sizes.duty}
+                                "duty": spec.duty, "rounds": sizes.rounds, "turns": spec.turns}
+    candidates: list[tuple[Candidate, Kernel]] = []
     for dtype in CUDA_GEMM_DTYPES:
-        for m, k_n, k in shapes:
+        for m, k_n, k in gemm_candidates(n):
             try:
                 kernel = gemm_cuda.make(M=m, N=k_n, K=k, dtype=dtype)
             except RuntimeError as exc:  # fp8 where the GPU or torch lacks it
-                if dtype not in peaks:
-                    notes[f"{dtype}_skipped"] = str(exc)
+                notes[f"{dtype}_skipped"] = str(exc)
                 break
-            rate = 2.0 * m * k_n * k / median_s(kernel) / 1e12
-            peaks[dtype] = max(peaks.get(dtype, 0.0), rate)
-            del kernel
-            torch.cuda.empty_cache()
+            candidates.append((Candidate(dtype, m, k_n, k), kernel))
+    rates = best_rates(candidates, samples_of, spec, sizes.rounds, random.Random(sizes.seed))
+    peaks = peaks_by_dtype(rates)
+    del candidates
+    torch.cuda.empty_cache()
 
     device_gbs = _copy_gbs(median_s, "cuda", "cuda", sizes.copy_bytes, read_and_write=True)
     h2d = _copy_gbs(median_s, "cpu", "cuda", sizes.host_bytes)
@@ -284,11 +312,12 @@ def measure_cuda(sizes: Sizes) -> Measured:
         method=(
             f"cuBLAS GEMM per dtype, best of {n}^3, {n // 2}^3, {n}x{n // 8}x{n}, "
             f"{2 * n}^3, M={n // 4} N={7 * n // 4} K={n // 2} and M={n // 4} N={n // 2} "
-            f"K={7 * n // 4} (fp8: torch._scaled_mm), "
-            f"random data; device copy of "
-            f"{sizes.copy_bytes >> 20} MiB (read + write); pinned host copies of "
-            f"{sizes.host_bytes >> 20} MiB each way; {timed_by}, L2 flushed, "
-            f"{spec.duty} duty, median of >= {sizes.reps} samples"
+            f"K={7 * n // 4} (fp8: torch._scaled_mm), random data, each the best of "
+            f"{sizes.rounds} rounds in {spec.turns} turns (a round's median; warm-up "
+            f"{spec.warmup_s:g} s, budget {spec.budget_s:g} s, at least {spec.min_time_s:g} s "
+            f"a round); device copy of {sizes.copy_bytes >> 20} MiB (read + write); pinned "
+            f"host copies of {sizes.host_bytes >> 20} MiB each way; {timed_by}, L2 flushed, "
+            f"{spec.duty} duty"
         ),
         notes=notes,
     )

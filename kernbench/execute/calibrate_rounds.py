@@ -1,0 +1,70 @@
+"""The GEMM ceilings sampled as a sweep samples its cells: in rounds, each in turns.
+
+A ceiling read one shape at a time, each for seconds behind a long warm-up, is a hotter
+card than a sweep's cells ever meet: the shape calibration ran read 2.4-2.8% faster in
+the sweep that followed (docs/gpu-runs.md, ADR 0049). So every candidate is held at once
+and each round visits them all in a shuffled order, `turns` times, each visit with a
+turn's share of the timer (execute.turns.turn_spec), exactly as a round of a bench in
+turns. A candidate's rate in a round is its FLOPs over the median of that round's samples;
+its ceiling is the best of its rounds, as a ceiling is the best rate seen.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from kernbench.execute.turns import turn_spec
+from kernbench.kernels.base import Kernel
+from kernbench.spec.models import TimerSpec
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One GEMM a ceiling may come from."""
+
+    dtype: str
+    m: int
+    n: int
+    k: int
+
+    @property
+    def flops(self) -> float:
+        return 2.0 * self.m * self.n * self.k
+
+
+Samples = Callable[[Kernel, TimerSpec], Sequence[float]]
+
+
+def best_rates(
+    candidates: Sequence[tuple[Candidate, Kernel]],
+    samples_of: Samples,
+    spec: TimerSpec,
+    rounds: int,
+    rng: random.Random,
+) -> dict[Candidate, list[float]]:
+    """Each candidate's rate (FLOP/s) in every round, rounds in the order run."""
+    visit = turn_spec(spec, spec.turns) if spec.turns > 1 else spec
+    rates: dict[Candidate, list[float]] = {candidate: [] for candidate, _ in candidates}
+    for _ in range(rounds):
+        order = list(candidates)
+        rng.shuffle(order)
+        taken: dict[Candidate, list[float]] = {candidate: [] for candidate, _ in order}
+        for _turn in range(spec.turns):
+            for candidate, kernel in order:
+                taken[candidate].extend(samples_of(kernel, visit))
+        for candidate, samples in taken.items():
+            rates[candidate].append(candidate.flops / statistics.median(samples))
+    return rates
+
+
+def peaks_by_dtype(rates: dict[Candidate, list[float]]) -> dict[str, float]:
+    """TFLOP/s: per dtype, the best round of its best candidate."""
+    peaks: dict[str, float] = {}
+    for candidate, per_round in rates.items():
+        if per_round:
+            best = max(per_round) / 1e12
+            peaks[candidate.dtype] = max(peaks.get(candidate.dtype, 0.0), best)
+    return peaks

@@ -1,0 +1,176 @@
+"""The time series behind "sustained against do_bench" on a power-capped GPU (issue 11).
+
+The fidelity page (scripts/fidelity.py) compares medians: on a power-capped H200
+kernbench's sustained timer reads fp16 4096³ ~2.5% faster than triton's do_bench at the
+same median NVML clock, and do_bench's own loop rebuilt in Python (loop_write) 3.5% slower
+than do_bench. A median cannot say why; this records every sample in order instead. Per
+case and repetition, each behind the fidelity page's precondition (0.2 s of do_bench's
+flush and the kernel back to back):
+
+- `do_bench`: triton.testing.do_bench, return_mode="all" (its samples in order);
+- `event_write`: kernbench's sustained event timer with do_bench's flush (the samples in
+  order, its warm-up and settle phase);
+- `loop_write`: the fidelity page's rebuilt do_bench loop, with its samples in order;
+- `step_hot`: after the precondition, 1 s of the flush and the kernel back to back, every
+  sample's start on the GPU clock: how the card's speed moves under a load held on;
+- `step_cold`: the same after 0.5 s idle (a card coming out of idle).
+
+NVML (clock, power) is read every 2 ms on a thread, with its wall time. do_bench's source
+is saved too, to diff loop_write against what the GPU machine runs.
+
+    python3 scripts/sustained_series.py --out series.json [--cases ...] [--reps 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+import fidelity  # noqa: E402 - the fidelity page's cases, tools and precondition
+
+CASES = ("gemm-fp16-4096", "gemm-bf16-4096")
+TOOLS = ("do_bench", "event_write", "loop_write")
+STEP_S = 1.0
+COLD_IDLE_S = 0.5
+NVML_PERIOD_S = 0.002
+
+
+class Nvml:
+    """NVML readings with their wall time (s from `origin`), on a thread."""
+
+    def __init__(self, read: Any, origin: float) -> None:
+        self.read, self.origin = read, origin
+        self.rows: list[list[float | None]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            reading = self.read()
+            if reading is not None:
+                self.rows.append([round(time.perf_counter() - self.origin, 5),
+                                  reading.sm_clock_mhz, reading.power_w])
+            self._stop.wait(NVML_PERIOD_S)
+
+    def __enter__(self) -> Nvml:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def step(tools: fidelity.Tools, kernel: Any, seconds: float) -> dict[str, Any]:
+    """`seconds` of the write flush and the kernel back to back, each sample between its
+    own events, all queued at once: (start on the GPU in ms from the first, sample µs)."""
+    torch, device = tools.torch, tools.write_device
+    probe = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+             for _ in range(5)]
+    for start, end in probe:
+        start.record()
+        kernel.run()
+        end.record()
+    torch.cuda.synchronize()
+    one = statistics.median(s.elapsed_time(e) * 1e-3 for s, e in probe)
+    calls = max(10, int(seconds / (one + 62e-6)))
+    pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+             for _ in range(calls)]
+    for start, end in pairs:  # create the CUDA events before the timed stretch
+        start.record()
+        end.record()
+    torch.cuda.synchronize()
+    for start, end in pairs:
+        device.flush()
+        start.record()
+        kernel.run()
+        end.record()
+    torch.cuda.synchronize()
+    origin = pairs[0][0]
+    return {"t_ms": [round(origin.elapsed_time(s), 4) for s, _ in pairs],
+            "samples_us": [round(s.elapsed_time(e) * 1e3, 3) for s, e in pairs]}
+
+
+def run_tool(tools: fidelity.Tools, tool: str, kernel: Any) -> dict[str, Any]:
+    if tool == "do_bench":
+        ms = tools.testing.do_bench(kernel.run, return_mode="all", **fidelity.DO_BENCH_MS)
+        return {"samples_us": [round(x * 1e3, 3) for x in ms]}
+    if tool == "loop_write":
+        found = tools.loop_write(kernel, keep_samples=True)
+        return {"samples_us": [round(x * 1e6, 3) for x in found["samples_s"]]}
+    if tool == "event_write":
+        from kernbench.timing.cuda import EventTimer
+
+        measured = EventTimer(tools.write_device).measure(kernel, tools.spec)
+        return {"samples_us": [round(x * 1e6, 3) for x in measured.samples_s],
+                "warmup_calls": measured.warmup_calls, "settle": measured.settle,
+                "blocks_us": [round(b["median_s"] * 1e6, 3) for b in measured.blocks]}
+    if tool == "step_hot":
+        return step(tools, kernel, STEP_S)
+    if tool == "step_cold":
+        tools.torch.cuda.synchronize()
+        time.sleep(COLD_IDLE_S)
+        return step(tools, kernel, STEP_S)
+    raise ValueError(f"unknown tool {tool!r}")
+
+
+def measure(names: list[str], reps: int) -> dict[str, Any]:
+    tools = fidelity.Tools()
+    out: dict[str, Any] = {}
+    for name in names:
+        kernel = fidelity.make_case(name)
+        fidelity.warm(kernel)
+        names_in_rep = list(TOOLS) + ["step_hot", "step_cold"]
+        runs: dict[str, list[dict[str, Any]]] = {tool: [] for tool in names_in_rep}
+        for rep in range(reps):
+            order = fidelity.order(rep, TOOLS) + ["step_hot", "step_cold"]
+            for tool in order:
+                if tool != "step_cold":
+                    tools.precondition("event_write", kernel)
+                origin = time.perf_counter()
+                with Nvml(tools.read_device.read_clock, origin) as nvml:
+                    row = run_tool(tools, tool, kernel)
+                row.update(rep=rep, position=order.index(tool), nvml=nvml.rows,
+                           wall_s=round(time.perf_counter() - origin, 4))
+                if row["samples_us"]:
+                    row["median_us"] = statistics.median(row["samples_us"])
+                runs[tool].append(row)
+            print(name, rep, {t: round(runs[t][-1].get("median_us", 0), 1) for t in order},
+                  flush=True)
+        out[name] = runs
+        del kernel
+        tools.torch.cuda.empty_cache()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("series.json"))
+    parser.add_argument("--cases", nargs="*", default=list(CASES))
+    parser.add_argument("--reps", type=int, default=4)
+    args = parser.parse_args()
+    import triton.testing
+
+    cases = measure(args.cases, args.reps)
+    found = {"do_bench_source": inspect.getsource(triton.testing.do_bench),
+             "settings": {"reps": args.reps, "step_s": STEP_S, "cold_idle_s": COLD_IDLE_S,
+                          "precondition_s": fidelity.PRECONDITION_S,
+                          "spec": fidelity.SPEC, "do_bench_ms": fidelity.DO_BENCH_MS},
+             "cases": cases}
+    args.out.write_text(json.dumps(found))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

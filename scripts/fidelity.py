@@ -75,6 +75,12 @@ BISECT_TOOLS = ("event_write", "event_write_deep", "event_write_burst", "loop_wr
 # tool before it left: in reversed repetitions event_write followed isolated_read's idle
 # gaps and read power-capped cells at 1965 MHz, do_bench always followed a sustained tool.
 PRECONDITION_S = 0.2
+# ... and before that, this long idle. The card's power state remembers about a second of
+# load: held on, a capped GEMM slows by ~10% after ~0.8 s, and any idle gap of 0.1 s or
+# more starts that count again (scripts/sustained_series.py, docs/steady/series-*). With
+# the load phase alone, the tools' preconditions joined into one long load, so whichever
+# tool sat ~0.8 s into it (do_bench, in both orders of the page) read slowest.
+PRECONDITION_IDLE_S = 0.5
 # What a measurement's extra says that the page reads: the sustained batches' gaps
 # (timing.sampling.AheadPace.gaps) and the CUPTI timer's records (timing.cupti).
 EXTRA_KEPT = ("between_batches_s", "max_between_batches_s", "batches_found_gpu_idle",
@@ -195,11 +201,12 @@ class Tools:
         self.preconditioned = True
 
     def precondition(self, tool: str, kernel: Any) -> None:
-        """The same state before every tool of a kind: PRECONDITION_S idle before an
-        isolated tool, of do_bench's flush and the kernel back to back before the rest."""
+        """The same state before every tool of a kind: PRECONDITION_IDLE_S idle, then (not
+        before an isolated tool) PRECONDITION_S of do_bench's flush and the kernel back to
+        back."""
         self.torch.cuda.synchronize()
+        time.sleep(PRECONDITION_IDLE_S)
         if tool in ISOLATED_TOOLS:
-            time.sleep(PRECONDITION_S)
             return
         device, deadline = self.write_device, time.perf_counter() + PRECONDITION_S
         while time.perf_counter() < deadline:
@@ -901,6 +908,10 @@ def precondition_text(data: dict[str, Any]) -> str:
     seconds = data["settings"].get("precondition_s")
     if not seconds:
         return ", each tool in the state the tool before it left"
+    idle = data["settings"].get("precondition_idle_s")
+    if idle:
+        return (f", each tool behind {idle:g} s idle and then {seconds:g} s of do_bench's flush "
+                f"and the kernel back to back (an isolated tool: the idle alone)")
     return (f", each tool behind {seconds:g} s of do_bench's flush and the kernel back to back "
             f"(an isolated tool: {seconds:g} s idle)")
 
@@ -995,6 +1006,7 @@ def settings(names: list[str], reps: int, precondition_s: float | None) -> dict[
         "cases": names,
         "reps": reps,
         "precondition_s": precondition_s,
+        "precondition_idle_s": PRECONDITION_IDLE_S if precondition_s else None,
         "kernbench_spec": SPEC,
         "do_bench_ms": DO_BENCH_MS,
         "clock_period_s": CLOCK_PERIOD_S,

@@ -69,7 +69,8 @@ GEMM_TOOLS = ("event_read", "event_write", "isolated_read", "isolated_cupti", "g
               "do_bench", "loop_write")
 ISOLATED_TOOLS = ("isolated_read", "isolated_cupti")
 BISECT_TOOLS = ("event_write", "event_write_deep", "event_write_burst", "loop_write",
-                "loop_write_synced_warmup", "do_bench_again")
+                "loop_write_synced_warmup", "do_bench_again", "event_write_unsettled",
+                "do_bench_nowarmup")
 # Before each tool: this long of the write flush and the kernel back to back (a sustained
 # tool), or idle (an isolated one). Until the tenth session a tool inherited the state the
 # tool before it left: in reversed repetitions event_write followed isolated_read's idle
@@ -342,6 +343,14 @@ class Tools:
         """do_bench a second time in each repetition: how well do_bench agrees with itself
         in the same state, the floor under any "within 1% of do_bench"."""
         return self.do_bench(kernel)
+
+    def do_bench_nowarmup(self, kernel: Any) -> dict[str, Any]:
+        """do_bench without its warm-up (one call): its samples start from the state the
+        precondition left, not from the one its calls back to back without a flush leave,
+        which its first samples spend tens of milliseconds leaving (sustained_series)."""
+        ms = self.testing.do_bench(kernel.run, return_mode="median", warmup=0,
+                                   rep=DO_BENCH_MS["rep"])
+        return {"median_s": ms * 1e-3}
 
     def do_bench_settled(self, kernel: Any) -> dict[str, Any]:
         """do_bench right after settle_s of the write flush and the kernel back to back, the

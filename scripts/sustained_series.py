@@ -19,6 +19,7 @@ NVML (clock, power) is read every 2 ms on a thread, with its wall time. do_bench
 is saved too, to diff loop_write against what the GPU machine runs.
 
     python3 scripts/sustained_series.py --out series.json [--cases ...] [--reps 4]
+    python3 scripts/sustained_series.py --figure series.json.gz series.png
 """
 
 from __future__ import annotations
@@ -159,12 +160,59 @@ def measure(names: list[str], reps: int) -> dict[str, Any]:
     return out
 
 
+def rolling_median(values: list[float], width: int) -> list[float]:
+    half = width // 2
+    return [statistics.median(values[max(0, i - half):i + half + 1])
+            for i in range(len(values))]
+
+
+def figure(found: dict[str, Any], out: Path) -> None:
+    """Per case: the 1 s steps' samples against time under load (rolling median of 25),
+    and each tool's samples against its sample index, one line per repetition."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cases = found["cases"]
+    fig, axes = plt.subplots(len(cases), 2, figsize=(13, 4.2 * len(cases)), squeeze=False)
+    colors = {"do_bench": "tab:red", "event_write": "tab:blue", "loop_write": "tab:orange",
+              "step_hot": "tab:purple", "step_cold": "tab:green"}
+    for (name, runs), (steps, tools) in zip(cases.items(), axes, strict=True):
+        for tool in ("step_hot", "step_cold"):
+            for i, row in enumerate(runs[tool]):
+                steps.plot(row["t_ms"], rolling_median(row["samples_us"], 25), lw=0.8,
+                           color=colors[tool], alpha=0.8, label=tool if i == 0 else None)
+        steps.set(title=f"{name}: 1 s of flush + kernel back to back", xlabel="ms under load",
+                  ylabel="sample µs (rolling median of 25)")
+        for tool in TOOLS:
+            for i, row in enumerate(runs[tool]):
+                if row["samples_us"]:
+                    tools.plot(rolling_median(row["samples_us"], 15), lw=0.9,
+                               color=colors[tool], alpha=0.85,
+                               label=f"{tool}" if i == 0 else None)
+        tools.set(title=f"{name}: each tool's samples in order (one line a repetition)",
+                  xlabel="sample", ylabel="µs (rolling median of 15)")
+        for ax in (steps, tools):
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=Path("series.json"))
     parser.add_argument("--cases", nargs="*", default=list(CASES))
     parser.add_argument("--reps", type=int, default=4)
+    parser.add_argument("--figure", type=Path, nargs=2, metavar=("JSON", "PNG"),
+                        help="draw a recorded series (JSON, or .json.gz) and exit")
     args = parser.parse_args()
+    if args.figure:
+        from kernbench.results.jsonio import read_json
+
+        figure(read_json(args.figure[0]), args.figure[1])
+        return
     import triton.testing
 
     cases = measure(args.cases, args.reps)

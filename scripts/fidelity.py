@@ -67,7 +67,9 @@ MARKER = "FillFunctor"  # the kernel of marker.fill_(): splits the ncu launches 
 # still keeps event_write under do_bench on a power-capped card at the same clock.
 GEMM_TOOLS = ("event_read", "event_write", "isolated_read", "isolated_cupti", "graph_read",
               "do_bench", "loop_write")
-ISOLATED_TOOLS = ("isolated_read", "isolated_cupti")
+ISOLATED_TOOLS = ("isolated_read", "isolated_cupti", "isolated_cupti_10ms",
+                  "isolated_cupti_50ms")
+GAP_TOOLS = ("isolated_cupti", "isolated_cupti_10ms", "isolated_cupti_50ms")  # (--also)
 BISECT_TOOLS = ("event_write", "event_write_deep", "event_write_burst", "loop_write",
                 "loop_write_synced_warmup", "do_bench_again", "event_write_unsettled",
                 "do_bench_nowarmup")
@@ -324,6 +326,25 @@ class Tools:
         from kernbench.timing.cupti import CuptiTimer
 
         return self._timer(CuptiTimer(self.read_device), kernel, duty="isolated")
+
+    def isolated_cupti_10ms(self, kernel: Any) -> dict[str, Any]:
+        """isolated_cupti with at least 10 ms idle before each sample (2 ms by default)."""
+        return self._isolated_gap(kernel, 0.01)
+
+    def isolated_cupti_50ms(self, kernel: Any) -> dict[str, Any]:
+        """isolated_cupti with 50 ms idle before each sample: nearer ncu's own gaps
+        between the launches it profiles."""
+        return self._isolated_gap(kernel, 0.05)
+
+    def _isolated_gap(self, kernel: Any, seconds: float) -> dict[str, Any]:
+        from kernbench.timing import steady
+
+        kept = steady.ISOLATED_GAP_S
+        steady.ISOLATED_GAP_S = seconds
+        try:
+            return self.isolated_cupti(kernel)
+        finally:
+            steady.ISOLATED_GAP_S = kept
 
     def graph_read(self, kernel: Any) -> dict[str, Any]:
         from kernbench.timing.cuda import GraphTimer
@@ -684,7 +705,9 @@ def vs_ncu(row: dict[str, Any], event_runs: list[dict[str, Any]]) -> dict[str, A
     ncu_s, ncu_mhz = row["ncu_all"]["median_s"], row["ncu_all"]["clock_mhz"]
     out: dict[str, Any] = {}
     for tool, name in (("event", "event_read"), ("graph", "graph_read"),
-                       ("isolated", "isolated_read"), ("cupti", "isolated_cupti")):
+                       ("isolated", "isolated_read"), ("cupti", "isolated_cupti"),
+                       ("cupti_10ms", "isolated_cupti_10ms"),
+                       ("cupti_50ms", "isolated_cupti_50ms")):
         seconds = median_of(row, name)
         mhz = row["clock_mhz"].get(name)
         out[tool] = seconds / ncu_s if seconds else None
@@ -760,6 +783,23 @@ def ncu_table(rows: list[dict[str, Any]]) -> list[str]:
             f"| {fmt_ratio(got.get('isolated'))} | {fmt_ratio(got.get('cupti'))} |"
         )
     return lines
+
+
+def gap_table(rows: list[dict[str, Any]]) -> list[str]:
+    """CUPTI's isolated samples behind longer idle gaps against ncu, where a run had them."""
+    if not any(median_of(row, "isolated_cupti_50ms") for row in rows if "tools" in row):
+        return []
+    lines = ["## The isolated gap against ncu (CUPTI's samples, µs, and / ncu)", "",
+             "| case | ncu all | " + " | ".join(GAP_TOOLS) + " |", "| --- " * 5 + "|"]
+    for row in rows:
+        if "vs_ncu" not in row:
+            continue
+        cells = [f"{fmt_us(median_of(row, tool))} ({fmt_ratio(row['vs_ncu'].get(key))})"
+                 for tool, key in zip(GAP_TOOLS, ("cupti", "cupti_10ms", "cupti_50ms"),
+                                      strict=True)]
+        lines.append(f"| {row['case']} | {fmt_us(row['ncu_all']['median_s'])} | "
+                     + " | ".join(cells) + " |")
+    return [*lines, ""]
 
 
 def bisect_table(rows: list[dict[str, Any]]) -> list[str]:
@@ -959,6 +999,7 @@ def markdown(data: dict[str, Any]) -> str:
         "## kernbench against ncu (isolated launches, --clock-control none)",
         "",
         *ncu_table(rows),
+        *gap_table(rows),
         "",
         *bisect_table(rows),
         "## Sustained batches: what runs between them on the GPU",

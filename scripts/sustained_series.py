@@ -19,7 +19,7 @@ NVML (clock, power) is read every 2 ms on a thread, with its wall time. do_bench
 is saved too, to diff loop_write against what the GPU machine runs.
 
     python3 scripts/sustained_series.py --out series.json [--cases ...] [--reps 4]
-    python3 scripts/sustained_series.py --figure series.json.gz series.png
+    python3 scripts/sustained_series.py --figure series.json.gz series.png  # + episode table
 """
 
 from __future__ import annotations
@@ -160,6 +160,32 @@ def measure(names: list[str], reps: int) -> dict[str, Any]:
     return out
 
 
+PLATEAU_MS = (150.0, 800.0)  # the steps' plateau; the slow episode comes after it
+
+
+def episode_rows(found: dict[str, Any]) -> list[str]:
+    """How far a slow episode moves a cell's statistic: over each step's samples after its
+    first PLATEAU_MS[0] ms, the median and the mean against the plateau's median (ADR 0036:
+    the cell's statistic is the median)."""
+    rows = ["| case | step | rep | plateau µs | episode: share, slowdown | median moves "
+            "| mean moves |", "| --- " * 7 + "|"]
+    start, end = PLATEAU_MS
+    for name, runs in found["cases"].items():
+        for tool in ("step_hot", "step_cold"):
+            for row in runs[tool]:
+                timed = list(zip(row["t_ms"], row["samples_us"], strict=True))
+                plateau = statistics.median(x for t, x in timed if start <= t < end)
+                after = [x for t, x in timed if t >= start]
+                episode = [x for t, x in timed if t >= end]
+                rows.append(
+                    f"| {name} | {tool} | {row['rep']} | {plateau:.1f} "
+                    f"| {len(episode) / len(after):.0%}, "
+                    f"{statistics.median(episode) / plateau - 1:+.1%} "
+                    f"| {statistics.median(after) / plateau - 1:+.2%} "
+                    f"| {statistics.mean(after) / plateau - 1:+.2%} |")
+    return rows
+
+
 def rolling_median(values: list[float], width: int) -> list[float]:
     half = width // 2
     return [statistics.median(values[max(0, i - half):i + half + 1])
@@ -211,7 +237,9 @@ def main() -> None:
     if args.figure:
         from kernbench.results.jsonio import read_json
 
-        figure(read_json(args.figure[0]), args.figure[1])
+        found = read_json(args.figure[0])
+        figure(found, args.figure[1])
+        print("\n".join(episode_rows(found)))
         return
     import triton.testing
 

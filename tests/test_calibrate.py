@@ -237,3 +237,18 @@ def test_the_default_calibration_timer_is_the_milestone_cells_but_its_duty() -> 
     reads its cells (ADR 0049); only the duty is the command's own."""
     milestone = load_bench(BENCHES / "milestone-1h-gemm.yaml").timer
     assert calibrate.SWEEP_TIMER == milestone.model_copy(update={"duty": "sustained"})
+
+
+def test_a_cpu_calibration_ignores_a_bench_timer(monkeypatch, tmp_path) -> None:
+    from kernbench.commands import calibrate as command
+
+    seen: list[calibrate.Sizes] = []
+
+    def measured(device, name, datasheet, sizes, duty):
+        seen.append(sizes)
+        return calibrate.profile_from(_measured(), name=name or "cpu", datasheet=datasheet,
+                                      now=NOW)
+
+    monkeypatch.setattr(command, "calibrate", measured)
+    command.calibrate_profile("cpu", tmp_path / "c.yaml", "this-cpu", bench="milestone-1h-gemm")
+    assert seen[-1].duty == "sustained"  # not the milestone's isolated: no GPU timer here

@@ -22,19 +22,19 @@ def calibrate_profile(
 ) -> Path:
     """`bench`: sample the GEMMs with that bench's timer and rounds (its duty too), so its
     cells are read against ceilings taken the way they are (ADR 0049)."""
+    if duty is not None and duty not in DUTIES:
+        raise UserError(f"--duty: {duty!r} is not a duty; choose {' or '.join(DUTIES)}")
+    device = hardware.resolve_device(device)
+    if device == "cpu" and duty not in (None, "sustained"):
+        raise UserError("--duty: the CPU timer has no duty (its samples run back to back)")
     sizes = Sizes()
-    if bench is not None:
+    if bench is not None and device == "cuda":  # the CPU's numpy loops take no bench timer
         spec, _ = find_bench(bench)
         if duty is not None and duty != spec.timer.duty:
             raise UserError(f"--duty: {duty!r} is not the duty of bench {spec.name} "
                             f"({spec.timer.duty}); leave --duty out")
         sizes = replace(sizes, timer=spec.timer, rounds=spec.rounds)
     duty = duty or sizes.duty
-    if duty not in DUTIES:
-        raise UserError(f"--duty: {duty!r} is not a duty; choose {' or '.join(DUTIES)}")
-    device = hardware.resolve_device(device)
-    if device == "cpu" and duty != "sustained":
-        raise UserError("--duty: the CPU timer has no duty (its samples run back to back)")
     datasheet = _datasheet(device, name)
     if name is None and datasheet is not None and duty != "sustained":
         name = hardware.duty_variant_name(datasheet.name, duty)  # found by runs of `duty`

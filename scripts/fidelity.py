@@ -153,20 +153,24 @@ def make_case(name: str) -> Any:
 
 
 class ClockSampler:
-    """Reads the SM clock every CLOCK_PERIOD_S on a thread while a tool runs."""
+    """Reads the SM clock every `period` s on a thread while a tool runs; `times` holds each
+    reading's wall time in seconds from the first."""
 
-    def __init__(self, read: Callable[[], Any]) -> None:
-        self._read = read
+    def __init__(self, read: Callable[[], Any], period: float = CLOCK_PERIOD_S) -> None:
+        self._read, self._period = read, period
         self.readings: list[Any] = []
+        self.times: list[float] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
     def _loop(self) -> None:
+        started = time.perf_counter()
         while not self._stop.is_set():
             reading = self._read()
             if reading is not None:
                 self.readings.append(reading)
-            self._stop.wait(CLOCK_PERIOD_S)
+                self.times.append(time.perf_counter() - started)
+            self._stop.wait(self._period)
 
     def __enter__(self) -> ClockSampler:
         self._thread.start()
@@ -294,11 +298,7 @@ class Tools:
         def timed(calls: int) -> list[float]:
             pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
                      for _ in range(calls)]
-            for start, end in pairs:
-                device.flush()
-                start.record()
-                kernel.run()
-                end.record()
+            queue_flushed(device, kernel, pairs)
             torch.cuda.synchronize()
             gaps.extend(a[1].elapsed_time(b[0]) * 1e-3
                         for a, b in zip(pairs, pairs[1:], strict=False))
@@ -395,6 +395,16 @@ class Tools:
         with self.torch.cuda.stream(self.side):  # it refuses to capture on the default stream
             ms = self.testing.do_bench_cudagraph(kernel.run, return_mode="median")
         return {"median_s": ms * 1e-3}
+
+
+def queue_flushed(device: Any, kernel: Any, pairs: Sequence[tuple[Any, Any]]) -> None:
+    """Queue one call between each pair of events, each behind the device's flush (do_bench's
+    loop), without waiting for any."""
+    for start, end in pairs:
+        device.flush()
+        start.record()
+        kernel.run()
+        end.record()
 
 
 def burst(kernel: Any, seconds: float) -> None:

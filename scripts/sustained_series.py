@@ -15,7 +15,8 @@ flush and the kernel back to back):
   sample's start on the GPU clock: how the card's speed moves under a load held on;
 - `step_cold`: the same after 0.5 s idle (a card coming out of idle).
 
-NVML (clock, power) is read every 2 ms on a thread, with its wall time. do_bench's source
+NVML (clock, power) is read every 2 ms on a thread (the fidelity page's ClockSampler), with
+its wall time. do_bench's source
 is saved too, to diff loop_write against what the GPU machine runs.
 
     python3 scripts/sustained_series.py --out series.json [--cases ...] [--reps 4]
@@ -29,7 +30,6 @@ import inspect
 import json
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -45,32 +45,6 @@ TOOLS = ("do_bench", "event_write", "loop_write")
 STEP_S = 1.0
 COLD_IDLE_S = 0.5
 NVML_PERIOD_S = 0.002
-
-
-class Nvml:
-    """NVML readings with their wall time (s from `origin`), on a thread."""
-
-    def __init__(self, read: Any, origin: float) -> None:
-        self.read, self.origin = read, origin
-        self.rows: list[list[float | None]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            reading = self.read()
-            if reading is not None:
-                self.rows.append([round(time.perf_counter() - self.origin, 5),
-                                  reading.sm_clock_mhz, reading.power_w])
-            self._stop.wait(NVML_PERIOD_S)
-
-    def __enter__(self) -> Nvml:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def step(tools: fidelity.Tools, kernel: Any, seconds: float) -> dict[str, Any]:
@@ -92,11 +66,7 @@ def step(tools: fidelity.Tools, kernel: Any, seconds: float) -> dict[str, Any]:
         start.record()
         end.record()
     torch.cuda.synchronize()
-    for start, end in pairs:
-        device.flush()
-        start.record()
-        kernel.run()
-        end.record()
+    fidelity.queue_flushed(device, kernel, pairs)
     torch.cuda.synchronize()
     origin = pairs[0][0]
     return {"t_ms": [round(origin.elapsed_time(s), 4) for s, _ in pairs],
@@ -145,9 +115,11 @@ def measure(names: list[str], reps: int) -> dict[str, Any]:
                 if tool != "step_cold":
                     tools.precondition("event_write", kernel)
                 origin = time.perf_counter()
-                with Nvml(tools.read_device.read_clock, origin) as nvml:
+                with fidelity.ClockSampler(tools.read_device.read_clock, NVML_PERIOD_S) as nvml:
                     row = run_tool(tools, tool, kernel)
-                row.update(rep=rep, position=order.index(tool), nvml=nvml.rows,
+                readings = [[round(t, 5), r.sm_clock_mhz, r.power_w]
+                            for t, r in zip(nvml.times, nvml.readings, strict=True)]
+                row.update(rep=rep, position=order.index(tool), nvml=readings,
                            wall_s=round(time.perf_counter() - origin, 4))
                 if row["samples_us"]:
                     row["median_us"] = statistics.median(row["samples_us"])

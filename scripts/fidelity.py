@@ -673,6 +673,7 @@ def summarize(name: str, case: dict[str, Any], ncu: dict[str, Any]) -> dict[str,
         "unsettled_vs_do_bench": pair(series, "event_write_unsettled", "do_bench"),
         "write_vs_settled_do_bench": pair(series, "event_write", "do_bench_settled"),
         "write_vs_long_do_bench": pair(series, "event_write", "do_bench_long"),
+        "write_vs_nowarmup_do_bench": pair(series, "event_write", "do_bench_nowarmup"),
         "bisect": {tool: pair(series, tool, "do_bench") for tool in BISECT_TOOLS
                    if tool in series},
     }
@@ -919,6 +920,16 @@ def reached(rows: list[dict[str, Any]]) -> str:
             f"{span(settled)}, sampling over kernbench's whole window {span(longer)}; within "
             f"1% with a spread under 1% on either: {', '.join(either) or 'none'}."
         )
+    same = [r for r in long if r.get("write_vs_nowarmup_do_bench")]
+    if same:
+        ratios = [r["write_vs_nowarmup_do_bench"]["ratio"] for r in same]
+        close = [r["case"] for r in same
+                 if abs(r["write_vs_nowarmup_do_bench"]["ratio"] - 1) <= TARGET]
+        text.append(
+            f"Against do_bench started from the same state (its warm-up, which leaves its "
+            f"first samples slow, left out): {span(ratios)}; medians within 1%: "
+            f"{', '.join(close) or 'none'}."
+        )
     empty = next((r for r in rows if r["case"] == EMPTY_CASE), None)
     if empty is not None:
         text.append(
@@ -1019,7 +1030,7 @@ def markdown(data: dict[str, Any]) -> str:
         *small_table(rows),
         "## Flushes",
         "",
-        *[f"- {tool}: {how}" for tool, how in meta["flush"].items()],
+        *[f"- {tool}: {how}" for tool, how in sorted(meta["flush"].items())],
     ]
     for cache in NCU_CACHE:
         errors = ncu_errors(ncu[cache]) if cache in ncu else []

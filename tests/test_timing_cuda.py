@@ -929,3 +929,22 @@ def test_a_sustained_warm_up_queues_its_calls_back_to_back() -> None:
     log.clear()
     assert sampling.warm_up(lambda: log.append("run"), lambda: None, 0.0005,
                             back_to_back=True, wall=FakeWall(1e-3)) == 1  # longer than asked
+
+
+def test_fidelity_says_how_write_reads_against_do_bench_from_the_same_state() -> None:
+    run = _fake_run("gemm-bf16-4096", 175e-6)
+    run["runs"]["do_bench_nowarmup"] = [
+        {"median_s": 175e-6 * 1.007, "clock_mhz": 1980.0} for _ in range(4)]
+    data = {
+        "provenance": {"gpu": "H200", "driver": "580", "torch": "2.11", "cuda": "12.9",
+                       "triton": "3.6", "date": "2026-12-01T00:00:00Z", "flush": {}},
+        "settings": {"cases": ["gemm-bf16-4096"], "reps": 4, "precondition_s": 0.2,
+                     "precondition_idle_s": 0.5},
+        "cases": {"gemm-bf16-4096": run},
+        "ncu": {},
+    }
+    text = fidelity.markdown(data)
+    assert ("Against do_bench started from the same state (its warm-up, which leaves its "
+            "first samples slow, left out): 0.993-0.993; medians within 1%: "
+            "gemm-bf16-4096.") in text
+    assert "behind 0.5 s idle and then 0.2 s of do_bench's flush" in text

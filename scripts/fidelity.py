@@ -79,8 +79,8 @@ BISECT_TOOLS = ("event_write", "event_write_deep", "event_write_burst", "loop_wr
 # gaps and read power-capped cells at 1965 MHz, do_bench always followed a sustained tool.
 PRECONDITION_S = 0.2
 # ... and before that, this long idle. The card's power state remembers about a second of
-# load: held on, a capped GEMM slows by ~10% after ~0.8 s, and any idle gap of 0.1 s or
-# more starts that count again (scripts/sustained_series.py, docs/steady/series-*). With
+# load: held on, a capped GEMM slows by ~10% after ~0.8 s, and a short idle gap starts
+# that count again (scripts/sustained_series.py, docs/steady/series-*). With
 # the load phase alone, the tools' preconditions joined into one long load, so whichever
 # tool sat ~0.8 s into it (do_bench, in both orders of the page) read slowest.
 PRECONDITION_IDLE_S = 0.5

@@ -252,3 +252,8 @@ def test_a_cpu_calibration_ignores_a_bench_timer(monkeypatch, tmp_path) -> None:
     monkeypatch.setattr(command, "calibrate", measured)
     command.calibrate_profile("cpu", tmp_path / "c.yaml", "this-cpu", bench="milestone-1h-gemm")
     assert seen[-1].duty == "sustained"  # not the milestone's isolated: no GPU timer here
+
+
+def test_calibrate_refuses_an_unknown_bench_in_one_line() -> None:
+    with pytest.raises(UserError, match="unknown bench 'nope'"):
+        calibrate_profile("cpu", None, None, bench="nope")

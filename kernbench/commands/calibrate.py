@@ -28,8 +28,8 @@ def calibrate_profile(
     if device == "cpu" and duty not in (None, "sustained"):
         raise UserError("--duty: the CPU timer has no duty (its samples run back to back)")
     sizes = Sizes()
-    if bench is not None and device == "cuda":  # the CPU's numpy loops take no bench timer
-        spec, _ = find_bench(bench)
+    spec = find_bench(bench)[0] if bench is not None else None
+    if spec is not None and device == "cuda":  # the CPU's numpy loops take no bench timer
         if duty is not None and duty != spec.timer.duty:
             raise UserError(f"--duty: {duty!r} is not the duty of bench {spec.name} "
                             f"({spec.timer.duty}); leave --duty out")

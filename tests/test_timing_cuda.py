@@ -440,6 +440,7 @@ def _fidelity():
 
 
 fidelity = _fidelity()
+page = sys.modules["fidelity_page"]  # the page's pure half, imported by fidelity.py
 
 
 def test_fidelity_cases_and_alternating_order() -> None:
@@ -459,19 +460,19 @@ def test_fidelity_cases_and_alternating_order() -> None:
 
 
 def test_fidelity_ratios_and_spreads() -> None:
-    assert fidelity.rep_stats([1.0, 1.02, 0.99]) == pytest.approx({"median": 1.0, "spread": 0.03})
-    paired = fidelity.paired_ratio([2.0, 2.2, 2.0], [2.0, 2.0, 2.0])
+    assert page.rep_stats([1.0, 1.02, 0.99]) == pytest.approx({"median": 1.0, "spread": 0.03})
+    paired = page.paired_ratio([2.0, 2.2, 2.0], [2.0, 2.0, 2.0])
     assert paired["ratio"] == pytest.approx(1.0)
     assert paired["spread"] == pytest.approx(0.1)
-    assert not fidelity.within(paired)  # the ratio is 1, but the spread does not back it
-    assert fidelity.within({"ratio": 1.009, "spread": 0.005})
-    assert not fidelity.within({"ratio": 0.985, "spread": 0.001})
+    assert not page.within(paired)  # the ratio is 1, but the spread does not back it
+    assert page.within({"ratio": 1.009, "spread": 0.005})
+    assert not page.within({"ratio": 0.985, "spread": 0.001})
     # 10 us at 1500 MHz and 8 us at 1875 MHz are the same 15000 cycles.
-    assert fidelity.cycles_ratio(10e-6, 1500.0, 8e-6, 1875.0) == pytest.approx(1.0)
-    assert fidelity.cycles_ratio(1.0, None, 1.0, 1980.0) is None
+    assert page.cycles_ratio(10e-6, 1500.0, 8e-6, 1875.0) == pytest.approx(1.0)
+    assert page.cycles_ratio(1.0, None, 1.0, 1980.0) is None
     runs = [{"by_clock": {"1980": [1.0, 10], "1755": [1.2, 5]}}, {"by_clock": {"1970": [1.1, 3]}}]
-    assert fidelity.at_clock(runs, 1975.0) == pytest.approx(1.05)
-    assert fidelity.at_clock(runs, 1400.0) is None
+    assert page.at_clock(runs, 1975.0) == pytest.approx(1.05)
+    assert page.at_clock(runs, 1400.0) is None
     assert fidelity.by_clock([1.0, 3.0, 2.0], [1980.0, 1980.0, 1755.0]) == {
         "1755": [2.0, 1], "1980": [2.0, 2]
     }  # fmt: skip
@@ -495,26 +496,26 @@ def _ncu_rows(kernel: str, us: float, ghz: float, first_id: int) -> str:
 def test_fidelity_reads_ncu_launches_per_case_and_call() -> None:
     text = NCU_CSV
     launch = 1
-    for _ in range(fidelity.NCU_CALLS):  # case one: two kernels per call
+    for _ in range(page.NCU_CALLS):  # case one: two kernels per call
         text += _ncu_rows("nvjet_gemm", 100.0, 1.98, launch) + _ncu_rows(
             "splitk", 10.0, 1.98, launch + 1
         )
         launch += 2
     text += _ncu_rows("FillFunctor", 1.0, 1.98, launch)
-    for i in range(fidelity.NCU_CALLS):  # case two: one kernel per call, 1 ms
+    for i in range(page.NCU_CALLS):  # case two: one kernel per call, 1 ms
         text += _ncu_rows("nvjet_gemm", 1000.0 + i, 1.755, launch + 1 + i)
-    launches = fidelity.parse_ncu_csv(text)
-    assert len(launches) == 1 + 2 * fidelity.NCU_CALLS + 1 + fidelity.NCU_CALLS
+    launches = page.parse_ncu_csv(text)
+    assert len(launches) == 1 + 2 * page.NCU_CALLS + 1 + page.NCU_CALLS
     assert launches[1]["gpu__time_duration.sum"] == ["100.00", "usecond"]
-    found = fidelity.split_cases(launches, ["one", "two"])
+    found = page.split_cases(launches, ["one", "two"])
     assert found["one"]["kernels_per_call"] == 2
     assert found["one"]["median_s"] == pytest.approx(110e-6)
     assert found["one"]["clock_mhz"] == pytest.approx(1980.0)
     assert found["two"]["median_s"] == pytest.approx(1002e-6)  # "1,002.00" read as 1002
     assert found["two"]["clock_mhz"] == pytest.approx(1755.0)
-    assert "error" in fidelity.split_cases(launches, ["one"])
-    assert fidelity.ncu_value(["3", "furlong"], fidelity.UNIT_SECONDS) is None
-    assert fidelity.ncu_value(["1.5", "msecond"], fidelity.UNIT_SECONDS) == pytest.approx(1.5e-3)
+    assert "error" in page.split_cases(launches, ["one"])
+    assert page.ncu_value(["3", "furlong"], page.UNIT_SECONDS) is None
+    assert page.ncu_value(["1.5", "msecond"], page.UNIT_SECONDS) == pytest.approx(1.5e-3)
 
 
 def _fake_run(name: str, kernel_s: float, reps: int = 4) -> dict:
@@ -539,7 +540,7 @@ def test_fidelity_markdown_from_json_alone() -> None:
     launches = []
     for seconds in (175e-6, 8e-6, 2.4e-6, 1.4e-3):
         launches.append({"kernel": "FillFunctor", "gpu__time_duration.sum": ["1", "usecond"]})
-        for _ in range(fidelity.NCU_CALLS):
+        for _ in range(page.NCU_CALLS):
             launches.append({
                 "kernel": "k",
                 "gpu__time_duration.sum": [f"{seconds * 1e6:.3f}", "usecond"],
@@ -562,7 +563,7 @@ def test_fidelity_markdown_from_json_alone() -> None:
     small = data["cases"]["gemm-bf16-1024"]
     del small["runs"]["graph_read"]
     small["tool_errors"] = {"graph_read": "RuntimeError: capture failed"}
-    text = fidelity.markdown(data)
+    text = page.markdown(data)
     assert "gemm-bf16-1024, graph_read: RuntimeError: capture failed" in text
     assert "| gemm-bf16-4096 | 175.00 | event |" in text
     assert "1.000 (1.000-1.000)" in text  # event write / do_bench
@@ -943,7 +944,7 @@ def test_fidelity_says_how_write_reads_against_do_bench_from_the_same_state() ->
         "cases": {"gemm-bf16-4096": run},
         "ncu": {},
     }
-    text = fidelity.markdown(data)
+    text = page.markdown(data)
     assert ("Against do_bench started from the same state (its warm-up, which leaves its "
             "first samples slow, left out): 0.993-0.993; medians within 1%: "
             "gemm-bf16-4096.") in text

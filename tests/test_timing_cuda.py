@@ -949,3 +949,21 @@ def test_fidelity_says_how_write_reads_against_do_bench_from_the_same_state() ->
             "first samples slow, left out): 0.993-0.993; medians within 1%: "
             "gemm-bf16-4096.") in text
     assert "behind 0.5 s idle and then 0.2 s of do_bench's flush" in text
+
+
+@pytest.mark.parametrize(("duty", "staged", "back_to_back"), [
+    ("sustained", False, True), ("sustained", True, False), ("isolated", False, False)])
+def test_a_cell_warms_up_back_to_back_only_when_sustained_and_not_staged(
+    duty, staged, back_to_back
+) -> None:
+    # A staged kernel synchronizes inside: its calls cannot queue, so it syncs per call.
+    # With no warm-up time, back to back is one timed call and a closing sync (nothing
+    # more fits); a sync per call is the one call and its sync.
+    from types import SimpleNamespace
+
+    log: list[str] = []
+    kernel = SimpleNamespace(run=lambda: log.append("run"),
+                             stage_times=(lambda: {}) if staged else None)
+    device = SimpleNamespace(synchronize=lambda: log.append("sync"))
+    assert sampling.warm_up_cell(kernel, device, TimerSpec(duty=duty, warmup_s=0.0)) == 1
+    assert log == (["run", "sync", "sync"] if back_to_back else ["run", "sync"])

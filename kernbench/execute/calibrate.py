@@ -30,8 +30,7 @@ from kernbench.kernels import gemm_cuda
 from kernbench.kernels.base import Kernel
 from kernbench.results.provenance import cpu_model
 from kernbench.spec.models import Ceiling, HardwareProfile, Scalar, TimerSpec
-from kernbench.timing import cupti
-from kernbench.timing.cuda import EventTimer
+from kernbench.timing import Measurement, choose_timer
 
 MODELINE = "# yaml-language-server: $schema=../../schemas/hardware.schema.json\n"
 CUDA_GEMM_DTYPES = ("bf16", "fp16", "tf32", "fp32", "fp8")
@@ -251,29 +250,31 @@ def gemm_candidates(n: int) -> list[tuple[int, int, int]]:
             (n // 4, 7 * n // 4, n // 2), (n // 4, n // 2, 7 * n // 4)]
 
 
-def _timer_for(spec: TimerSpec) -> Any:
-    """The timer `auto` gives the cells of the spec's duty (ADR 0048), or the one it names."""
-    if spec.kind == "cupti" or (spec.kind == "auto" and cupti.chosen_for(spec.duty)):
-        return cupti.CuptiTimer()
-    return EventTimer()
-
-
 def measure_cuda(sizes: Sizes) -> Measured:
     import torch
 
     spec = sizes.timer.model_copy(update={"l2": "cold"})
-    timer = _timer_for(spec)
     used: set[str] = set()  # the timers that took the samples (cupti may fall back)
 
-    def samples_of(kernel: Kernel, visit: TimerSpec) -> list[float]:
-        measured = timer.measure(kernel, visit)
+    def measured_by(kernel: Kernel, visit: TimerSpec, chosen: str | None = None) -> Measurement:
+        measured = choose_timer(kernel, visit, "cuda", chosen).measure(kernel, visit)
         used.add(measured.timer)
+        return measured
+
+    # A candidate is timed as a worker times a cell's turns: by the timer `choose_timer`
+    # gives it, then by the one its first visit was taken with (the candidates live on
+    # through the rounds, so their ids stay theirs).
+    first_timer: dict[int, str] = {}
+
+    def samples_of(kernel: Kernel, visit: TimerSpec) -> list[float]:
+        measured = measured_by(kernel, visit, first_timer.get(id(kernel)))
+        first_timer.setdefault(id(kernel), measured.timer)
         return measured.samples_s
 
     copies = COPY_TIMER.model_copy(update={"duty": spec.duty, "min_samples": sizes.reps})
 
     def median_s(kernel: Kernel) -> float:
-        return statistics.median(samples_of(kernel, copies))
+        return statistics.median(measured_by(kernel, copies).samples_s)
 
     n = sizes.gemm
     notes: dict[str, Scalar] = {"torch": torch.__version__, "cuda": str(torch.version.cuda),

@@ -30,7 +30,7 @@ from kernbench.timing.sampling import (
     Batch,
     as_measurement,
     steady_sample,
-    warm_up,
+    warm_up_cell,
 )
 from kernbench.timing.steady import Idle
 
@@ -105,8 +105,7 @@ class EventTimer:
         cold = spec.l2 == "cold"
         extra = dict(device.prepare(cold))
         staged = kernel.stage_times is not None
-        warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s,
-                               back_to_back=spec.duty == "sustained" and not staged)
+        warmup_calls = warm_up_cell(kernel, device, spec)
 
         ahead = AheadPace(device, HostPace())
         idle = Idle(device, self._sleep) if spec.duty == "isolated" else None
@@ -254,8 +253,7 @@ class GraphTimer:
         self._device = device = self._device or CudaDevice()
         cold = spec.l2 == "cold"
         extra: dict[str, Any] = dict(device.prepare(cold))
-        warmup_calls = warm_up(kernel.run, device.synchronize, spec.warmup_s,
-                               back_to_back=spec.duty == "sustained")
+        warmup_calls = warm_up_cell(kernel, device, spec)
         refused = self._refused
         if refused is not None and refused[0]() is kernel:
             return self._fall_back(kernel, spec, refused[1])

@@ -11,7 +11,7 @@ percent faster than do_bench's unbroken stream; docs/fidelity/). Under `isolated
 takes one sample per batch (the timer idles before each). The NVML clock is read while a
 batch runs; every batch becomes a `Block` with that reading.
 
-Around the loop, what every CUDA timer does alike: the warm-up (`warm_up`, back to back
+Around the loop, what every CUDA timer does alike: the warm-up (`warm_up_cell`, back to back
 under `sustained`), the settle phase before sustained samples (`steady_sample`), and the
 `Measurement` made of what was sampled (`as_measurement`).
 """
@@ -245,6 +245,13 @@ def warm_up(
         synchronize()
         calls += 1
     return calls
+
+
+def warm_up_cell(kernel: Any, device: Any, spec: TimerSpec) -> int:
+    """`warm_up` as the cell's duty asks: back to back under `sustained`, unless the kernel
+    is staged (it synchronizes inside, so its calls cannot queue)."""
+    return warm_up(kernel.run, device.synchronize, spec.warmup_s,
+                   back_to_back=spec.duty == "sustained" and kernel.stage_times is None)
 
 
 SETTLE_MAX_CALLS = 512  # calls in one settle block (events are allocated per call)

@@ -68,7 +68,7 @@ def test_unknown_nested_key_names_its_field_path(tmp_path: Path) -> None:
     path = write(tmp_path, VALID + "timer:\n  warmup_s: 0.1\n  budget: 1\n")
     known = (
         "warmup_s, budget_s, min_samples, max_samples, rel_ci, l2, kind, cell_timeout_s, "
-        "min_time_s, turns, duty, settle_s, settle_tol, settle_clock, steady_tol"
+        "min_time_s, turns, duty, settle_s, settle_min_s, settle_tol, settle_clock, steady_tol"
     )
     assert error_of(path) == f"{path}:13: timer.budget: unknown key; known: {known}"
 

@@ -653,7 +653,7 @@ def test_sustained_sampling_keeps_a_batch_queued_ahead_and_drops_it_at_the_stop(
 def test_sustained_event_timer_settles_first_and_holds_only_its_first_block() -> None:
     clock = Clock()
     device = FakeDevice(clock)
-    spec = TimerSpec(warmup_s=0.0, min_samples=40, l2="cold", settle_s=0.5)
+    spec = TimerSpec(warmup_s=0.0, min_samples=40, l2="cold", settle_s=0.5, settle_min_s=0.0)
     measured = cuda.EventTimer(device).measure(_kernel(clock, 1e-3), spec)
     assert measured.duty == "sustained"
     assert measured.settle is not None and measured.settle["settled"] is True
@@ -714,6 +714,28 @@ def test_settle_stops_when_two_blocks_agree_or_at_its_cap() -> None:
     drifting = (1e-3 * (1 + 0.05 * i) for i in range(1000))
     capped = steady.settle(blocks_of(drifting), 0.01, 0.1, wall=FakeWall(0.03))
     assert not capped.settled and capped.seconds >= 0.1
+
+
+def test_settle_runs_through_the_boost_window_before_blocks_may_agree() -> None:
+    # An H200 after a pause: 0.1 s at boost clocks (blocks agree there), then its power
+    # cap takes hold and the kernel steps 8% slower (docs/steady/series-h200.png).
+    def boost_then_capped(wall: FakeWall) -> Callable:
+        def start_block(n: int, behind: bool) -> Callable[[], list[float]]:
+            seconds = 1.0e-3 if wall.now < 0.1 else 1.08e-3
+            return lambda: [seconds] * n
+        return start_block
+
+    wall = FakeWall(0.01)
+    early = steady.settle(boost_then_capped(wall), 0.01, 1.0, wall=wall)
+    assert early.settled and early.block_medians_s[-1] == pytest.approx(1.0e-3)
+    wall = FakeWall(0.01)
+    found = steady.settle(boost_then_capped(wall), 0.01, 1.0, wall=wall, min_s=0.15)
+    assert found.settled and found.seconds >= 0.15
+    assert found.block_medians_s[-2:] == pytest.approx([1.08e-3, 1.08e-3])
+    # The floor outlasts a cap shorter than itself (a turn's share of settle_s).
+    floor = steady.settle(blocks_of([1e-3] * 10_000), 0.01, 0.05, wall=FakeWall(0.01),
+                          min_s=0.15)
+    assert floor.settled and floor.seconds >= 0.15
 
 
 def test_settle_waits_for_the_clock_as_well_as_the_time() -> None:

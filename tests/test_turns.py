@@ -23,6 +23,7 @@ def test_a_turn_gets_its_share_of_the_timer() -> None:
     share = turn_spec(spec, 3)
     assert share.budget_s == pytest.approx(0.1) and share.min_time_s == pytest.approx(0.2 / 3)
     assert share.warmup_s == pytest.approx(0.02) and share.settle_s == pytest.approx(0.1)
+    assert share.settle_min_s == spec.settle_min_s  # the boost window is not shared out
     assert (share.min_samples, share.max_samples) == (4, 333)
     assert turn_spec(TimerSpec(min_samples=3), 10).min_samples == 3  # the stop rule's floor
 

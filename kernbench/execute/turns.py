@@ -31,7 +31,8 @@ from kernbench.timing.base import Measurement
 
 def turn_spec(spec: TimerSpec, turns: int) -> TimerSpec:
     """The timer of one turn: the budget, the minimum time, warm-up and settle shared out;
-    at least 3 samples a turn (the stop rule's floor)."""
+    at least 3 samples a turn (the stop rule's floor). `settle_min_s` is not shared: each
+    turn starts from whatever the last cell left, inside the GPU's boost window."""
     return spec.model_copy(update={
         "budget_s": spec.budget_s / turns,
         "min_time_s": spec.min_time_s / turns,

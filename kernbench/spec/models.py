@@ -66,16 +66,12 @@ class TimerSpec(Strict):
     """How one cell is sampled in one round."""
 
     warmup_s: Real = Field(0.05, ge=0, description="Seconds of untimed calls first.")
-    budget_s: PositiveFloat = Field(
-        0.5, description="Sampling stops when this many seconds of samples are taken."
-    )
+    budget_s: PositiveFloat = Field(0.5, description="Sampling stops when this many seconds "
+                                    "of samples are taken.")
     min_samples: Count = Field(10, ge=3, description="Samples taken whatever the budget.")
     max_samples: Count = Field(100_000, ge=3)
-    rel_ci: PositiveFloat = Field(
-        0.01,
-        description="Stop early once the 95% CI half-width of the median, relative to "
-        "the median, is under this.",
-    )
+    rel_ci: PositiveFloat = Field(0.01, description="Stop early once the 95% CI half-width "
+                                  "of the median, relative to the median, is under this.")
     l2: Literal["cold", "warm"] = Field("cold", description="cold: flush the GPU's L2 before "
                                         "each sample; a collective's calls rotate buffers.")
     kind: Literal[TIMER_KINDS] = Field(  # type: ignore[valid-type]
@@ -94,6 +90,8 @@ class TimerSpec(Strict):
                                                    "back to back, or an idle gap per sample.")
     settle_s: Real = Field(0.5, ge=0, description="Sustained: blocks of calls until two "
                            "medians agree within settle_tol, at most this long (0: none).")
+    settle_min_s: Real = Field(0.15, ge=0, description="Sustained: the settle phase runs at "
+                               "least this long, each turn too: a GPU's boost window (ADR 0050).")
     settle_tol: PositiveFloat = Field(0.01, description="Agreement that ends the settle phase.")
     settle_clock: bool = Field(False, description="Settle also until two blocks' SM clocks "
                                "(NVML) agree within 2%.")

@@ -277,7 +277,8 @@ def steady_sample(
             return lambda: collect().seconds
 
         settled = settle(start_block, spec.settle_tol, spec.settle_s,
-                         read_clock=device.read_clock, wait_for_clock=spec.settle_clock)
+                         read_clock=device.read_clock, wait_for_clock=spec.settle_clock,
+                         min_s=spec.settle_min_s)
     return sample(spec, enqueue, device.read_clock, max_batch, ahead=max_batch > 1), settled
 
 

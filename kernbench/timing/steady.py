@@ -12,7 +12,9 @@ Before sampling, a sustained cell *settles*: it runs blocks of calls until two
 consecutive block medians agree within a tolerance (with `timer.settle_clock`, and the SM
 clocks read after them: a power-capped card can hold a kernel's time steady for a few
 blocks while its clock is still moving), or a time cap passes; whether it settled, how
-long it took and the clocks it saw are recorded. While sampling, each batch of samples is a
+long it took and the clocks it saw are recorded. It never ends inside the boost window
+(`timer.settle_min_s`): after any pause an H200 runs the first ~0.1 s of load at boost
+clocks, and blocks agree there before its power cap takes hold (ADR 0050). While sampling, each batch of samples is a
 block, summarized with the NVML reading taken while it ran.
 """
 
@@ -114,10 +116,12 @@ def settle(
     wall: Callable[[], float] = time.perf_counter,
     read_clock: Callable[[], Reading | None] | None = None,
     wait_for_clock: bool = False,
+    min_s: float = 0.0,
 ) -> Settle:
     """Run blocks of samples until two consecutive block medians agree within `tolerance`
     (with `wait_for_clock`, and their clocks, read by `read_clock` after each block, within
-    SETTLE_CLOCK_TOL), or `max_s` of wall time has passed.
+    SETTLE_CLOCK_TOL) once `min_s` of wall time has passed, or until `max_s` (at least
+    `min_s`) has.
 
     `start_block(n, behind)` queues n samples and returns a collector of their seconds;
     `behind`: another block is queued ahead of them. Blocks run as sustained samples do,
@@ -146,9 +150,9 @@ def settle(
         medians.append(statistics.median(seconds))
         steady_clock = (not wait_for_clock or len(clocks) < 2
                         or agree(clocks[-2], clocks[-1], SETTLE_CLOCK_TOL))
-        settled = (len(medians) >= SETTLE_MIN_BLOCKS and steady_clock
+        settled = (len(medians) >= SETTLE_MIN_BLOCKS and steady_clock and spent >= min_s
                    and agree(medians[-2], medians[-1], tolerance))
-        if settled or spent >= max_s:
+        if settled or spent >= max(max_s, min_s):
             done += len(ahead())
             return Settle(settled, spent, done, medians, clocks)
         per_sample = took / max(1, len(seconds))

@@ -91,7 +91,7 @@ class TimerSpec(Strict):
     settle_s: Real = Field(0.5, ge=0, description="Sustained: blocks of calls until two "
                            "medians agree within settle_tol, at most this long (0: none).")
     settle_min_s: Real = Field(0.15, ge=0, description="Sustained: the settle phase runs at "
-                               "least this long, each turn too: a GPU's boost window (ADR 0050).")
+                               "least this long, each turn too: a GPU's boost window (ADR 0053).")
     settle_tol: PositiveFloat = Field(0.01, description="Agreement that ends the settle phase.")
     settle_clock: bool = Field(False, description="Settle also until two blocks' SM clocks "
                                "(NVML) agree within 2%.")

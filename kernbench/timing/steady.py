@@ -14,8 +14,9 @@ clocks read after them: a power-capped card can hold a kernel's time steady for 
 blocks while its clock is still moving), or a time cap passes; whether it settled, how
 long it took and the clocks it saw are recorded. It never ends inside the boost window
 (`timer.settle_min_s`): after any pause an H200 runs the first ~0.1 s of load at boost
-clocks, and blocks agree there before its power cap takes hold (ADR 0050). While sampling, each batch of samples is a
-block, summarized with the NVML reading taken while it ran.
+clocks, and blocks agree there before its power cap takes hold (ADR 0053). While
+sampling, each batch of samples is a block, summarized with the NVML reading taken while
+it ran.
 """
 
 from __future__ import annotations

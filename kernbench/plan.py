@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernbench.errors import UserError
-from kernbench.spec.models import MAX_CELLS, Bench
+from kernbench.spec.models import MAX_CELLS, Bench, TimerSpec
 
 
 @dataclass(frozen=True)
@@ -215,7 +215,16 @@ def round_order(cells: Sequence[Cell], seed: int | None, round_: int) -> list[Ce
     return ordered
 
 
-def estimate_run_s(bench: Bench, n_cells: int) -> float:
-    """Seconds: cells x rounds x (warm-up + budget + overhead), plus a start-up per round."""
-    per_cell = bench.timer.warmup_s + bench.timer.budget_s + CELL_OVERHEAD_S
+def settle_floor_s(timer: TimerSpec, device: str) -> float:
+    """The settle phase a cell runs at least in a round: on a GPU under the sustained duty,
+    `settle_min_s` every turn (ADR 0053)."""
+    settles = device == "cuda" and timer.duty == "sustained" and timer.settle_s > 0
+    return timer.turns * timer.settle_min_s if settles else 0.0
+
+
+def estimate_run_s(bench: Bench, n_cells: int, device: str = "cpu") -> float:
+    """Seconds: cells x rounds x (warm-up + budget + settle floor + overhead), plus a
+    start-up per round."""
+    timer = bench.timer
+    per_cell = timer.warmup_s + timer.budget_s + settle_floor_s(timer, device) + CELL_OVERHEAD_S
     return bench.rounds * (n_cells * per_cell + ROUND_OVERHEAD_S)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kernbench.plan import cell_id, plan
+from kernbench.plan import cell_id, estimate_run_s, plan, settle_floor_s
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import Bench
 
@@ -90,6 +90,17 @@ def test_milestone_gemm_counts() -> None:
     assert {c.params["dtype"] for c in cuda if c.variant == "triton"} == {"bf16", "fp16"}
     assert {c.params["dtype"] for c in cuda if c.variant.startswith("staged")} == {"bf16"}
     assert {c.variant for c in cuda if c.params["dtype"] == "fp8"} == {"resident"}
+
+
+def test_the_estimate_counts_the_settle_floor_of_sustained_gpu_cells() -> None:
+    sustained = bench(timer={"warmup_s": 0.05, "budget_s": 0.3, "turns": 4}, rounds=3)
+    assert settle_floor_s(sustained.timer, "cuda") == pytest.approx(4 * 0.15)
+    assert settle_floor_s(sustained.timer, "cpu") == 0.0  # the CPU timer does not settle
+    isolated = bench(timer={"duty": "isolated", "turns": 4})
+    unsettled = bench(timer={"settle_s": 0.0, "turns": 4})
+    assert settle_floor_s(isolated.timer, "cuda") == settle_floor_s(unsettled.timer, "cuda") == 0
+    extra = estimate_run_s(sustained, 10, "cuda") - estimate_run_s(sustained, 10, "cpu")
+    assert extra == pytest.approx(3 * 10 * 4 * 0.15)
 
 
 def test_milestone_ccl_counts() -> None:

@@ -17,6 +17,7 @@ from kernbench.plan import (
     axis_label,
     estimate_run_s,
     plan,
+    settle_floor_s,
 )
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.hardware import resolve_device
@@ -53,11 +54,14 @@ def show_plan(
         console.print(
             f"... {len(cells) - MAX_ROWS_SHOWN} more cells not shown (narrow with --only)"
         )
-    seconds = estimate_run_s(bench, len(cells))
+    seconds = estimate_run_s(bench, len(cells), device)
+    settle_s = settle_floor_s(bench.timer, device)
+    settle = f" + {settle_s:g} s settle" if settle_s else ""
     console.print(
         f"estimate (rough): about {_duration(seconds)} = {len(cells)} cells x {bench.rounds} "
-        f"rounds x ({bench.timer.warmup_s:g} s warm-up + {bench.timer.budget_s:g} s budget "
-        f"+ {CELL_OVERHEAD_S:g} s overhead) + {ROUND_OVERHEAD_S:g} s start-up per round",
+        f"rounds x ({bench.timer.warmup_s:g} s warm-up + {bench.timer.budget_s:g} s budget"
+        f"{settle} + {CELL_OVERHEAD_S:g} s overhead) + {ROUND_OVERHEAD_S:g} s start-up per "
+        "round",
         soft_wrap=True,
     )
     return cells
@@ -83,7 +87,7 @@ def plan_json(name: str, device: str, extra: Sequence[Path] = (),
         "path": str(path),
         "device": device,
         "rounds": bench.rounds,
-        "estimate_s": estimate_run_s(bench, len(cells)),
+        "estimate_s": estimate_run_s(bench, len(cells), device),
         "cells": [{"index": c.index, "id": c.id, "variant": c.variant,
                    "axes": dict(c.axes), "params": dict(c.params)} for c in cells],
     }

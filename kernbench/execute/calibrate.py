@@ -279,6 +279,8 @@ def measure_cuda(sizes: Sizes) -> Measured:
     n = sizes.gemm
     notes: dict[str, Scalar] = {"torch": torch.__version__, "cuda": str(torch.version.cuda),
                                 "duty": spec.duty, "rounds": sizes.rounds, "turns": spec.turns}
+    if spec.duty == "sustained":  # the settle phase each visit starts with (ADR 0053)
+        notes["settle_min_s"] = spec.settle_min_s
     candidates: list[tuple[Candidate, Kernel]] = []
     for dtype in CUDA_GEMM_DTYPES:
         for m, k_n, k in gemm_candidates(n):

@@ -43,6 +43,40 @@ def test_flags_and_failures_are_shown(tmp_path):
     assert "1 failed" in text
 
 
+def _markdown(results, folder: Path) -> str:
+    folder.mkdir(parents=True, exist_ok=True)
+    return next(p for p in write_report(results, folder) if p.suffix == ".md").read_text()
+
+
+def test_the_timer_line_names_the_duty_the_rounds_recorded(tmp_path):
+    isolated = _markdown(results_io.load(DATA / "milestone-1h-gemm.json.gz"), tmp_path / "i")
+    assert "; isolated duty (an idle gap before each sample)" in isolated
+    assert "| settled |" not in isolated  # isolated samples do not settle
+    before = _markdown(results_io.load(DATA / "ab-tf32-h200" / "r1_A" / "results.json"),
+                       tmp_path / "b")
+    assert "; duty not recorded (measured before kernbench recorded it)" in before
+    cpu = _markdown(results_io.load(DATA / "ab-schedules-cpu" / "ab-drift-interleaved" /
+                                    "r1_A" / "results.json.gz"), tmp_path / "c")
+    assert "duty" not in cpu
+
+
+def test_sustained_cells_show_how_many_of_their_settle_phases_settled(tmp_path):
+    results = results_io.load(REPO / "docs" / "steady" / "floor-sweep.json.gz")
+    cell = results.cells[0]
+    in_turns = {"settled": False, "seconds": 0.6, "calls": 90, "turns_settled": 3,
+                "turn_settle_blocks": [3, 3, 5, 4]}
+    alone = {"settled": True, "seconds": 0.2, "calls": 30}
+    rounds = [r.model_copy(update={"settle": settle})
+              for r, settle in zip(cell.rounds, (in_turns, alone, None), strict=True)]
+    cells = [cell.model_copy(update={"rounds": rounds}), *results.cells[1:]]
+    text = _markdown(results.model_copy(update={"cells": cells}), tmp_path)
+    assert "sustained duty (back to back, after a settle phase of 0.15-0.5 s to ±1%)" in text
+    assert "| rounds | settled |" in text
+    assert f"| {cell.id} | ok |" in text
+    row = next(line for line in text.splitlines() if line.startswith(f"| {cell.id} |"))
+    assert row.split(" | ")[5] == "4/5"  # 3 of the 4 turns, and the round that settled
+
+
 def test_an_ab_folder_gets_the_html_twin_of_its_report(tmp_path):
     import shutil
 

@@ -62,7 +62,7 @@ def report_context(results: Results, figures: Sequence[Path], folder: Path) -> d
         "prov": prov,
         "device": prov.get("device_name") or prov.get("cpu") or results.device,
         "commit": commit,
-        "timer": _timer_text(results.spec.get("timer", {})),
+        "timer": _timer_text(results.spec.get("timer", {})) + _duty_text(results),
         "counts": sorted(Counter(c.status for c in results.cells).items()),
         "groups": _groups(results.cells),
         "failed": [{"id": c.id, "reason": c.reason or "no reason given"}
@@ -86,6 +86,7 @@ def _groups(cells: Sequence[CellResult]) -> list[dict[str, Any]]:
         if "busbw_gbs" in metrics:  # a collective's gbs is its algbw, shown already
             metrics.remove("gbs")
         groups.append({"title": f"Variant `{variant}`", "metrics": metrics,
+                       "settles": any(_settled(c)[1] for c in members),
                        "rows": [_row(c, metrics) for c in members]})
     return groups
 
@@ -99,6 +100,7 @@ def _row(cell: CellResult, metrics: Sequence[str]) -> dict[str, Any]:
         "interval": (f"[{format_seconds(summary.ci_low_s)}, {format_seconds(summary.ci_high_s)}]"
                      if summary else ""),
         "rounds": len(cell.rounds),
+        "settled": "{}/{}".format(*_settled(cell)) if _settled(cell)[1] else "",
         "metrics": {m: f"{cell.metrics[m]:.4g}" for m in metrics if m in cell.metrics},
         "flags": ", ".join(_flags(cell)),
     }
@@ -129,6 +131,40 @@ def _timer_text(timer: dict[str, Any]) -> str:
     if "rel_ci" in timer:
         parts.append(f"stop at ±{100 * timer['rel_ci']:g}% of the median")
     return ", ".join(parts)
+
+
+def _duty_text(results: Results) -> str:
+    """The power state the GPU samples were taken in, from what the rounds recorded."""
+    duties = {r.duty for c in results.cells for r in c.rounds if r.status == "ok"}
+    if results.device != "cuda" or not duties:
+        return ""
+    if duties == {None}:
+        return "; duty not recorded (measured before kernbench recorded it)"
+    timer = results.spec.get("timer", {})
+    named = []
+    for duty in sorted(d for d in duties if d is not None):
+        if duty == "sustained" and timer.get("settle_s", 0) > 0:
+            floor = timer.get("settle_min_s", 0.0)
+            named.append(f"sustained duty (back to back, after a settle phase of {floor:g}"
+                         f"-{max(timer['settle_s'], floor):g} s to ±"
+                         f"{100 * timer.get('settle_tol', 0.01):g}%)")
+        else:
+            named.append(f"{duty} duty" + (" (an idle gap before each sample)"
+                                           if duty == "isolated" else " (back to back)"))
+    return "; " + " and ".join(named)
+
+
+def _settled(cell: CellResult) -> tuple[int, int]:
+    """How many of the cell's settle phases (one a round, or one a turn) ended with two
+    blocks agreeing, of how many ran."""
+    settled = settles = 0
+    for r in cell.rounds:
+        if r.settle is None:
+            continue
+        turns = r.settle.get("turn_settle_blocks")
+        settles += len(turns) if turns else 1
+        settled += int(r.settle.get("turns_settled", r.settle.get("settled", False)))
+    return settled, settles
 
 
 def _environment(name: str) -> jinja2.Environment:

@@ -93,6 +93,7 @@ def _groups(cells: Sequence[CellResult]) -> list[dict[str, Any]]:
 
 def _row(cell: CellResult, metrics: Sequence[str]) -> dict[str, Any]:
     summary = cell.summary
+    settled, settles = _settled(cell)
     return {
         "id": cell.id,
         "status": cell.status,
@@ -100,7 +101,7 @@ def _row(cell: CellResult, metrics: Sequence[str]) -> dict[str, Any]:
         "interval": (f"[{format_seconds(summary.ci_low_s)}, {format_seconds(summary.ci_high_s)}]"
                      if summary else ""),
         "rounds": len(cell.rounds),
-        "settled": "{}/{}".format(*_settled(cell)) if _settled(cell)[1] else "",
+        "settled": f"{settled}/{settles}" if settles else "",
         "metrics": {m: f"{cell.metrics[m]:.4g}" for m in metrics if m in cell.metrics},
         "flags": ", ".join(_flags(cell)),
     }

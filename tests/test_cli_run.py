@@ -167,3 +167,22 @@ def test_shards_merge_into_the_whole_sweep(tmp_path: Path) -> None:
                                     str(tmp_path / "x.json")])
     assert again.exit_code == EXIT_USAGE
     assert "is also in" in again.stderr
+
+
+def test_the_run_summary_counts_unsteady_cells(tmp_path: Path, capsys) -> None:
+    from kernbench.commands.run import report
+    from kernbench.results.model import load
+
+    results = load(Path(__file__).resolve().parents[1] / "docs" / "steady" / "floor-sweep.json.gz")
+    unsteady = sum(bool(c.unsteady) for c in results.cells)
+    assert report(results, tmp_path) == EXIT_OK
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == [
+        "milestone-1h-gemm: 119 cells (119 ok)",
+        f"  {unsteady} unsteady: their rounds differ by more than 3% (timer.steady_tol), "
+        "flagged in the report and drawn dotted",
+    ]
+    steady = results.model_copy(update={"cells": [c.model_copy(update={"unsteady": False})
+                                                  for c in results.cells]})
+    report(steady, tmp_path)
+    assert "unsteady" not in capsys.readouterr().out

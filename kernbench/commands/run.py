@@ -290,6 +290,11 @@ def report(results: results_io.Results, out_dir: Path, trouble: str | None = Non
         counts[cell.status] = counts.get(cell.status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
     print(f"{results.bench}: {len(results.cells)} cells ({summary})")
+    unsteady = sum(bool(cell.unsteady) for cell in results.cells)
+    if unsteady:
+        tolerance = results.spec.get("timer", {}).get("steady_tol", 0.03)
+        print(f"  {unsteady} unsteady: their rounds differ by more than {tolerance:.0%} "
+              "(timer.steady_tol), flagged in the report and drawn dotted")
     for stale in results.stale_pins:
         print(f"stale pin re-tuned: {stale}", file=sys.stderr)
     bad = results.failed_cells()

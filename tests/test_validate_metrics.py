@@ -88,6 +88,27 @@ def test_validate_of_every_bench_checks_metrics_too(here: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "where"),
+    [
+        ("work_us: [50, 100]", "device: [50, 100]",  # the fuzzer's find
+         "5: axes.device: 'device' is set by the run (--device); an axis cannot"),
+        ("work_us: [50, 100]", "shape: [{work_us: 50, variant: 1}]",
+         "5: axes.shape: 'variant' names the cell's variant; an axis cannot"),
+        ("chunked: {chunks: 4}", "chunked: {chunks: 4, variant: 1}",
+         "8: variants.chunked.variant: 'variant' names the cell's variant; a variant cannot"),
+    ],
+)
+def test_a_parameter_named_as_one_kernbench_sets_is_a_line_error(
+    here: Path, old: str, new: str, where: str
+) -> None:
+    # A `device` axis validated, then became `cpu` in every cell of the plan.
+    (here / "m.yaml").write_text(BENCH.replace("{metric}", "'2'").replace(old, new))
+    code, _, err = invoke("validate", "m.yaml")
+    assert code == EXIT_USAGE and err.startswith(f"m.yaml:{where}") and err.count("\n") == 1
+    assert invoke("plan", "--bench", "m.yaml", "--device", "cpu")[2] == err
+
+
 def test_an_unknown_hardware_profile_is_a_line_error(here: Path) -> None:
     path = write(here, "work_us", "hardware: no-such-profile\n")
     code, _, err = invoke("validate", path)

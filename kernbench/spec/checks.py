@@ -1,6 +1,6 @@
 """What a bench's models cannot see one field at a time: the cell count, the names its
-metrics and exclusions use, variant options that would hide an axis, and the keywords
-its kernel factory takes.
+metrics and exclusions use, parameters named as those the run sets, variant options that
+would hide an axis, and the keywords its kernel factory takes.
 
 Each check gives the first problem as (field path, message), or None; the loader adds
 the file and the line.
@@ -15,11 +15,17 @@ from kernbench.spec.models import MAX_CELLS, Bench, check_metrics
 
 Field = tuple[str, ...]
 Problem = tuple[Field, str]
+# What the run sets in every cell, as exclusions and `--only` read it: neither an axis nor
+# a variant option may set it.
+SET_BY_THE_RUN = {
+    "device": "'device' is set by the run (--device)",
+    "variant": "'variant' names the cell's variant",
+}
 
 
 def bench_problem(bench: Bench) -> Problem | None:
     """The first problem of `bench` short of its kernel, in the order a reader meets it."""
-    for check in (_cell_count, _metric_names, _exclusion_keys, _variant_options):
+    for check in (_cell_count, _metric_names, _exclusion_keys, _axis_names, _variant_options):
         problem = check(bench)
         if problem is not None:
             return problem
@@ -53,14 +59,24 @@ def _exclusion_keys(bench: Bench) -> Problem | None:
     return None
 
 
+def _axis_names(bench: Bench) -> Problem | None:
+    """An axis parameter named as one the run sets would validate and then be replaced in
+    every cell (a `device` axis becomes `cpu`): refused."""
+    for name, axis in bench.axis_parameters().items():
+        if name in SET_BY_THE_RUN:
+            field = ("axes", axis) if axis in bench.axes else ("dtypes",)
+            return field, f"{SET_BY_THE_RUN[name]}; an axis cannot set it"
+    return None
+
+
 def _variant_options(bench: Bench) -> Problem | None:
-    """A variant option named like an axis parameter (or `device`) would replace the axis
-    value in every cell while the cell ids still show the axis: refused."""
+    """A variant option named like an axis parameter (or one the run sets) would replace
+    the value in every cell while the cell ids still show the axis: refused."""
     axis_of = bench.axis_parameters()
     for variant, options in bench.variants.items():
         for option in options:
-            if option == "device":
-                message = "'device' is set by the run (--device); a variant cannot set it"
+            if option in SET_BY_THE_RUN:
+                message = f"{SET_BY_THE_RUN[option]}; a variant cannot set it"
             elif axis_of.get(option) == option:
                 message = f"{option!r} is an axis; a variant option cannot override it"
             elif option in axis_of:

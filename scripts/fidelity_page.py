@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -259,69 +259,63 @@ def fmt_pct(x: float) -> str:
     return f"{x * 100:.2f}%"
 
 
+def md_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """A markdown table: the header, its separator, a line per row."""
+    return [f"| {' | '.join(header)} |", "| --- " * len(header) + "|",
+            *(f"| {' | '.join(row)} |" for row in rows)]
+
+
 def main_table(rows: list[dict[str, Any]]) -> list[str]:
-    lines = [
-        "| case | kernel µs | auto timer | event read µs | event write µs | graph read µs "
-        "| do_bench µs | write / do_bench | read / do_bench | graph / event "
-        "| max tool spread | SM MHz event / do_bench |",
-        "| --- " * 12 + "|",
-    ]
-    for row in rows:
-        tools = row["tools"]
-        spread = max(t["spread"] for t in tools.values())
-        mhz = row["clock_mhz"]
-        lines.append(
-            f"| {row['case']} | {fmt_us(row['kernel_s'])} | {row['auto_timer']} "
-            f"| {fmt_us(median_of(row, 'event_read'))} | {fmt_us(median_of(row, 'event_write'))} "
-            f"| {fmt_us(median_of(row, 'graph_read'))} | {fmt_us(median_of(row, 'do_bench'))} "
-            f"| {fmt_ratio(row['write_vs_do_bench'])} | {fmt_ratio(row['read_vs_do_bench'])} "
-            f"| {fmt_ratio(row['graph_vs_event'])} | {fmt_pct(spread)} "
-            f"| {fmt_mhz(mhz.get('event_read'))} / {fmt_mhz(mhz.get('do_bench'))} |"
-        )
-    return lines
+    header = ["case", "kernel µs", "auto timer", "event read µs", "event write µs",
+              "graph read µs", "do_bench µs", "write / do_bench", "read / do_bench",
+              "graph / event", "max tool spread", "SM MHz event / do_bench"]
+    return md_table(header, (
+        [row["case"], fmt_us(row["kernel_s"]), row["auto_timer"],
+         *(fmt_us(median_of(row, t)) for t in ("event_read", "event_write", "graph_read",
+                                                "do_bench")),
+         fmt_ratio(row["write_vs_do_bench"]), fmt_ratio(row["read_vs_do_bench"]),
+         fmt_ratio(row["graph_vs_event"]),
+         fmt_pct(max(t["spread"] for t in row["tools"].values())),
+         f"{fmt_mhz(row['clock_mhz'].get('event_read'))} / "
+         f"{fmt_mhz(row['clock_mhz'].get('do_bench'))}"]
+        for row in rows))
 
 
 def ncu_table(rows: list[dict[str, Any]]) -> list[str]:
     """ncu's clock is the SM clock averaged over the kernel; the NVML clock is a reading every
     few ms, which stays at the boost clock while short kernels run slower: cycle ratios from
     it would mislead, so the table gives times."""
-    lines = [
-        "| case | ncu all µs | ncu none µs | ncu in-kernel SM MHz | event read µs @ NVML MHz "
-        "| event / ncu | graph / ncu | do_bench / ncu | isolated / ncu | cupti / ncu |",
-        "| --- " * 10 + "|",
-    ]
+    header = ["case", "ncu all µs", "ncu none µs", "ncu in-kernel SM MHz",
+              "event read µs @ NVML MHz", "event / ncu", "graph / ncu", "do_bench / ncu",
+              "isolated / ncu", "cupti / ncu"]
+    lines = []
     for row in rows:
         if "vs_ncu" not in row:
             continue
         got, ncu = row["vs_ncu"], row["ncu_all"]
-        none = row.get("ncu_none", {}).get("median_s")
         bench = median_of(row, "do_bench")
-        lines.append(
-            f"| {row['case']} | {fmt_us(ncu['median_s'])} | {fmt_us(none)} "
-            f"| {fmt_mhz(ncu['clock_mhz'])} | {fmt_us(median_of(row, 'event_read'))} @ "
-            f"{fmt_mhz(row['clock_mhz'].get('event_read'))} | {fmt_ratio(got['event'])} "
-            f"| {fmt_ratio(got['graph'])} "
-            f"| {fmt_ratio(bench / ncu['median_s'] if bench else None)} "
-            f"| {fmt_ratio(got.get('isolated'))} | {fmt_ratio(got.get('cupti'))} |"
-        )
-    return lines
+        lines.append([
+            row["case"], fmt_us(ncu["median_s"]),
+            fmt_us(row.get("ncu_none", {}).get("median_s")), fmt_mhz(ncu["clock_mhz"]),
+            f"{fmt_us(median_of(row, 'event_read'))} @ "
+            f"{fmt_mhz(row['clock_mhz'].get('event_read'))}",
+            fmt_ratio(got["event"]), fmt_ratio(got["graph"]),
+            fmt_ratio(bench / ncu["median_s"] if bench else None),
+            fmt_ratio(got.get("isolated")), fmt_ratio(got.get("cupti")),
+        ])
+    return md_table(header, lines)
 
 
 def gap_table(rows: list[dict[str, Any]]) -> list[str]:
     """CUPTI's isolated samples behind longer idle gaps against ncu, where a run had them."""
     if not any(median_of(row, "isolated_cupti_50ms") for row in rows if "tools" in row):
         return []
-    lines = ["## The isolated gap against ncu (CUPTI's samples, µs, and / ncu)", "",
-             "| case | ncu all | " + " | ".join(GAP_TOOLS) + " |", "| --- " * 5 + "|"]
-    for row in rows:
-        if "vs_ncu" not in row:
-            continue
-        cells = [f"{fmt_us(median_of(row, tool))} ({fmt_ratio(row['vs_ncu'].get(key))})"
-                 for tool, key in zip(GAP_TOOLS, ("cupti", "cupti_10ms", "cupti_50ms"),
-                                      strict=True)]
-        lines.append(f"| {row['case']} | {fmt_us(row['ncu_all']['median_s'])} | "
-                     + " | ".join(cells) + " |")
-    return [*lines, ""]
+    table = md_table(["case", "ncu all", *GAP_TOOLS], (
+        [row["case"], fmt_us(row["ncu_all"]["median_s"]),
+         *(f"{fmt_us(median_of(row, tool))} ({fmt_ratio(row['vs_ncu'].get(key))})"
+           for tool, key in zip(GAP_TOOLS, ("cupti", "cupti_10ms", "cupti_50ms"), strict=True))]
+        for row in rows if "vs_ncu" in row))
+    return ["## The isolated gap against ncu (CUPTI's samples, µs, and / ncu)", "", *table, ""]
 
 
 def bisect_table(rows: list[dict[str, Any]]) -> list[str]:
@@ -329,37 +323,32 @@ def bisect_table(rows: list[dict[str, Any]]) -> list[str]:
     tools = [t for t in BISECT_TOOLS if any(t in r.get("bisect", {}) for r in rows)]
     if not set(tools) - {"event_write", "loop_write"}:
         return []
-    lines = ["## Bisecting the sustained timer against do_bench (tool / do_bench)", "",
-             "| case | " + " | ".join(tools) + " |", "| --- " * (len(tools) + 1) + "|"]
-    for row in rows:
-        found = row.get("bisect", {})
-        lines.append(f"| {row['case']} | "
-                     + " | ".join(fmt_ratio(found.get(t)) for t in tools) + " |")
-    return [*lines, ""]
+    table = md_table(["case", *tools], (
+        [row["case"], *(fmt_ratio(row.get("bisect", {}).get(t)) for t in tools)] for row in rows))
+    return ["## Bisecting the sustained timer against do_bench (tool / do_bench)", "",
+            *table, ""]
 
 
 def gaps_table(rows: list[dict[str, Any]]) -> list[str]:
     """What separates sustained batches on the GPU, against what separates two samples of
     do_bench's loop (its flush): more means the card rested between batches."""
-    lines = [
-        "| case | event write: between batches µs (max) | batches that found the GPU idle "
-        "| batches the GPU reached before they were queued "
-        "| do_bench's loop: between samples µs | event read: between batches µs |",
-        "| --- " * 6 + "|",
-    ]
+    header = ["case", "event write: between batches µs (max)",
+              "batches that found the GPU idle",
+              "batches the GPU reached before they were queued",
+              "do_bench's loop: between samples µs", "event read: between batches µs"]
+    lines = []
     for row in rows:
         gaps = row.get("gaps", {})
         if not gaps:
             continue
         write, read, loop = (gaps.get(t, {}) for t in ("event_write", "event_read", "loop_write"))
-        lines.append(
-            f"| {row['case']} | {fmt_us(write.get('between_batches_s'))} "
-            f"({fmt_us(write.get('max_between_batches_s'))}) "
-            f"| {write.get('batches_found_gpu_idle', '-')} "
-            f"| {write.get('batches_past_hold', '-')} "
-            f"| {fmt_us(loop.get('between_samples_s'))} | {fmt_us(read.get('between_batches_s'))} |"
-        )
-    return lines if len(lines) > 2 else []
+        lines.append([
+            row["case"], f"{fmt_us(write.get('between_batches_s'))} "
+            f"({fmt_us(write.get('max_between_batches_s'))})",
+            write.get("batches_found_gpu_idle", "-"), write.get("batches_past_hold", "-"),
+            fmt_us(loop.get("between_samples_s")), fmt_us(read.get("between_batches_s")),
+        ])
+    return md_table(header, lines) if lines else []
 
 
 def small_table(rows: list[dict[str, Any]]) -> list[str]:
@@ -371,16 +360,16 @@ def small_table(rows: list[dict[str, Any]]) -> list[str]:
         lines += [
             f"### {row['case']} (under {MIN_KERNEL_S * 1e6:.0f} µs: outside the 1% target)",
             "",
-            "| tool | µs | L2 |",
-            "| --- | --- | --- |",
-            f"| kernbench event | {fmt_us(median_of(row, 'event_read'))} | cold |",
-            f"| kernbench graph | {fmt_us(median_of(row, 'graph_read'))} | cold |",
-            f"| kernbench graph | {fmt_us(median_of(row, 'graph_warm'))} | warm |",
-            f"| do_bench | {fmt_us(median_of(row, 'do_bench'))} | cold (write flush) |",
-            f"| do_bench_cudagraph | {fmt_us(median_of(row, 'do_bench_cudagraph'))} "
-            "| warm (no flush) |",
-            f"| ncu | {fmt_us(ncu)} | cold (--cache-control all) |",
-            f"| ncu | {fmt_us(row.get('ncu_none', {}).get('median_s'))} | --cache-control none |",
+            *md_table(["tool", "µs", "L2"], [
+                ["kernbench event", fmt_us(median_of(row, "event_read")), "cold"],
+                ["kernbench graph", fmt_us(median_of(row, "graph_read")), "cold"],
+                ["kernbench graph", fmt_us(median_of(row, "graph_warm")), "warm"],
+                ["do_bench", fmt_us(median_of(row, "do_bench")), "cold (write flush)"],
+                ["do_bench_cudagraph", fmt_us(median_of(row, "do_bench_cudagraph")),
+                 "warm (no flush)"],
+                ["ncu", fmt_us(ncu), "cold (--cache-control all)"],
+                ["ncu", fmt_us(row.get("ncu_none", {}).get("median_s")), "--cache-control none"],
+            ]),
             "",
         ]
     return lines

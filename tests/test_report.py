@@ -70,7 +70,9 @@ def test_sustained_cells_show_how_many_of_their_settle_phases_settled(tmp_path):
               for r, settle in zip(cell.rounds, (in_turns, alone, None), strict=True)]
     cells = [cell.model_copy(update={"rounds": rounds}), *results.cells[1:]]
     text = _markdown(results.model_copy(update={"cells": cells}), tmp_path)
-    assert "sustained duty (back to back, after a settle phase of 0.15-0.5 s to ±1%)" in text
+    # the span of the recorded phases, a turn's the mean of its round's (0.6 s / 4 turns)
+    assert "sustained duty (back to back, after settle phases of 150 ms to 200 ms a turn, " \
+           "to ±1%)" in text
     assert "| rounds | settled |" in text
     assert f"| {cell.id} | ok |" in text
     row = next(line for line in text.splitlines() if line.startswith(f"| {cell.id} |"))

@@ -738,6 +738,24 @@ def test_settle_runs_through_the_boost_window_before_blocks_may_agree() -> None:
     assert floor.settled and floor.seconds >= 0.15
 
 
+def test_settle_looks_for_agreement_past_the_floor_for_up_to_its_cap() -> None:
+    # Still stepping when the floor passes (a turn behind a heavy cell), steady from 0.18 s.
+    def stepping_until(steady_from: float, wall: FakeWall) -> Callable:
+        def start_block(n: int, behind: bool) -> Callable[[], list[float]]:
+            seconds = 1.4e-3 if wall.now >= steady_from else 1e-3 * (1 + 2 * wall.now)
+            return lambda: [seconds] * n
+        return start_block
+
+    wall = FakeWall(0.01)
+    found = steady.settle(stepping_until(0.18, wall), 0.01, 0.1, wall=wall, min_s=0.15)
+    assert found.settled and 0.18 < found.seconds < 0.25
+    assert found.block_medians_s[-2:] == pytest.approx([1.4e-3, 1.4e-3])
+    # A phase that never agrees stops at the floor plus its cap, recorded as not settled.
+    wall = FakeWall(0.01)
+    never = steady.settle(stepping_until(9.0, wall), 0.01, 0.05, wall=wall, min_s=0.15)
+    assert not never.settled and 0.2 <= never.seconds < 0.22
+
+
 def test_settle_waits_for_the_clock_as_well_as_the_time() -> None:
     # The kernel's time agrees from the third block on, but the clock is still climbing
     # back from a power-capped predecessor until the fifth; a 15 MHz dither is steady.

@@ -141,18 +141,31 @@ def _duty_text(results: Results) -> str:
         return ""
     if duties == {None}:
         return "; duty not recorded (measured before kernbench recorded it)"
-    timer = results.spec.get("timer", {})
+    tolerance = results.spec.get("timer", {}).get("settle_tol", 0.01)
+    spans = _settle_spans(results)
     named = []
     for duty in sorted(d for d in duties if d is not None):
-        if duty == "sustained" and timer.get("settle_s", 0) > 0:
-            floor = timer.get("settle_min_s", 0.0)
-            named.append(f"sustained duty (back to back, after a settle phase of {floor:g}"
-                         f"-{max(timer['settle_s'], floor):g} s to ±"
-                         f"{100 * timer.get('settle_tol', 0.01):g}%)")
+        if duty == "sustained" and spans:
+            a_turn = " a turn" if any(_turns(r.settle) > 1 for c in results.cells
+                                      for r in c.rounds if r.settle) else ""
+            named.append(f"sustained duty (back to back, after settle phases of "
+                         f"{format_seconds(min(spans))} to {format_seconds(max(spans))}"
+                         f"{a_turn}, to ±{100 * tolerance:g}%)")
         else:
             named.append(f"{duty} duty" + (" (an idle gap before each sample)"
                                            if duty == "isolated" else " (back to back)"))
     return "; " + " and ".join(named)
+
+
+def _turns(settle: dict[str, Any]) -> int:
+    return len(settle.get("turn_settle_blocks") or [None])
+
+
+def _settle_spans(results: Results) -> list[float]:
+    """How long the recorded settle phases ran, each turn's as the mean of its round's:
+    what the data says, whichever rule measured it."""
+    return [r.settle["seconds"] / _turns(r.settle)
+            for c in results.cells for r in c.rounds if r.settle]
 
 
 def _settled(cell: CellResult) -> tuple[int, int]:
@@ -162,8 +175,7 @@ def _settled(cell: CellResult) -> tuple[int, int]:
     for r in cell.rounds:
         if r.settle is None:
             continue
-        turns = r.settle.get("turn_settle_blocks")
-        settles += len(turns) if turns else 1
+        settles += _turns(r.settle)
         settled += int(r.settle.get("turns_settled", r.settle.get("settled", False)))
     return settled, settles
 

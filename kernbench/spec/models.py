@@ -89,7 +89,8 @@ class TimerSpec(Strict):
     duty: Literal["sustained", "isolated"] = Field("sustained", description="GPU timers: "
                                                    "back to back, or an idle gap per sample.")
     settle_s: Real = Field(0.5, ge=0, description="Sustained: blocks of calls until two "
-                           "medians agree within settle_tol, at most this long (0: none).")
+                           "medians agree within settle_tol, at most this long past "
+                           "settle_min_s (0: none).")
     settle_min_s: Real = Field(0.15, ge=0, description="Sustained: the settle phase runs at "
                                "least this long, each turn too: a GPU's boost window (ADR 0053).")
     settle_tol: PositiveFloat = Field(0.01, description="Agreement that ends the settle phase.")

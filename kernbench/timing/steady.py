@@ -14,9 +14,9 @@ clocks read after them: a power-capped card can hold a kernel's time steady for 
 blocks while its clock is still moving), or a time cap passes; whether it settled, how
 long it took and the clocks it saw are recorded. It never ends inside the boost window
 (`timer.settle_min_s`): after any pause an H200 runs the first ~0.1 s of load at boost
-clocks, and blocks agree there before its power cap takes hold (ADR 0053). While
-sampling, each batch of samples is a block, summarized with the NVML reading taken while
-it ran.
+clocks, and blocks agree there before its power cap takes hold; past that floor it looks
+for agreement for up to `timer.settle_s` more (ADR 0053). While sampling, each batch of
+samples is a block, summarized with the NVML reading taken while it ran.
 """
 
 from __future__ import annotations
@@ -121,8 +121,8 @@ def settle(
 ) -> Settle:
     """Run blocks of samples until two consecutive block medians agree within `tolerance`
     (with `wait_for_clock`, and their clocks, read by `read_clock` after each block, within
-    SETTLE_CLOCK_TOL) once `min_s` of wall time has passed, or until `max_s` (at least
-    `min_s`) has.
+    SETTLE_CLOCK_TOL) once `min_s` of wall time has passed, or until `max_s` more has: the
+    floor is where agreement may first end the phase, `max_s` how long it is sought past it.
 
     `start_block(n, behind)` queues n samples and returns a collector of their seconds;
     `behind`: another block is queued ahead of them. Blocks run as sustained samples do,
@@ -153,7 +153,7 @@ def settle(
                         or agree(clocks[-2], clocks[-1], SETTLE_CLOCK_TOL))
         settled = (len(medians) >= SETTLE_MIN_BLOCKS and steady_clock and spent >= min_s
                    and agree(medians[-2], medians[-1], tolerance))
-        if settled or spent >= max(max_s, min_s):
+        if settled or spent >= min_s + max_s:
             done += len(ahead())
             return Settle(settled, spent, done, medians, clocks)
         per_sample = took / max(1, len(seconds))

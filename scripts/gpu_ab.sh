@@ -42,6 +42,7 @@ for step in "${steps[@]}"; do
       --device cuda --schedule interleaved --out /tmp/ab/tf32-interleaved ;;
     *) echo "unknown step $step" | tee -a "$log" ;;
   esac
+  # after every step, so a call stopped at its time limit still brings back what ran
+  tar czf "$out/ab.tgz" -C /tmp/ab --exclude=tasks --exclude=journal .
 done
-tar czf "$out/ab.tgz" -C /tmp/ab --exclude=tasks --exclude=journal .
 grep WALL "$log"

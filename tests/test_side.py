@@ -7,8 +7,10 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from kernbench.execute.journal import Task, read_entry
-from kernbench.execute.side import Side, serve, turn_spec
+from kernbench.execute.side import Side, call_wall_s, serve, turn_spec
 from kernbench.spec.models import TimerSpec
 
 BENCH = """\
@@ -97,11 +99,11 @@ def test_the_cell_settles_once_while_prepared_and_its_result_says_so(tmp_path, m
     side = side_for(tmp_path)
     talk(side, {"op": "prepare", "cell": 0}, {"op": "turn", "cell": 0, "calls": 4},
          {"op": "turn", "cell": 0, "calls": 4}, {"op": "finish", "cell": 0})
-    assert asked[0] > 0 and asked[1:] == [0.0, 0.0, 0.0]  # the wall estimate, two turns
+    assert asked[0] > 0 and asked[1:] == [0.0] * 4  # two wall estimates, two turns
     entry = read_entry(tmp_path / "journal", 1, 0)
     assert entry is not None and entry.result.settle == {"settled": True, "seconds": 0.04,
                                                          "calls": 9}
-    assert entry.result.warmup_calls == 12  # the estimate's and the wall estimate's 1 + 5 each
+    assert entry.result.warmup_calls == 23  # 1 + 5, then the wall estimates 1 + 5 and 1 + 10
 
 
 def test_prepare_reports_a_calls_wall_time_beside_its_sample(tmp_path, monkeypatch):
@@ -148,3 +150,16 @@ def test_prepare_times_with_the_timer_the_ab_chose(tmp_path, monkeypatch):
          {"op": "prepare", "cell": 0, "timer": "collective"})
     # the A/B's choice reaches the timer's choice (which ignores a name it has no timer for)
     assert kinds == ["event", None, "collective"]
+
+
+def test_a_calls_wall_time_leaves_out_what_a_turn_costs_whatever_its_calls() -> None:
+    # A 0.3 ms GEMM behind its flush: 0.36 ms a call, 2.5 ms a turn's own (run 4).
+    short, long = 2.5e-3 + 5 * 0.36e-3, 2.5e-3 + 10 * 0.36e-3
+    assert call_wall_s(short, 5, long, 10, 0.3e-3) == pytest.approx(0.36e-3)
+    assert short / 5 == pytest.approx(0.86e-3)  # what the whole turn per call said
+    # Jitter that makes the difference smaller than the timed work: the work.
+    assert call_wall_s(3.0e-3, 5, 3.1e-3, 10, 0.3e-3) == pytest.approx(0.3e-3)
+    # Never more than the long turn per call.
+    assert call_wall_s(1e-3, 5, 9e-3, 10, 0.1e-3) == pytest.approx(0.9e-3)
+    with pytest.raises(ValueError):
+        call_wall_s(1e-3, 5, 2e-3, 5, 1e-4)

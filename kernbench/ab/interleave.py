@@ -165,11 +165,11 @@ def round_delta(pairs: Sequence[float]) -> float:
 def plan_turns(
     per_call_s: float, spec: TimerSpec, sides: int = 2, target_turn_s: float = TARGET_TURN_S
 ) -> TurnPlan:
-    """Calls per turn and turns per side for one cell, from the wall time one call costs
-    in a turn (as the side measured it when it prepared the cell: its L2 flush, its
-    launch, and for a graph-timed cell the whole replay of its launches) and the cell's
-    timer settings. Turns are wall-clock slots the sides take in turn, and `budget_s` is
-    wall-clock time in a run of its own too.
+    """Calls per turn and turns per side for one cell, from the wall time one call adds to
+    a turn (as the side measured it when it prepared the cell: its L2 flush, its launch,
+    and for a graph-timed cell the whole replay of its launches; not the turn's own cost,
+    ADR 0022 addendum) and the cell's timer settings. Turns are wall-clock slots the
+    sides take in turn, and `budget_s` pays for their calls' wall time.
 
     A turn aims at `target_turn_s` (TARGET_TURN_S unless the A/B asks for another),
     shortened down to MIN_TURN_S when the budget could not otherwise hold MIN_PAIRS turns

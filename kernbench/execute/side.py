@@ -36,6 +36,7 @@ from kernbench.spec.loader import load_bench
 from kernbench.spec.models import TimerSpec
 from kernbench.spec.op_factory import bench_factory, bench_source
 from kernbench.timing import Timer, choose_timer
+from kernbench.timing.base import Measurement
 
 # Calls timed after the warm-up to estimate one call (the parent sizes turns from it).
 ESTIMATE_CALLS = 5
@@ -55,6 +56,21 @@ class Held:
     sm_clock_mhz: list[float] = field(default_factory=list)
     throttled: list[bool] = field(default_factory=list)
     settle: dict[str, Any] | None = None
+
+
+def call_wall_s(short_s: float, short_calls: int, long_s: float, long_calls: int,
+                sample_s: float) -> float:
+    """What one more call adds to a turn's wall time, from two timed turns of
+    `short_calls` and `long_calls` calls. A turn also pays a fixed cost whatever its
+    calls (its untimed call, a first hold and the syncs: 2-3 ms on an H200); a whole turn
+    divided by its calls counted that cost in every call, and sized a 0.3 ms GEMM's turns
+    at 6 calls where 16 fit (docs/ab-schedules.md, run 4). At least `sample_s`, the
+    call's own timed median (host jitter can make the difference smaller than the work),
+    and at most the long turn's wall per call."""
+    if not 0 < short_calls < long_calls:
+        raise ValueError(f"need 0 < short_calls < long_calls, not {short_calls}, {long_calls}")
+    marginal = (long_s - short_s) / (long_calls - short_calls)
+    return min(max(marginal, sample_s), long_s / long_calls)
 
 
 def log(line: str) -> None:
@@ -123,12 +139,13 @@ class Side:
                 update={"warmup_s": self.spec.warmup_s, "settle_s": self.spec.settle_s}
             )
             warm = timer.measure(kernel, estimate_spec)
-            # What a call costs in wall time, as a turn takes it: a graph-timed sample
-            # replays hundreds of launches, each behind its own L2 flush, and a host-bound
-            # op's launch can take 20 times its kernel; turns are sized by this.
-            began = time.perf_counter()
-            paced = timer.measure(kernel, turn_spec(self.spec, ESTIMATE_CALLS))
-            wall_per_call = (time.perf_counter() - began) / len(paced.samples_s)
+            # What a call adds to a turn's wall time: a graph-timed sample replays hundreds
+            # of launches, each behind its own L2 flush, and a host-bound op's launch can
+            # take 20 times its kernel; turns are sized by this.
+            short_s, short = self._timed_turn(timer, kernel, ESTIMATE_CALLS)
+            long_s, long = self._timed_turn(timer, kernel, 2 * ESTIMATE_CALLS)
+            wall_per_call = call_wall_s(short_s, len(short.samples_s), long_s,
+                                        len(long.samples_s), statistics.median(long.samples_s))
         except Exception as exc:  # noqa: BLE001 - a failing cell is recorded, the side goes on
             self.runner.note_autotune(result)
             fail(result, exc)
@@ -137,11 +154,18 @@ class Side:
             return {"ok": False, "reason": result.reason}
         self.runner.note_autotune(result)
         self.held[index] = Held(cell, kernel, timer, result, started, settle=warm.settle)
-        result.warmup_calls = sum(m.warmup_calls + len(m.samples_s) for m in (warm, paced))
+        result.warmup_calls = sum(m.warmup_calls + len(m.samples_s) for m in (warm, short, long))
+        fixed_s = short_s - len(short.samples_s) * wall_per_call
         log(f"prepared {cell.id}: {warm.timer} timer, {statistics.median(warm.samples_s):.3g} s"
-            f" a sample, {wall_per_call:.3g} s a call's wall time,"
-            f" {time.perf_counter() - started:.1f} s to prepare")
+            f" a sample, {wall_per_call:.3g} s a call's wall time in a turn, {fixed_s:.3g} s"
+            f" a turn's own, {time.perf_counter() - started:.1f} s to prepare")
         return {"ok": True, "wall_per_call_s": wall_per_call, "timer": warm.timer}
+
+    def _timed_turn(self, timer: Timer, kernel: Kernel, calls: int) -> tuple[float, Measurement]:
+        """A turn of `calls` calls, and the wall time it took."""
+        began = time.perf_counter()
+        measured = timer.measure(kernel, turn_spec(self.spec, calls))
+        return time.perf_counter() - began, measured
 
     def turn(self, index: int, calls: int, keep: bool = True) -> dict[str, Any]:
         """Time `calls` calls now; `keep`: count them in the cell's samples (a warm-up turn

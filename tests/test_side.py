@@ -122,8 +122,9 @@ def test_prepare_reports_a_calls_wall_time_beside_its_sample(tmp_path, monkeypat
 
     monkeypatch.setattr(side_module, "choose_timer", lambda *args: ReplayingTimer())
     (prepared,) = talk(side_for(tmp_path), {"op": "prepare", "cell": 0})
-    # Turns are sized by a call's wall time (the paced estimate's), not its 3 µs sample.
-    assert 0.002 <= prepared["wall_per_call_s"] < 0.02
+    # Turns are sized by a call's wall time (2 ms here, give or take the sleeps' jitter
+    # between the two timed turns), not its 3 µs sample.
+    assert 0.001 <= prepared["wall_per_call_s"] < 0.02
 
 
 def test_prepare_times_with_the_timer_the_ab_chose(tmp_path, monkeypatch):

@@ -3,7 +3,7 @@
     python scripts/ab_schedules.py pack SRC DEST      # an A/B folder, ready to commit
     python scripts/ab_schedules.py table --reference REF.json NAME=FOLDER ... [--min-us 30]
 
-`pack` copies an A/B folder without its journals and task files, with each side's
+`pack` copies an A/B folder without its journals, task files and lock, with each side's
 results gzipped (deterministic bytes): `kernbench summarize DEST` still rebuilds ab.json.
 `table` prints, per cell, the true effect (scripts/ab_reference.py) beside each A/B's
 verdict, delta, interval and A/A floor, then a summary per A/B: the median interval width
@@ -32,7 +32,8 @@ CALLED_PCT = 1.0
 def pack(source: Path, dest: Path) -> None:
     if dest.exists():
         shutil.rmtree(dest)
-    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("journal", "tasks", "logs"))
+    unpacked = shutil.ignore_patterns("journal", "tasks", "logs", "run.lock")
+    shutil.copytree(source, dest, ignore=unpacked)
     for results in dest.glob("*/results.json"):
         write_gzip_json(results.with_suffix(".json.gz"), read_json(results))
         results.unlink()

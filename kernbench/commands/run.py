@@ -292,7 +292,7 @@ def report(results: results_io.Results, out_dir: Path, trouble: str | None = Non
     print(f"{results.bench}: {len(results.cells)} cells ({summary})")
     unsteady = sum(bool(cell.unsteady) for cell in results.cells)
     if unsteady:
-        tolerance = results.spec.get("timer", {}).get("steady_tol", 0.03)
+        tolerance = results.timer_setting("steady_tol")
         print(f"  {unsteady} unsteady: their rounds differ by more than {tolerance:.0%} "
               "(timer.steady_tol), flagged in the report and drawn dotted")
     for stale in results.stale_pins:

@@ -141,16 +141,17 @@ def _duty_text(results: Results) -> str:
         return ""
     if duties == {None}:
         return "; duty not recorded (measured before kernbench recorded it)"
-    tolerance = results.spec.get("timer", {}).get("settle_tol", 0.01)
-    spans = _settle_spans(results)
+    # How long the recorded settle phases ran, each turn's as the mean of its round's:
+    # what the data says, whichever rule measured it.
+    phases = [r.settle for c in results.cells for r in c.rounds if r.settle]
+    spans = [phase["seconds"] / _turns(phase) for phase in phases]
+    a_turn = " a turn" if any(_turns(phase) > 1 for phase in phases) else ""
     named = []
     for duty in sorted(d for d in duties if d is not None):
         if duty == "sustained" and spans:
-            a_turn = " a turn" if any(_turns(r.settle) > 1 for c in results.cells
-                                      for r in c.rounds if r.settle) else ""
             named.append(f"sustained duty (back to back, after settle phases of "
                          f"{format_seconds(min(spans))} to {format_seconds(max(spans))}"
-                         f"{a_turn}, to ±{100 * tolerance:g}%)")
+                         f"{a_turn}, to ±{100 * results.timer_setting('settle_tol'):g}%)")
         else:
             named.append(f"{duty} duty" + (" (an idle gap before each sample)"
                                            if duty == "isolated" else " (back to back)"))
@@ -159,13 +160,6 @@ def _duty_text(results: Results) -> str:
 
 def _turns(settle: dict[str, Any]) -> int:
     return len(settle.get("turn_settle_blocks") or [None])
-
-
-def _settle_spans(results: Results) -> list[float]:
-    """How long the recorded settle phases ran, each turn's as the mean of its round's:
-    what the data says, whichever rule measured it."""
-    return [r.settle["seconds"] / _turns(r.settle)
-            for c in results.cells for r in c.rounds if r.settle]
 
 
 def _settled(cell: CellResult) -> tuple[int, int]:

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernbench.analyze.collective import AlphaBeta, fit_series
 from kernbench.results.jsonio import FileFormat
+from kernbench.spec.models import TimerSpec
 
 SCHEMA_VERSION = 4
 
@@ -166,6 +167,11 @@ class Results(_Model):
 
     def failed_cells(self) -> list[CellResult]:
         return [cell for cell in self.cells if cell.status != "ok"]
+
+    def timer_setting(self, name: str) -> Any:
+        """A setting of the bench's timer as the run recorded it; today's default where an
+        older file predates the setting."""
+        return self.spec.get("timer", {}).get(name, TimerSpec.model_fields[name].default)
 
 
 def _update_to_2(data: dict[str, Any]) -> dict[str, Any]:

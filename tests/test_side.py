@@ -127,6 +127,31 @@ def test_prepare_reports_a_calls_wall_time_beside_its_sample(tmp_path, monkeypat
     assert 0.001 <= prepared["wall_per_call_s"] < 0.02
 
 
+def test_prepare_leaves_a_turns_own_cost_out_of_a_calls_wall_time(tmp_path, monkeypatch):
+    # On a clock the fake timer moves: each turn costs 2.5 ms whatever its calls (its
+    # untimed call, first hold, syncs) and 0.36 ms a call, a 0.3 ms GEMM behind its flush.
+    import types
+
+    from kernbench.execute import side as side_module
+    from kernbench.timing.base import Measurement
+
+    clock = [0.0]
+
+    class TurnCostTimer:
+        name = "fake"
+
+        def measure(self, kernel, spec):
+            clock[0] += 2.5e-3 + 0.36e-3 * spec.min_samples
+            return Measurement(timer="fake", samples_s=[0.3e-3] * spec.min_samples,
+                               warmup_calls=1, stop_reason="max_samples")
+
+    monkeypatch.setattr(side_module, "choose_timer", lambda *args: TurnCostTimer())
+    monkeypatch.setattr(side_module, "time", types.SimpleNamespace(perf_counter=lambda: clock[0]))
+    (prepared,) = talk(side_for(tmp_path), {"op": "prepare", "cell": 0})
+    # Five calls' wall over five would say 0.86 ms, and fit 6 calls in a 5 ms turn, not 14.
+    assert prepared["wall_per_call_s"] == pytest.approx(0.36e-3)
+
+
 def test_prepare_times_with_the_timer_the_ab_chose(tmp_path, monkeypatch):
     from kernbench.execute import side as side_module
     from kernbench.timing.base import Measurement

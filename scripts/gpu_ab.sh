@@ -4,7 +4,7 @@
 # interleaved pairs), then `kernbench ab` on it under both schedules, 6 rounds with A/A,
 # each timed; and the tf32 A/B under the interleaved schedule.
 # Usage: bash scripts/gpu_ab.sh OUT_DIR [STEP...]   (needs the pydantic wheels in .whl/)
-# STEP: reference, interleaved, sequential, short, tf32, nccl-proto (two GPUs), nccl-proto-resume
+# STEP: reference, interleaved, sequential, short, tf32, tf32-sequential, nccl-proto (two GPUs), nccl-proto-resume
 # (the committed NCCL A/B's remaining rounds) (default: the first three; one call of 10 minutes
 # holds about three of them).
 set -uo pipefail
@@ -40,6 +40,8 @@ for step in "${steps[@]}"; do
         --resume /tmp/ab/nccl-proto ;;
     tf32) timed tf32-interleaved timeout 420 python3 -m kernbench ab --bench ab-tf32 \
       --device cuda --schedule interleaved --out /tmp/ab/tf32-interleaved ;;
+    tf32-sequential) timed tf32-sequential timeout "${TF32_SEQ_TIMEOUT:-540}" python3 -m kernbench \
+      ab --bench ab-tf32 --device cuda --schedule sequential --out /tmp/ab/tf32-sequential ;;
     *) echo "unknown step $step" | tee -a "$log" ;;
   esac
   # after every step, so a call stopped at its time limit still brings back what ran

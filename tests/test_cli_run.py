@@ -81,7 +81,8 @@ def test_run_refuses_a_folder_that_holds_a_run(tmp_path: Path) -> None:
     assert "already holds a run; use --resume" in result.stderr
 
 
-@pytest.mark.parametrize("name", ["ab-tf32-h200", "ab-tf32-h200-interleaved"])
+@pytest.mark.parametrize("name", ["ab-tf32-h200", "ab-tf32-h200-interleaved",
+                                  "ab-schedules-h200/tf32-sequential-run1"])
 def test_summarize_reproduces_the_committed_h200_ab(tmp_path: Path, name: str) -> None:
     folder = tmp_path / "ab"
     shutil.copytree(REPO / "benches/data" / name, folder)

@@ -29,6 +29,8 @@ from kernbench.results.jsonio import FileFormat, read_json, write_gzip_json, wri
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "benches/data"
 AB_FOLDER = DATA / "ab-tf32-h200"
+# The first committed A/B (2026-11-29): its sides' results are schema 1, from before `duty`.
+FIRST_AB_FOLDER = DATA / "ab-schedules-h200" / "tf32-sequential-run1"
 
 
 class Point(BaseModel):
@@ -249,13 +251,14 @@ def test_a_fit_without_slope_survives_the_round_trip(tmp_path: Path) -> None:
     assert back.alpha_s == 1e-5 and math.isinf(back.beta_bytes_per_s) and math.isnan(back.r2)
 
 
-def test_the_committed_ab_folder_loads() -> None:
-    report = load_report(AB_FOLDER)
-    manifest = load_manifest(AB_FOLDER)
+@pytest.mark.parametrize("folder", [AB_FOLDER, FIRST_AB_FOLDER], ids=["today", "first"])
+def test_the_committed_ab_folders_load(folder: Path) -> None:
+    report = load_report(folder)
+    manifest = load_manifest(folder)
     assert report.schema_version == AB_VERSION and manifest.rounds == report.rounds == 6
-    assert load_pins(AB_FOLDER / "pins.json") == {}
+    assert load_pins(folder / "pins.json") == {}
     for run in manifest.runs:
-        outcome = load_outcome(AB_FOLDER / run.name)
+        outcome = load_outcome(folder / run.name)
         assert outcome.results is not None, outcome.problem
         assert outcome.results.schema_version == results_io.SCHEMA_VERSION
         assert outcome.results.fits == {}

@@ -117,8 +117,7 @@ def test_cells_of_several_ranks_fall_back_to_sequential_with_a_reason() -> None:
 
 
 def test_the_start_order_rotates_by_round_with_round_one_a_first() -> None:
-    from kernbench.ab.interleaved import start_order
-    from kernbench.ab.schedule import interleaved_schedule
+    from kernbench.ab.schedule import interleaved_schedule, start_order
 
     runs = interleaved_schedule(4, "0", "1", aa=True)
     orders = [[r.side for r in start_order([r for r in runs if r.round == k])]

@@ -20,6 +20,7 @@ import numpy as np
 
 from kernbench.ab.interleave import cell_pairs, order_split, round_delta
 from kernbench.ab.schedule import AbManifest, SideRun, aa_sides
+from kernbench.ab.slots import start_slots, without_slots
 from kernbench.ab.verdicts import (
     CONFIDENCE,
     aa_floor,
@@ -290,9 +291,19 @@ def _cell_report(
 ) -> AbCell:
     logs, a_sides, b_sides, a_first = _log_ratios(manifest, tables, cell.id, ("A", "B"))
     records: list[CellTurns] | None = None
+    aa_logs: list[float] | None = None
+    slot_effects: list[float] | None = None
     interleaved = manifest.schedule == "interleaved"
     if interleaved:
         logs, records, order = _turn_ratios(manifest, turns, cell.id, "B")
+        measured = {"B": logs}
+        if manifest.aa:
+            measured["AA1"] = _turn_ratios(manifest, turns, cell.id, "AA1")[0]
+        fit = without_slots(measured, start_slots(manifest.runs))
+        logs, aa_logs = fit.deltas["B"], fit.deltas.get("AA1")
+        slot_effects = None if fit.effects is None else [to_pct(e) for e in fit.effects]
+    elif manifest.aa:
+        aa_logs = _log_ratios(manifest, tables, cell.id, aa_sides(manifest.schedule))[0]
     median_log = float(np.median(logs))
     interval = median_interval(logs, CONFIDENCE)
     deltas = [to_pct(d) for d in logs]
@@ -300,11 +311,7 @@ def _cell_report(
 
     aa_deltas: list[float] | None = None
     floor: float | None = None
-    if manifest.aa:
-        if interleaved:
-            aa_logs = _turn_ratios(manifest, turns, cell.id, "AA1")[0]
-        else:
-            aa_logs = _log_ratios(manifest, tables, cell.id, aa_sides(manifest.schedule))[0]
+    if aa_logs is not None:
         aa_deltas = [to_pct(d) for d in aa_logs]
         floor = aa_floor(aa_deltas)
     threshold = max(min_effect, floor if floor is not None else 0.0)
@@ -329,6 +336,7 @@ def _cell_report(
         within_side_noise_pct=float(np.median(noise)),
         delta_spread_pct=max(deltas) - min(deltas),
         order_effect_pct=order if interleaved else order_effect(deltas, a_first),
+        slot_effects_pct=slot_effects,
         aa_deltas_pct=aa_deltas,
         aa_floor_pct=floor,
         aa_p=aa_p,

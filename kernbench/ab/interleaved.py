@@ -26,7 +26,14 @@ from typing import IO, Any
 
 from kernbench.ab.interleave import TARGET_TURN_S, plan_turns, turn_order
 from kernbench.ab.outcomes import LOG_NAME, STATUS_FORMAT, STATUS_NAME, SideStatus, turns_path
-from kernbench.ab.schedule import PINS_NAME, AbManifest, SideRun, side_env, side_options
+from kernbench.ab.schedule import (
+    PINS_NAME,
+    AbManifest,
+    SideRun,
+    side_env,
+    side_options,
+    start_order,
+)
 from kernbench.execute.finish import build_run_results
 from kernbench.execute.journal import JournalEntry, is_journaled, write_entry
 from kernbench.execute.options import save_options
@@ -189,16 +196,6 @@ def chosen_timers(folder: Path, current: int, rounds: int) -> dict[str, str]:
                 if turns.timer is not None:
                     chosen[cell_id] = turns.timer
     return chosen
-
-
-def start_order(runs: Sequence[SideRun]) -> list[SideRun]:
-    """The order in which a round's sides start, and prepare each cell: rotated from round
-    to round, so no side always allocates its memory first or last (a placement that can
-    favour one process by a percent at the same code), except that round 1's A comes
-    first: it records the pins that the others replay."""
-    by_position = sorted(runs, key=lambda r: r.position)
-    shift = (by_position[0].round - 1) % len(by_position)
-    return by_position[shift:] + by_position[:shift]
 
 
 def journal_loss(side: LiveSide, cell: Cell, reason: str) -> None:

@@ -13,6 +13,7 @@ Format history (bump MANIFEST_VERSION and add a step to MANIFEST_FORMAT's `updat
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -187,6 +188,16 @@ MANIFEST_FORMAT = FileFormat(
 
 def save_manifest(folder: Path, manifest: AbManifest) -> None:
     MANIFEST_FORMAT.write(Path(folder) / MANIFEST_NAME, manifest)
+
+
+def start_order(runs: Sequence[SideRun]) -> list[SideRun]:
+    """The order in which an interleaved round's sides start, and prepare each cell:
+    rotated from round to round, so no side always starts first or last (a process's start
+    slot can move a kernel of tens of microseconds by 2%, `ab.slots`), except that round
+    1's A comes first: it records the pins that the others replay."""
+    by_position = sorted(runs, key=lambda r: r.position)
+    shift = (by_position[0].round - 1) % len(by_position)
+    return by_position[shift:] + by_position[:shift]
 
 
 def load_manifest(folder: Path) -> AbManifest:

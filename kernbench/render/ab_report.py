@@ -57,10 +57,10 @@ minimum effect and the cell's A/A floor){% endif %}.
 ## Cells
 {% if r.cells %}
 | cell | verdict | delta | interval | coverage | threshold |{{ " A/A floor | A/A p |" if r.aa }} \
-within-side noise | delta spread | sign flips | order effect |\
+within-side noise | delta spread | sign flips | order effect |{{ " start slots |" if slots }}\
 {{ " rounds needed |" if r.max_rounds }}
 | --- | --- | ---: | ---: | ---: | ---: |{{ " ---: | ---: |" if r.aa }} ---: | ---: | ---: | ---: |\
-{{ " ---: |" if r.max_rounds }}
+{{ " ---: |" if slots }}{{ " ---: |" if r.max_rounds }}
 {% for c in r.cells -%}
 | {{ c.id }} | {{ c.verdict }} | {{ c.delta_pct | pct }} | \
 [{{ c.ci_pct[0] | pct }}, {{ c.ci_pct[1] | pct }}] | \
@@ -68,6 +68,7 @@ within-side noise | delta spread | sign flips | order effect |\
 {{ (" " ~ (c.aa_floor_pct | num) ~ " % | " ~ (c.aa_p | num) ~ " |") if r.aa }} \
 {{ c.within_side_noise_pct | num }} % | \
 {{ c.delta_spread_pct | num }} % | {{ c.sign_flips }} | {{ c.order_effect_pct | pct }} |\
+{{ (" " ~ (c.slot_effects_pct | slots) ~ " |") if slots }}\
 {{ (" " ~ (c.rounds_needed or "-") ~ " |") if r.max_rounds }}
 {% endfor %}
 {%- if figure %}
@@ -85,6 +86,10 @@ IQR of one side's samples, over rounds and sides. delta spread: max − min of t
 deltas. order effect: {% if r.schedule == "interleaved" %}median paired delta of blocks \
 where A went first minus blocks where B did{% else %}mean delta of A-first rounds minus \
 B-first rounds{% endif %}.\
+{% if slots %} start slots: how much slower the processes started second and third ran \
+than the one started first, fitted over the rounds (each side takes each start slot in \
+turn); the per-round deltas, the interval and the A/A floor are without it, their scatter \
+widened for the fit's degrees of freedom (n/a: the rounds cannot separate it).{% endif %}\
 {% if r.aa %} A/A floor: the largest |delta| between two A sides \
 {{ "(A and A', interleaved like B)" if r.schedule == "interleaved" else "over the A/A rounds" }}\
 . A/A p: two-sided Wilcoxon signed-rank p-value of each round's delta minus its A/A delta \
@@ -102,6 +107,11 @@ def _num(value: float | None) -> str:
     return "n/a" if value is None or math.isnan(value) else f"{value:.2f}"
 
 
+def slot_text(effects: list[float] | None) -> str:
+    """The start slots' fitted effects after the first, e.g. '-1.85 / -0.17 %'."""
+    return "n/a" if effects is None else " / ".join(f"{e:+.2f}" for e in effects[1:]) + " %"
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -111,11 +121,11 @@ def render_markdown(report: AbReport, figure: str | None) -> str:
     environment = jinja2.Environment(
         autoescape=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined
     )
-    environment.filters.update(pct=_pct, num=_num, cell=_cell)
+    environment.filters.update(pct=_pct, num=_num, cell=_cell, slots=slot_text)
     order = ", ".join(f"r{k} {'/'.join(sides)}" for k, sides in enumerate(report.order, 1))
     return environment.from_string(TEMPLATE).render(
         r=report, order=order, turns=_turns(report), figure=figure, pins=pins_line(report),
-        mixed=mixed_timers(report),
+        mixed=mixed_timers(report), slots=report.schedule == "interleaved",
     )
 
 

@@ -18,7 +18,7 @@ import jinja2
 
 from kernbench.render import render_results
 from kernbench.render.ab import AB_FIGURE
-from kernbench.render.ab_report import mixed_timers, pins_line
+from kernbench.render.ab_report import mixed_timers, pins_line, slot_text
 from kernbench.render.style import format_seconds
 from kernbench.results.ab import AbReport
 from kernbench.results.model import CellResult, Results
@@ -190,8 +190,10 @@ def write_ab_html(report: AbReport, folder: Path) -> list[Path]:
     encoded = base64.b64encode(figure.read_bytes()).decode() if figure.is_file() else None
     environment = _environment(AB_HTML)
     environment.filters["pct"] = lambda v: "n/a" if v != v else f"{v:+.2f} %"
+    environment.filters["slots"] = slot_text
     path = folder / AB_HTML
     path.write_text(environment.get_template("ab_report.html.j2").render(
-        r=report, figure=encoded, pins=pins_line(report), mixed=mixed_timers(report)
+        r=report, figure=encoded, pins=pins_line(report), mixed=mixed_timers(report),
+        slots=report.schedule == "interleaved",
     ))
     return [path]

@@ -7,6 +7,9 @@ Format history (bump AB_VERSION and add a step to AB_FORMAT's `update_to`):
   1: first format.
   2: `schedule` (sequential or interleaved); an interleaved cell keeps every turn
      (`turns`, one record a round). Version 1 files were all sequential.
+  3: `slot_effects_pct`: an interleaved cell's round deltas are without the effect of
+     each side's start slot (ab/slots.py). Version 2 files kept them as measured, which
+     their `slot_effects_pct` of None says.
 
 `r<k>_turns.json` (TURNS_FORMAT, version 1) is what the parent of an interleaved round
 saw: each cell's turns in the order taken, each turn's median.
@@ -20,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernbench.results.jsonio import FileFormat
 
-AB_VERSION = 2
+AB_VERSION = 3
 TURNS_VERSION = 1
 Schedule = Literal["sequential", "interleaved"]
 Verdict = Literal["faster", "slower", "same", "unstable"]
@@ -71,6 +74,10 @@ class AbCell(_Model):
     within_side_noise_pct: float  # median relative IQR of one side's samples
     delta_spread_pct: float  # max - min of the per-round deltas
     order_effect_pct: float  # mean delta of A-first rounds minus B-first rounds
+    # Interleaved: per start slot, how much slower that slot's process ran than the first
+    # started, fitted over the rounds; round_deltas_pct and aa_deltas_pct are without it
+    # (ab/slots.py). None: sequential, or rounds that cannot tell slots from effects.
+    slot_effects_pct: list[float] | None = None
     aa_deltas_pct: list[float] | None = None
     aa_floor_pct: float | None = None  # max |A/A delta|
     # Two-sided signed-rank p of each round's delta minus its A/A delta: at 0.05 or more
@@ -145,5 +152,10 @@ def _sequential(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schedule": "sequential"}
 
 
-AB_FORMAT = FileFormat("A/B report", AB_VERSION, AbReport, update_to={2: _sequential})
+def _as_measured(data: dict[str, Any]) -> dict[str, Any]:
+    return data  # version 2's deltas were as measured: slot_effects_pct stays None
+
+
+AB_FORMAT = FileFormat("A/B report", AB_VERSION, AbReport,
+                       update_to={2: _sequential, 3: _as_measured})
 TURNS_FORMAT = FileFormat("interleaved round's turns", TURNS_VERSION, RoundTurns)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -159,3 +160,19 @@ def test_the_committed_29_us_cells_lose_their_start_slot_offset() -> None:
         assert cell.aa_floor_pct is not None and cell.aa_floor_pct < 1.2
     text = render_markdown(report, None)
     assert "| start slots |" in text and "-2.07 / -0.42 %" in text
+
+
+def test_a_version_2_report_reads_as_measured_with_its_turns_summarized(tmp_path: Path) -> None:
+    folder = Path(__file__).resolve().parent.parent / "benches/data/ab-tf32-h200-interleaved"
+    data = json.loads((folder / "ab.json").read_text())
+    turns = json.loads((folder / "r1_turns.json").read_text())["cells"]
+    data["schema_version"] = 2
+    for cell in data["cells"]:
+        cell.pop("slot_effects_pct")
+        cell["turns"] = [turns[cell["id"]]]  # version 2 copied every turn into ab.json
+    (tmp_path / "ab.json").write_text(json.dumps(data))
+    report = AB_FORMAT.read(tmp_path / "ab.json")
+    assert all(c.slot_effects_pct is None for c in report.cells)
+    first = report.cells[0].turns
+    assert first is not None and first[0].turns_per_side == turns[report.cells[0].id][
+        "turns_per_side"]

@@ -41,6 +41,7 @@ from kernbench.results.ab import (
     FailedRun,
     RoundTurns,
     RunRecord,
+    TurnsSummary,
 )
 from kernbench.results.model import CellResult, Results
 
@@ -341,7 +342,9 @@ def _cell_report(
         aa_floor_pct=floor,
         aa_p=aa_p,
         threshold_pct=threshold,
-        turns=records,
+        turns=None if records is None else [
+            TurnsSummary(calls_per_turn=r.calls_per_turn, turns_per_side=r.turns_per_side,
+                         reason=r.reason, timer=r.timer) for r in records],
         timers=_mixed_timers(manifest, tables, cell.id),
     )
 

@@ -9,7 +9,9 @@ Format history (bump AB_VERSION and add a step to AB_FORMAT's `update_to`):
      (`turns`, one record a round). Version 1 files were all sequential.
   3: `slot_effects_pct`: an interleaved cell's round deltas are without the effect of
      each side's start slot (ab/slots.py). Version 2 files kept them as measured, which
-     their `slot_effects_pct` of None says.
+     their `slot_effects_pct` of None says. A cell's `turns` keep each round's turn size,
+     timer and reason; the turns themselves are in `r<k>_turns.json` alone (version 2
+     copied them there too).
 
 `r<k>_turns.json` (TURNS_FORMAT, version 1) is what the parent of an interleaved round
 saw: each cell's turns in the order taken, each turn's median.
@@ -49,6 +51,16 @@ class CellTurns(_Model):
     timer: str | None = None
 
 
+class TurnsSummary(_Model):
+    """A cell's turns in one interleaved round as ab.json keeps them: their size, timer and
+    why there were none or fewer; each turn's median stays in `r<k>_turns.json`."""
+
+    calls_per_turn: int = 0
+    turns_per_side: int = 0
+    reason: str | None = None
+    timer: str | None = None
+
+
 class RoundTurns(_Model):
     schema_version: int = TURNS_VERSION
     round: int
@@ -85,7 +97,7 @@ class AbCell(_Model):
     # crosses the threshold (ab/verdicts.py).
     aa_p: float | None = None
     threshold_pct: float
-    turns: list[CellTurns] | None = None  # interleaved: each round's turns
+    turns: list[TurnsSummary] | None = None  # interleaved: each round's turns, summarized
     rounds_needed: int | None = None  # rounds auto: from which round on the verdict held
     # Where the cell's runs (every side, every round) did not all use one timer: how many
     # each timer timed; those deltas compare unlike samples (a graph's against events').
@@ -152,10 +164,16 @@ def _sequential(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schedule": "sequential"}
 
 
-def _as_measured(data: dict[str, Any]) -> dict[str, Any]:
-    return data  # version 2's deltas were as measured: slot_effects_pct stays None
+def _turns_summarized(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 2's deltas were as measured (slot_effects_pct stays None); its cells' turns
+    lose the per-turn lists that r<k>_turns.json holds."""
+    kept = tuple(TurnsSummary.model_fields)
+    for cell in data.get("cells", []):
+        if cell.get("turns"):
+            cell["turns"] = [{k: v for k, v in t.items() if k in kept} for t in cell["turns"]]
+    return data
 
 
 AB_FORMAT = FileFormat("A/B report", AB_VERSION, AbReport,
-                       update_to={2: _sequential, 3: _as_measured})
+                       update_to={2: _sequential, 3: _turns_summarized})
 TURNS_FORMAT = FileFormat("interleaved round's turns", TURNS_VERSION, RoundTurns)

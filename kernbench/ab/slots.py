@@ -84,7 +84,9 @@ def without_slots(
     if n - k < MIN_DF or np.linalg.matrix_rank(design) < k:
         return measured
     fitted = np.linalg.lstsq(design, np.array(values), rcond=None)[0]
-    effects = [0.0, *(float(e) for e in fitted[len(with_effect):])]
+    # Rounded far below any effect: LAPACK's last bits differ between machines, and
+    # `kernbench summarize` should rebuild a committed ab.json exactly anywhere.
+    effects = [0.0, *(round(float(e), 12) for e in fitted[len(with_effect):])]
     scale = math.sqrt(n / (n - k))
     adjusted: dict[str, list[float]] = {}
     for side in sides:

@@ -6,7 +6,8 @@ ran a 29 µs batched GEMM 1-2% faster than the other two, round after round, in 
 two machines (docs/ab-schedules.md); at 0.3 ms and more the slots read alike. Pairing
 turns cannot cancel such an offset, which is the same in every turn of the process, so
 each round's delta carried the difference of its two sides' slots and the rounds spread
-by ±2%.
+by ±2%. It comes with the order in which the processes create their CUDA contexts, not
+with the order in which they allocate (scripts/slot_probe.py).
 
 The rotation puts every side in every slot equally often, which makes the slots' effect
 estimable (a Latin-square design). Per cell, each round's delta log(side/A) is modelled as

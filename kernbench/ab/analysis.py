@@ -124,8 +124,9 @@ def analyze(
             failed_variants[failure.variant].append(failure.round)
     failed_variants = {v: sorted(rounds) for v, rounds in failed_variants.items()}
 
+    slots = start_slots(manifest.runs)
     cells = [
-        _cell_report(manifest, tables, cell, min_effect, turns)
+        _cell_report(manifest, tables, cell, min_effect, turns, slots)
         for cell_id, cell in order_of_cells.items()
         if cell.variant not in failed_variants
     ]
@@ -289,7 +290,9 @@ def _cell_report(
     cell: CellResult,
     min_effect: float,
     turns: Mapping[int, RoundTurns],
+    slots: Sequence[Mapping[str, int]],
 ) -> AbCell:
+    """`slots`: per round, each side's start slot (`slots.start_slots`)."""
     logs, a_sides, b_sides, a_first = _log_ratios(manifest, tables, cell.id, ("A", "B"))
     records: list[CellTurns] | None = None
     aa_logs: list[float] | None = None
@@ -300,7 +303,7 @@ def _cell_report(
         measured = {"B": logs}
         if manifest.aa:
             measured["AA1"] = _turn_ratios(manifest, turns, cell.id, "AA1")[0]
-        fit = without_slots(measured, start_slots(manifest.runs))
+        fit = without_slots(measured, slots)
         logs, aa_logs = fit.deltas["B"], fit.deltas.get("AA1")
         slot_effects = None if fit.effects is None else [to_pct(e) for e in fit.effects]
     elif manifest.aa:
@@ -342,9 +345,7 @@ def _cell_report(
         aa_floor_pct=floor,
         aa_p=aa_p,
         threshold_pct=threshold,
-        turns=None if records is None else [
-            TurnsSummary(calls_per_turn=r.calls_per_turn, turns_per_side=r.turns_per_side,
-                         reason=r.reason, timer=r.timer) for r in records],
+        turns=None if records is None else [TurnsSummary.of(r) for r in records],
         timers=_mixed_timers(manifest, tables, cell.id),
     )
 

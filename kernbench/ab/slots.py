@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kernbench.ab.interleave import REFERENCE
-from kernbench.ab.schedule import SideRun, start_order
+from kernbench.ab.schedule import SideRun, aa_sides, start_order
 
 # Fewest degrees of freedom left after the fit: with fewer, the slot terms would take up
 # most of what the rounds say about the noise.
@@ -58,8 +58,8 @@ def without_slots(
 ) -> SlotFit:
     """Each side's per-round deltas log(side/A) with the start slots' effect taken out.
 
-    `deltas`: per side other than A, one delta per round; a side named AA... is a copy of
-    A. `slots`: per round, every side's start slot, A's included."""
+    `deltas`: per side other than A, one delta per round; A' (the interleaved schedule's
+    A/A side) is a copy of A. `slots`: per round, every side's start slot, A's included."""
     measured = SlotFit({side: list(values) for side, values in deltas.items()}, None)
     sides = list(deltas)
     values = [v for side in sides for v in deltas[side]]
@@ -67,7 +67,8 @@ def without_slots(
         return measured
     if not all(map(math.isfinite, values)):
         return measured
-    with_effect = [side for side in sides if not side.startswith("AA")]
+    copy_of_a = aa_sides("interleaved")[1]
+    with_effect = [side for side in sides if side != copy_of_a]
     n_slots = 1 + max(max(slot.values()) for slot in slots)
     k = len(with_effect) + n_slots - 1
     rows = []

@@ -60,6 +60,10 @@ class TurnsSummary(_Model):
     reason: str | None = None
     timer: str | None = None
 
+    @classmethod
+    def of(cls, turns: CellTurns) -> TurnsSummary:
+        return cls(**turns.model_dump(include=set(cls.model_fields)))
+
 
 class RoundTurns(_Model):
     schema_version: int = TURNS_VERSION

@@ -58,6 +58,8 @@ def test_the_timer_line_names_the_duty_the_rounds_recorded(tmp_path):
     cpu = _markdown(results_io.load(DATA / "ab-schedules-cpu" / "ab-drift-interleaved" /
                                     "r1_A" / "results.json.gz"), tmp_path / "c")
     assert "duty" not in cpu
+    ccl = _markdown(results_io.load(DATA / "milestone-1h-ccl.json"), tmp_path / "n")
+    assert "; sustained duty (back to back, no settle phase recorded)" in ccl
 
 
 def test_sustained_cells_show_how_many_of_their_settle_phases_settled(tmp_path):

@@ -152,9 +152,12 @@ def _duty_text(results: Results) -> str:
             named.append(f"sustained duty (back to back, after settle phases of "
                          f"{format_seconds(min(spans))} to {format_seconds(max(spans))}"
                          f"{a_turn}, to ±{100 * results.timer_setting('settle_tol'):g}%)")
+        elif duty == "sustained":
+            # A collective warms up in doubling batches instead (ADR 0042): say so, rather
+            # than leave the reader to guess whether a settle phase ran.
+            named.append("sustained duty (back to back, no settle phase recorded)")
         else:
-            named.append(f"{duty} duty" + (" (an idle gap before each sample)"
-                                           if duty == "isolated" else " (back to back)"))
+            named.append(f"{duty} duty (an idle gap before each sample)")
     return "; " + " and ".join(named)
 
 

@@ -12,6 +12,7 @@ higher than one under sustained load, which would flatter long kernels.
 from __future__ import annotations
 
 import statistics
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -67,6 +68,21 @@ class HostPace:
         if per_sample == 0.0:
             return n
         return max(1, min(n, int((MAX_HOLD_S - lead) / per_sample)))
+
+
+class KernelPace:
+    """The pace of the kernel a timer measured last, carried into its next measurement of
+    that kernel (an interleaved A/B times each cell in turns of ~5 ms): learned afresh,
+    every turn would open with a hold of FIRST_HOLD_S and a one-sample batch."""
+
+    def __init__(self) -> None:
+        self._kernel: weakref.ref[Any] | None = None
+        self._pace = HostPace()
+
+    def of(self, kernel: Any) -> HostPace:
+        if self._kernel is None or self._kernel() is not kernel:
+            self._kernel, self._pace = weakref.ref(kernel), HostPace()
+        return self._pace
 
 
 class PastHold:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernbench.kernels.base import Kernel
-from kernbench.kernels.gpu_hold import FIRST_HOLD_S, HostPace
+from kernbench.kernels.gpu_hold import FIRST_HOLD_S, KernelPace
 from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement, Timer
 from kernbench.timing.cuda_device import FLUSH_MODES, CudaDevice
@@ -91,6 +91,7 @@ class EventTimer:
         self._device = device
         self._flush = flush
         self._sleep = sleep
+        self._pace = KernelPace()
 
     def measure(
         self,
@@ -107,7 +108,7 @@ class EventTimer:
         staged = kernel.stage_times is not None
         warmup_calls = warm_up_cell(kernel, device, spec)
 
-        ahead = AheadPace(device, HostPace())
+        ahead = AheadPace(device, self._pace.of(kernel))
         idle = Idle(device, self._sleep) if spec.duty == "isolated" else None
         slots = itertools.count()
 
@@ -217,6 +218,7 @@ class GraphTimer:
         # The kernel whose capture failed, and why: its later measurements go straight to
         # the fallback instead of failing the same capture again.
         self._refused: tuple[weakref.ref[Kernel], str] | None = None
+        self._pace = KernelPace()
 
     def _fall_back(self, kernel: Kernel, spec: TimerSpec, why: str) -> Measurement:
         assert self._fallback is not None  # set only where a capture failure has one
@@ -269,7 +271,7 @@ class GraphTimer:
 
         idle = Idle(device) if spec.duty == "isolated" else None
         slots = itertools.count()
-        ahead = AheadPace(device, HostPace())
+        ahead = AheadPace(device, self._pace.of(kernel))
 
         def enqueue(n: int, behind: bool) -> Callable[[], Batch]:
             pairs = device.events(2 * n, next(slots) % 2)

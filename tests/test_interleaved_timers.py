@@ -7,6 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from kernbench.ab.interleave import MAX_CALLS_PER_TURN, TARGET_TURN_S, plan_turns
 from kernbench.ab.interleaved import chosen_timers, turn_cell
 from kernbench.ab.outcomes import turns_path
 from kernbench.results.ab import TURNS_FORMAT, CellTurns, RoundTurns
@@ -16,16 +17,19 @@ from kernbench.spec.models import TimerSpec
 class ScriptedSide:
     """A side whose own auto choice would be `own_timer`; it takes the one it is given."""
 
-    def __init__(self, name: str, own_timer: str) -> None:
+    def __init__(self, name: str, own_timer: str, wall_per_call_s: float = 1e-3) -> None:
         self.run = SimpleNamespace(side=name)
         self.gone = None
         self.own_timer = own_timer
+        self.wall_per_call_s = wall_per_call_s
         self.prepared_with: list[str | None] = []
+        self.requests: list[dict[str, Any]] = []
 
     def ask(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        self.requests.append(request)
         if request["op"] == "prepare":
             self.prepared_with.append(request.get("timer"))
-            return {"ok": True, "wall_per_call_s": 1e-3,
+            return {"ok": True, "wall_per_call_s": self.wall_per_call_s,
                     "timer": request.get("timer", self.own_timer)}
         if request["op"] == "turn":
             return {"ok": True, "median_s": 3e-6, "n": request["calls"]}
@@ -43,6 +47,20 @@ def test_the_first_side_chooses_the_timer_and_the_others_are_given_it() -> None:
     turns = turn_cell([a, b, aa], CELL, SPEC, time.perf_counter())  # type: ignore[arg-type]
     assert turns.timer == "graph" and turns.reason is None
     assert a.prepared_with == [None] and b.prepared_with == aa.prepared_with == ["graph"]
+
+
+def test_turns_are_sized_by_the_sides_median_estimate_of_a_call() -> None:
+    # A's host stalled while it estimated: 9 ms a call where the others read ~1 ms.
+    sides = [ScriptedSide("A", "event", 9e-3), ScriptedSide("B", "event", 1.0e-3),
+             ScriptedSide("AA1", "event", 1.1e-3)]
+    turns = turn_cell(sides, CELL, SPEC, time.perf_counter())  # type: ignore[arg-type]
+    plan = plan_turns(1.1e-3, SPEC, sides=3)
+    assert (turns.calls_per_turn, turns.turns_per_side) == (plan.calls_per_turn,
+                                                            plan.turns_per_side)
+    assert plan.calls_per_turn > plan_turns(9e-3, SPEC, sides=3).calls_per_turn
+    # every side refines its estimate over the turns the parent aims at
+    prepare = sides[1].requests[0]
+    assert (prepare["turn_s"], prepare["max_calls"]) == (TARGET_TURN_S, MAX_CALLS_PER_TURN)
 
 
 def test_a_timer_chosen_in_an_earlier_round_is_given_to_every_side() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kernbench.execute.journal import Task, read_entry
-from kernbench.execute.side import Side, call_wall_s, serve, turn_spec
+from kernbench.execute.side import Side, serve, turn_spec
 from kernbench.spec.models import TimerSpec
 
 BENCH = """\
@@ -176,16 +176,3 @@ def test_prepare_times_with_the_timer_the_ab_chose(tmp_path, monkeypatch):
          {"op": "prepare", "cell": 0, "timer": "collective"})
     # the A/B's choice reaches the timer's choice (which ignores a name it has no timer for)
     assert kinds == ["event", None, "collective"]
-
-
-def test_a_calls_wall_time_leaves_out_what_a_turn_costs_whatever_its_calls() -> None:
-    # A 0.3 ms GEMM behind its flush: 0.36 ms a call, 2.5 ms a turn's own (run 4).
-    short, long = 2.5e-3 + 5 * 0.36e-3, 2.5e-3 + 10 * 0.36e-3
-    assert call_wall_s(short, 5, long, 10, 0.3e-3) == pytest.approx(0.36e-3)
-    assert short / 5 == pytest.approx(0.86e-3)  # what the whole turn per call said
-    # Jitter that makes the difference smaller than the timed work: the work.
-    assert call_wall_s(3.0e-3, 5, 3.1e-3, 10, 0.3e-3) == pytest.approx(0.3e-3)
-    # Never more than the long turn per call.
-    assert call_wall_s(1e-3, 5, 9e-3, 10, 0.1e-3) == pytest.approx(0.9e-3)
-    with pytest.raises(ValueError):
-        call_wall_s(1e-3, 5, 2e-3, 5, 1e-4)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from kernbench.ab.interleave import TARGET_TURN_S, plan_turns, turn_order
+from kernbench.ab.interleave import MAX_CALLS_PER_TURN, TARGET_TURN_S, plan_turns, turn_order
 from kernbench.ab.outcomes import LOG_NAME, STATUS_FORMAT, STATUS_NAME, SideStatus, turns_path
 from kernbench.ab.schedule import (
     PINS_NAME,
@@ -224,7 +224,8 @@ def turn_cell(
     estimates: dict[str, float] = {}
     reason: str | None = None
     for side in sides:
-        request: dict[str, Any] = {"op": "prepare", "cell": cell.index}
+        request: dict[str, Any] = {"op": "prepare", "cell": cell.index,
+                                   "turn_s": target_turn_s, "max_calls": MAX_CALLS_PER_TURN}
         if timer is not None:
             request["timer"] = timer
         reply = side.ask(request, timeout)
@@ -236,7 +237,10 @@ def turn_cell(
             timer = timer or reply.get("timer")
     turns = CellTurns(reason=reason, timer=timer)
     if reason is None:
-        plan = plan_turns(estimates["A"], spec, len(sides), target_turn_s)
+        # The sides' median: one side's estimate can be off by its host's jitter, and
+        # every side takes the same calls a turn.
+        plan = plan_turns(statistics.median(estimates.values()), spec, len(sides),
+                          target_turn_s)
         turns.calls_per_turn, turns.turns_per_side = plan.calls_per_turn, plan.turns_per_side
         by_side: dict[str, LiveSide] = {side.run.side: side for side in sides}
         # One untimed turn each first: a side's first turn after the others prepared

@@ -27,6 +27,7 @@ from typing import IO, Any
 
 from kernbench.execute import pins as pinning
 from kernbench.execute.autotune_pins import AutotunePins
+from kernbench.execute.call_wall import ESTIMATE_CALLS, estimate_call_wall
 from kernbench.execute.journal import TASK, JournalEntry, Task, write_entry
 from kernbench.execute.worker import CellRunner, die_with_parent, fail, record
 from kernbench.kernels.base import Kernel
@@ -37,9 +38,6 @@ from kernbench.spec.models import TimerSpec
 from kernbench.spec.op_factory import bench_factory, bench_source
 from kernbench.timing import Timer, choose_timer
 from kernbench.timing.base import Measurement
-
-# Calls timed after the warm-up to estimate one call (the parent sizes turns from it).
-ESTIMATE_CALLS = 5
 
 
 @dataclass
@@ -56,21 +54,6 @@ class Held:
     sm_clock_mhz: list[float] = field(default_factory=list)
     throttled: list[bool] = field(default_factory=list)
     settle: dict[str, Any] | None = None
-
-
-def call_wall_s(short_s: float, short_calls: int, long_s: float, long_calls: int,
-                sample_s: float) -> float:
-    """What one more call adds to a turn's wall time, from two timed turns of
-    `short_calls` and `long_calls` calls. A turn also pays a fixed cost whatever its
-    calls (its untimed call, a first hold and the syncs: 2-3 ms on an H200); a whole turn
-    divided by its calls counted that cost in every call, and sized a 0.3 ms GEMM's turns
-    at 6 calls where 16 fit (docs/ab-schedules.md, run 4). At least `sample_s`, the
-    call's own timed median (host jitter can make the difference smaller than the work),
-    and at most the long turn's wall per call."""
-    if not 0 < short_calls < long_calls:
-        raise ValueError(f"need 0 < short_calls < long_calls, not {short_calls}, {long_calls}")
-    marginal = (long_s - short_s) / (long_calls - short_calls)
-    return min(max(marginal, sample_s), long_s / long_calls)
 
 
 def log(line: str) -> None:
@@ -114,7 +97,8 @@ class Side:
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request.get("op")
         if op == "prepare":
-            return self.prepare(int(request["cell"]), request.get("timer"))
+            return self.prepare(int(request["cell"]), request.get("timer"),
+                                request.get("turn_s"), request.get("max_calls"))
         if op == "turn":
             return self.turn(int(request["cell"]), int(request["calls"]),
                              keep=bool(request.get("keep", True)))
@@ -122,10 +106,12 @@ class Side:
             return self.finish(int(request["cell"]), request.get("reason"))
         return {"ok": False, "reason": f"unknown request {op!r}"}
 
-    def prepare(self, index: int, timer_kind: str | None = None) -> dict[str, Any]:
+    def prepare(self, index: int, timer_kind: str | None = None, turn_s: float | None = None,
+                max_calls: int | None = None) -> dict[str, Any]:
         """Build, check, tune or replay, warm up and estimate the cell; `timer_kind`: the
         timer the A/B already chose for it (a name of `spec.models.TIMERS`), else the
-        bench's `timer.kind`."""
+        bench's `timer.kind`; `turn_s` and `max_calls`: the turns the parent aims at, which
+        the estimate of a call's wall time is refined over (`execute.call_wall`)."""
         cell = self.cells[index]
         started = time.perf_counter()
         kernel, result = self.runner.prepare(cell, self.task.round)
@@ -142,10 +128,8 @@ class Side:
             # What a call adds to a turn's wall time: a graph-timed sample replays hundreds
             # of launches, each behind its own L2 flush, and a host-bound op's launch can
             # take 20 times its kernel; turns are sized by this.
-            short_s, short = self._timed_turn(timer, kernel, ESTIMATE_CALLS)
-            long_s, long = self._timed_turn(timer, kernel, 2 * ESTIMATE_CALLS)
-            wall_per_call = call_wall_s(short_s, len(short.samples_s), long_s,
-                                        len(long.samples_s), statistics.median(long.samples_s))
+            wall = estimate_call_wall(lambda calls: self._timed_turn(timer, kernel, calls),
+                                      statistics.median(warm.samples_s), turn_s, max_calls)
         except Exception as exc:  # noqa: BLE001 - a failing cell is recorded, the side goes on
             self.runner.note_autotune(result)
             fail(result, exc)
@@ -154,12 +138,13 @@ class Side:
             return {"ok": False, "reason": result.reason}
         self.runner.note_autotune(result)
         self.held[index] = Held(cell, kernel, timer, result, started, settle=warm.settle)
-        result.warmup_calls = sum(m.warmup_calls + len(m.samples_s) for m in (warm, short, long))
-        fixed_s = short_s - len(short.samples_s) * wall_per_call
+        result.warmup_calls = sum(m.warmup_calls + len(m.samples_s)
+                                  for m in (warm, *wall.measured))
         log(f"prepared {cell.id}: {warm.timer} timer, {statistics.median(warm.samples_s):.3g} s"
-            f" a sample, {wall_per_call:.3g} s a call's wall time in a turn, {fixed_s:.3g} s"
-            f" a turn's own, {time.perf_counter() - started:.1f} s to prepare")
-        return {"ok": True, "wall_per_call_s": wall_per_call, "timer": warm.timer}
+            f" a sample, {wall.per_call_s:.3g} s a call's wall time in a turn"
+            f" ({len(wall.measured) // 2} pairs of turns), {wall.own_s:.3g} s a turn's own,"
+            f" {time.perf_counter() - started:.1f} s to prepare")
+        return {"ok": True, "wall_per_call_s": wall.per_call_s, "timer": warm.timer}
 
     def _timed_turn(self, timer: Timer, kernel: Kernel, calls: int) -> tuple[float, Measurement]:
         """A turn of `calls` calls, and the wall time it took."""

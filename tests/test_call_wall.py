@@ -6,12 +6,7 @@ import itertools
 
 import pytest
 
-from kernbench.execute.call_wall import (
-    ESTIMATE_CALLS,
-    REFINING_PAIRS,
-    call_wall_s,
-    estimate_call_wall,
-)
+from kernbench.execute.call_wall import ESTIMATE_CALLS, call_wall_s, estimate_call_wall
 from kernbench.timing.base import Measurement
 
 
@@ -40,36 +35,8 @@ def test_a_calls_wall_time_leaves_out_what_a_turn_costs_whatever_its_calls() -> 
         call_wall_s(1e-3, 5, 2e-3, 5, 1e-4)
 
 
-def test_many_calls_a_turn_are_estimated_over_turns_of_that_many_calls() -> None:
-    # A 29 µs GEMM, 60 µs a call behind its flush; a turn's own cost is about 1 ms and
-    # once 3.6 ms (run 7's range: 0.3-3.6 ms). The first pair (5 and 10 calls) reads
-    # 0.42 ms a call, the most it may (the long turn's wall over its calls).
+def test_the_estimate_is_the_difference_of_a_short_and_a_long_turn() -> None:
     seen: list[int] = []
-    owns = [1.0e-3, 3.6e-3, 1.2e-3, 0.9e-3, 1.1e-3, 1.0e-3, 0.8e-3, 1.3e-3]
-    first = estimate_call_wall(turns(60e-6, owns, 29e-6, seen), 29e-6)
-    assert first.per_call_s == pytest.approx(0.42e-3) and seen == [5, 10]
-    seen.clear()
-    wall = estimate_call_wall(turns(60e-6, owns, 29e-6, seen), 29e-6, 5e-3, 256)
-    assert len(seen) == 2 + 2 * REFINING_PAIRS and len(wall.measured) == len(seen)
-    assert max(seen) > 50  # the later long turns are sized by the smaller estimates
-    assert wall.per_call_s == pytest.approx(60e-6, rel=0.05)
-    assert first.per_call_s / wall.per_call_s > 5
-
-
-def test_without_jitter_the_refined_estimate_is_exact() -> None:
-    seen: list[int] = []
-    wall = estimate_call_wall(turns(60e-6, [1e-3], 29e-6, seen), 29e-6, 5e-3, 256)
+    wall = estimate_call_wall(turns(60e-6, [1e-3], 29e-6, seen), 29e-6)
+    assert seen == [ESTIMATE_CALLS, 2 * ESTIMATE_CALLS] and len(wall.measured) == 2
     assert wall.per_call_s == pytest.approx(60e-6) and wall.own_s == pytest.approx(1e-3)
-    assert seen[2::2] == [ESTIMATE_CALLS] * REFINING_PAIRS
-    assert seen[3::2] == [round(5e-3 / 60e-6)] * REFINING_PAIRS
-
-
-def test_long_calls_need_no_refining_and_long_turns_stay_bounded() -> None:
-    seen: list[int] = []
-    # a 2.5 ms GEMM: two calls fill a 5 ms turn, the first pair is all there is
-    estimate_call_wall(turns(2.5e-3, [1e-3], 2.4e-3, seen), 2.4e-3, 5e-3, 256)
-    assert seen == [5, 10]
-    # a graph replay of 2 ms a call whose 3 µs samples floor the estimate: capped turns
-    seen.clear()
-    estimate_call_wall(turns(2e-3, [30e-3, 0.0], 3e-6, seen), 3e-6, 5e-3, 64)
-    assert max(seen) <= 64

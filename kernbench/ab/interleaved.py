@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from kernbench.ab.interleave import MAX_CALLS_PER_TURN, TARGET_TURN_S, plan_turns, turn_order
+from kernbench.ab.interleave import TARGET_TURN_S, plan_turns, turn_order
 from kernbench.ab.outcomes import LOG_NAME, STATUS_FORMAT, STATUS_NAME, SideStatus, turns_path
 from kernbench.ab.schedule import (
     PINS_NAME,
@@ -224,8 +224,7 @@ def turn_cell(
     estimates: dict[str, float] = {}
     reason: str | None = None
     for side in sides:
-        request: dict[str, Any] = {"op": "prepare", "cell": cell.index,
-                                   "turn_s": target_turn_s, "max_calls": MAX_CALLS_PER_TURN}
+        request: dict[str, Any] = {"op": "prepare", "cell": cell.index}
         if timer is not None:
             request["timer"] = timer
         reply = side.ask(request, timeout)

@@ -97,8 +97,7 @@ class Side:
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request.get("op")
         if op == "prepare":
-            return self.prepare(int(request["cell"]), request.get("timer"),
-                                request.get("turn_s"), request.get("max_calls"))
+            return self.prepare(int(request["cell"]), request.get("timer"))
         if op == "turn":
             return self.turn(int(request["cell"]), int(request["calls"]),
                              keep=bool(request.get("keep", True)))
@@ -106,12 +105,10 @@ class Side:
             return self.finish(int(request["cell"]), request.get("reason"))
         return {"ok": False, "reason": f"unknown request {op!r}"}
 
-    def prepare(self, index: int, timer_kind: str | None = None, turn_s: float | None = None,
-                max_calls: int | None = None) -> dict[str, Any]:
+    def prepare(self, index: int, timer_kind: str | None = None) -> dict[str, Any]:
         """Build, check, tune or replay, warm up and estimate the cell; `timer_kind`: the
         timer the A/B already chose for it (a name of `spec.models.TIMERS`), else the
-        bench's `timer.kind`; `turn_s` and `max_calls`: the turns the parent aims at, which
-        the estimate of a call's wall time is refined over (`execute.call_wall`)."""
+        bench's `timer.kind`."""
         cell = self.cells[index]
         started = time.perf_counter()
         kernel, result = self.runner.prepare(cell, self.task.round)
@@ -129,7 +126,7 @@ class Side:
             # of launches, each behind its own L2 flush, and a host-bound op's launch can
             # take 20 times its kernel; turns are sized by this.
             wall = estimate_call_wall(lambda calls: self._timed_turn(timer, kernel, calls),
-                                      statistics.median(warm.samples_s), turn_s, max_calls)
+                                      statistics.median(warm.samples_s))
         except Exception as exc:  # noqa: BLE001 - a failing cell is recorded, the side goes on
             self.runner.note_autotune(result)
             fail(result, exc)
@@ -141,9 +138,8 @@ class Side:
         result.warmup_calls = sum(m.warmup_calls + len(m.samples_s)
                                   for m in (warm, *wall.measured))
         log(f"prepared {cell.id}: {warm.timer} timer, {statistics.median(warm.samples_s):.3g} s"
-            f" a sample, {wall.per_call_s:.3g} s a call's wall time in a turn"
-            f" ({len(wall.measured) // 2} pairs of turns), {wall.own_s:.3g} s a turn's own,"
-            f" {time.perf_counter() - started:.1f} s to prepare")
+            f" a sample, {wall.per_call_s:.3g} s a call's wall time in a turn,"
+            f" {wall.own_s:.3g} s a turn's own, {time.perf_counter() - started:.1f} s to prepare")
         return {"ok": True, "wall_per_call_s": wall.per_call_s, "timer": warm.timer}
 
     def _timed_turn(self, timer: Timer, kernel: Kernel, calls: int) -> tuple[float, Measurement]:

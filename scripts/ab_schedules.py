@@ -4,7 +4,8 @@
     python scripts/ab_schedules.py table --reference REF.json NAME=FOLDER ... [--min-us 30]
 
 `pack` copies an A/B folder without its journals, task files and lock, with each side's
-results gzipped (deterministic bytes): `kernbench summarize DEST` still rebuilds ab.json.
+results and each round's turns gzipped (deterministic bytes): `kernbench summarize DEST`
+still rebuilds ab.json.
 `table` prints, per cell, the true effect (scripts/ab_reference.py) beside each A/B's
 verdict, delta, interval and A/A floor, then a summary per A/B: the median interval width
 of the cells whose true effect is under 0.5%, the median A/A floor, the cells of 1% or
@@ -34,9 +35,9 @@ def pack(source: Path, dest: Path) -> None:
         shutil.rmtree(dest)
     unpacked = shutil.ignore_patterns("journal", "tasks", "logs", "run.lock")
     shutil.copytree(source, dest, ignore=unpacked)
-    for results in dest.glob("*/results.json"):
-        write_gzip_json(results.with_suffix(".json.gz"), read_json(results))
-        results.unlink()
+    for raw in [*dest.glob("*/results.json"), *dest.glob("r*_turns.json")]:
+        write_gzip_json(raw.with_suffix(".json.gz"), read_json(raw))
+        raw.unlink()
 
 
 def wall_s(folder: Path) -> float:

@@ -102,6 +102,21 @@ def test_summarize_reproduces_the_committed_h200_ab(tmp_path: Path, name: str) -
     assert all(c["aa_p"] is not None for c in cells)
 
 
+def test_summarize_reads_the_gzipped_turns_of_a_committed_interleaved_ab(tmp_path: Path) -> None:
+    # Run 7 of the known-effect A/B (docs/ab-schedules.md): each round's turns gzipped.
+    folder = tmp_path / "ab"
+    shutil.copytree(REPO / "benches/data/ab-schedules-h200/known-interleaved-5ms-run7", folder)
+    assert sorted(p.name for p in folder.glob("r*_turns.*")) == [
+        f"r{k}_turns.json.gz" for k in range(1, 7)]
+    committed = AB_FORMAT.read(folder / "ab.json")
+    (folder / "ab.json").unlink()
+    assert runner.invoke(cli.app, ["summarize", str(folder)]).exit_code == EXIT_OK
+    assert AB_FORMAT.read(folder / "ab.json") == committed
+    assert all(cell.turns for cell in committed.cells)
+    assert {c.verdict for c in committed.cells if c.id.startswith("none/")} == {"same"}
+    assert {c.verdict for c in committed.cells if not c.id.startswith("none/")} == {"slower"}
+
+
 def test_summarize_of_a_plain_folder_is_a_clear_error(tmp_path: Path) -> None:
     result = runner.invoke(cli.app, ["summarize", str(tmp_path)])
     assert result.exit_code == EXIT_USAGE

@@ -15,6 +15,7 @@ from kernbench.ab.verdicts import CONFIDENCE, aa_floor, aa_p_value, to_pct, verd
 from kernbench.analyze.stats import median_interval
 from kernbench.render.ab_report import render_markdown
 from kernbench.results.ab import AB_FORMAT
+from kernbench.results.jsonio import read_json
 
 
 def _slots(rounds: int, aa: bool = True) -> list[dict[str, int]]:
@@ -169,7 +170,7 @@ def test_the_committed_29_us_cells_lose_their_start_slot_offset() -> None:
 def test_a_version_2_report_reads_as_measured_with_its_turns_summarized(tmp_path: Path) -> None:
     folder = Path(__file__).resolve().parent.parent / "benches/data/ab-tf32-h200-interleaved"
     data = json.loads((folder / "ab.json").read_text())
-    turns = json.loads((folder / "r1_turns.json").read_text())["cells"]
+    turns = read_json(folder / "r1_turns.json.gz")["cells"]
     data["schema_version"] = 2
     for cell in data["cells"]:
         cell.pop("slot_effects_pct")

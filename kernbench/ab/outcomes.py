@@ -53,7 +53,7 @@ def finished_rounds(folder: Path, manifest: AbManifest) -> int:
     never ended, and its later rounds never ran."""
     for round_ in range(1, manifest.rounds + 1):
         if manifest.schedule == "interleaved":  # the turns file is the round's last word
-            ended = turns_path(folder, round_).is_file()
+            ended = found_turns(folder, round_) is not None
         else:
             ended = all(_ended(Path(folder) / run.name)
                         for run in manifest.runs if run.round == round_)
@@ -100,8 +100,8 @@ def round_finished(folder: Path, manifest: AbManifest, round_: int) -> bool:
     """An interleaved round is kept whole or not at all: its turns file and every side's
     results, or it is run again from scratch."""
     sides = [run for run in manifest.runs if run.round == round_]
-    path = turns_path(folder, round_)
-    if not path.is_file():
+    path = found_turns(folder, round_)
+    if path is None:
         return False
     try:
         TURNS_FORMAT.read(path)
@@ -114,13 +114,23 @@ def turns_path(folder: Path, round_: int) -> Path:
     return Path(folder) / f"r{round_}_turns.json"
 
 
+def found_turns(folder: Path, round_: int) -> Path | None:
+    """A round's turns file, plain or gzipped (committed A/B folders keep it gzipped, as
+    the sides' results); None when the round left none."""
+    path = turns_path(folder, round_)
+    for candidate in (path, path.with_name(path.name + ".gz")):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
 def load_turns(folder: Path, manifest: AbManifest) -> dict[int, RoundTurns]:
     """An interleaved A/B's turns by round (rounds that left no turns file are absent)."""
     if manifest.schedule != "interleaved":
         return {}
     found = {}
     for round_ in range(1, manifest.rounds + 1):
-        path = turns_path(folder, round_)
-        if path.is_file():
+        path = found_turns(folder, round_)
+        if path is not None:
             found[round_] = TURNS_FORMAT.read(path)
     return found

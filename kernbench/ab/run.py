@@ -19,7 +19,7 @@ from typing import Any
 from kernbench.ab.analysis import AbReport
 from kernbench.ab.compare import failing
 from kernbench.ab.interleaved import execute_rounds
-from kernbench.ab.outcomes import finished_rounds, round_finished, side_finished, turns_path
+from kernbench.ab.outcomes import finished_rounds, found_turns, round_finished, side_finished
 from kernbench.ab.outputs import MIN_ROUNDS, summarize_ab
 from kernbench.ab.schedule import (
     MANIFEST_NAME,
@@ -249,7 +249,8 @@ def resume_ab(
         for run in left:
             _clear_side(folder, run.name)
         for round_ in {run.round for run in left}:
-            turns_path(folder, round_).unlink(missing_ok=True)
+            while (stale := found_turns(folder, round_)) is not None:
+                stale.unlink()
         echo(f"resuming {folder}: {len(sides)} of {len(manifest.runs)} sides kept, "
              f"{len(left)} to run")
         rounds = sorted({run.round for run in left})

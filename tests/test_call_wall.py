@@ -37,6 +37,6 @@ def test_a_calls_wall_time_leaves_out_what_a_turn_costs_whatever_its_calls() -> 
 
 def test_the_estimate_is_the_difference_of_a_short_and_a_long_turn() -> None:
     seen: list[int] = []
-    wall = estimate_call_wall(turns(60e-6, [1e-3], 29e-6, seen), 29e-6)
+    wall = estimate_call_wall(turns(60e-6, [1e-3], 29e-6, seen))
     assert seen == [ESTIMATE_CALLS, 2 * ESTIMATE_CALLS] and len(wall.measured) == 2
     assert wall.per_call_s == pytest.approx(60e-6) and wall.own_s == pytest.approx(1e-3)

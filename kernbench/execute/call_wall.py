@@ -9,6 +9,7 @@ timed turns, not one turn's wall over its calls.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -41,11 +42,12 @@ def call_wall_s(short_s: float, short_calls: int, long_s: float, long_calls: int
     return min(max(marginal, sample_s), long_s / long_calls)
 
 
-def estimate_call_wall(timed_turn: TimedTurn, sample_s: float) -> CallWall:
+def estimate_call_wall(timed_turn: TimedTurn) -> CallWall:
     """A call's wall time in a turn, from `timed_turn(calls)` (the wall time of a turn of
-    that many calls, and its measurement): turns of ESTIMATE_CALLS and twice as many."""
+    that many calls, and its measurement): turns of ESTIMATE_CALLS and twice as many, at
+    least the long turn's median sample."""
     short_s, short = timed_turn(ESTIMATE_CALLS)
     long_s, long = timed_turn(2 * ESTIMATE_CALLS)
     per_call = call_wall_s(short_s, len(short.samples_s), long_s, len(long.samples_s),
-                           sample_s)
+                           statistics.median(long.samples_s))
     return CallWall(per_call, short_s - len(short.samples_s) * per_call, [short, long])

@@ -125,8 +125,7 @@ class Side:
             # What a call adds to a turn's wall time: a graph-timed sample replays hundreds
             # of launches, each behind its own L2 flush, and a host-bound op's launch can
             # take 20 times its kernel; turns are sized by this.
-            wall = estimate_call_wall(lambda calls: self._timed_turn(timer, kernel, calls),
-                                      statistics.median(warm.samples_s))
+            wall = estimate_call_wall(lambda calls: self._timed_turn(timer, kernel, calls))
         except Exception as exc:  # noqa: BLE001 - a failing cell is recorded, the side goes on
             self.runner.note_autotune(result)
             fail(result, exc)

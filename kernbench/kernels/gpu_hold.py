@@ -73,7 +73,7 @@ class HostPace:
 class KernelPace:
     """The pace of the kernel a timer measured last, carried into its next measurement of
     that kernel (an interleaved A/B times each cell in turns of ~5 ms): learned afresh,
-    every turn would open with a hold of FIRST_HOLD_S and a one-sample batch."""
+    every turn would open with a hold of FIRST_HOLD_S and a batch of FIRST_BATCH."""
 
     def __init__(self) -> None:
         self._kernel: weakref.ref[Any] | None = None

@@ -6,10 +6,13 @@
 `pack` copies an A/B folder without its journals, task files and lock, with each side's
 results and each round's turns gzipped (deterministic bytes): `kernbench summarize DEST`
 still rebuilds ab.json.
-`table` prints, per cell, the true effect (scripts/ab_reference.py) beside each A/B's
-verdict, delta, interval and A/A floor, then a summary per A/B: the median interval width
-of the cells whose true effect is under 0.5%, the median A/A floor, the cells of 1% or
-more called in their direction, the false calls, and the A/B's wall time (from the
+`table` prints, per cell, the true effect and its 95% interval (scripts/ab_reference.py)
+beside each A/B's verdict, delta, interval and A/A floor, then a summary per A/B: the
+median interval width of the cells whose true effect is under 0.5%, the median A/A floor,
+the cells of 1% or more called in their direction, the false calls, how many true effects
+fall inside the A/B's interval and how many of its intervals overlap the reference's own
+(the reference is an estimate too: where both intervals are a few tenths of a point wide,
+the first count misses what the second does not), and the A/B's wall time (from the
 sides' status files). `--min-us` keeps the cells whose A median is at least that long.
 """
 
@@ -66,18 +69,21 @@ def table(reference: Path, folders: dict[str, Path], min_us: float) -> str:
     ids = [i for i in truth if all(i in cells for cells in by_id.values())
            and truth[i]["a_median_s"] * 1e6 >= min_us]
     lines = [
-        "| cell | A time | true effect | " + " | ".join(
+        "| cell | A time | true effect [95%] | " + " | ".join(
             f"{n}: verdict, delta [interval], A/A floor" for n in folders) + " |",
         "| --- | ---: | ---: |" + " --- |" * len(folders),
     ]
     for cell_id in ids:
         ref = truth[cell_id]
+        low, high = ref["ci95_pct"]
         lines.append(
-            f"| {cell_id} | {ref['a_median_s'] * 1e6:.0f} us | {ref['delta_pct']:+.2f} % | "
+            f"| {cell_id} | {ref['a_median_s'] * 1e6:.0f} us | {ref['delta_pct']:+.2f}"
+            f" [{low:+.2f}, {high:+.2f}] % | "
             + " | ".join(row(by_id[n][cell_id]) for n in folders) + " |"
         )
     lines += ["", "| A/B | rounds | no-effect interval width (median) | A/A floor (median) "
-              "| effects >= 1% called | false calls | sides' wall |", "| --- |" + " ---: |" * 6]
+              "| effects >= 1% called | false calls | true effect inside | overlaps the "
+              "reference | sides' wall |", "| --- |" + " ---: |" * 8]
     for name, report in reports.items():
         cells = [by_id[name][i] for i in ids]
         quiet = [c for c in cells if abs(truth[c.id]["delta_pct"]) < NO_EFFECT_PCT]
@@ -87,9 +93,13 @@ def table(reference: Path, folders: dict[str, Path], min_us: float) -> str:
         called = sum(1 for c in loud
                      if c.verdict == ("slower" if truth[c.id]["delta_pct"] > 0 else "faster"))
         false = sum(1 for c in quiet if c.verdict in ("faster", "slower"))
+        inside = sum(1 for c in cells if c.ci_pct[0] <= truth[c.id]["delta_pct"] <= c.ci_pct[1])
+        overlaps = sum(1 for c in cells if c.ci_pct[0] <= truth[c.id]["ci95_pct"][1]
+                       and truth[c.id]["ci95_pct"][0] <= c.ci_pct[1])
         lines.append(
             f"| {name} | {report.rounds} | {_median(widths)} | {_median(floors, '%')} | "
-            f"{called} of {len(loud)} | {false} | {wall_s(folders[name]):.0f} s |"
+            f"{called} of {len(loud)} | {false} | {inside} of {len(cells)} | "
+            f"{overlaps} of {len(cells)} | {wall_s(folders[name]):.0f} s |"
         )
     return "\n".join(lines)
 

@@ -4,6 +4,7 @@ every side's results; the others run again from scratch."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -83,6 +84,19 @@ def test_a_sequential_ab_resumes_from_its_finished_sides(tmp_path: Path) -> None
     assert outcome.exit_code == EXIT_OK
     report = AB_FORMAT.read(folder / "ab.json")
     assert [c.verdict for c in report.cells] == ["slower"] * 4
+
+
+def test_a_packed_folder_resumes_with_its_gzipped_sides(tmp_path: Path) -> None:
+    # A committed A/B keeps each side's results gzipped (scripts/ab_schedules.py pack);
+    # resuming a copy of it (scripts/gpu_ab.sh nccl-proto-resume) keeps those sides.
+    folder, _ = interrupted_sequential(tmp_path, stop="r2_A")
+    for plain in folder.glob("*/results.json"):
+        plain.with_suffix(".json.gz").write_bytes(gzip.compress(plain.read_bytes()))
+        plain.unlink()
+    sides = Sides()
+    assert resume_ab(folder, run_side=sides, echo=lambda line: None).exit_code == EXIT_OK
+    assert sides.ran == ["r2_A", "r3_A", "r3_B"]
+    assert (folder / "r1_B" / "results.json.gz").is_file()
 
 
 def test_the_recording_side_cut_short_runs_again_first(tmp_path: Path) -> None:

@@ -65,10 +65,7 @@ def finished_rounds(folder: Path, manifest: AbManifest) -> int:
 def _ended(run_dir: Path) -> bool:
     """A side the runner saw exit (its status), or one that left whole results; a side
     stopped with the A/B leaves partial results (its cells pending) and no status."""
-    if (run_dir / STATUS_NAME).is_file():
-        return True
-    outcome = load_outcome(run_dir)
-    return outcome.results is not None and outcome.results.complete
+    return (run_dir / STATUS_NAME).is_file() or side_finished(run_dir)
 
 
 def _why_no_results(run_dir: Path) -> str:
@@ -85,15 +82,11 @@ def _why_no_results(run_dir: Path) -> str:
 
 
 def side_finished(run_dir: Path) -> bool:
-    """Whether a side left its whole results (failed cells included): an interrupted A/B
-    keeps it; a side without them is run again from scratch."""
-    path = Path(run_dir) / RESULTS_NAME
-    if not path.is_file():
-        return False
-    try:
-        return results.load(path).complete
-    except UserError:
-        return False
+    """Whether a side left its whole results (failed cells included; plain or gzipped, as a
+    committed folder keeps them): an interrupted A/B keeps it; a side without them is run
+    again from scratch."""
+    outcome = load_outcome(Path(run_dir))
+    return outcome.results is not None and outcome.results.complete
 
 
 def round_finished(folder: Path, manifest: AbManifest, round_: int) -> bool:

@@ -53,7 +53,7 @@ def test_the_timer_line_names_the_duty_the_rounds_recorded(tmp_path):
     assert "; isolated duty (an idle gap before each sample)" in isolated
     assert "| settled |" not in isolated  # isolated samples do not settle
     before = _markdown(results_io.load(DATA / "ab-schedules-h200" / "tf32-sequential-run1" /
-                                       "r1_A" / "results.json"), tmp_path / "b")
+                                       "r1_A" / "results.json.gz"), tmp_path / "b")
     assert "; duty not recorded (measured before kernbench recorded it)" in before
     cpu = _markdown(results_io.load(DATA / "ab-schedules-cpu" / "ab-drift-interleaved" /
                                     "r1_A" / "results.json.gz"), tmp_path / "c")

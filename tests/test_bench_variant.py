@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import yaml
+from script_modules import SCRIPTS, load_script
 
 from kernbench.spec.loader import load_bench
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "scripts" / "bench_variant.py"
-spec = importlib.util.spec_from_file_location("bench_variant", SCRIPT)
-assert spec is not None and spec.loader is not None
-bench_variant = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench_variant)
+SCRIPT = SCRIPTS / "bench_variant.py"
+bench_variant = load_script("bench_variant")
 
 
 def test_a_mapping_updates_the_benchs_own_and_anything_else_replaces_it() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from script_modules import load_module
 
 from kernbench.commands.run import RunRequest, run
 from kernbench.commands.validate import validate_files
@@ -38,11 +39,7 @@ def examples(tmp_path: Path) -> Path:
 
 
 def load(folder: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"doc_{name}", folder / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(folder / f"{name}.py", f"doc_{name}")
 
 
 def made(folder: Path, name: str) -> list[Kernel]:

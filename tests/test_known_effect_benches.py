@@ -3,7 +3,6 @@ the CPU: they validate, plan, and their factories show the switch's effect."""
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import json
 import statistics
@@ -13,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from script_modules import load_script
 
 from kernbench.kernels import resolve_factory
 from kernbench.kernels.base import as_kernel
@@ -146,11 +146,7 @@ def test_drift_switch_makes_the_slow3_variant_slower_for_real(monkeypatch):
 
 
 def reference_script():
-    path = ROOT / "scripts" / "ab_reference.py"
-    spec = importlib.util.spec_from_file_location("ab_reference", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("ab_reference")
 
 
 def test_reference_script_measures_the_drift_effect_in_one_process(tmp_path, capsys):

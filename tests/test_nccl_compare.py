@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from script_modules import load_script
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "nccl_compare.py"
-spec = importlib.util.spec_from_file_location("nccl_compare", SCRIPT)
-assert spec is not None and spec.loader is not None
-nccl_compare = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(nccl_compare)
+nccl_compare = load_script("nccl_compare")
 
 HEADER = "#       size         count      type   redop    root     time   algbw   busbw #wrong"
 
@@ -94,11 +90,7 @@ def test_runs_split_over_sizes_are_fitted_as_one_and_alpha_is_held_to_nccl_tests
     assert [p["bytes"] for p in points] == small + large
 
 
-BANDS_SCRIPT = SCRIPT.with_name("nccl_bands.py")
-bands_spec = importlib.util.spec_from_file_location("nccl_bands", BANDS_SCRIPT)
-assert bands_spec is not None and bands_spec.loader is not None
-nccl_bands = importlib.util.module_from_spec(bands_spec)
-bands_spec.loader.exec_module(nccl_bands)
+nccl_bands = load_script("nccl_bands")
 
 
 def test_bands_count_the_cells_within_each_bands_target_per_reference(tmp_path: Path) -> None:

@@ -3,21 +3,9 @@ synthetic series (the recording itself needs a GPU)."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+from script_modules import load_script
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _series():
-    spec = importlib.util.spec_from_file_location("sustained_series",
-                                                  ROOT / "scripts" / "sustained_series.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-series = _series()
+series = load_script("sustained_series")
 
 
 def _step(slow_from_ms: float = 800.0, slowdown: float = 0.10) -> dict:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pytest
+from script_modules import load_script
 
 from kernbench.kernels import gemm_triton, gpu_hold
 from kernbench.kernels.base import Kernel
@@ -428,18 +429,7 @@ def test_gpu_modules_import_without_torch() -> None:
 # -- scripts/fidelity.py: cases, ncu parsing, ratios, the table --------------------------------
 
 
-def _fidelity():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "scripts" / "fidelity.py"
-    spec = importlib.util.spec_from_file_location("fidelity", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-fidelity = _fidelity()
+fidelity = load_script("fidelity")
 page = sys.modules["fidelity_page"]  # the page's pure half, imported by fidelity.py
 
 

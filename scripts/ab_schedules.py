@@ -4,7 +4,8 @@
     python scripts/ab_schedules.py table --reference REF.json NAME=FOLDER ... [--min-us 30]
 
 `pack` copies an A/B folder without its journals, task files and lock, with each side's
-results and each round's turns gzipped (deterministic bytes): `kernbench summarize DEST`
+results and each round's turns gzipped (deterministic bytes) and the paths the A/B wrote
+into its files made relative to its folder or the project: `kernbench summarize DEST`
 still rebuilds ab.json.
 `table` prints, per cell, the true effect and its 95% interval (scripts/ab_reference.py)
 beside each A/B's verdict, delta, interval and A/A floor, then a summary per A/B: the
@@ -24,10 +25,11 @@ import shutil
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 from kernbench.ab.schedule import load_manifest
 from kernbench.results.ab import AB_FORMAT, AbCell
-from kernbench.results.jsonio import read_json, write_gzip_json
+from kernbench.results.jsonio import read_json, write_gzip_json, write_json
 
 NO_EFFECT_PCT = 0.5
 CALLED_PCT = 1.0
@@ -38,9 +40,45 @@ def pack(source: Path, dest: Path) -> None:
         shutil.rmtree(dest)
     unpacked = shutil.ignore_patterns("journal", "tasks", "logs", "run.lock")
     shutil.copytree(source, dest, ignore=unpacked)
-    for raw in [*dest.glob("*/results.json"), *dest.glob("r*_turns.json")]:
-        write_gzip_json(raw.with_suffix(".json.gz"), read_json(raw))
-        raw.unlink()
+    made_in, project = where_made(dest)
+    for path in [*dest.rglob("*.json"), *dest.rglob("*.json.gz")]:
+        data = relative(read_json(path), made_in, project)
+        raw = path.suffix == ".json"
+        if raw and (path.name == "results.json" or path.name.endswith("_turns.json")):
+            write_gzip_json(path.with_suffix(".json.gz"), data)
+            path.unlink()
+        elif raw:
+            write_json(path, data)
+        else:
+            write_gzip_json(path, data)
+
+
+def where_made(folder: Path) -> tuple[str, str]:
+    """The A/B's folder and the project's root as the machine that ran it named them: the
+    folder holding the first side's pins file, and what precedes `benches/` in the
+    bench's path (empty where the bench lies elsewhere)."""
+    manifest = read_json(folder / "ab-run.json")
+    side = read_json(folder / manifest["runs"][0]["name"] / "run.json")
+    made_in = str(Path(side["pins"]).parent)
+    bench = str(manifest["bench_path"])
+    project = bench[:bench.rindex("/benches/")] if "/benches/" in bench else ""
+    return made_in, project
+
+
+def relative(value: Any, made_in: str, project: str) -> Any:
+    """`value` with the paths inside the A/B's folder or the project made relative to
+    them (the A/B's own folder becomes "."), so committed data names no machine's paths."""
+    if isinstance(value, dict):
+        return {key: relative(item, made_in, project) for key, item in value.items()}
+    if isinstance(value, list):
+        return [relative(item, made_in, project) for item in value]
+    if isinstance(value, str) and value.startswith("/"):
+        if value == made_in:
+            return "."
+        for root in (made_in, project):
+            if root and value.startswith(root + "/"):
+                return value[len(root) + 1:]
+    return value
 
 
 def wall_s(folder: Path) -> float:

@@ -2,46 +2,66 @@
 
 from __future__ import annotations
 
-import gzip
-import importlib.util
 import shutil
 from pathlib import Path
+from typing import Any
+
+from script_modules import load_script
 
 from kernbench.ab.outputs import summarize_ab
 from kernbench.results.ab import AB_FORMAT
-from kernbench.results.jsonio import read_json
+from kernbench.results.jsonio import read_json, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "scripts" / "ab_schedules.py"
-spec = importlib.util.spec_from_file_location("ab_schedules", SCRIPT)
-assert spec is not None and spec.loader is not None
-ab_schedules = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ab_schedules)
+ab_schedules = load_script("ab_schedules")
 
 DATA = ROOT / "benches" / "data" / "ab-schedules-h200"
 RUN9 = DATA / "known-interleaved-5ms-run9"
 
 
+MADE_IN, PROJECT = "/tmp/ab/known-interleaved", "/work/main"
+
+
+def absolute(data: dict[str, Any]) -> dict[str, Any]:
+    """A file's paths as the GPU machine wrote them (the committed ones are relative)."""
+    if "bench_path" in data:
+        data["bench_path"] = f"{PROJECT}/{data['bench_path']}"
+    if isinstance(data.get("pins"), str):  # a side's pins file (results hold pins too)
+        data["pins"] = f"{MADE_IN}/{data['pins']}"
+    command = data.get("provenance", {}).get("command", [])
+    if "--out" in command:
+        command[command.index("--out") + 1] = MADE_IN
+    if "provenance" in data:
+        data["provenance"] = absolute(data["provenance"])
+    return data
+
+
 def unpacked(tmp_path: Path) -> Path:
-    """Run 9 as `kernbench ab` left it: plain results and turns, a lock and a journal."""
+    """Run 9 as `kernbench ab` left it on the GPU machine: plain results and turns, absolute
+    paths, a lock and a journal."""
     folder = tmp_path / "raw"
     shutil.copytree(RUN9, folder)
     for packed in folder.rglob("*.json.gz"):
-        packed.with_suffix("").write_bytes(gzip.decompress(packed.read_bytes()))
+        write_json(packed.with_suffix(""), absolute(read_json(packed)))
         packed.unlink()
+    for path in [folder / "ab-run.json", *folder.glob("*/run.json")]:
+        write_json(path, absolute(read_json(path)))
+    assert MADE_IN in (folder / "r1_A" / "run.json").read_text()
     (folder / "run.lock").touch()
     (folder / "r1_A" / "journal").mkdir()
     return folder
 
 
-def test_pack_gzips_results_and_turns_and_keeps_what_summarize_needs(tmp_path: Path) -> None:
+def test_pack_gzips_results_and_turns_and_makes_the_machines_paths_relative(
+    tmp_path: Path,
+) -> None:
     dest = tmp_path / "packed"
     ab_schedules.pack(unpacked(tmp_path), dest)
     assert not (dest / "run.lock").exists() and not (dest / "r1_A" / "journal").exists()
     assert not list(dest.rglob("results.json")) and not list(dest.glob("r*_turns.json"))
     assert len(list(dest.glob("r*_turns.json.gz"))) == 6
-    # the same bytes as the committed pack, so a re-pack shows no change in git
-    for packed in RUN9.rglob("*.json.gz"):
+    # the same bytes as the committed pack, paths relative again: a re-pack shows no change
+    for packed in [*RUN9.rglob("*.json.gz"), *RUN9.rglob("*.json")]:
         assert (dest / packed.relative_to(RUN9)).read_bytes() == packed.read_bytes()
     committed = AB_FORMAT.read(RUN9 / "ab.json")
     (dest / "ab.json").unlink()

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 
 from kernbench.execute.call_wall import ESTIMATE_CALLS, call_wall_s, estimate_call_wall
 from kernbench.timing.base import Measurement
 
 
-def turns(per_call_s: float, own_s: list[float], sample_s: float, calls_seen: list[int]):
-    """Turns that cost `own_s` in turn (cycled) plus `per_call_s` a call."""
-    owns = itertools.cycle(own_s)
+def turns(per_call_s: float, own_s: float, sample_s: float, calls_seen: list[int]):
+    """Turns that cost `own_s` plus `per_call_s` a call."""
 
     def timed_turn(calls: int) -> tuple[float, Measurement]:
         calls_seen.append(calls)
-        return next(owns) + per_call_s * calls, Measurement(
+        return own_s + per_call_s * calls, Measurement(
             timer="fake", samples_s=[sample_s] * calls, warmup_calls=1, stop_reason="max_samples")
 
     return timed_turn
@@ -37,6 +34,6 @@ def test_a_calls_wall_time_leaves_out_what_a_turn_costs_whatever_its_calls() -> 
 
 def test_the_estimate_is_the_difference_of_a_short_and_a_long_turn() -> None:
     seen: list[int] = []
-    wall = estimate_call_wall(turns(60e-6, [1e-3], 29e-6, seen))
+    wall = estimate_call_wall(turns(60e-6, 1e-3, 29e-6, seen))
     assert seen == [ESTIMATE_CALLS, 2 * ESTIMATE_CALLS] and len(wall.measured) == 2
     assert wall.per_call_s == pytest.approx(60e-6) and wall.own_s == pytest.approx(1e-3)

@@ -25,7 +25,8 @@ def choose_timer(
     of the same cell used (its `Measurement.timer`); a registry name there replaces
     `spec.kind`, so a cell is timed one way through its rounds, turns and A/B sides."""
     if kernel.ranks is not None:
-        return RanksTimer(current_gpu_clock() if device == "cuda" else None)
+        on_gpu = device == "cuda"
+        return RanksTimer(current_gpu_clock() if on_gpu else None, settles=on_gpu)
     if device != "cuda":
         return CpuTimer()
     kind = chosen if chosen in TIMERS else spec.kind

@@ -8,11 +8,14 @@ reaches the same decision without a broadcast. A sample is the slowest rank's ti
 batch of calls, divided by the batch.
 
 Under the `sustained` duty a batch is `reps` calls back to back, about SAMPLE_TARGET_S
-long (on GPUs: kernels/collective_cuda.py); under `isolated`, one call.
+long (on GPUs: kernels/collective_cuda.py); under `isolated`, one call. On GPUs a
+sustained cell settles before its samples, as the single-GPU timers' cells do
+(timing.steady, ADR 0064), on agreed times and clocks.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Callable
@@ -22,6 +25,7 @@ from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement
 from kernbench.timing.nvml import Reading
 from kernbench.timing.sampling import Batch, Collector
+from kernbench.timing.steady import Settle, settle
 from kernbench.timing.stop import StopReason, StopRule
 
 # Calls are timed in batches of about this long, so the clock's and the synchronization's
@@ -32,12 +36,16 @@ PROBE_SAMPLES = 2  # sustained samples that size the rest (`sustained_calls`)
 
 class RanksTimer:
     """`read_clock`: this rank's GPU state (NVML), read after each chunk of batches and
-    kept as a block, as the single-GPU timers keep theirs."""
+    kept as a block, as the single-GPU timers keep theirs. `settles`: sustained cells
+    settle first (on GPUs; a CPU has no power cap to sink into)."""
 
     name = "collective"
 
-    def __init__(self, read_clock: Callable[[], Reading | None] | None = None) -> None:
+    def __init__(
+        self, read_clock: Callable[[], Reading | None] | None = None, settles: bool = False
+    ) -> None:
         self.read_clock = read_clock
+        self.settles = settles
 
     def measure(self, kernel: Kernel, spec: TimerSpec) -> Measurement:
         ranks = kernel.ranks
@@ -46,9 +54,13 @@ class RanksTimer:
         ranks.barrier()
         warmup_calls, per_call_s = warm_up(kernel.run, ranks, spec.warmup_s, spec.l2)
         reps = 1
+        settled: Settle | None = None
         if spec.duty == "sustained":
             probed, reps, per_call_s = sustained_calls(ranks, per_call_s, spec.l2)
             warmup_calls += probed
+            if self.settles and spec.settle_s > 0:
+                settled = settle_ranks(ranks, reps, spec, self.read_clock)
+                warmup_calls += settled.calls
         rule = StopRule(spec)
         seen = Collector()  # seconds per call, the slowest rank's, with the GPU's state
         own: list[float] = []  # seconds per call, this rank's
@@ -82,7 +94,49 @@ class RanksTimer:
                 **ranks.timing_info(),
             },
             duty=spec.duty,
+            settle=settled.as_dict() if settled is not None else None,
         )
+
+
+def settle_ranks(
+    ranks: RankGroup,
+    reps: int,
+    spec: TimerSpec,
+    read_clock: Callable[[], Reading | None] | None = None,
+) -> Settle:
+    """`steady.settle` over sustained samples of `reps` calls, decided alike on every rank:
+    its block medians are the slowest rank's, its clock the sum of the agreed sample times
+    (each rank's wall clock differs), its SM clock the slowest rank's. Unlike a single GPU's
+    settle blocks, each block waits for the one before it (a batch ends in a synchronize),
+    so the GPUs idle a host's turn between blocks, as between the samples that follow.
+    The calls it made are counted in `calls`."""
+    spent = 0.0
+
+    def start_block(count: int, behind: bool) -> Callable[[], list[float]]:
+        def collect() -> list[float]:
+            nonlocal spent
+            took = ranks.time_batches(count, reps, "sustained", spec.l2)
+            agreed = ranks.agree_max([seconds / reps for seconds in took])
+            spent += sum(agreed) * reps
+            return agreed
+
+        return collect  # run when read: a batch is queued and read in one step
+
+    def slowest_clock() -> Reading | None:
+        reading = read_clock() if read_clock is not None else None
+        # A rank without a reading offers -inf, so any rank's reading wins the MAX; every
+        # rank then holds the same clock, or none.
+        lowest = -ranks.agree_max([-reading.sm_clock_mhz if reading else -math.inf])[0]
+        if math.isinf(lowest):
+            return None
+        if reading is None:
+            return Reading(sm_clock_mhz=lowest, reasons=0)
+        return dataclasses.replace(reading, sm_clock_mhz=lowest)
+
+    settled = settle(start_block, spec.settle_tol, spec.settle_s, wall=lambda: spent,
+                     read_clock=slowest_clock, wait_for_clock=spec.settle_clock,
+                     min_s=spec.settle_min_s)
+    return dataclasses.replace(settled, calls=settled.calls * reps)
 
 
 def warm_up(

@@ -8,6 +8,8 @@ writes what it saw.
 with the default timer settings (for a GPU comparison with scripts/ccl_reference.py).
 `collective_ranks.py sleep DIR`: each rank writes its pid and process group to DIR, then
 sleeps (to test that no rank outlives its launcher).
+`collective_ranks.py settle DIR`: each rank settles a gloo cell under the ranks timer, rank
+0 with a clock reading and rank 1 without, and writes its settle record to DIR.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import time
 from kernbench.kernels.collective import make
 from kernbench.spec.models import TimerSpec
 from kernbench.timing import choose_timer
+from kernbench.timing.nvml import Reading
+from kernbench.timing.ranks import RanksTimer
 
 CELLS = [
     {"op": "allreduce", "bytes": 4096, "inplace": True, "dtype": "fp32"},
@@ -68,6 +72,18 @@ def die_mid_collective(device: str = "cpu") -> None:
         kernel.run()
 
 
+def settle_each_rank(folder: str) -> None:
+    rank = int(os.environ["RANK"])
+    spec = TimerSpec(warmup_s=0.01, budget_s=0.02, min_samples=5, settle_min_s=0.03,
+                     settle_s=0.1, settle_clock=True)
+    clock = (lambda: Reading(1500.0, 0)) if rank == 0 else (lambda: None)
+    kernel = make(op="allreduce", bytes=4096, world_size=2, device="cpu")
+    measured = RanksTimer(clock, settles=True).measure(kernel, spec)
+    kernel.close()
+    with open(os.path.join(folder, f"rank{rank}.json"), "w") as handle:
+        json.dump({"settle": measured.settle, "samples": len(measured.samples_s)}, handle)
+
+
 def sleep_forever(folder: str) -> None:
     rank = os.environ["RANK"]
     path = os.path.join(folder, f"rank{rank}.json")
@@ -93,5 +109,7 @@ if __name__ == "__main__":
         run_cells(sys.argv[2], sweep, sys.argv[3], TimerSpec())
     elif sys.argv[1] == "sleep":
         sleep_forever(sys.argv[2])
+    elif sys.argv[1] == "settle":
+        settle_each_rank(sys.argv[2])
     else:
         die_mid_collective(*sys.argv[2:3])

@@ -3,7 +3,11 @@ every decision from agreed numbers, so all ranks run the same blocks."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -131,3 +135,21 @@ def test_collectives_settle_on_gpus_only() -> None:
     kernel = Kernel(run=lambda: None, ranks=Ranks(lambda n: 1e-5))
     assert choose_timer(kernel, SPEC, "cuda").settles is True
     assert choose_timer(kernel, SPEC, "cpu").settles is False
+
+
+@pytest.mark.slow
+def test_two_gloo_ranks_settle_through_the_same_blocks(tmp_path: Path) -> None:
+    """Real ranks whose wall clocks, times and NVML readings differ (rank 1 has none) end
+    their settle phase at the same block with the same record, and neither hangs."""
+    from kernbench.execute.launch import launch_env, launcher_argv
+
+    repo = Path(__file__).resolve().parents[1]
+    script = Path(__file__).with_name("collective_ranks.py")
+    env = {**os.environ, **launch_env("cpu"), "PYTHONPATH": str(repo)}
+    done = subprocess.run(launcher_argv(2, [str(script), "settle", str(tmp_path)]), cwd=repo,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    zero, one = (json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1))
+    assert zero == one
+    assert set(zero["settle"]["block_clocks_mhz"]) == {1500.0}
+    assert zero["settle"]["calls"] > 0 and zero["samples"] >= 5

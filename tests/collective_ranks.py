@@ -16,14 +16,27 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
+from pathlib import Path
 
+from kernbench.execute.launch import launch_env, launcher_argv
 from kernbench.kernels.collective import make
 from kernbench.spec.models import TimerSpec
 from kernbench.timing import choose_timer
 from kernbench.timing.nvml import Reading
 from kernbench.timing.ranks import RanksTimer
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_two_gloo_ranks(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """This script with `args` as two gloo ranks through kernbench's launcher (for tests)."""
+    env = {**os.environ, **launch_env("cpu"), "PYTHONPATH": str(REPO)}
+    return subprocess.run(launcher_argv(2, [__file__, *args]), cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
 
 CELLS = [
     {"op": "allreduce", "bytes": 4096, "inplace": True, "dtype": "fp32"},

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +14,6 @@ from kernbench.timing import choose_timer
 from kernbench.timing.ranks import RanksTimer, next_chunk
 
 REPO = Path(__file__).resolve().parents[1]
-SCRIPT = Path(__file__).with_name("collective_ranks.py")
 FAST = TimerSpec(warmup_s=0.005, budget_s=0.02, min_samples=5, max_samples=40)
 
 
@@ -229,18 +227,10 @@ def test_modules_import_without_torch() -> None:
 
 @pytest.mark.slow
 def test_two_gloo_ranks_check_and_time_every_op(tmp_path: Path) -> None:
-    from kernbench.execute.launch import launch_env, launcher_argv
+    from collective_ranks import run_two_gloo_ranks
 
     out = tmp_path / "seen.json"
-    env = {**os.environ, **launch_env("cpu"), "PYTHONPATH": str(REPO)}
-    done = subprocess.run(
-        launcher_argv(2, [str(SCRIPT), "cells", str(out)]),
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_two_gloo_ranks("cells", str(out))
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(out.read_text())
     assert {(s["params"]["op"], s["params"]["dtype"]) for s in seen} == {

@@ -4,8 +4,6 @@ every decision from agreed numbers, so all ranks run the same blocks."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -35,7 +33,6 @@ class Ranks:
     ) -> None:
         self.per_call, self.peer = per_call, peer
         self.batches = 0
-        self.agreed: list[list[float]] = []
 
     def barrier(self) -> None:
         pass
@@ -51,9 +48,7 @@ class Ranks:
         return times
 
     def agree_max(self, values: list[float]) -> list[float]:
-        agreed = [max(mine, theirs) for mine, theirs in zip(values, self.peer(values), strict=True)]
-        self.agreed.append(agreed)
-        return agreed
+        return [max(mine, theirs) for mine, theirs in zip(values, self.peer(values), strict=True)]
 
     def per_rank(self, value: float) -> list[float]:
         return [value, value]
@@ -141,13 +136,9 @@ def test_collectives_settle_on_gpus_only() -> None:
 def test_two_gloo_ranks_settle_through_the_same_blocks(tmp_path: Path) -> None:
     """Real ranks whose wall clocks, times and NVML readings differ (rank 1 has none) end
     their settle phase at the same block with the same record, and neither hangs."""
-    from kernbench.execute.launch import launch_env, launcher_argv
+    from collective_ranks import run_two_gloo_ranks
 
-    repo = Path(__file__).resolve().parents[1]
-    script = Path(__file__).with_name("collective_ranks.py")
-    env = {**os.environ, **launch_env("cpu"), "PYTHONPATH": str(repo)}
-    done = subprocess.run(launcher_argv(2, [str(script), "settle", str(tmp_path)]), cwd=repo,
-                          env=env, capture_output=True, text=True, timeout=120)
+    done = run_two_gloo_ranks("settle", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     zero, one = (json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1))
     assert zero == one

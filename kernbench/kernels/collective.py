@@ -32,7 +32,7 @@ import os
 import time
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal, get_args
 
 from kernbench.dtypes import ITEMSIZE, TOLERANCE, TORCH_NAMES
 from kernbench.kernels.base import CheckResult, Kernel
@@ -48,7 +48,8 @@ from kernbench.kernels.collective_graphs import (
 )
 from kernbench.kernels.nccl_direct import UNIQUE_ID_BYTES, bind, loaded, shared_communicator
 
-OPS = ("allreduce", "allgather", "reduce_scatter")
+Op = Literal["allreduce", "allgather", "reduce_scatter"]
+OPS: tuple[str, ...] = get_args(Op)
 BACKENDS = {"cpu": "gloo", "cuda": "nccl"}
 # The dtypes a collective takes (those with an exact integer range: collective_check).
 TORCH_DTYPES = {
@@ -56,29 +57,30 @@ TORCH_DTYPES = {
 }
 TIMEOUT_ENV = "KERNBENCH_COLLECTIVE_TIMEOUT_S"
 API_ENV = "KERNBENCH_COLLECTIVE_API"
-APIS = ("torch", "nccl")
+Api = Literal["torch", "nccl"]
+APIS: tuple[str, ...] = get_args(Api)
 DEFAULT_API = {"cpu": "torch", "cuda": "nccl"}
 DEFAULT_TIMEOUT_S = 300.0
 
 
 def make(
     *,
-    op: str,
+    op: Op,
     bytes: int,
     world_size: int = 1,
     inplace: bool = True,
     dtype: str = "fp32",
     device: str = "cpu",
-    api: str | None = None,
+    api: Api | None = None,
 ) -> Kernel:
     """One cell's collective, on the process group this process joins on first call."""
     _validate(op, bytes, world_size, inplace, dtype, device)
-    api = resolve_api(api, device)
-    capture_mode(api)  # a bad CAPTURE_ENV fails the cell here, with its reason
+    chosen_api = resolve_api(api, device)
+    capture_mode(chosen_api)  # a bad CAPTURE_ENV fails the cell here, with its reason
     if device == "cuda":
         prepare_nccl()
     ensure_process_group(device, world_size)
-    collective = Collective(op, bytes, inplace, dtype, device, api)
+    collective = Collective(op, bytes, inplace, dtype, device, chosen_api)
     return Kernel(
         run=collective.run,
         check=collective.check,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -24,6 +24,16 @@ from kernbench.kernels import gemm_cuda, gemm_triton
 from kernbench.kernels.base import CheckResult, Kernel
 
 NUMPY_DTYPES = {"fp32": np.float32, "fp64": np.float64}
+Backend = Literal["numpy", "torch", "triton"]
+Staging = Literal["resident", "staged"]
+Host = Literal["pinned", "pageable"]
+# The options each backend reads. One it does not read fails the cell rather than being
+# ignored, so a variant never claims a setting its numbers were not measured with.
+READS: dict[str, tuple[str, ...]] = {
+    "numpy": ("staging", "autotune"),
+    "torch": ("staging", "host"),
+    "triton": ("autotune",),
+}
 
 
 def make(
@@ -31,19 +41,31 @@ def make(
     N: int,
     K: int,
     dtype: str = "fp32",
-    backend: str = "numpy",
+    backend: Backend = "numpy",
     device: str = "cpu",
-    **options: Any,
+    staging: Staging | None = None,
+    host: Host | None = None,
+    autotune: bool | None = None,
 ) -> Kernel:
+    """The cell's GEMM. The annotations are what `validate` checks a bench's values
+    against; an option left out takes the backend's own default."""
+    if backend not in READS:
+        raise ValueError(f"unknown gemm backend {backend!r}; known: {', '.join(READS)}")
+    options = {"staging": staging, "host": host, "autotune": autotune}
+    given: dict[str, Any] = {name: value for name, value in options.items() if value is not None}
+    unread = [name for name in given if name not in READS[backend]]
+    if unread:
+        raise ValueError(
+            f"backend {backend} does not read {', '.join(unread)} "
+            f"(it reads {', '.join(READS[backend])})"
+        )
     if backend == "torch":
-        return gemm_cuda.make(M=M, N=N, K=K, dtype=dtype, device=device, **options)
+        return gemm_cuda.make(M=M, N=N, K=K, dtype=dtype, device=device, **given)
     if backend == "triton":
-        return gemm_triton.make(M=M, N=N, K=K, dtype=dtype, device=device, **options)
-    if backend != "numpy":
-        raise ValueError(f"unknown gemm backend {backend!r}; known: numpy, torch, triton")
+        return gemm_triton.make(M=M, N=N, K=K, dtype=dtype, device=device, **given)
     if device != "cpu":
         raise ValueError(f"backend numpy runs on the CPU, not {device!r}")
-    return make_numpy(M, N, K, dtype, **options)
+    return make_numpy(M, N, K, dtype, **given)
 
 
 def make_numpy(
@@ -53,7 +75,6 @@ def make_numpy(
     dtype: str,
     staging: str = "resident",
     autotune: bool = False,
-    **_: Any,
 ) -> Kernel:
     if dtype not in NUMPY_DTYPES:
         raise ValueError(f"numpy gemm supports {', '.join(NUMPY_DTYPES)}, not {dtype!r}")

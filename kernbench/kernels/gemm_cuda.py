@@ -34,7 +34,6 @@ def make(
     device: str = "cuda",
     staging: str = "resident",
     host: str = "pinned",
-    **_: Any,
 ) -> Kernel:
     import torch
 

@@ -113,7 +113,6 @@ def make(
     dtype: str = "bf16",
     device: str = "cuda",
     autotune: bool = True,
-    **_: Any,
 ) -> Kernel:
     import torch
 

@@ -1,6 +1,7 @@
 """What a bench's models cannot see one field at a time: the cell count, the names its
 metrics and exclusions use, parameters named as those the run sets, variant options that
-would hide an axis, and the keywords its kernel factory takes.
+would hide an axis, and the keywords its kernel factory takes, with the values its
+annotations admit.
 
 Each check gives the first problem as (field path, message), or None; the loader adds
 the file and the line.
@@ -9,7 +10,10 @@ the file and the line.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
 from kernbench.spec.models import MAX_CELLS, Bench, check_metrics
 
@@ -92,26 +96,68 @@ def _variant_options(bench: Bench) -> Problem | None:
 
 def factory_problem(bench: Bench, factory: Callable[..., object]) -> Problem | None:
     """Every keyword the cells pass (axis parameters, variant options, `device`) must be
-    one the factory takes, unless it takes `**kwargs`."""
+    one the factory takes, unless it takes `**kwargs`; and every value one its annotation
+    admits, where it has one (a `Literal` names the choices), so a typo in an option is an
+    error here, not a cell measured with the default."""
     accepted = _keywords_taken(factory)
-    if accepted is None:
-        return None
-    takes = f"{bench.kernel_name} takes {', '.join(sorted(accepted)) or 'no keywords'}"
-    passed: list[tuple[str, Field]] = [
-        (name, ("axes", axis) if axis in bench.axes else ("dtypes",))
-        for name, axis in bench.axis_parameters().items()
-    ]
-    passed += [
-        (option, ("variants", variant, option))
-        for variant, options in bench.variants.items()
-        for option in options
-    ]
-    passed.append(("device", ("kernel",)))
-    return next(
-        ((field, f"{name!r} is passed to every cell's kernel, but {takes}")
-         for name, field in passed if name not in accepted),
-        None,
-    )
+    if accepted is not None:
+        takes = f"{bench.kernel_name} takes {', '.join(sorted(accepted)) or 'no keywords'}"
+        passed: list[tuple[str, Field]] = [
+            (name, ("axes", axis) if axis in bench.axes else ("dtypes",))
+            for name, axis in bench.axis_parameters().items()
+        ]
+        passed += [
+            (option, ("variants", variant, option))
+            for variant, options in bench.variants.items()
+            for option in options
+        ]
+        passed.append(("device", ("kernel",)))
+        for name, field in passed:
+            if name not in accepted:
+                return field, f"{name!r} is passed to every cell's kernel, but {takes}"
+    admits = _annotations(factory)
+    for name, field, value in _passed_values(bench):
+        if name not in admits:
+            continue
+        try:
+            admits[name].validate_python(value, strict=True)
+        except ValidationError as exc:
+            reason = exc.errors()[0]["msg"]
+            return field, f"{bench.kernel_name}'s {name}: {reason} (got {value!r})"
+    return None
+
+
+def _passed_values(bench: Bench) -> Iterator[tuple[str, Field, Any]]:
+    """(parameter, field, value) for each value an axis or a variant passes to the kernel."""
+    for axis, values in bench.all_axes().items():
+        head: Field = ("dtypes",) if axis == "dtype" and bench.dtypes else ("axes", axis)
+        for index, value in enumerate(values):
+            if isinstance(value, dict):
+                for name, item in value.items():
+                    yield name, (*head, str(index), name), item
+            else:
+                yield axis, (*head, str(index)), value
+    for variant, options in bench.variants.items():
+        for option, value in options.items():
+            yield option, ("variants", variant, option), value
+
+
+def _annotations(factory: Callable[..., object]) -> dict[str, TypeAdapter[Any]]:
+    """A validator per annotated parameter of `factory`; none where its annotations
+    cannot be resolved, and none for a type pydantic cannot check (a tensor)."""
+    try:
+        parameters = inspect.signature(factory, eval_str=True).parameters.values()
+    except Exception:  # a user's annotations may name anything, or nothing importable
+        return {}
+    admits: dict[str, TypeAdapter[Any]] = {}
+    for parameter in parameters:
+        if parameter.annotation is inspect.Parameter.empty:
+            continue
+        try:
+            admits[parameter.name] = TypeAdapter(parameter.annotation)
+        except (PydanticUserError, TypeError):
+            continue
+    return admits
 
 
 def _keywords_taken(factory: Callable[..., object]) -> set[str] | None:

@@ -34,6 +34,8 @@ def error_of(tmp_path: Path, text: str) -> str:
          "(got True)"),
         ("ab: {switch: X, aa: 'yes'}", "ab.aa: Input should be a valid boolean (got 'yes')"),
         ("ab: {switch: X, rounds: '6'}", "ab.rounds: Input should be a valid integer (got '6')"),
+        ("timer: {settle_clock: 'yes'}", "timer.settle_clock: Input should be a valid boolean "
+         "(got 'yes')"),
     ],
 )
 def test_counts_and_flags_are_strict(tmp_path: Path, line: str, message: str) -> None:

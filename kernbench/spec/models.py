@@ -94,7 +94,7 @@ class TimerSpec(Strict):
     settle_min_s: Real = Field(0.15, ge=0, description="Sustained: the settle phase runs at "
                                "least this long, each turn too: a GPU's boost window (ADR 0053).")
     settle_tol: PositiveFloat = Field(0.01, description="Agreement that ends the settle phase.")
-    settle_clock: bool = Field(False, description="Settle also until two blocks' SM clocks "
+    settle_clock: Flag = Field(False, description="Settle also until two blocks' SM clocks "
                                "(NVML) agree within 2%.")
     steady_tol: PositiveFloat = Field(0.03, description="Round medians spreading (max/min - 1) "
                                       "by more: the cell is flagged unsteady.")

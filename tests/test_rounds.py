@@ -34,9 +34,10 @@ def make(n, mode="ok", device="cpu", **_):
         os.kill(os.getpid(), 9)
     if mode == "slow":
         return lambda: time.sleep(0.2)
-    if mode == "tuned":
+    if mode in ("tuned", "owned"):
+        own = {"source_hash": os.environ.get("KB_OWN_HASH", "a" * 16)} if mode == "owned" else {}
         return Kernel(run=lambda: a @ a, configs=[{"k": 1}, {"k": 2}],
-                      build=lambda cfg: (lambda: a @ a))
+                      build=lambda cfg: (lambda: a @ a), info=own)
     return lambda: a @ a
 '''
 
@@ -139,6 +140,31 @@ def test_a_stale_pin_is_reported_and_never_reused(tmp_path: Path) -> None:
     assert code == EXIT_FAILED
     cell = results_io.load(tmp_path / "out3" / "results.json").cells[0]
     assert "stale pin (fingerprint changed: source_hash)" in (cell.reason or "")
+
+
+def test_a_kernel_with_its_own_source_hash_is_fingerprinted_by_it_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def first_action(out: str) -> str | None:
+        assert run(RunRequest(bench=str(bench), out=tmp_path / out, device="cpu")) == EXIT_OK
+        return results_io.load(tmp_path / out / "results.json").cells[0].rounds[0].pin_action
+
+    bench = write_bench(tmp_path / "b", "owned", sizes=(8,))
+    assert run(RunRequest(bench=str(bench), out=tmp_path / "out", device="cpu",
+                          save_pins=True)) == EXIT_OK
+    with (tmp_path / "b" / "factory.py").open("a") as factory:
+        factory.write("# an edit beside the kernel, not in what its choice depends on\n")
+    assert first_action("out2") == "replayed"
+    monkeypatch.setenv("KB_OWN_HASH", "b" * 16)
+    assert first_action("out3") == "stale-retuned"
+    # A kernel without one is fingerprinted by its factory's file.
+    plain = write_bench(tmp_path / "p", "tuned", sizes=(8,))
+    assert run(RunRequest(bench=str(plain), out=tmp_path / "p1", device="cpu",
+                          save_pins=True)) == EXIT_OK
+    with (tmp_path / "p" / "factory.py").open("a") as factory:
+        factory.write("# any edit\n")
+    bench = plain
+    assert first_action("p2") == "stale-retuned"
 
 
 def test_resume_after_kill_9_does_not_remeasure_finished_cells(tmp_path: Path) -> None:

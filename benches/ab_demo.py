@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
 
 from kernbench.kernels.synthetic import spin
 
 SLOWDOWN = 1.10
 
 
-def make(work_us: float, chunks: int = 1, **_: Any) -> Callable[[], None]:
+def make(work_us: float, chunks: int = 1, device: str = "cpu") -> Callable[[], None]:
+    """A host busy-wait: `device` changes nothing."""
     slow = os.environ.get("KB_DEMO_SLOW", "0") == "1"
     chunk_s = work_us * 1e-6 * (SLOWDOWN if slow else 1.0) / chunks
 

@@ -13,7 +13,6 @@ import math
 import os
 import time
 from collections.abc import Callable
-from typing import Any
 
 from kernbench.kernels.synthetic import spin
 
@@ -27,7 +26,7 @@ def speed_factor(now: float) -> float:
     return 1.0 + AMPLITUDE * math.sin(2 * math.pi * now / PERIOD_S)
 
 
-def make(work_us: float, effect_pct: float = 0.0, **_: Any) -> Callable[[], None]:
+def make(work_us: float, effect_pct: float = 0.0, device: str = "cpu") -> Callable[[], None]:
     if work_us <= 0:
         raise ValueError(f"work_us must be positive, not {work_us}")
     slow = os.environ.get(SWITCH, "0") == "1"

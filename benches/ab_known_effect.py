@@ -37,7 +37,6 @@ def make(
     extra_pct: float = 0.0,
     dtype: str = "bf16",
     device: str = "cuda",
-    **_: Any,
 ) -> Kernel:
     import torch
 

@@ -95,26 +95,38 @@ def _variant_options(bench: Bench) -> Problem | None:
 
 
 def factory_problem(bench: Bench, factory: Callable[..., object]) -> Problem | None:
+    """The names, then the values, the cells pass to the factory (ADR 0065)."""
+    return _keyword_problem(bench, factory) or _value_problem(bench, factory)
+
+
+def _keyword_problem(bench: Bench, factory: Callable[..., object]) -> Problem | None:
     """Every keyword the cells pass (axis parameters, variant options, `device`) must be
-    one the factory takes, unless it takes `**kwargs`; and every value one its annotation
-    admits, where it has one (a `Literal` names the choices), so a typo in an option is an
-    error here, not a cell measured with the default."""
+    one the factory takes, unless it takes `**kwargs`."""
     accepted = _keywords_taken(factory)
-    if accepted is not None:
-        takes = f"{bench.kernel_name} takes {', '.join(sorted(accepted)) or 'no keywords'}"
-        passed: list[tuple[str, Field]] = [
-            (name, ("axes", axis) if axis in bench.axes else ("dtypes",))
-            for name, axis in bench.axis_parameters().items()
-        ]
-        passed += [
-            (option, ("variants", variant, option))
-            for variant, options in bench.variants.items()
-            for option in options
-        ]
-        passed.append(("device", ("kernel",)))
-        for name, field in passed:
-            if name not in accepted:
-                return field, f"{name!r} is passed to every cell's kernel, but {takes}"
+    if accepted is None:
+        return None
+    takes = f"{bench.kernel_name} takes {', '.join(sorted(accepted)) or 'no keywords'}"
+    passed: list[tuple[str, Field]] = [
+        (name, ("axes", axis) if axis in bench.axes else ("dtypes",))
+        for name, axis in bench.axis_parameters().items()
+    ]
+    passed += [
+        (option, ("variants", variant, option))
+        for variant, options in bench.variants.items()
+        for option in options
+    ]
+    passed.append(("device", ("kernel",)))
+    return next(
+        ((field, f"{name!r} is passed to every cell's kernel, but {takes}")
+         for name, field in passed if name not in accepted),
+        None,
+    )
+
+
+def _value_problem(bench: Bench, factory: Callable[..., object]) -> Problem | None:
+    """Every value must be one the parameter's annotation admits, where it has one (a
+    `Literal` names the choices): a typo in an option is an error here, not a cell
+    measured with something else."""
     admits = _annotations(factory)
     for name, field, value in _passed_values(bench):
         if name not in admits:

@@ -213,6 +213,32 @@ def test_exclusion_with_unknown_parameter(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ("{dtype: fp46}", "exclude.0.dtype: 'fp46' is not a value dtype takes here ('fp32')"),
+        ("{M: [64, 128]}", "exclude.0.M: 128 is not a value M takes here (64)"),
+        ("{variant: plian}", "exclude.0.variant: 'plian' is not a value variant takes here "
+         "('plain')"),
+        ("{device: gpu}", "exclude.0.device: 'gpu' is not a value device takes here ('cpu', "
+         "'cuda')"),
+        ("{backend: torch}", "exclude.0.backend: 'torch' is not a value backend takes here "
+         "('numpy')"),
+    ],
+)
+def test_exclusion_of_a_value_the_bench_never_takes(
+    tmp_path: Path, rule: str, message: str
+) -> None:
+    path = write(tmp_path, VALID + f"exclude:\n  - {rule}\n")
+    assert error_of(path) == f"{path}:12: {message}"
+
+
+def test_exclusions_of_values_the_bench_takes(tmp_path: Path) -> None:
+    rules = "{dtype: fp32, M: 64}\n  - {device: [cpu, cuda], variant: plain, K: [64]}\n"
+    path = write(tmp_path, VALID + "exclude:\n  - " + rules)
+    assert len(load_bench(path).exclude) == 2
+
+
 def test_top_level_must_be_a_mapping(tmp_path: Path) -> None:
     path = write(tmp_path, "# list\n- name: demo\n")
     assert error_of(path) == f"{path}:2: expected a mapping of bench fields, not a list"

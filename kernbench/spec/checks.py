@@ -29,7 +29,8 @@ SET_BY_THE_RUN = {
 
 def bench_problem(bench: Bench) -> Problem | None:
     """The first problem of `bench` short of its kernel, in the order a reader meets it."""
-    for check in (_cell_count, _metric_names, _exclusion_keys, _axis_names, _variant_options):
+    for check in (_cell_count, _metric_names, _exclusion_keys, _exclusion_values, _axis_names,
+                  _variant_options):
         problem = check(bench)
         if problem is not None:
             return problem
@@ -61,6 +62,35 @@ def _exclusion_keys(bench: Bench) -> Problem | None:
                 message = f"unknown parameter {key!r}; known: {', '.join(sorted(known))}"
                 return ("exclude", str(index), key), message
     return None
+
+
+def _exclusion_values(bench: Bench) -> Problem | None:
+    """A value an exclusion names that its parameter never takes excludes nothing, so a
+    typo (`dtype: fp46`) would leave measured what the file says is dropped: refused."""
+    taken = _values_taken(bench)
+    for index, rule in enumerate(bench.exclude):
+        for key, want in rule.items():
+            values = taken.get(key)
+            if values is None or any(isinstance(v, list) for v in values):
+                continue  # a list-valued parameter compares whole lists: not checked here
+            for wanted in want if isinstance(want, list) else [want]:
+                if not any(wanted == value for value in values):
+                    shown = ", ".join(repr(v) for v in values[:8])
+                    more = f" and {len(values) - 8} more" if len(values) > 8 else ""
+                    message = f"{wanted!r} is not a value {key} takes here ({shown}{more})"
+                    return ("exclude", str(index), key), message
+    return None
+
+
+def _values_taken(bench: Bench) -> dict[str, list[Any]]:
+    """Each parameter's distinct values over the axes and variants, with `variant` and
+    `device`."""
+    taken: dict[str, list[Any]] = {"variant": list(bench.variants), "device": ["cpu", "cuda"]}
+    for name, _, value in _passed_values(bench):
+        values = taken.setdefault(name, [])
+        if not any(value == seen for seen in values):
+            values.append(value)
+    return taken
 
 
 def _axis_names(bench: Bench) -> Problem | None:

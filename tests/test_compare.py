@@ -11,7 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from kernbench import cli
-from kernbench.ab.compare import _u_counts, shift_interval
+from kernbench.ab.compare import CellComparison, Comparison, _u_counts, markdown, shift_interval
+from kernbench.results.ab import Verdict
 
 BENCH = """\
 name: compare-test
@@ -86,3 +87,20 @@ def test_the_mann_whitney_counts_and_the_interval_coverage():
     assert coverage == pytest.approx(0.9) and estimate == pytest.approx(0.19)
     wide = shift_interval([float(x) for x in range(6)], [float(x) + 10 for x in range(6)])
     assert wide[3] >= 0.95 and wide[1] > 4  # inner order statistics once they reach 95%
+
+
+def test_the_table_opens_with_the_verdict_counts_and_counts_long_lists_per_variant():
+    def cell(name: str, verdict: Verdict, ratio: float) -> CellComparison:
+        return CellComparison(name, verdict, 100 * (ratio - 1), (0.0, 0.0), 0.9, 1e-3,
+                              1e-3 * ratio)
+
+    comparison = Comparison(
+        cells=[cell("a/n=1", "slower", 1.21), cell("a/n=2", "same", 1.0)],
+        only_in_base=[f"b/n={i}" for i in range(11)] + ["c/n=1"],
+        only_in_new=["d/n=1"], not_ok=[], min_effect_pct=1.0,
+    )
+    text = markdown(comparison, "BASE.json", "NEW.json")
+    assert "- Verdicts: faster 0, slower 1, same 1, unstable 0 (of 2 cells in both)." in text
+    assert "- Geometric mean of NEW/BASE over those cells: 1.1000 (+10.00 %)." in text
+    assert "Only in BASE: 12 cells (b 11, c 1; `--out` writes every id to compare.json)" in text
+    assert "Only in NEW: d/n=1\n" in text

@@ -12,6 +12,7 @@ interval the order statistics of those ratios that the Mann-Whitney distribution
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
@@ -21,7 +22,7 @@ import numpy as np
 
 from kernbench.ab.verdicts import CONFIDENCE, to_pct, verdict
 from kernbench.errors import UserError
-from kernbench.results.ab import Verdict
+from kernbench.results.ab import VERDICTS, Verdict
 from kernbench.results.model import CellResult, Results
 
 
@@ -150,6 +151,7 @@ def markdown(comparison: Comparison, base: str, new: str) -> str:
         f"Per cell: the median of every NEW/BASE round-median ratio, 100·(NEW/BASE − 1), and "
         f"its order-statistic interval (Mann-Whitney); threshold "
         f"±{comparison.min_effect_pct:g} %. Positive means NEW is slower.", "",
+        *_summary(comparison), "",
         "| cell | verdict | delta | interval | coverage | base | new |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
@@ -163,5 +165,30 @@ def markdown(comparison: Comparison, base: str, new: str) -> str:
                        ("Only in NEW", comparison.only_in_new),
                        ("Failed or invalid in one of them", comparison.not_ok)):
         if ids:
-            lines += ["", f"{title}: " + ", ".join(ids)]
+            lines += ["", f"{title}: {_listed(ids)}"]
     return "\n".join(lines) + "\n"
+
+
+LISTED = 10  # more cells than this are counted per variant (compare.json lists them all)
+
+
+def _summary(comparison: Comparison) -> list[str]:
+    """The verdict counts and the geometric mean of NEW/BASE over the cells in both."""
+    cells = comparison.cells
+    if not cells:
+        return ["No cell was measured in both runs."]
+    counts = ", ".join(f"{v} {sum(c.verdict == v for c in cells)}" for v in VERDICTS)
+    geomean = math.exp(float(np.mean([math.log(c.new_s / c.base_s) for c in cells])))
+    return [
+        f"- Verdicts: {counts} (of {len(cells)} cells in both).",
+        f"- Geometric mean of NEW/BASE over those cells: {geomean:.4f} "
+        f"({100 * (geomean - 1):+.2f} %).",
+    ]
+
+
+def _listed(ids: list[str]) -> str:
+    if len(ids) <= LISTED:
+        return ", ".join(ids)
+    per_variant = Counter(cell_id.split("/")[0] for cell_id in ids)
+    shown = ", ".join(f"{variant} {count}" for variant, count in per_variant.items())
+    return f"{len(ids)} cells ({shown}; `--out` writes every id to compare.json)"

@@ -47,3 +47,5 @@ def test_a_terminated_run_keeps_what_it_measured(tmp_path: Path) -> None:
     assert "pending" in statuses
     kept = [r for cell in cells for r in cell["rounds"] if r["status"] == "ok"]
     assert kept and all(r["samples_s"] for r in kept)  # measured rounds, with their samples
+    complete = sum(status != "pending" for status in statuses)
+    assert f"interrupted: {len(kept)} cell rounds kept, {complete} of 6 cells complete" in err

@@ -255,11 +255,10 @@ def measure(run: RunFolder) -> int:
         cells = planned_cells(run.options, run.bench)
     results, trouble = finish(run, cells, complete=not interrupted, started=started)
     if interrupted:
-        print(
-            f"interrupted: {sum(c.status != 'pending' for c in results.cells)} cells kept; "
-            f"finish with: kernbench run --resume {run.path}",
-            file=sys.stderr,
-        )
+        done = sum(c.status != "pending" for c in results.cells)
+        print(f"interrupted: {sum(len(c.rounds) for c in results.cells)} cell rounds kept, "
+              f"{done} of {len(results.cells)} cells complete; finish with: kernbench run "
+              f"--resume {run.path}", file=sys.stderr)
         return EXIT_INTERRUPTED
     return report(results, run.path, trouble)
 

@@ -1,7 +1,7 @@
 """What a bench's models cannot see one field at a time: the cell count, the names its
-metrics and exclusions use, parameters named as those the run sets, variant options that
-would hide an axis, and the keywords its kernel factory takes, with the values its
-annotations admit.
+metrics and exclusions use and the values its exclusions name, parameters named as those
+the run sets, variant options that would hide an axis, and the keywords its kernel
+factory takes, with the values its annotations admit.
 
 Each check gives the first problem as (field path, message), or None; the loader adds
 the file and the line.

@@ -100,6 +100,11 @@ def test_plan_prints_cells_and_an_estimate(monkeypatch: pytest.MonkeyPatch) -> N
     assert lines[0] == "bench milestone-1h-gemm (benches/milestone-1h-gemm.yaml) on cpu: 24 cells"
     assert lines[-1].startswith("estimate (rough): about ")
     assert "cpu_blocked" in out and "1024x1024x1024" in out and "16384" not in out
+    # what each planned variant passes to the kernel, and how many cells it has
+    rows = [" ".join(line.strip("│ ").split()) for line in lines]
+    assert "cpu_blocked │ 6 │ backend=numpy autotune=true" in rows
+    assert "cpu_staged │ 6 │ backend=numpy staging=staged" in rows
+    assert not any(row.startswith("triton │") for row in rows)  # none planned on the CPU
 
 
 def test_plan_device_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -54,6 +56,7 @@ def show_plan(
         console.print(
             f"... {len(cells) - MAX_ROWS_SHOWN} more cells not shown (narrow with --only)"
         )
+    _show_variants(bench.variants, cells, console)
     seconds = estimate_run_s(bench, len(cells), device)
     settle_s = settle_floor_s(bench.timer, device)
     settle = f" + {settle_s:g} s settle" if settle_s else ""
@@ -65,6 +68,23 @@ def show_plan(
         soft_wrap=True,
     )
     return cells
+
+
+def _show_variants(
+    variants: Mapping[str, Mapping[str, Any]], cells: Sequence[Cell], console: Console
+) -> None:
+    """What each variant planned passes to the kernel, beside its cell count."""
+    counts = Counter(cell.variant for cell in cells)
+    table = Table("variant", "cells", "options")
+    for variant, options in variants.items():
+        if counts[variant]:
+            shown = " ".join(f"{key}={_yaml(value)}" for key, value in options.items()) or "(none)"
+            table.add_row(variant, str(counts[variant]), shown)
+    console.print(table)
+
+
+def _yaml(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _duration(seconds: float) -> str:

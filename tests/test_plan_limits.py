@@ -76,7 +76,7 @@ def test_plan_and_validate_of_the_cap_stay_fast(
     assert result.exit_code == EXIT_OK, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == f"bench wide ({path}) on cpu: {MAX_CELLS} cells"
-    assert lines[-2] == "... 99000 more cells not shown (narrow with --only)"
+    assert "... 99000 more cells not shown (narrow with --only)" in lines
     assert runner.invoke(cli.app, ["validate", str(path)]).exit_code == EXIT_OK
     assert time.perf_counter() - started < 15  # a minute and more before the cap
 

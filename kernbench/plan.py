@@ -178,13 +178,14 @@ def _selected(cell: Cell, key: str, wanted: set[str]) -> bool:
         return cell.variant in wanted
     texts = set()
     if key in cell.params:
-        texts.add(_as_text(cell.params[key]))
+        texts.add(as_text(cell.params[key]))
     if key in cell.axes:
         texts.add(axis_label(cell.axes[key]))
     return not texts.isdisjoint(wanted)
 
 
-def _as_text(value: Any) -> str:
+def as_text(value: Any) -> str:
+    """A parameter value as `--only` and `plan` write it (YAML's `true`, not `True`)."""
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 

@@ -98,7 +98,7 @@ def test_the_collective_ops_are_named(tmp_path: Path) -> None:
     )
 
 
-def test_a_gemm_option_its_backend_does_not_read_fails_the_cell() -> None:
+def test_a_gemm_option_its_backend_does_not_read_is_refused_when_the_kernel_is_made() -> None:
     with pytest.raises(ValueError, match=r"backend numpy does not read host \(it reads"):
         gemm.make(M=8, N=8, K=8, backend="numpy", host="pinned")
     with pytest.raises(ValueError, match="backend triton does not read staging"):

@@ -25,6 +25,7 @@ from kernbench.ab.verdicts import (
     CONFIDENCE,
     aa_floor,
     aa_p_value,
+    geomean_ratio,
     order_effect,
     rel_iqr_pct,
     sign_flips,
@@ -363,8 +364,8 @@ def summarize(cells: Sequence[AbCell], rounds: int) -> AbSummary:
     counts = {name: sum(1 for c in cells if c.verdict == name) for name in VERDICTS}
     by_variant: dict[str, list[float]] = {}
     for cell in cells:
-        by_variant.setdefault(cell.variant, []).append(math.log1p(cell.delta_pct / 100))
-    ratios = {v: math.exp(float(np.mean(logs))) for v, logs in by_variant.items()}
+        by_variant.setdefault(cell.variant, []).append(cell.delta_pct)
+    ratios = {v: geomean_ratio(deltas) for v, deltas in by_variant.items()}
     interval = median_interval([0.0] * rounds, CONFIDENCE)
     note = None
     if not interval.reached:

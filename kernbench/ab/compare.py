@@ -20,7 +20,7 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
-from kernbench.ab.verdicts import CONFIDENCE, to_pct, verdict
+from kernbench.ab.verdicts import CONFIDENCE, geomean_ratio, to_pct, verdict
 from kernbench.errors import UserError
 from kernbench.results.ab import VERDICTS, Verdict
 from kernbench.results.model import CellResult, Results
@@ -173,12 +173,13 @@ LISTED = 10  # more cells than this are counted per variant (compare.json lists 
 
 
 def _summary(comparison: Comparison) -> list[str]:
-    """The verdict counts and the geometric mean of NEW/BASE over the cells in both."""
+    """The verdict counts and the geometric mean of NEW/BASE over the cells in both (of
+    their estimates, as `ab` summarizes its variants)."""
     cells = comparison.cells
     if not cells:
         return ["No cell was measured in both runs."]
     counts = ", ".join(f"{v} {sum(c.verdict == v for c in cells)}" for v in VERDICTS)
-    geomean = math.exp(float(np.mean([math.log(c.new_s / c.base_s) for c in cells])))
+    geomean = geomean_ratio([c.delta_pct for c in cells])
     return [
         f"- Verdicts: {counts} (of {len(cells)} cells in both).",
         f"- Geometric mean of NEW/BASE over those cells: {geomean:.4f} "

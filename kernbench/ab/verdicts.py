@@ -27,6 +27,11 @@ def to_pct(log_ratio: float) -> float:
     return 100.0 * math.expm1(log_ratio)
 
 
+def geomean_ratio(deltas_pct: Sequence[float]) -> float:
+    """The geometric mean of the B/A (or NEW/BASE) ratios the deltas (percent) stand for."""
+    return math.exp(float(np.mean([math.log1p(d / 100) for d in deltas_pct])))
+
+
 def verdict(
     low_pct: float,
     high_pct: float,

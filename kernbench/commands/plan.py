@@ -16,6 +16,7 @@ from kernbench.plan import (
     CELL_OVERHEAD_S,
     ROUND_OVERHEAD_S,
     Cell,
+    as_text,
     axis_label,
     estimate_run_s,
     plan,
@@ -78,13 +79,9 @@ def _show_variants(
     table = Table("variant", "cells", "options")
     for variant, options in variants.items():
         if counts[variant]:
-            shown = " ".join(f"{key}={_yaml(value)}" for key, value in options.items()) or "(none)"
-            table.add_row(variant, str(counts[variant]), shown)
+            shown = " ".join(f"{key}={as_text(value)}" for key, value in options.items())
+            table.add_row(variant, str(counts[variant]), shown or "(none)")
     console.print(table)
-
-
-def _yaml(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _duration(seconds: float) -> str:

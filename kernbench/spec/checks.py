@@ -67,6 +67,8 @@ def _exclusion_keys(bench: Bench) -> Problem | None:
 def _exclusion_values(bench: Bench) -> Problem | None:
     """A value an exclusion names that its parameter never takes excludes nothing, so a
     typo (`dtype: fp46`) would leave measured what the file says is dropped: refused."""
+    if not bench.exclude:
+        return None
     taken = _values_taken(bench)
     for index, rule in enumerate(bench.exclude):
         for key, want in rule.items():

@@ -25,6 +25,7 @@ from kernbench.commands.files import COMMANDS as FILE_COMMANDS
 from kernbench.commands.help import ReadableHelp
 from kernbench.commands.plan import plan_json, show_plan
 from kernbench.commands.run_options import (
+    Cells,
     Fast,
     Figures,
     FirstRound,
@@ -227,6 +228,7 @@ def run_command(
     first_round: FirstRound = 1,
     figures: Figures = None,
     only: Only = None,
+    cells: Cells = None,
     shard: Shard = None,
     order_seed: OrderSeed = None,
     nnodes: NNodes = None,
@@ -245,7 +247,7 @@ def run_command(
         bench=bench, bench_dirs=bench_dir or (), out=out, device=device, rounds=rounds,
         first_round=first_round, fast=fast, resume=resume, pins=pins, pins_mode=pins_mode,
         save_pins=save_pins, timers=timers, hardware=hardware, figures=figures,
-        only=only or (), shard=shard,
+        only=only or (), cells=cells, shard=shard,
         order_seed=order_seed, nnodes=nnodes, node_rank=node_rank,
         nproc_per_node=nproc_per_node, rdzv_endpoint=rdzv_endpoint, rdzv_id=rdzv_id,
         gpus=gpus, force=force,

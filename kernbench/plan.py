@@ -200,6 +200,27 @@ def shard(cells: list[Cell], spec: str) -> list[Cell]:
         raise UserError(f"--shard: {spec!r}: I must be between 1 and N")
     return cells[i - 1 :: n]
 
+
+def parse_indices(text: str | None) -> tuple[int, ...] | None:
+    """`--cells I,J,...`: plan indices; None when not given."""
+    if text is None:
+        return None
+    parts = text.split(",")
+    if not all(part.strip().isdigit() for part in parts):
+        raise UserError(f"--cells: {text!r} is not a list of cell indices (I,J,...)")
+    return tuple(int(part) for part in parts)
+
+
+def pick(cells: list[Cell], indices: Sequence[int]) -> list[Cell]:
+    """The cells with these plan indices (`--cells`); an index the plan lacks is an error
+    (the bench changed under an A/B)."""
+    wanted = set(indices)
+    chosen = [cell for cell in cells if cell.index in wanted]
+    missing = wanted - {cell.index for cell in chosen}
+    if missing:
+        raise UserError(f"--cells: the plan has no cell {', '.join(map(str, sorted(missing)))}")
+    return chosen
+
 # Building inputs, the one-time check and pin replay per cell, and a worker's start-up
 # (Python, torch import) per round: rough figures, not measured per machine.
 CELL_OVERHEAD_S = 0.5

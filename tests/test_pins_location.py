@@ -74,6 +74,17 @@ def test_a_run_reads_the_committed_pins_and_writes_only_its_own(tmp_path: Path) 
     assert saved == ([project_pins, run_pins], [run_pins, project_pins])
 
 
+def test_pins_named_on_the_command_line_are_written_unless_replayed(tmp_path: Path) -> None:
+    bench = tuned_bench(tmp_path / "b")
+    named = tmp_path / "p.json"
+    run_pins = str((tmp_path / "out" / "pins.json").resolve())
+    for mode, written in (("record", True), ("auto", True), ("replay", False)):
+        read, write = task_pins(bench, tmp_path / "out", pins=named, project_pins=None,
+                                pins_mode=mode)
+        assert read == [str(named.resolve())]
+        assert write == [run_pins] + ([str(named.resolve())] if written else []), mode
+
+
 def test_save_pins_needs_the_bench_pins_file(tmp_path: Path) -> None:
     bench = tuned_bench(tmp_path / "b")
     with pytest.raises(ValueError, match="save_pins writes project_pins"):
@@ -86,7 +97,7 @@ def test_save_pins_needs_the_bench_pins_file(tmp_path: Path) -> None:
     assert result.exit_code == EXIT_USAGE
     assert result.stderr == (
         "--save-pins: writes the bench's own pins file; with --pins FILE, "
-        "use --pins-mode record to write FILE\n"
+        "use --pins-mode record (or auto) to write FILE\n"
     )
 
 

@@ -25,14 +25,15 @@ from kernbench.execute.options import (
     save_options,
 )
 from kernbench.execute.rounds import RunFolder, checked_plan, execute, planned_cells
-from kernbench.plan import Cell
+from kernbench.plan import Cell, parse_indices
 from kernbench.results import model as results_io
 from kernbench.results import provenance
 from kernbench.results.build import describe
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench
+from kernbench.spec.drift import REBUILT_FIELDS, spec_drift
 from kernbench.spec.loader import load_bench
-from kernbench.spec.models import Bench, as_current_model, same_bench, spec_hash
+from kernbench.spec.models import Bench, same_bench, spec_hash
 
 FAST_ENV = "MILESTONE_FAST"
 FAST_ON = ("1", "true", "yes", "on")
@@ -58,6 +59,7 @@ class RunRequest:
     hardware: str | None = None  # the hardware profile, over the bench's `hardware:`
     figures: bool | None = None  # None: draw them (on --resume: as the run started)
     only: Sequence[str] = ()
+    cells: str | None = None  # I,J,...: plan indices, of the cells chosen (an A/B's side)
     shard: str | None = None
     order_seed: str | None = None  # N, or "plan"; None: a fresh seed, recorded in run.json
     # A run over several hosts (torchrun's flags); None: this host alone.
@@ -175,7 +177,7 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
     if request.save_pins and pins is not None:
         raise UserError(
             "--save-pins: writes the bench's own pins file; with --pins FILE, "
-            "use --pins-mode record to write FILE"
+            "use --pins-mode record (or auto) to write FILE"
         )
     if request.hardware is not None:
         hardware.named_profile(request.hardware)  # an unknown name fails before measuring
@@ -202,6 +204,7 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
         side=os.environ.get("KERNBENCH_SIDE", ""),
         figures=True if request.figures is None else request.figures,
         only=tuple(request.only),
+        cells=parse_indices(request.cells),
         shard=request.shard,
         order_seed=order_seed(request.order_seed),
         hosts=hosts,
@@ -337,21 +340,6 @@ def _cuda_available() -> bool:
     except ImportError:
         return False
     return bool(torch.cuda.is_available())
-
-
-# Bench fields that change what is measured; the others only change how it is shown.
-PRESENTATION_FIELDS = ("description", "figures", "data", "ab")
-# Fields that results are computed with from the samples, again by `collect` and by
-# `--resume`: a run whose bench changed only in these (and the above) is rebuilt.
-REBUILT_FIELDS = ("metrics", "hardware", "model")
-
-
-def spec_drift(measured: dict, current: dict, also_ignored: Sequence[str] = ()) -> list[str]:
-    """The measurement fields of a bench that changed since its results were taken (the
-    recorded bench read as this kernbench's model reads it: `as_current_model`)."""
-    measured = as_current_model(measured)
-    fields = (set(measured) | set(current)) - set(PRESENTATION_FIELDS) - set(also_ignored)
-    return sorted(f for f in fields if measured.get(f) != current.get(f))
 
 
 def checked_gpus(request: RunRequest, hosts: Hosts | None) -> str | None:

@@ -38,7 +38,8 @@ Pins = Annotated[
 ]
 PinsMode = Annotated[
     str | None,
-    typer.Option("--pins-mode", help="auto, record, or replay (the default with --pins)."),
+    typer.Option("--pins-mode", help="auto (replay what is pinned, tune and record the "
+                 "rest), record, or replay (the default with --pins)."),
 ]
 Timers = Annotated[
     Path | None,
@@ -65,6 +66,12 @@ Shard = Annotated[
     str | None,
     typer.Option("--shard", help="I/N: measure every N-th cell from the I-th (one GPU or "
                  "array job each); `kernbench merge` joins the results."),
+]
+
+Cells = Annotated[
+    str | None,
+    typer.Option("--cells", metavar="I,J,...", hidden=True, help="Of the cells chosen, those "
+                 "with these plan indices (an A/B of the variant gives each side its own)."),
 ]
 
 OrderSeed = Annotated[

@@ -11,7 +11,8 @@ Format history (bump RUN_JSON_VERSION and add a step to RUN_JSON's `update_to`):
      later `save_pins` and `hardware`, with defaults, so files without them still read
      as version 1 (no bump: every version-1 file validates, and means what it meant);
      later `spec`, the bench as measured (None in older files: such a run resumes only
-     under an unchanged bench); later `hosts` (None: one host), `gpus` and `force`.
+     under an unchanged bench); later `hosts` (None: one host), `gpus` and `force`;
+     later `cells` (None: every cell chosen).
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ class RunOptions(BaseModel):
     side: str = ""  # KERNBENCH_SIDE: set by the A/B runner, through the environment
     figures: bool = True
     only: tuple[str, ...] = ()  # cell filters, KEY=V1[,V2]
+    # Of those, the cells with these plan indices: an A/B of the variant's side runs its
+    # variant's cells that have a twin on the other side (ab/pairing.py).
+    cells: tuple[int, ...] | None = None
     shard: str | None = None  # "I/N": this run measures every N-th selected cell
     # Each round's cell order is shuffled from this seed (plan.round_order); None: plan order.
     order_seed: int | None = None
@@ -103,6 +107,8 @@ class RunOptions(BaseModel):
             argv += ["--hardware", self.hardware]
         for selection in self.only:
             argv += ["--only", selection]
+        if self.cells is not None:
+            argv += ["--cells", ",".join(map(str, self.cells))]
         if self.shard is not None:
             argv += ["--shard", self.shard]
         argv += ["--order-seed", "plan" if self.order_seed is None else str(self.order_seed)]

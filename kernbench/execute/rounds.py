@@ -43,7 +43,7 @@ from kernbench.execute.journal import (
 )
 from kernbench.execute.options import RunOptions, holds_a_run, save_options
 from kernbench.execute.progress import Progress
-from kernbench.plan import Cell, estimate_run_s, plan, round_order, shard
+from kernbench.plan import Cell, estimate_run_s, pick, plan, round_order, shard
 from kernbench.results.model import RoundResult
 from kernbench.results.provenance import device_model
 from kernbench.spec.models import Bench
@@ -75,7 +75,8 @@ def write_task(
     run_pins = folder / "pins.json"
     if options.pins is not None:
         read = [options.pins]
-        write = [run_pins] + ([options.pins] if options.pins_mode == "record" else [])
+        # auto records what it finds no pin for: into the file named, as record does.
+        write = [run_pins] + ([options.pins] if options.pins_mode != "replay" else [])
     else:
         read = [p for p in (options.project_pins, run_pins) if p is not None]
         # The bench's pins file changes only when asked: a plain run leaves the tree clean.
@@ -382,4 +383,6 @@ def checked_plan(options: RunOptions, bench: Bench) -> list[Cell]:
 
 def planned_cells(options: RunOptions, bench: Bench) -> list[Cell]:
     cells = plan(bench, options.device, options.only)  # --only applied as cells are made
+    if options.cells is not None:
+        cells = pick(cells, options.cells)
     return shard(cells, options.shard) if options.shard else cells

@@ -166,7 +166,7 @@ def test_a_later_round_and_a_resume_keep_the_timers_of_the_sides_that_stay(tmp_p
     folder, manifest = outcome.folder, load_manifest(outcome.folder)
     (folder / "timers.json").write_text('{"stale/cell": "event"}')  # a cleared side's
     later = FakeSides(timer=lambda name: "event")
-    execute_runs(folder, manifest, "hash", later, MESSAGES.append, rounds=[2],
+    execute_runs(folder, manifest, "hash", (), later, MESSAGES.append, rounds=[2],
                  kept={"r2_A"})
     timers = json.loads((folder / "timers.json").read_text())
     assert "stale/cell" not in timers and set(timers.values()) == {"graph"}

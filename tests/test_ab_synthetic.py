@@ -43,5 +43,5 @@ def test_fails_only_in_its_round(monkeypatch):
 
 
 def test_rejects_a_non_positive_duration():
-    with pytest.raises(ValueError, match="work_us must be positive"):
+    with pytest.raises(ValueError, match="work_us and scale must be positive"):
         make_sleep(work_us=0)

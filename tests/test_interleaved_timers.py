@@ -10,6 +10,8 @@ from typing import Any
 from kernbench.ab.interleave import plan_turns
 from kernbench.ab.interleaved import chosen_timers, turn_cell
 from kernbench.ab.outcomes import turns_path
+from kernbench.ab.pairing import CellPair
+from kernbench.plan import Cell
 from kernbench.results.ab import TURNS_FORMAT, CellTurns, RoundTurns
 from kernbench.spec.models import TimerSpec
 
@@ -18,13 +20,15 @@ class ScriptedSide:
     """A side whose own auto choice would be `own_timer`; it takes the one it is given."""
 
     def __init__(self, name: str, own_timer: str, wall_per_call_s: float = 1e-3) -> None:
-        self.run = SimpleNamespace(side=name)
+        self.run = SimpleNamespace(side=name, name=f"r1_{name}")
         self.gone = None
         self.own_timer = own_timer
         self.wall_per_call_s = wall_per_call_s
         self.prepared_with: list[str | None] = []
+        self.cells_asked: set[int] = set()
 
     def ask(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        self.cells_asked.add(request["cell"])
         if request["op"] == "prepare":
             self.prepared_with.append(request.get("timer"))
             return {"ok": True, "wall_per_call_s": self.wall_per_call_s,
@@ -34,7 +38,8 @@ class ScriptedSide:
         return {"ok": True}
 
 
-CELL = SimpleNamespace(index=0, id="flag_gems/tokens=1")
+_ONE = Cell("flag_gems", {"tokens": 1}, {"tokens": 1}, index=0)
+CELL = CellPair(_ONE.id, _ONE, _ONE)
 SPEC = TimerSpec(budget_s=0.05, min_samples=3)
 
 
@@ -63,6 +68,16 @@ def test_a_timer_chosen_in_an_earlier_round_is_given_to_every_side() -> None:
     turns = turn_cell(sides, CELL, SPEC, time.perf_counter(), timer="event")  # type: ignore[arg-type]
     assert turns.timer == "event"
     assert all(side.prepared_with == ["event"] for side in sides)
+
+
+def test_in_an_ab_of_two_variants_each_side_is_asked_for_its_own_cell() -> None:
+    torch = Cell("torch", {"M": 64}, {"M": 64, "backend": "torch"}, index=3)
+    triton = Cell("triton", {"M": 64}, {"M": 64, "backend": "triton"}, index=7)
+    sides = [ScriptedSide("A", "event"), ScriptedSide("B", "event"), ScriptedSide("AA1", "event")]
+    turns = turn_cell(sides, CellPair("torch-vs-triton/M=64", torch, triton), SPEC,  # type: ignore[arg-type]
+                      time.perf_counter())
+    assert turns.reason is None and set(turns.sides) == {"A", "B", "AA1"}
+    assert [side.cells_asked for side in sides] == [{3}, {7}, {3}]
 
 
 def test_the_earliest_other_rounds_choice_is_kept(tmp_path: Path) -> None:

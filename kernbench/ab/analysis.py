@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 
 from kernbench.ab.interleave import cell_pairs, order_split, round_delta
+from kernbench.ab.pairing import as_pair
 from kernbench.ab.schedule import AbManifest, SideRun, aa_sides
 from kernbench.ab.slots import start_slots, without_slots
 from kernbench.ab.verdicts import (
@@ -90,7 +91,7 @@ def analyze(
     an interleaved A/B's turns by round (its round deltas come from paired turns)."""
     turns = turns or {}
     min_effect = manifest.min_effect if min_effect is None else min_effect
-    tables = {run.name: _cells_by_id(outcomes.get(run.name)) for run in manifest.runs}
+    tables = {run.name: _cells_by_id(manifest, outcomes.get(run.name)) for run in manifest.runs}
     order_of_cells = _cell_order(manifest, outcomes)
     variants = list(manifest.variants)
     for cell in order_of_cells.values():
@@ -235,20 +236,21 @@ def _pin_actions(table: Mapping[str, CellResult]) -> dict[str, int]:
     return dict(sorted(actions.items()))
 
 
-def _cells_by_id(outcome: RunOutcome | None) -> dict[str, CellResult]:
+def _cells_by_id(manifest: AbManifest, outcome: RunOutcome | None) -> dict[str, CellResult]:
+    """A run's cells by their id in the A/B (an A/B of the variant: their pair's)."""
     if outcome is None or outcome.results is None:
         return {}
-    return {cell.id: cell for cell in outcome.results.cells}
+    cells = (as_pair(cell, manifest.switch, manifest.a, manifest.b)
+             for cell in outcome.results.cells)
+    return {cell.id: cell for cell in cells}
 
 
 def _cell_order(manifest: AbManifest, outcomes: Mapping[str, RunOutcome]) -> dict[str, CellResult]:
     """Every cell any run reported, in plan order (schedule order breaks ties)."""
     found: dict[str, CellResult] = {}
     for run in manifest.runs:
-        outcome = outcomes.get(run.name)
-        if outcome is None or outcome.results is None:
-            continue
-        for cell in sorted(outcome.results.cells, key=lambda c: c.index):
+        for cell in sorted(_cells_by_id(manifest, outcomes.get(run.name)).values(),
+                           key=lambda c: c.index):
             found.setdefault(cell.id, cell)
     return found
 

@@ -4,10 +4,12 @@ Per round, one fresh `python -m kernbench.execute.side` process per side (A, B a
 A/A, A' as AA1), each with its own environment and its own run folder, started together.
 For each cell in plan order: A prepares it first (in round 1 it records the pin that the
 other sides then replay), then the others; then the sides take their turns in the order
-`interleave.turn_order` gives. The parent asks one side for a turn and waits for its
-answer before asking the next, so only one side runs at a time; each turn's start and
-end are kept. A side that dies, or gives no answer within the cell timeout, is killed:
-its cells fail from there on (its variant gets no verdict), the other sides go on.
+`interleave.turn_order` gives. (In an A/B of the variant a cell is a pair, and each side
+prepares and times its own variant's cell of it: `ab.pairing`.) The parent asks one side
+for a turn and waits for its answer before asking the next, so only one side runs at a
+time; each turn's start and end are kept. A side that dies, or gives no answer within
+the cell timeout, is killed: its cells fail from there on (its variant gets no verdict),
+the other sides go on.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import IO, Any
 
 from kernbench.ab.interleave import TARGET_TURN_S, plan_turns, turn_order
 from kernbench.ab.outcomes import LOG_NAME, STATUS_FORMAT, STATUS_NAME, SideStatus, turns_path
+from kernbench.ab.pairing import CellPair, side_cells, side_indices
 from kernbench.ab.schedule import (
     PINS_NAME,
     AbManifest,
@@ -116,14 +119,15 @@ class LiveSide:
 
 
 def start_side(
-    folder: Path, manifest: AbManifest, run: SideRun, bench: Bench, cells: Sequence[Cell],
+    folder: Path, manifest: AbManifest, run: SideRun, bench: Bench, pairs: Sequence[CellPair],
     pins_path: Path, device_model: str,
 ) -> LiveSide:
-    options = side_options(manifest, run, pins_path, spec_hash(bench))
+    options = side_options(manifest, run, pins_path, spec_hash(bench), cells=side_indices(
+        pairs, manifest.switch, run.side))
     run_folder = RunFolder(options, bench, Path(folder) / run.name)
     run_folder.path.mkdir(parents=True, exist_ok=True)
     save_options(run_folder.path, options)
-    task = write_task(run_folder, run.round, cells, device_model)
+    task = write_task(run_folder, run.round, side_cells(pairs, run.side), device_model)
     log = (run_folder.path / LOG_NAME).open("ab")
     process = subprocess.Popen(
         [sys.executable, "-m", SIDE_MODULE, str(task)],
@@ -136,7 +140,7 @@ def start_side(
 
 def run_round(
     folder: Path, manifest: AbManifest, runs: Sequence[SideRun], bench: Bench,
-    cells: Sequence[Cell], pins_path: Path, device_model: str, echo: Callable[[str], None],
+    pairs: Sequence[CellPair], pins_path: Path, device_model: str, echo: Callable[[str], None],
 ) -> RoundTurns:
     """One round: the sides start together, take turns cell by cell, then each side's
     folder gets its results.json and status.json, and the round its turns file."""
@@ -144,7 +148,7 @@ def run_round(
     ordered = start_order(runs)
 
     def start(run: SideRun) -> LiveSide:
-        side = start_side(folder, manifest, run, bench, cells, pins_path, device_model)
+        side = start_side(folder, manifest, run, bench, pairs, pins_path, device_model)
         side.answer(START_TIMEOUT_S)  # its "ready" line
         return side
 
@@ -154,17 +158,18 @@ def run_round(
     losses: dict[str, list[str]] = {run.name: [] for run in ordered}
     record = RoundTurns(round=round_, runs={s.run.side: s.run.name for s in sides}, cells={})
     try:
-        for position, cell in enumerate(cells, 1):
+        for position, pair in enumerate(pairs, 1):
             took = time.perf_counter()
-            turns = turn_cell(sides, cell, bench.timer, started,
-                              manifest.turn_s or TARGET_TURN_S, timers.get(cell.id))
-            record.cells[cell.id] = turns
-            echo(f"  r{round_} [{position}/{len(cells)}] {cell.id}: "
+            turns = turn_cell(sides, pair, bench.timer, started,
+                              manifest.turn_s or TARGET_TURN_S, timers.get(pair.id))
+            record.cells[pair.id] = turns
+            echo(f"  r{round_} [{position}/{len(pairs)}] {pair.id}: "
                  f"{describe(turns)} ({time.perf_counter() - took:.1f} s)")
             for i, side in enumerate(sides):
                 if side.gone is not None:
                     # The side's cell in flight fails with the reason; a fresh process
                     # takes the cells left, as a fresh worker does in a plain run.
+                    cell = pair.cell(side.run.side)
                     losses[side.run.name].append(f"{cell.id}: {side.gone}")
                     journal_loss(side, cell, side.gone)
                     echo(f"  r{round_} {side.run.name} lost at {cell.id}: {side.gone} "
@@ -174,6 +179,7 @@ def run_round(
     finally:
         codes = {side.run.name: side.close() for side in sides}
     for side in sides:
+        cells = side_cells(pairs, side.run.side)
         complete = all(is_journaled(side.folder.journal, round_, c.index) for c in cells)
         build_run_results(side.folder, cells, complete)
         lost = losses[side.run.name]
@@ -210,11 +216,12 @@ def journal_loss(side: LiveSide, cell: Cell, reason: str) -> None:
 
 
 def turn_cell(
-    sides: Sequence[LiveSide], cell: Cell, spec: TimerSpec, clock: float,
+    sides: Sequence[LiveSide], pair: CellPair, spec: TimerSpec, clock: float,
     target_turn_s: float = TARGET_TURN_S, timer: str | None = None,
 ) -> CellTurns:
-    """Prepare the cell on every side (in start order), take one untimed turn each, then
-    the recorded turns, and let each side journal the cell.
+    """Prepare the cell on every side (in start order; each side its own cell of the
+    pair), take one untimed turn each, then the recorded turns, and let each side journal
+    the cell.
 
     `timer`: the timer the cell was timed with in an earlier round, given to every side;
     None: the first side to prepare it chooses (auto decides by one eager estimate, which
@@ -223,8 +230,9 @@ def turn_cell(
     timeout = spec.cell_timeout_s
     estimates: dict[str, float] = {}
     reason: str | None = None
+    index = {side.run.name: pair.cell(side.run.side).index for side in sides}
     for side in sides:
-        request: dict[str, Any] = {"op": "prepare", "cell": cell.index}
+        request: dict[str, Any] = {"op": "prepare", "cell": index[side.run.name]}
         if timer is not None:
             request["timer"] = timer
         reply = side.ask(request, timeout)
@@ -245,8 +253,8 @@ def turn_cell(
         # One untimed turn each first: a side's first turn after the others prepared
         # runs on a cold context and cold data, and would skew the first pairs.
         for side in sides:
-            reply = side.ask({"op": "turn", "cell": cell.index, "calls": plan.calls_per_turn,
-                              "keep": False}, timeout)
+            reply = side.ask({"op": "turn", "cell": index[side.run.name],
+                              "calls": plan.calls_per_turn, "keep": False}, timeout)
             if reply is None or not reply.get("ok"):
                 why = side.gone if reply is None else reply.get("reason")
                 turns.reason = turns.reason or f"{side.run.side}'s warm-up turn failed: {why}"
@@ -254,8 +262,10 @@ def turn_cell(
             if turns.reason is not None:
                 break
             start = time.perf_counter() - clock
-            reply = by_side[turn.side].ask(
-                {"op": "turn", "cell": cell.index, "calls": plan.calls_per_turn}, timeout
+            side = by_side[turn.side]
+            reply = side.ask(
+                {"op": "turn", "cell": index[side.run.name], "calls": plan.calls_per_turn},
+                timeout,
             )
             if reply is None or not reply.get("ok"):
                 why = by_side[turn.side].gone if reply is None else reply.get("reason")
@@ -266,7 +276,8 @@ def turn_cell(
             turns.medians_s.append(float(reply["median_s"]))
             turns.spans_s.append([round(start, 6), round(time.perf_counter() - clock, 6)])
     for side in sides:
-        side.ask({"op": "finish", "cell": cell.index, "reason": turns.reason}, timeout)
+        side.ask({"op": "finish", "cell": index[side.run.name], "reason": turns.reason},
+                 timeout)
     return turns
 
 
@@ -289,7 +300,7 @@ def describe(turns: CellTurns) -> str:
 
 
 def execute_rounds(
-    folder: Path, manifest: AbManifest, bench: Bench, cells: Sequence[Cell],
+    folder: Path, manifest: AbManifest, bench: Bench, pairs: Sequence[CellPair],
     echo: Callable[[str], None],
     rounds: Iterable[int] | None = None,
 ) -> None:
@@ -301,4 +312,4 @@ def execute_rounds(
     for round_ in rounds or range(1, manifest.rounds + 1):
         runs = [run for run in manifest.runs if run.round == round_]
         echo(f"round {round_}/{manifest.rounds}: sides {', '.join(r.name for r in runs)}")
-        run_round(folder, manifest, runs, bench, cells, pins_path, model, echo)
+        run_round(folder, manifest, runs, bench, pairs, pins_path, model, echo)

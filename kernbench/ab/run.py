@@ -21,6 +21,7 @@ from kernbench.ab.compare import failing
 from kernbench.ab.interleaved import execute_rounds
 from kernbench.ab.outcomes import finished_rounds, found_turns, round_finished, side_finished
 from kernbench.ab.outputs import MIN_ROUNDS, summarize_ab
+from kernbench.ab.pairing import CellPair, check_variants, pair_cells, switches_variant
 from kernbench.ab.schedule import (
     MANIFEST_NAME,
     AbManifest,
@@ -100,6 +101,7 @@ def resolve_settings(
         raise UserError(f"--schedule: {chosen['schedule']!r} is not one of {', '.join(SCHEDULES)}")
     if chosen["a"] == chosen["b"]:
         raise UserError(f"--a/--b: both sides would set {switch}={chosen['a']}")
+    check_variants(switch, chosen["a"], chosen["b"], list(bench.variants), bench.name)
     if rounds is not None:
         chosen["rounds"], chosen["max_rounds"] = parse_rounds(rounds)
     if not 2 <= chosen["rounds"] <= 100:
@@ -150,19 +152,17 @@ def run_ab(
     device = resolve_device(device)
     check_bench(spec, bench_path, device)  # a metric or profile error: before any side runs
     only = tuple(only or ())
-    cells = plan(spec, device, only)
-    if not cells:
-        raise UserError(f"{bench_path}: the plan for device {device} is empty")
+    pairs = ab_cells(spec, device, only, settings, echo)
     folder = Path(out) if out else Path("runs") / f"ab_{settings.switch}_{utc_stamp()}"
     if folder.exists() and any(folder.iterdir()):
         raise UserError(f"--out: {folder} is not empty; give a new folder")
 
-    warning = switch_warning(
-        settings.switch, spec.kernel_name, bench_source(spec, bench_path.parent)
-    )
+    by_variant = switches_variant(settings.switch)
+    source = bench_source(spec, bench_path.parent)
+    warning = None if by_variant else switch_warning(settings.switch, spec.kernel_name, source)
     if warning:
         echo(warning)
-    chosen, note = choose_schedule(settings.schedule, cells)
+    chosen, note = choose_schedule(settings.schedule, [p.cell(s) for p in pairs for s in "AB"])
     echo(f"schedule: {chosen}" + (f" ({note})" if note else ""))
     make_runs = interleaved_schedule if chosen == "interleaved" else sequential_schedule
 
@@ -181,15 +181,31 @@ def run_ab(
         max_rounds=settings.max_rounds,
         aa=settings.aa,
         min_effect=settings.min_effect,
-        variants=list(dict.fromkeys(cell.variant for cell in cells)),
+        variants=list(dict.fromkeys(pair.variant for pair in pairs)),
         only=list(only),
         created_utc=utc_now(),
-        runs=make_runs(settings.rounds, settings.a, settings.b, settings.aa),
+        runs=make_runs(settings.rounds, settings.a, settings.b, settings.aa, by_variant),
     )
     with folder_lock(folder, echo):
         save_manifest(folder, manifest)
-        return run_rounds(folder, manifest, spec, cells, range(1, manifest.rounds + 1),
+        return run_rounds(folder, manifest, spec, pairs, range(1, manifest.rounds + 1),
                           run_side, echo)
+
+
+def ab_cells(
+    spec: Bench, device: str, only: Sequence[str], settings: AbSpec | AbManifest,
+    echo: Callable[[str], None] | None = None,
+) -> list[CellPair]:
+    """The A/B's cells: each a pair of what side A and side B time (`ab.pairing`)."""
+    pairs, alone = pair_cells(plan(spec, device, only), settings.switch, settings.a, settings.b)
+    if not pairs:
+        twins = (f": no cell of {settings.a} has a twin of {settings.b}"
+                 if switches_variant(settings.switch) else "")
+        raise UserError(f"{spec.name}: the plan for device {device} is empty{twins}")
+    if alone and echo is not None:
+        echo(f"note: {len(alone)} cell(s) of {settings.a} or {settings.b} have no twin of the "
+             f"other variant (an exclusion), so are not compared, e.g. {alone[0].id}")
+    return pairs
 
 
 # Settings of a new A/B; `--resume` goes on with those in ab-run.json.
@@ -238,7 +254,7 @@ def resume_ab(
     with folder_lock(folder, echo):
         spec = load_bench(Path(manifest.bench_path))
         _check_unchanged(folder, manifest, spec)
-        cells = plan(spec, manifest.device, manifest.only)
+        pairs = ab_cells(spec, manifest.device, manifest.only, manifest)
         if manifest.schedule == "interleaved":
             kept = {r for r in range(1, manifest.rounds + 1)
                     if round_finished(folder, manifest, r)}
@@ -254,14 +270,14 @@ def resume_ab(
         echo(f"resuming {folder}: {len(sides)} of {len(manifest.runs)} sides kept, "
              f"{len(left)} to run")
         rounds = sorted({run.round for run in left})
-        return run_rounds(folder, manifest, spec, cells, rounds, run_side, echo, kept=sides)
+        return run_rounds(folder, manifest, spec, pairs, rounds, run_side, echo, kept=sides)
 
 
 def run_rounds(
     folder: Path,
     manifest: AbManifest,
     spec: Bench,
-    cells: Sequence[Cell],
+    pairs: Sequence[CellPair],
     first: Sequence[int],
     run_side: SideRunner,
     echo: Callable[[str], None],
@@ -273,9 +289,10 @@ def run_rounds(
     def run_some(rounds: Sequence[int], keep: Collection[str] = ()) -> None:
         try:
             if manifest.schedule == "interleaved":
-                execute_rounds(folder, manifest, spec, cells, echo, rounds)
+                execute_rounds(folder, manifest, spec, pairs, echo, rounds)
             else:
-                execute_runs(folder, manifest, spec_hash(spec), run_side, echo, rounds, keep)
+                execute_runs(folder, manifest, spec_hash(spec), pairs, run_side, echo, rounds,
+                             keep)
         except KeyboardInterrupt:
             if finished_rounds(folder, manifest) >= MIN_ROUNDS:
                 summarize_ab(folder)  # the verdicts of the rounds finished so far

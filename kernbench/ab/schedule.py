@@ -8,7 +8,8 @@ Format history (bump MANIFEST_VERSION and add a step to MANIFEST_FORMAT's `updat
   1: first format.
   2: `schedule`: sequential (each side a whole run, one after the other) or interleaved
      (a round's sides live together and take turns per cell; A' is AA1). Version 1 was
-     sequential.
+     sequential. Later a run's `pins_mode` may be "auto" (B's first run in an A/B of the
+     variant); older files never need it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernbench.ab.pairing import switches_variant
 from kernbench.errors import UserError
 from kernbench.execute.options import RunOptions
 from kernbench.results.ab import Schedule
@@ -29,6 +31,7 @@ MANIFEST_VERSION = 2
 PINS_NAME = "pins.json"  # the A/B folder's pins: round 1's A records, every other side replays
 
 Side = Literal["A", "B", "AA1", "AA2"]
+PinsMode = Literal["record", "replay", "auto"]
 
 
 class _Strict(BaseModel):
@@ -44,7 +47,9 @@ class SideRun(_Strict):
     value: str  # what the switch is set to
     position: int  # 1-based place in the whole sequence of runs
     slot: Literal[1, 2]  # first or second of its pair
-    pins_mode: Literal["record", "replay"]
+    # Round 1's A records the pins every other run replays; in an A/B of the variant, B's
+    # first run records its own kernel's (auto: replays what A's share with it).
+    pins_mode: PinsMode
 
 
 class AbManifest(_Strict):
@@ -81,10 +86,22 @@ def aa_sides(schedule: Schedule) -> tuple[Side, Side]:
     return ("A", "AA1") if schedule == "interleaved" else ("AA1", "AA2")
 
 
-def interleaved_schedule(rounds: int, a: str, b: str, aa: bool) -> list[SideRun]:
+def pins_mode(runs: Sequence[SideRun], side: Side, own_b_pins: bool) -> PinsMode:
+    """The pins mode of the next run of `side` after `runs`: the A/B's first run records;
+    with `own_b_pins` (the sides time different kernels), so does B's first."""
+    if not runs:
+        return "record"
+    if own_b_pins and side == "B" and all(run.side != "B" for run in runs):
+        return "auto"
+    return "replay"
+
+
+def interleaved_schedule(
+    rounds: int, a: str, b: str, aa: bool, own_b_pins: bool = False
+) -> list[SideRun]:
     """Per round, the sides that live side by side: A, B and (A/A) A' as AA1. Their
     turns are ordered per cell (`ab.interleave.turn_order`), so `position` only numbers
-    them. Round 1's A side is the only one that records pins."""
+    them. Round 1's A side records the pins (`pins_mode`)."""
     runs: list[SideRun] = []
     for k in range(1, rounds + 1):
         sides: list[tuple[Side, str]] = [("A", a), ("B", b)]
@@ -94,19 +111,18 @@ def interleaved_schedule(rounds: int, a: str, b: str, aa: bool) -> list[SideRun]
             runs.append(SideRun(
                 name=f"r{k}_{side}", round=k, side=side, value=value,
                 position=len(runs) + 1, slot=1 if side == "A" else 2,
-                pins_mode="record" if not runs else "replay",
+                pins_mode=pins_mode(runs, side, own_b_pins),
             ))
     return runs
 
 
-def schedule(rounds: int, a: str, b: str, aa: bool) -> list[SideRun]:
+def schedule(rounds: int, a: str, b: str, aa: bool, own_b_pins: bool = False) -> list[SideRun]:
     """Odd rounds run A then B, even rounds B then A, so drift in one direction
     lands on both sides equally; each round's A/A pair (if any) follows its A/B pair.
-    Round 1's A side is the first run and the only one that records pins."""
+    Round 1's A side is the first run and records the pins (`pins_mode`)."""
     runs: list[SideRun] = []
 
     def add(round: int, side: Side, value: str, slot: Literal[1, 2]) -> None:
-        first = not runs
         runs.append(
             SideRun(
                 name=f"r{round}_{side}",
@@ -115,7 +131,7 @@ def schedule(rounds: int, a: str, b: str, aa: bool) -> list[SideRun]:
                 value=value,
                 position=len(runs) + 1,
                 slot=slot,
-                pins_mode="record" if first else "replay",
+                pins_mode=pins_mode(runs, side, own_b_pins),
             )
         )
 
@@ -133,10 +149,11 @@ def schedule(rounds: int, a: str, b: str, aa: bool) -> list[SideRun]:
 
 def side_options(
     manifest: AbManifest, run: SideRun, pins_path: Path, bench_hash: str,
-    timers_path: Path | None = None,
+    timers_path: Path | None = None, cells: tuple[int, ...] | None = None,
 ) -> RunOptions:
     """One side's run: its one round, numbered as in the schedule, on the shared pins
-    (and, sequential sides, the shared timers: execute/cell_timers.py)."""
+    (and, sequential sides, the shared timers: execute/cell_timers.py); `cells`: the
+    plan indices of its cells when they are not all those chosen (`pairing.side_indices`)."""
     return RunOptions(
         bench_path=Path(manifest.bench_path),
         spec_hash=bench_hash,
@@ -149,6 +166,7 @@ def side_options(
         side=side_name(run),
         figures=False,
         only=tuple(manifest.only),
+        cells=cells,
     )
 
 
@@ -158,9 +176,11 @@ def side_name(run: SideRun) -> str:
 
 
 def side_env(manifest: AbManifest, run: SideRun) -> dict[str, str]:
-    # KERNBENCH_SWITCH names the switch, so each side's provenance records its value.
+    # KERNBENCH_SWITCH names the switch, so each side's provenance records its value (an
+    # A/B of the variant: the cells' own variant says it).
+    switch = {} if switches_variant(manifest.switch) else {manifest.switch: run.value}
     return {
-        manifest.switch: run.value,
+        **switch,
         "KERNBENCH_SWITCH": manifest.switch,
         "KERNBENCH_SIDE": side_name(run),
         "KERNBENCH_ROUND": str(run.round),
@@ -173,7 +193,8 @@ def add_round(manifest: AbManifest) -> AbManifest:
     make = interleaved_schedule if manifest.schedule == "interleaved" else schedule
     rounds = manifest.rounds + 1
     return manifest.model_copy(update={
-        "rounds": rounds, "runs": make(rounds, manifest.a, manifest.b, manifest.aa),
+        "rounds": rounds, "runs": make(rounds, manifest.a, manifest.b, manifest.aa,
+                                       switches_variant(manifest.switch)),
     })
 
 

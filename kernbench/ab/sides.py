@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,9 +24,10 @@ from kernbench.ab.outcomes import (
     STATUS_NAME,
     SideStatus,
 )
+from kernbench.ab.pairing import CellPair, side_indices
 from kernbench.ab.schedule import PINS_NAME, AbManifest, SideRun, side_env, side_options
 from kernbench.errors import EXIT_OK, EXIT_USAGE, UserError
-from kernbench.execute.cell_timers import TIMERS_NAME, record_timers
+from kernbench.execute.cell_timers import TIMERS_NAME, read_timers, record_timers
 from kernbench.execute.options import RunOptions
 from kernbench.execute.pins import save_pins
 from kernbench.results.jsonio import write_json
@@ -67,6 +68,7 @@ def execute_runs(
     folder: Path,
     manifest: AbManifest,
     bench_hash: str,
+    pairs: Sequence[CellPair],
     run_side: SideRunner,
     echo: Callable[[str], None],
     rounds: Iterable[int] | None = None,
@@ -75,7 +77,8 @@ def execute_runs(
     """Run every scheduled side in order, but those `kept` (finished before an A/B was
     interrupted). Without the first run's results the pins it records are missing, so the
     other runs are skipped (and reported as failed). The first run to time a cell chooses
-    its timer for every later run (the timers file)."""
+    its timer for every later run (the timers file); in an A/B of the variant, for its
+    twin's runs too, so neither side is timed by a timer the other was not."""
     pins_path = folder / PINS_NAME
     if not pins_path.exists():
         # Replays need the file to exist even when nothing was tuned (plain callables).
@@ -88,7 +91,7 @@ def execute_runs(
     write_json(timers_path, {})
     for run in manifest.runs:
         if run.name in kept or (chosen is not None and run.round not in chosen):
-            _record_timers(timers_path, folder / run.name / RESULTS_NAME)
+            _record_timers(timers_path, folder / run.name / RESULTS_NAME, pairs)
     for run in manifest.runs:
         if chosen is not None and run.round not in chosen:
             continue
@@ -104,9 +107,10 @@ def execute_runs(
         request = SideRequest(
             run=run,
             run_dir=run_dir,
-            command=side_command(
-                side_options(manifest, run, pins_path, bench_hash, timers_path), run_dir
-            ),
+            command=side_command(side_options(
+                manifest, run, pins_path, bench_hash, timers_path,
+                side_indices(pairs, manifest.switch, run.side),
+            ), run_dir),
             env=side_env(manifest, run),
             log_path=run_dir / LOG_NAME,
         )
@@ -120,7 +124,7 @@ def execute_runs(
         state = "ok" if code == EXIT_OK else ("no results" if not has_results else "some failed")
         echo(f"[{run.position}/{len(manifest.runs)}] {label}: {state} ({wall:.1f} s)")
         if has_results:
-            _record_timers(timers_path, run_dir / RESULTS_NAME)
+            _record_timers(timers_path, run_dir / RESULTS_NAME, pairs)
         if run.pins_mode == "record" and not has_results:
             if code == EXIT_USAGE:
                 raise UserError(
@@ -130,11 +134,20 @@ def execute_runs(
             skip_reason = f"the first run ({run.name}), which records the pins, left no results"
 
 
-def _record_timers(timers_path: Path, results_path: Path) -> None:
+def _record_timers(timers_path: Path, results_path: Path, pairs: Sequence[CellPair]) -> None:
     try:
         record_timers(timers_path, load_results(results_path))
     except (UserError, OSError, ValueError):
-        pass  # a side whose results cannot be read is reported by the analysis
+        return  # a side whose results cannot be read is reported by the analysis
+    timers = read_timers(timers_path)
+    shared = dict(timers)
+    for pair in pairs:
+        chosen = timers.get(pair.a.id) or timers.get(pair.b.id)
+        if chosen is not None:
+            shared.setdefault(pair.a.id, chosen)
+            shared.setdefault(pair.b.id, chosen)
+    if shared != timers:
+        write_json(timers_path, dict(sorted(shared.items())))
 
 
 def _last_line(path: Path) -> str:

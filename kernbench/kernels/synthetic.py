@@ -1,8 +1,9 @@
 """The built-in `sleep` kernel: a CPU busy-wait whose duration the test and demo set.
 
 It exists to test methods (A/B verdicts, failure handling) against a known truth: a
-cell takes `work_us` microseconds per call, `effect_pct` percent longer when the
-environment variable named by `switch` is "1", and raises in round `fail_round`.
+cell takes `work_us` microseconds per call times `scale` (a variant's, for an A/B of two
+variants), `effect_pct` percent longer when the environment variable named by `switch`
+is "1", and raises in round `fail_round`.
 The wait spins on perf_counter rather than calling time.sleep, whose wake-up latency
 is coarse and scheduler-dependent; a spin is as long as asked, give or take preemption.
 """
@@ -27,13 +28,14 @@ def make_sleep(
     switch: str | None = None,
     effect_pct: float = 0.0,
     fail_round: int | None = None,
+    scale: float = 1.0,
     **_: Any,  # the other cell parameters (device, axes the bench adds) change nothing
 ) -> Callable[[], None]:
-    if work_us <= 0:
-        raise ValueError(f"work_us must be positive, not {work_us}")
+    if work_us <= 0 or scale <= 0:
+        raise ValueError(f"work_us and scale must be positive, not {work_us} and {scale}")
     if fail_round is not None and os.environ.get("KERNBENCH_ROUND") == str(fail_round):
         raise RuntimeError(f"synthetic failure in round {fail_round}")
-    seconds = work_us * 1e-6
+    seconds = work_us * scale * 1e-6
     if switch and os.environ.get(switch) == "1":
         seconds *= 1 + effect_pct / 100
 

@@ -25,12 +25,14 @@ SET_BY_THE_RUN = {
     "device": "'device' is set by the run (--device)",
     "variant": "'variant' names the cell's variant",
 }
+# `ab: {switch: variant}` (`kernbench ab --switch variant`): A and B run two variants.
+VARIANT_SWITCH = "variant"
 
 
 def bench_problem(bench: Bench) -> Problem | None:
     """The first problem of `bench` short of its kernel, in the order a reader meets it."""
     for check in (_cell_count, _metric_names, _exclusion_keys, _exclusion_values, _axis_names,
-                  _variant_options):
+                  _variant_options, _ab_variants):
         problem = check(bench)
         if problem is not None:
             return problem
@@ -123,6 +125,20 @@ def _variant_options(bench: Bench) -> Problem | None:
             else:
                 continue
             return ("variants", variant, option), message
+    return None
+
+
+def _ab_variants(bench: Bench) -> Problem | None:
+    """An A/B of the variant names two of the bench's variants."""
+    if bench.ab is None or bench.ab.switch != VARIANT_SWITCH:
+        return None
+    for side in ("a", "b"):
+        name = getattr(bench.ab, side)
+        if name not in bench.variants:
+            return ("ab", side), (f"{name!r} is not a variant; with switch {VARIANT_SWITCH}, "
+                                  f"a and b name two of: {', '.join(bench.variants)}")
+    if bench.ab.a == bench.ab.b:
+        return ("ab", "b"), f"a and b are both {bench.ab.a!r}; name two variants"
     return None
 
 

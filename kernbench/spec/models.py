@@ -119,7 +119,8 @@ class Requirements(Strict):
 class AbSpec(Strict):
     """Defaults for `kernbench ab --bench NAME` so the command needs no flags."""
 
-    switch: EnvVarName
+    switch: EnvVarName = Field(description="The environment variable A and B set, or "
+                               "`variant`: then a and b name two of the bench's variants.")
     a: str = "0"
     b: str = "1"
     rounds: Count = Field(6, ge=2, le=100)

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The A/B of two variants on one GPU (docs/adr/0067): `kernbench ab --bench ab-gemm-variants`
+# (cuBLAS against the Triton GEMM, shape by shape, 6 rounds with A/A, interleaved), timed,
+# its folder packed into OUT_DIR after the call (or after it is stopped).
+# Usage: bash scripts/gpu_variant_ab.sh OUT_DIR [kernbench ab options...]
+# (needs the pydantic wheels in .whl/; AB_TIMEOUT: seconds, default 540)
+set -uo pipefail
+out=${1:?OUT_DIR}
+mkdir -p "$out" /tmp/ab
+source scripts/gpu_env.sh
+log="$out/variant-ab.log"
+nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm,power.limit --format=csv > "$log"
+# shellcheck source=scripts/timed.sh
+. "$(dirname "$0")/timed.sh"
+timed variant-ab timeout "${AB_TIMEOUT:-540}" python3 -m kernbench ab --bench ab-gemm-variants \
+  --device cuda --out /tmp/ab/cublas-vs-triton "${@:2}"
+tar czf "$out/variant-ab.tgz" -C /tmp/ab --exclude=tasks --exclude=journal .
+grep WALL "$log"

@@ -268,10 +268,13 @@ for _name, _command in FILE_COMMANDS.items():
 def ab_command(
     bench: RunBench = None,
     switch: Annotated[
-        str | None, typer.Option("--switch", help="Environment variable switched A -> B.")
+        str | None, typer.Option("--switch", help="Environment variable switched A -> B, or "
+                                 "`variant`: A and B are two of the bench's variants.")
     ] = None,
-    a: Annotated[str | None, typer.Option("--a", help="Value on side A (default 0).")] = None,
-    b: Annotated[str | None, typer.Option("--b", help="Value on side B (default 1).")] = None,
+    a: Annotated[str | None, typer.Option("--a", help="Value (or variant) on side A "
+                                          "(default 0).")] = None,
+    b: Annotated[str | None, typer.Option("--b", help="Value (or variant) on side B "
+                                          "(default 1).")] = None,
     rounds: Annotated[
         str | None,
         typer.Option("--rounds", help="Rounds (default 6); auto[:MAX]: 6, then one more at a "

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.ab.pairing import as_pair, pair_cells
-from kernbench.ab.run import run_ab
+from kernbench.ab.run import resume_ab, run_ab
 from kernbench.ab.schedule import interleaved_schedule, schedule
 from kernbench.ab.sides import SideRequest
 from kernbench.commands import run as run_command
@@ -128,7 +128,8 @@ class FakeSides:
             timer="graph" if request.run.name == "r1_A" else "event")
         for cell, index in zip(made.cells, indices, strict=False):
             cell.index = index
-        results_io.save(made, request.run_dir / "results.json")
+        results_io.save(made.model_copy(update={"complete": True}),
+                        request.run_dir / "results.json")
         return 0
 
 
@@ -185,6 +186,28 @@ def test_a_side_command_of_an_ab_of_two_variants_plans_its_own_cells(tmp_path, m
     assert started == [["slower/size=100", "slower/size=400"]]
     saved = json.loads((outcome.folder / "r2_B" / "run.json").read_text())
     assert saved["cells"] == [2, 3]
+
+
+def test_a_resumed_ab_of_two_variants_runs_the_sides_left_with_their_own_cells(tmp_path):
+    class Stopping(FakeSides):
+        def __call__(self, request: SideRequest) -> int:
+            if request.run.name == "r2_A" and not stopped:
+                stopped.append(request.run.name)
+                raise KeyboardInterrupt
+            return super().__call__(request)
+
+    stopped: list[str] = []
+    sides = Stopping()
+    with pytest.raises(KeyboardInterrupt):
+        run_ab(str(fake_bench(tmp_path)), switch="variant", a="base", b="slower", rounds=3,
+               schedule="sequential", device="cpu", out=tmp_path / "ab", run_side=sides,
+               echo=lambda _: None)
+    sides.requests.clear()
+    outcome = resume_ab(tmp_path / "ab", run_side=sides, echo=lambda _: None)
+    assert [r.run.name for r in sides.requests] == ["r2_A", "r3_A", "r3_B"]
+    assert {r.run.name: r.run.pins_mode for r in sides.requests} == {
+        "r2_A": "replay", "r3_A": "replay", "r3_B": "replay"}
+    assert [c.verdict for c in outcome.report.cells] == ["slower", "slower"]
 
 
 def test_cells_flag_refuses_an_index_the_plan_lacks(tmp_path):

@@ -158,8 +158,9 @@ def run_ab(
         raise UserError(f"--out: {folder} is not empty; give a new folder")
 
     by_variant = switches_variant(settings.switch)
-    source = bench_source(spec, bench_path.parent)
-    warning = None if by_variant else switch_warning(settings.switch, spec.kernel_name, source)
+    # Is the variable read at all? (Two variants run what their options say.)
+    warning = None if by_variant else switch_warning(
+        settings.switch, spec.kernel_name, bench_source(spec, bench_path.parent))
     if warning:
         echo(warning)
     chosen, note = choose_schedule(settings.schedule, [p.cell(s) for p in pairs for s in "AB"])

@@ -168,7 +168,7 @@ def test_run_metadata_keeps_order_and_positions():
     a_first, b_first = ["A", "B", "AA1", "AA2"], ["B", "A", "AA1", "AA2"]
     assert report.order == [a_first, b_first, a_first]
     assert [r.position for r in report.runs] == list(range(1, 13))
-    assert [r.pins_mode for r in report.runs].count("record") == 1
+    assert [r.pins_mode for r in report.runs].count("auto") == 1
 
 
 @pytest.mark.parametrize(
@@ -256,7 +256,7 @@ def test_each_run_counts_what_it_did_with_pins():
     for run in plan.runs:
         results = found[run.name].results
         assert results is not None
-        action = "recorded" if run.pins_mode == "record" else "replayed"
+        action = "recorded" if run.pins_mode == "auto" else "replayed"
         first = results.cells[0].rounds[0]
         first.pin_action = action
         first.extra["autotune_pins"] = {"triton:mm|H200|k1": action, "triton:mm|H200|k2": action}

@@ -91,7 +91,7 @@ def test_schedule_pins_and_environment(tmp_path):
     names = [r.run.name for r in sides.requests]
     assert names == ["r1_A", "r1_B", "r2_B", "r2_A", "r3_A", "r3_B", "r4_B", "r4_A"]
     modes = [r.run.pins_mode for r in sides.requests]
-    assert modes == ["record"] + ["replay"] * 7
+    assert modes == ["auto"] + ["replay"] * 7
     first = sides.requests[0]
     switch = {"KERNBENCH_SWITCH": "KB_X"}
     assert first.env == {"KB_X": "0", "KERNBENCH_SIDE": "A", "KERNBENCH_ROUND": "1", **switch}

@@ -81,10 +81,10 @@ def test_b_records_its_own_pins_in_its_first_run_and_replays_after():
     for make in (schedule, interleaved_schedule):
         runs = make(3, "base", "slower", True, True)
         modes = {run.name: run.pins_mode for run in runs}
-        assert modes.pop("r1_A") == "record" and modes.pop("r1_B") == "auto"
+        assert modes.pop("r1_A") == "auto" and modes.pop("r1_B") == "auto"
         assert set(modes.values()) == {"replay"}
         plain = make(3, "0", "1", True)
-        assert [r.pins_mode for r in plain] == ["record"] + ["replay"] * (len(plain) - 1)
+        assert [r.pins_mode for r in plain] == ["auto"] + ["replay"] * (len(plain) - 1)
 
 
 @pytest.mark.parametrize(("ab", "field", "message"), [
@@ -149,7 +149,7 @@ def test_a_sequential_ab_of_two_variants_runs_each_sides_cells_and_calls_b_slowe
     outcome = run_ab(str(fake_bench(tmp_path)), switch="variant", a="base", b="slower",
                      rounds=4, schedule="sequential", device="cpu", out=tmp_path / "ab",
                      run_side=sides, echo=messages.append)
-    assert [r.run.pins_mode for r in sides.requests] == ["record", "auto"] + ["replay"] * 6
+    assert [r.run.pins_mode for r in sides.requests] == ["auto", "auto"] + ["replay"] * 6
     cells = {r.run.side: r.command[r.command.index("--cells") + 1] for r in sides.requests}
     assert cells == {"A": "0,1", "B": "2,3"}  # plan indices: base's cells, then slower's
     assert all("variant" not in r.env for r in sides.requests)

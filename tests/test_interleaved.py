@@ -124,4 +124,4 @@ def test_the_start_order_rotates_by_round_with_round_one_a_first() -> None:
               for k in range(1, 5)]
     assert orders == [["A", "B", "AA1"], ["B", "AA1", "A"], ["AA1", "A", "B"],
                       ["A", "B", "AA1"]]
-    assert runs[0].pins_mode == "record" and {r.pins_mode for r in runs[1:]} == {"replay"}
+    assert runs[0].pins_mode == "auto" and {r.pins_mode for r in runs[1:]} == {"replay"}

@@ -24,6 +24,7 @@ from kernbench.ab.outputs import MIN_ROUNDS, summarize_ab
 from kernbench.ab.pairing import CellPair, check_variants, pair_cells, switches_variant
 from kernbench.ab.schedule import (
     MANIFEST_NAME,
+    PINS_NAME,
     AbManifest,
     add_round,
     interleaved_schedule,
@@ -37,6 +38,7 @@ from kernbench.analyze.checks import check_bench
 from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import holds_a_run, load_options
+from kernbench.execute.pins import bench_pins_path, load_pins, save_pins
 from kernbench.plan import Cell, plan
 from kernbench.results.ab import Schedule
 from kernbench.results.provenance import utc_now, utc_stamp
@@ -166,6 +168,7 @@ def run_ab(
     chosen, note = choose_schedule(settings.schedule, [p.cell(s) for p in pairs for s in "AB"])
     echo(f"schedule: {chosen}" + (f" ({note})" if note else ""))
     make_runs = interleaved_schedule if chosen == "interleaved" else sequential_schedule
+    committed = bench_pins_path(bench_path, spec.name).resolve()
 
     manifest = AbManifest(
         schedule=chosen,
@@ -184,13 +187,26 @@ def run_ab(
         min_effect=settings.min_effect,
         variants=list(dict.fromkeys(pair.variant for pair in pairs)),
         only=list(only),
+        pins_from=str(committed) if committed.is_file() else None,
         created_utc=utc_now(),
         runs=make_runs(settings.rounds, settings.a, settings.b, settings.aa, by_variant),
     )
     with folder_lock(folder, echo):
         save_manifest(folder, manifest)
+        start_pins(folder, manifest, echo)
         return run_rounds(folder, manifest, spec, pairs, range(1, manifest.rounds + 1),
                           run_side, echo)
+
+
+def start_pins(folder: Path, manifest: AbManifest, echo: Callable[[str], None]) -> None:
+    """The A/B's pins file begins as the bench's committed one, so both sides replay the
+    configurations the bench's committed data was measured with (ADR 0068); the first run
+    tunes only what it lacks, or holds stale."""
+    pins = load_pins(Path(manifest.pins_from)) if manifest.pins_from else {}
+    save_pins(folder / PINS_NAME, pins)
+    if pins:
+        echo(f"pins: starting from {manifest.pins_from} ({len(pins)} pins); round 1 tunes "
+             "the cells it has no valid pin for")
 
 
 def ab_cells(

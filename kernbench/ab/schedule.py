@@ -8,8 +8,8 @@ Format history (bump MANIFEST_VERSION and add a step to MANIFEST_FORMAT's `updat
   1: first format.
   2: `schedule`: sequential (each side a whole run, one after the other) or interleaved
      (a round's sides live together and take turns per cell; A' is AA1). Version 1 was
-     sequential. Later a run's `pins_mode` may be "auto" (B's first run in an A/B of the
-     variant); older files never need it.
+     sequential. Later a run's `pins_mode` may be "auto" (the first run, and B's first in
+     an A/B of the variant; before, the first run was "record"), and `pins_from`.
 """
 
 from __future__ import annotations
@@ -47,8 +47,9 @@ class SideRun(_Strict):
     value: str  # what the switch is set to
     position: int  # 1-based place in the whole sequence of runs
     slot: Literal[1, 2]  # first or second of its pair
-    # Round 1's A records the pins every other run replays; in an A/B of the variant, B's
-    # first run records its own kernel's (auto: replays what A's share with it).
+    # Round 1's A replays the bench's committed pins that hold and tunes the rest (auto),
+    # into the A/B's pins file, which every later run replays; in an A/B of the variant,
+    # B's first run does the same for its own kernel. "record": files before ADR 0068.
     pins_mode: PinsMode
 
 
@@ -70,6 +71,7 @@ class AbManifest(_Strict):
     min_effect: float = Field(ge=0)
     variants: list[str]  # from the plan, so a round that crashed still names them
     only: list[str] = Field(default_factory=list)  # the cells chosen (`--only`), as `run`
+    pins_from: str | None = None  # the bench's committed pins file the A/B's pins began as
     created_utc: str
     runs: list[SideRun]
 
@@ -87,10 +89,12 @@ def aa_sides(schedule: Schedule) -> tuple[Side, Side]:
 
 
 def pins_mode(runs: Sequence[SideRun], side: Side, own_b_pins: bool) -> PinsMode:
-    """The pins mode of the next run of `side` after `runs`: the A/B's first run records;
-    with `own_b_pins` (the sides time different kernels), so does B's first."""
+    """The pins mode of the next run of `side` after `runs`: the A/B's first run replays
+    what the A/B's pins file holds (the bench's committed pins) and tunes the rest; with
+    `own_b_pins` (the sides time different kernels), so does B's first. Every other run
+    replays."""
     if not runs:
-        return "record"
+        return "auto"
     if own_b_pins and side == "B" and all(run.side != "B" for run in runs):
         return "auto"
     return "replay"
@@ -101,7 +105,7 @@ def interleaved_schedule(
 ) -> list[SideRun]:
     """Per round, the sides that live side by side: A, B and (A/A) A' as AA1. Their
     turns are ordered per cell (`ab.interleave.turn_order`), so `position` only numbers
-    them. Round 1's A side records the pins (`pins_mode`)."""
+    them. Round 1's A side tunes what the pins lack (`pins_mode`)."""
     runs: list[SideRun] = []
     for k in range(1, rounds + 1):
         sides: list[tuple[Side, str]] = [("A", a), ("B", b)]
@@ -119,7 +123,7 @@ def interleaved_schedule(
 def schedule(rounds: int, a: str, b: str, aa: bool, own_b_pins: bool = False) -> list[SideRun]:
     """Odd rounds run A then B, even rounds B then A, so drift in one direction
     lands on both sides equally; each round's A/A pair (if any) follows its A/B pair.
-    Round 1's A side is the first run and records the pins (`pins_mode`)."""
+    Round 1's A side is the first run and tunes what the pins lack (`pins_mode`)."""
     runs: list[SideRun] = []
 
     def add(round: int, side: Side, value: str, slot: Literal[1, 2]) -> None:

@@ -75,7 +75,7 @@ def execute_runs(
     kept: Collection[str] = (),
 ) -> None:
     """Run every scheduled side in order, but those `kept` (finished before an A/B was
-    interrupted). Without the first run's results the pins it records are missing, so the
+    interrupted). Without the first run's results the pins it tunes are missing, so the
     other runs are skipped (and reported as failed). The first run to time a cell chooses
     its timer for every later run (the timers file); in an A/B of the variant, for its
     twin's runs too, so neither side is timed by a timer the other was not."""
@@ -125,13 +125,13 @@ def execute_runs(
         echo(f"[{run.position}/{len(manifest.runs)}] {label}: {state} ({wall:.1f} s)")
         if has_results:
             _record_timers(timers_path, run_dir / RESULTS_NAME, pairs)
-        if run.pins_mode == "record" and not has_results:
+        if run.name == manifest.runs[0].name and not has_results:
             if code == EXIT_USAGE:
                 raise UserError(
                     f"the first run ({run.name}) rejected its input: {_last_line(request.log_path)}"
                     f" (log: {request.log_path})"
                 )
-            skip_reason = f"the first run ({run.name}), which records the pins, left no results"
+            skip_reason = f"the first run ({run.name}), which tunes the pins, left no results"
 
 
 def _record_timers(timers_path: Path, results_path: Path, pairs: Sequence[CellPair]) -> None:

@@ -24,6 +24,7 @@ from kernbench.execute.options import (
     load_options,
     save_options,
 )
+from kernbench.execute.pins import bench_pins_path
 from kernbench.execute.rounds import RunFolder, checked_plan, execute, planned_cells
 from kernbench.plan import Cell, parse_indices
 from kernbench.results import model as results_io
@@ -197,7 +198,7 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
         first_round=request.first_round,
         pins=pins,
         pins_mode=request.pins_mode or ("replay" if pins else "auto"),
-        project_pins=None if pins else bench_path.parent / "pins" / f"{bench.name}.json",
+        project_pins=None if pins else bench_pins_path(bench_path, bench.name),
         save_pins=request.save_pins,
         timers=request.timers.resolve() if request.timers is not None else None,
         hardware=request.hardware,

@@ -148,6 +148,11 @@ class PinsFile(BaseModel):
 PINS_FORMAT = FileFormat("pins file", PINS_VERSION, PinsFile)
 
 
+def bench_pins_path(bench_path: Path, bench_name: str) -> Path:
+    """The bench's own pins file, meant to be committed: what every run replays first."""
+    return Path(bench_path).parent / "pins" / f"{bench_name}.json"
+
+
 def load_pins(path: Path) -> dict[str, dict[str, Any]]:
     path = Path(path)
     if not path.exists():

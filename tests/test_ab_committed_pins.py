@@ -4,7 +4,6 @@ bench's committed data was measured with, and round 1 tunes only what they lack.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from test_ab_sides import FakeSides, write_bench

@@ -3,13 +3,13 @@
 Per round, one fresh `python -m kernbench.execute.side` process per side (A, B and, with
 A/A, A' as AA1), each with its own environment and its own run folder, started together.
 For each cell in plan order: A prepares it first (in round 1 it tunes the pin the A/B's
-pins file lacks, which the other sides then replay), then the others; then the sides take their turns in the order
-`interleave.turn_order` gives. (In an A/B of the variant a cell is a pair, and each side
-prepares and times its own variant's cell of it: `ab.pairing`.) The parent asks one side
-for a turn and waits for its answer before asking the next, so only one side runs at a
-time; each turn's start and end are kept. A side that dies, or gives no answer within
-the cell timeout, is killed: its cells fail from there on (its variant gets no verdict),
-the other sides go on.
+pins file lacks, which the other sides then replay), then the others; then the sides
+take their turns in the order `interleave.turn_order` gives. (In an A/B of the variant
+a cell is a pair, and each side prepares and times its own variant's cell of it:
+`ab.pairing`.) The parent asks one side for a turn and waits for its answer before
+asking the next, so only one side runs at a time; each turn's start and end are kept. A
+side that dies, or gives no answer within the cell timeout, is killed: its cells fail
+from there on (its variant gets no verdict), the other sides go on.
 """
 
 from __future__ import annotations

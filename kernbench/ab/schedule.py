@@ -28,7 +28,7 @@ from kernbench.results.jsonio import FileFormat
 
 MANIFEST_NAME = "ab-run.json"
 MANIFEST_VERSION = 2
-PINS_NAME = "pins.json"  # the A/B folder's pins: round 1's A records, every other side replays
+PINS_NAME = "pins.json"  # the A/B folder's pins: the bench's, and what round 1 tunes (ADR 0068)
 
 Side = Literal["A", "B", "AA1", "AA2"]
 PinsMode = Literal["record", "replay", "auto"]

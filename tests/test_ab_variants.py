@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from kernbench import cli
 from kernbench.ab.pairing import as_pair, pair_cells
 from kernbench.ab.run import resume_ab, run_ab
-from kernbench.ab.schedule import interleaved_schedule, schedule
+from kernbench.ab.schedule import add_round, interleaved_schedule, schedule
 from kernbench.ab.sides import SideRequest
 from kernbench.commands import run as run_command
 from kernbench.errors import EXIT_OK, SpecError, UserError
@@ -85,6 +85,17 @@ def test_b_records_its_own_pins_in_its_first_run_and_replays_after():
         assert set(modes.values()) == {"replay"}
         plain = make(3, "0", "1", True)
         assert [r.pins_mode for r in plain] == ["auto"] + ["replay"] * (len(plain) - 1)
+
+
+def test_a_round_added_to_an_ab_of_two_variants_replays_on_both_sides():
+    from ab_fixtures.build import manifest
+
+    plan = manifest(rounds=2).model_copy(update={
+        "switch": "variant", "a": "fast", "b": "slow", "schedule": "interleaved",
+        "runs": interleaved_schedule(2, "fast", "slow", False, True)})
+    longer = add_round(plan)
+    assert longer.runs[:4] == plan.runs
+    assert [r.pins_mode for r in longer.runs[4:]] == ["replay", "replay"]
 
 
 @pytest.mark.parametrize(("ab", "field", "message"), [

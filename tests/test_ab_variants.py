@@ -246,3 +246,16 @@ def test_an_interleaved_ab_of_two_variants_finds_the_ten_percent_slower_one(tmp_
     b_side = results_io.load(outcome.folder / "r2_B" / "results.json")
     assert [c.id for c in b_side.cells] == ["slower/work_us=100", "slower/work_us=200"]
     assert {c.params["scale"] for c in b_side.cells} == {1.1}
+
+
+@pytest.mark.slow
+def test_a_sequential_ab_of_two_variants_runs_whole_sides_of_their_own_cells(tmp_path):
+    outcome = run_ab(str(write_bench(tmp_path)), device="cpu", out=tmp_path / "ab",
+                     schedule="sequential", rounds=2, echo=lambda _: None)
+    assert outcome.exit_code == 0 and outcome.report.schedule == "sequential"
+    assert [c.id for c in outcome.report.cells] == [
+        "base-vs-slower/work_us=100", "base-vs-slower/work_us=200"]
+    for side, variant in (("r1_A", "base"), ("r1_B", "slower"), ("r2_B", "slower")):
+        cells = results_io.load(outcome.folder / side / "results.json").cells
+        assert [c.id for c in cells] == [f"{variant}/work_us=100", f"{variant}/work_us=200"]
+    assert all(c.delta_pct > 0 for c in outcome.report.cells)

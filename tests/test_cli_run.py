@@ -117,8 +117,13 @@ def test_summarize_reads_the_gzipped_turns_of_a_committed_interleaved_ab(tmp_pat
     assert {c.verdict for c in committed.cells if not c.id.startswith("none/")} == {"slower"}
 
 
-@pytest.mark.parametrize("name", ["ab-gemm-variants-h200", "ab-gemm-variants-h200-run1"])
-def test_summarize_reproduces_the_committed_ab_of_two_variants(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize(("name", "a"), [
+    ("ab-gemm-variants-h200", "cublas"), ("ab-gemm-variants-h200-run1", "cublas"),
+    ("ab-gemm-variants-h200-isolated", "resident"),
+])
+def test_summarize_reproduces_the_committed_ab_of_two_variants(
+    tmp_path: Path, name: str, a: str
+) -> None:
     # cuBLAS (A) against the Triton GEMM (B), each pair of cells read under its pair's id.
     folder = tmp_path / "ab"
     shutil.copytree(REPO / "benches/data" / name, folder)
@@ -126,9 +131,9 @@ def test_summarize_reproduces_the_committed_ab_of_two_variants(tmp_path: Path, n
     (folder / "ab.json").unlink()
     assert runner.invoke(cli.app, ["summarize", str(folder)]).exit_code == EXIT_OK
     assert AB_FORMAT.read(folder / "ab.json") == committed
-    assert (committed.switch, committed.a, committed.b) == ("variant", "cublas", "triton")
+    assert (committed.switch, committed.a, committed.b) == ("variant", a, "triton")
     assert len(committed.cells) == 20
-    assert all(c.id.startswith("cublas-vs-triton/shape=") for c in committed.cells)
+    assert all(c.id.startswith(f"{a}-vs-triton/shape=") for c in committed.cells)
     assert not any(c.verdict == "faster" for c in committed.cells)
 
 

@@ -98,6 +98,37 @@ def test_the_collective_ops_are_named(tmp_path: Path) -> None:
     )
 
 
+def test_a_gemm_option_its_backend_does_not_read_is_an_error_at_its_variant(
+    tmp_path: Path,
+) -> None:
+    head = "name: b\ndescription: d\nkernel: gemm\naxes:\n  shape: [{M: 8, N: 8, K: 8}]\n"
+    text = head + "variants:\n  ok: {backend: torch, host: pinned}\n  bad: {host: pinned}\n"
+    assert load_bench_text(tmp_path, text).variants["bad"] == {"host": "pinned"}  # no backend
+    text += "  worse: {backend: numpy, host: pinned}\n"
+    assert error_of(tmp_path, text) == (
+        "9: variants.worse: gemm: backend numpy does not read host (it reads staging, autotune)"
+    )
+
+
+def test_a_factory_modules_own_options_rule_is_asked_of_each_variant(tmp_path: Path) -> None:
+    module = TYPED + (
+        "\n    def options_problem(options):\n"
+        "        if options.get('mode') == 'exact' and options.get('scale', 1.0) != 1.0:\n"
+        "            return 'exact mode takes no scale'\n"
+        "        return None\n"
+    )
+    text = bench("{mode: exact}").replace("typed_kb", "rule_kb")
+    text += "  scaled: {mode: exact, scale: 2.0}\n"
+    assert error_of(tmp_path, text, module, "rule_kb") == (
+        "8: variants.scaled: rule_kb:make: exact mode takes no scale")
+
+
+def load_bench_text(folder: Path, text: str):
+    path = folder / "bench.yaml"
+    path.write_text(text)
+    return load_bench(path)
+
+
 def test_a_gemm_option_its_backend_does_not_read_is_refused_when_the_kernel_is_made() -> None:
     with pytest.raises(ValueError, match=r"backend numpy does not read host \(it reads"):
         gemm.make(M=8, N=8, K=8, backend="numpy", host="pinned")

@@ -36,6 +36,20 @@ READS: dict[str, tuple[str, ...]] = {
 }
 
 
+def options_problem(options: Mapping[str, Any]) -> str | None:
+    """An option the backend does not read, or None. `validate` calls this with each
+    variant's options (one without a backend says nothing), `make` with each cell's."""
+    backend = options.get("backend")
+    if backend not in READS:
+        return None  # none named here, or unknown: the annotation check says which
+    unread = [name for name in ("staging", "host", "autotune")
+              if options.get(name) is not None and name not in READS[backend]]
+    if not unread:
+        return None
+    reads = ", ".join(READS[backend])
+    return f"backend {backend} does not read {', '.join(unread)} (it reads {reads})"
+
+
 def make(
     M: int,
     N: int,
@@ -53,12 +67,9 @@ def make(
         raise ValueError(f"unknown gemm backend {backend!r}; known: {', '.join(READS)}")
     options = {"staging": staging, "host": host, "autotune": autotune}
     given: dict[str, Any] = {name: value for name, value in options.items() if value is not None}
-    unread = [name for name in given if name not in READS[backend]]
-    if unread:
-        raise ValueError(
-            f"backend {backend} does not read {', '.join(unread)} "
-            f"(it reads {', '.join(READS[backend])})"
-        )
+    problem = options_problem({"backend": backend, **given})
+    if problem:
+        raise ValueError(problem)
     if backend == "torch":
         return gemm_cuda.make(M=M, N=N, K=K, dtype=dtype, device=device, **given)
     if backend == "triton":

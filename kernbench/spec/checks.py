@@ -27,6 +27,8 @@ SET_BY_THE_RUN = {
 }
 # `ab: {switch: variant}` (`kernbench ab --switch variant`): A and B run two variants.
 VARIANT_SWITCH = "variant"
+# What a kernel factory's module may name: its rule between a variant's options.
+OPTIONS_RULE = "options_problem"
 
 
 def bench_problem(bench: Bench) -> Problem | None:
@@ -143,8 +145,24 @@ def _ab_variants(bench: Bench) -> Problem | None:
 
 
 def factory_problem(bench: Bench, factory: Callable[..., object]) -> Problem | None:
-    """The names, then the values, the cells pass to the factory (ADR 0065)."""
-    return _keyword_problem(bench, factory) or _value_problem(bench, factory)
+    """The names, then the values, the cells pass to the factory (ADR 0065), then what
+    the factory's own rule says of each variant's options."""
+    return (_keyword_problem(bench, factory) or _value_problem(bench, factory)
+            or _variant_rule_problem(bench, factory))
+
+
+def _variant_rule_problem(bench: Bench, factory: Callable[..., object]) -> Problem | None:
+    """A rule between options (gemm's `host` only with `backend: torch`): the factory's
+    module may define `options_problem(options) -> str | None`, which is given each
+    variant's options alone (docs/kernels.md); a problem is an error at the variant."""
+    rule = getattr(inspect.getmodule(factory), OPTIONS_RULE, None)
+    if not callable(rule):
+        return None
+    for variant, options in bench.variants.items():
+        message = rule(dict(options))
+        if message:
+            return ("variants", variant), f"{bench.kernel_name}: {message}"
+    return None
 
 
 def _keyword_problem(bench: Bench, factory: Callable[..., object]) -> Problem | None:

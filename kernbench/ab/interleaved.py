@@ -268,7 +268,7 @@ def turn_cell(
                 timeout,
             )
             if reply is None or not reply.get("ok"):
-                why = by_side[turn.side].gone if reply is None else reply.get("reason")
+                why = side.gone if reply is None else reply.get("reason")
                 turns.reason = f"{turn.side}'s turn failed: {why}"
                 break
             turns.sides.append(turn.side)

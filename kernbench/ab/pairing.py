@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from kernbench.errors import UserError
 from kernbench.plan import Cell
 from kernbench.results.model import CellResult
-from kernbench.spec.checks import VARIANT_SWITCH
+from kernbench.spec.checks import VARIANT_SWITCH, unknown_ab_variant
+from kernbench.spec.models import Bench
 
 
 def switches_variant(switch: str) -> bool:
@@ -65,16 +66,11 @@ def pair_cells(
     return pairs, alone
 
 
-def check_variants(switch: str, a: str, b: str, variants: Sequence[str], bench: str) -> None:
-    """An A/B of the variant names two of the bench's variants."""
-    if not switches_variant(switch):
-        return
-    for flag, name in (("--a", a), ("--b", b)):
-        if name not in variants:
-            raise UserError(
-                f"{flag}: {name!r} is not a variant of bench {bench!r}; with --switch "
-                f"{VARIANT_SWITCH}, give two of: {', '.join(variants)}"
-            )
+def check_variants(switch: str, a: str, b: str, bench: Bench) -> None:
+    """An A/B of the variant names two of the bench's variants (`--a`, `--b`)."""
+    unknown = unknown_ab_variant(bench, a, b) if switches_variant(switch) else None
+    if unknown is not None:
+        raise UserError(f"--{unknown[0]}: {unknown[1]}")
 
 
 def side_cells(pairs: Sequence[CellPair], side: str) -> list[Cell]:
@@ -87,6 +83,13 @@ def side_indices(pairs: Sequence[CellPair], switch: str, side: str) -> tuple[int
     if not switches_variant(switch):
         return None
     return tuple(sorted(cell.index for cell in side_cells(pairs, side)))
+
+
+def twin_ids(pairs: Sequence[CellPair]) -> dict[str, str]:
+    """Each cell's id to its twin's, both ways (none in an A/B of an environment
+    variable, whose pairs are one cell)."""
+    twins = {pair.a.id: pair.b.id for pair in pairs if pair.a is not pair.b}
+    return twins | {b: a for a, b in twins.items()}
 
 
 def as_pair(cell: CellResult, switch: str, a: str, b: str) -> CellResult:

@@ -103,7 +103,7 @@ def resolve_settings(
         raise UserError(f"--schedule: {chosen['schedule']!r} is not one of {', '.join(SCHEDULES)}")
     if chosen["a"] == chosen["b"]:
         raise UserError(f"--a/--b: both sides would set {switch}={chosen['a']}")
-    check_variants(switch, chosen["a"], chosen["b"], list(bench.variants), bench.name)
+    check_variants(switch, chosen["a"], chosen["b"], bench)
     if rounds is not None:
         chosen["rounds"], chosen["max_rounds"] = parse_rounds(rounds)
     if not 2 <= chosen["rounds"] <= 100:

@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,10 +24,10 @@ from kernbench.ab.outcomes import (
     STATUS_NAME,
     SideStatus,
 )
-from kernbench.ab.pairing import CellPair, side_indices
+from kernbench.ab.pairing import CellPair, side_indices, twin_ids
 from kernbench.ab.schedule import PINS_NAME, AbManifest, SideRun, side_env, side_options
 from kernbench.errors import EXIT_OK, EXIT_USAGE, UserError
-from kernbench.execute.cell_timers import TIMERS_NAME, read_timers, record_timers
+from kernbench.execute.cell_timers import TIMERS_NAME, record_timers
 from kernbench.execute.options import RunOptions
 from kernbench.execute.pins import save_pins
 from kernbench.results.jsonio import write_json
@@ -88,10 +88,11 @@ def execute_runs(
     # Rebuilt, in schedule order, from the sides that stay (kept, or of other rounds): the
     # sides run now are timed like them, whatever sides cleared by a resume had chosen.
     timers_path = folder / TIMERS_NAME
+    twins = twin_ids(pairs)
     write_json(timers_path, {})
     for run in manifest.runs:
         if run.name in kept or (chosen is not None and run.round not in chosen):
-            _record_timers(timers_path, folder / run.name / RESULTS_NAME, pairs)
+            _record_timers(timers_path, folder / run.name / RESULTS_NAME, twins)
     for run in manifest.runs:
         if chosen is not None and run.round not in chosen:
             continue
@@ -124,7 +125,7 @@ def execute_runs(
         state = "ok" if code == EXIT_OK else ("no results" if not has_results else "some failed")
         echo(f"[{run.position}/{len(manifest.runs)}] {label}: {state} ({wall:.1f} s)")
         if has_results:
-            _record_timers(timers_path, run_dir / RESULTS_NAME, pairs)
+            _record_timers(timers_path, run_dir / RESULTS_NAME, twins)
         if run.name == manifest.runs[0].name and not has_results:
             if code == EXIT_USAGE:
                 raise UserError(
@@ -134,20 +135,11 @@ def execute_runs(
             skip_reason = f"the first run ({run.name}), which tunes the pins, left no results"
 
 
-def _record_timers(timers_path: Path, results_path: Path, pairs: Sequence[CellPair]) -> None:
+def _record_timers(timers_path: Path, results_path: Path, twins: Mapping[str, str]) -> None:
     try:
-        record_timers(timers_path, load_results(results_path))
+        record_timers(timers_path, load_results(results_path), twins)
     except (UserError, OSError, ValueError):
-        return  # a side whose results cannot be read is reported by the analysis
-    timers = read_timers(timers_path)
-    shared = dict(timers)
-    for pair in pairs:
-        chosen = timers.get(pair.a.id) or timers.get(pair.b.id)
-        if chosen is not None:
-            shared.setdefault(pair.a.id, chosen)
-            shared.setdefault(pair.b.id, chosen)
-    if shared != timers:
-        write_json(timers_path, dict(sorted(shared.items())))
+        pass  # a side whose results cannot be read is reported by the analysis
 
 
 def _last_line(path: Path) -> str:

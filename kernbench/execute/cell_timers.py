@@ -38,13 +38,18 @@ def read_timers(path: Path) -> dict[str, str]:
     return data
 
 
-def record_timers(path: Path, results: Results) -> None:
-    """Add to the timers file each cell of `results` it does not name yet: its timer."""
+def record_timers(path: Path, results: Results, twins: Mapping[str, str] | None = None) -> None:
+    """Add to the timers file each cell of `results` it does not name yet: its timer; and
+    the same timer for the cell's twin (`twins`, by id: an A/B of two variants times a
+    pair's two cells one way)."""
     timers = read_timers(path) if Path(path).exists() else {}
     for cell in results.cells:
         timed = [r.timer for r in cell.rounds if r.status == "ok" and r.timer in TIMERS]
-        if timed and cell.id not in timers:
-            timers[cell.id] = timed[0]
+        if not timed:
+            continue
+        for cell_id in (cell.id, (twins or {}).get(cell.id)):
+            if cell_id is not None and cell_id not in timers:
+                timers[cell_id] = timed[0]
     write_json(path, dict(sorted(timers.items())))
 
 

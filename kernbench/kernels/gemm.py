@@ -42,8 +42,9 @@ def options_problem(options: Mapping[str, Any]) -> str | None:
     backend = options.get("backend")
     if backend not in READS:
         return None  # none named here, or unknown: the annotation check says which
-    unread = [name for name in ("staging", "host", "autotune")
-              if options.get(name) is not None and name not in READS[backend]]
+    read_by_some = {name for names in READS.values() for name in names}
+    unread = [name for name, value in options.items()
+              if name in read_by_some and value is not None and name not in READS[backend]]
     if not unread:
         return None
     reads = ", ".join(READS[backend])

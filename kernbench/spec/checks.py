@@ -130,15 +130,23 @@ def _variant_options(bench: Bench) -> Problem | None:
     return None
 
 
+def unknown_ab_variant(bench: Bench, a: str, b: str) -> tuple[str, str] | None:
+    """With switch `variant`: the side (`a` or `b`) that names none of the bench's
+    variants, and the message; `validate` and `kernbench ab --a/--b` both ask."""
+    for side, name in (("a", a), ("b", b)):
+        if name not in bench.variants:
+            return side, (f"{name!r} is not a variant of bench {bench.name!r}; with switch "
+                          f"{VARIANT_SWITCH}, a and b name two of: {', '.join(bench.variants)}")
+    return None
+
+
 def _ab_variants(bench: Bench) -> Problem | None:
     """An A/B of the variant names two of the bench's variants."""
     if bench.ab is None or bench.ab.switch != VARIANT_SWITCH:
         return None
-    for side in ("a", "b"):
-        name = getattr(bench.ab, side)
-        if name not in bench.variants:
-            return ("ab", side), (f"{name!r} is not a variant; with switch {VARIANT_SWITCH}, "
-                                  f"a and b name two of: {', '.join(bench.variants)}")
+    unknown = unknown_ab_variant(bench, bench.ab.a, bench.ab.b)
+    if unknown is not None:
+        return ("ab", unknown[0]), unknown[1]
     if bench.ab.a == bench.ab.b:
         return ("ab", "b"), f"a and b are both {bench.ab.a!r}; name two variants"
     return None

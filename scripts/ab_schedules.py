@@ -4,7 +4,7 @@
     python scripts/ab_schedules.py table --reference REF.json NAME=FOLDER ... [--min-us 30]
 
 `pack` copies an A/B folder without its journals, task files and lock, with each side's
-results and each round's turns gzipped (deterministic bytes) and the paths the A/B wrote
+results and each round's turns packed with xz (deterministic bytes) and the paths the A/B wrote
 into its files made relative to its folder or the project: `kernbench summarize DEST`
 still rebuilds ab.json.
 `table` prints, per cell, the true effect and its 95% interval (scripts/ab_reference.py)
@@ -29,7 +29,7 @@ from typing import Any
 
 from kernbench.ab.schedule import load_manifest
 from kernbench.results.ab import AB_FORMAT, AbCell
-from kernbench.results.jsonio import read_json, write_gzip_json, write_json
+from kernbench.results.jsonio import read_json, write_json, write_packed_json
 
 NO_EFFECT_PCT = 0.5
 CALLED_PCT = 1.0
@@ -41,16 +41,16 @@ def pack(source: Path, dest: Path) -> None:
     unpacked = shutil.ignore_patterns("journal", "tasks", "logs", "run.lock")
     shutil.copytree(source, dest, ignore=unpacked)
     made_in, project = where_made(dest)
-    for path in [*dest.rglob("*.json"), *dest.rglob("*.json.gz")]:
+    for path in [*dest.rglob("*.json"), *dest.rglob("*.json.xz"), *dest.rglob("*.json.xz")]:
         data = relative(read_json(path), made_in, project)
         raw = path.suffix == ".json"
         if raw and (path.name == "results.json" or path.name.endswith("_turns.json")):
-            write_gzip_json(path.with_suffix(".json.gz"), data)
+            write_packed_json(path.with_suffix(".json.xz"), data)
             path.unlink()
         elif raw:
             write_json(path, data)
         else:
-            write_gzip_json(path, data)
+            write_packed_json(path, data)
 
 
 def where_made(folder: Path) -> tuple[str, str]:

@@ -44,7 +44,7 @@ smi=$!
     echo "sweep exit $?"
     cp "$pins" "$out/pins.json"
     python3 scripts/round_spread.py /tmp/gemm/results.json --out "$out/spread.json" \
-      --against benches/data/milestone-1h-gemm.json.gz
+      --against benches/data/milestone-1h-gemm.json.xz
     tar czf "$out/gemm.tgz" -C /tmp gemm
   fi
   if [ "${FIDELITY:-0}" = 1 ]; then

@@ -20,7 +20,7 @@ out=${1:?OUT_DIR}
 shift
 mkdir -p "$out"
 source scripts/gpu_env.sh
-committed=benches/data/milestone-1h-gemm.json.gz
+committed=benches/data/milestone-1h-gemm.json.xz
 bench=milestone-1h-gemm
 pins=benches/pins/milestone-1h-gemm.json
 if [ -n "${TIMER_SET:-}" ]; then  # pins are found beside the bench file: copied along

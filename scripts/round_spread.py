@@ -6,7 +6,7 @@ For the resident and Triton cells whose median is at least `--min-us`, prints th
 of each cell's round medians (max / min - 1: median, 90th percentile, maximum, the worst
 cells) and, with `--against`, how far each cell's median moved between the two files
 (the share within 2% and 5%, the worst cells). Both files are results.json or
-results.json.gz as kernbench writes them; `--out` writes the same numbers as JSON.
+results.json.xz as kernbench writes them; `--out` writes the same numbers as JSON.
 """
 
 from __future__ import annotations

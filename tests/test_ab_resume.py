@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import gzip
 import json
+import lzma
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -86,17 +88,21 @@ def test_a_sequential_ab_resumes_from_its_finished_sides(tmp_path: Path) -> None
     assert [c.verdict for c in report.cells] == ["slower"] * 4
 
 
-def test_a_packed_folder_resumes_with_its_gzipped_sides(tmp_path: Path) -> None:
-    # A committed A/B keeps each side's results gzipped (scripts/ab_schedules.py pack);
-    # resuming a copy of it (scripts/gpu_ab.sh nccl-proto-resume) keeps those sides.
+@pytest.mark.parametrize(("suffix", "compress"), [(".xz", lzma.compress), (".gz", gzip.compress)])
+def test_a_packed_folder_resumes_with_its_packed_sides(
+    tmp_path: Path, suffix: str, compress: Callable[[bytes], bytes]
+) -> None:
+    # A committed A/B keeps each side's results packed (scripts/ab_schedules.py pack: xz;
+    # older folders gzip); resuming a copy of it (scripts/gpu_ab.sh nccl-proto-resume)
+    # keeps those sides.
     folder, _ = interrupted_sequential(tmp_path, stop="r2_A")
     for plain in folder.glob("*/results.json"):
-        plain.with_suffix(".json.gz").write_bytes(gzip.compress(plain.read_bytes()))
+        plain.with_name("results.json" + suffix).write_bytes(compress(plain.read_bytes()))
         plain.unlink()
     sides = Sides()
     assert resume_ab(folder, run_side=sides, echo=lambda line: None).exit_code == EXIT_OK
     assert sides.ran == ["r2_A", "r3_A", "r3_B"]
-    assert (folder / "r1_B" / "results.json.gz").is_file()
+    assert (folder / "r1_B" / f"results.json{suffix}").is_file()
 
 
 def test_the_recording_side_cut_short_runs_again_first(tmp_path: Path) -> None:

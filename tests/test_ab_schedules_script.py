@@ -41,7 +41,7 @@ def unpacked(tmp_path: Path) -> Path:
     paths, a lock and a journal."""
     folder = tmp_path / "raw"
     shutil.copytree(RUN9, folder)
-    for packed in folder.rglob("*.json.gz"):
+    for packed in folder.rglob("*.json.xz"):
         write_json(packed.with_suffix(""), absolute(read_json(packed)))
         packed.unlink()
     for path in [folder / "ab-run.json", *folder.glob("*/run.json")]:
@@ -52,16 +52,16 @@ def unpacked(tmp_path: Path) -> Path:
     return folder
 
 
-def test_pack_gzips_results_and_turns_and_makes_the_machines_paths_relative(
+def test_pack_packs_results_and_turns_and_makes_the_machines_paths_relative(
     tmp_path: Path,
 ) -> None:
     dest = tmp_path / "packed"
     ab_schedules.pack(unpacked(tmp_path), dest)
     assert not (dest / "run.lock").exists() and not (dest / "r1_A" / "journal").exists()
     assert not list(dest.rglob("results.json")) and not list(dest.glob("r*_turns.json"))
-    assert len(list(dest.glob("r*_turns.json.gz"))) == 6
+    assert len(list(dest.glob("r*_turns.json.xz"))) == 6
     # the same bytes as the committed pack, paths relative again: a re-pack shows no change
-    for packed in [*RUN9.rglob("*.json.gz"), *RUN9.rglob("*.json")]:
+    for packed in [*RUN9.rglob("*.json.xz"), *RUN9.rglob("*.json")]:
         assert (dest / packed.relative_to(RUN9)).read_bytes() == packed.read_bytes()
     committed = AB_FORMAT.read(RUN9 / "ab.json")
     (dest / "ab.json").unlink()

@@ -102,12 +102,12 @@ def test_summarize_reproduces_the_committed_h200_ab(tmp_path: Path, name: str) -
     assert all(c["aa_p"] is not None for c in cells)
 
 
-def test_summarize_reads_the_gzipped_turns_of_a_committed_interleaved_ab(tmp_path: Path) -> None:
-    # Run 7 of the known-effect A/B (docs/ab-schedules.md): each round's turns gzipped.
+def test_summarize_reads_the_packed_turns_of_a_committed_interleaved_ab(tmp_path: Path) -> None:
+    # Run 7 of the known-effect A/B (docs/ab-schedules.md): each round's turns packed.
     folder = tmp_path / "ab"
     shutil.copytree(REPO / "benches/data/ab-schedules-h200/known-interleaved-5ms-run7", folder)
     assert sorted(p.name for p in folder.glob("r*_turns.*")) == [
-        f"r{k}_turns.json.gz" for k in range(1, 7)]
+        f"r{k}_turns.json.xz" for k in range(1, 7)]
     committed = AB_FORMAT.read(folder / "ab.json")
     (folder / "ab.json").unlink()
     assert runner.invoke(cli.app, ["summarize", str(folder)]).exit_code == EXIT_OK
@@ -209,7 +209,7 @@ def test_the_run_summary_counts_unsteady_cells(tmp_path: Path, capsys) -> None:
     from kernbench.commands.run import report
     from kernbench.results.model import load
 
-    results = load(Path(__file__).resolve().parents[1] / "docs" / "steady" / "floor-sweep.json.gz")
+    results = load(Path(__file__).resolve().parents[1] / "docs" / "steady" / "floor-sweep.json.xz")
     unsteady = sum(bool(c.unsteady) for c in results.cells)
     assert report(results, tmp_path) == EXIT_OK
     lines = capsys.readouterr().out.splitlines()

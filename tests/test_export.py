@@ -16,7 +16,7 @@ from kernbench.render.export import export, rows
 from kernbench.results import model as results_io
 
 REPO = Path(__file__).resolve().parents[1]
-GEMM = REPO / "benches" / "data" / "milestone-1h-gemm.json.gz"
+GEMM = REPO / "benches" / "data" / "milestone-1h-gemm.json.xz"
 CCL = REPO / "benches" / "data" / "milestone-1h-ccl.json"
 
 

@@ -49,7 +49,7 @@ def test_fast_mode_redraws_the_committed_figures(
 def test_committed_data_names_the_h200() -> None:
     from kernbench.results import model as results
 
-    gemm = results.load(REPO / "benches/data/milestone-1h-gemm.json.gz")
+    gemm = results.load(REPO / "benches/data/milestone-1h-gemm.json.xz")
     assert gemm.provenance["device_name"] == "NVIDIA H200"
     assert all(cell.status == "ok" for cell in gemm.cells)
     triton = [c for c in gemm.cells if c.variant == "triton"]

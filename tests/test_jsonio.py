@@ -24,7 +24,13 @@ from kernbench.errors import EXIT_USAGE, UserError
 from kernbench.execute.pins import load_pins, save_pins
 from kernbench.results import model as results_io
 from kernbench.results.ab import AB_VERSION
-from kernbench.results.jsonio import FileFormat, read_json, write_gzip_json, write_json
+from kernbench.results.jsonio import (
+    FileFormat,
+    plain_or_packed,
+    read_json,
+    write_json,
+    write_packed_json,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "benches/data"
@@ -136,16 +142,6 @@ def test_a_missing_file_is_named(tmp_path: Path) -> None:
     assert _one_line_error(excinfo) == f"{tmp_path / 'gone.json'}: point file not found"
 
 
-def test_a_truncated_gzip_gives_one_line(tmp_path: Path) -> None:
-    whole = tmp_path / "whole.json.gz"
-    write_gzip_json(whole, {"schema_version": 2, "x": 1.0, "y": 2.0, "pad": list(range(999))})
-    cut = tmp_path / "cut.json.gz"
-    cut.write_bytes(whole.read_bytes()[:-40])
-    with pytest.raises(UserError) as excinfo:
-        read_json(cut, "results file")
-    assert _one_line_error(excinfo).startswith(f"{cut}: not a readable results file:")
-
-
 def test_a_plain_file_named_gz_gives_one_line(tmp_path: Path) -> None:
     path = _write(tmp_path / "plain.json.gz", {"schema_version": 2})
     with pytest.raises(UserError) as excinfo:
@@ -153,15 +149,38 @@ def test_a_plain_file_named_gz_gives_one_line(tmp_path: Path) -> None:
     assert "not a readable point file" in _one_line_error(excinfo)
 
 
-def test_writing_is_sorted_and_gzip_is_deterministic(tmp_path: Path) -> None:
+@pytest.mark.parametrize("suffix", [".xz", ".gz"])
+def test_a_packed_file_reads_back_and_a_cut_one_gives_one_line(
+    tmp_path: Path, suffix: str
+) -> None:
+    data = {"schema_version": 2, "x": 1.0, "y": 2.0, "pad": list(range(999))}
+    whole = tmp_path / f"whole.json{suffix}"
+    write_packed_json(whole, data)
+    assert read_json(whole) == data
+    assert plain_or_packed(tmp_path / "whole.json") == whole
+    assert plain_or_packed(tmp_path / "other.json") is None
+    cut = tmp_path / f"cut.json{suffix}"
+    cut.write_bytes(whole.read_bytes()[:-40])
+    with pytest.raises(UserError) as excinfo:
+        read_json(cut, "results file")
+    assert _one_line_error(excinfo).startswith(f"{cut}: not a readable results file:")
+
+
+def test_a_packed_file_needs_a_packed_suffix(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="a packed file ends in .xz or .gz"):
+        write_packed_json(tmp_path / "p.json", {})
+
+
+def test_writing_is_sorted_and_packing_is_deterministic(tmp_path: Path) -> None:
     POINT.write(tmp_path / "p.json", Point(y=2.0, x=1.0))
     text = (tmp_path / "p.json").read_text()
     assert text.index('"schema_version"') < text.index('"x"') < text.index('"y"')
     assert list(tmp_path.iterdir()) == [tmp_path / "p.json"]  # no temp file left behind
     write_json(tmp_path / "a.json", {"b": 1})
-    for name in ("one.json.gz", "two.json.gz"):
-        write_gzip_json(tmp_path / name, {"b": 1, "a": [1.5]})
+    for name in ("one.json.gz", "two.json.gz", "one.json.xz", "two.json.xz"):
+        write_packed_json(tmp_path / name, {"b": 1, "a": [1.5]})
     assert (tmp_path / "one.json.gz").read_bytes() == (tmp_path / "two.json.gz").read_bytes()
+    assert (tmp_path / "one.json.xz").read_bytes() == (tmp_path / "two.json.xz").read_bytes()
     assert json.loads(gzip.decompress((tmp_path / "one.json.gz").read_bytes())) == {
         "a": [1.5], "b": 1
     }
@@ -206,7 +225,7 @@ def test_pins_files_go_through_the_policy(tmp_path: Path) -> None:
 
 
 def test_the_committed_gemm_sweep_migrates() -> None:
-    gemm = results_io.load(DATA / "milestone-1h-gemm.json.gz")
+    gemm = results_io.load(DATA / "milestone-1h-gemm.json.xz")
     assert gemm.schema_version == results_io.SCHEMA_VERSION
     assert gemm.provenance["device_name"] == "NVIDIA H200" and gemm.fits == {}
 

@@ -15,7 +15,7 @@ DATA = REPO / "benches" / "data"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["milestone-1h-gemm.json.gz", "milestone-1h-ccl.json"])
+@pytest.mark.parametrize("name", ["milestone-1h-gemm.json.xz", "milestone-1h-ccl.json"])
 def test_the_committed_h200_data_gets_both_pages_with_every_figure_embedded(name, tmp_path):
     results = results_io.load(DATA / name)
     md, html = report_results(results, tmp_path)
@@ -31,7 +31,7 @@ def test_the_committed_h200_data_gets_both_pages_with_every_figure_embedded(name
 
 
 def test_flags_and_failures_are_shown(tmp_path):
-    results = results_io.load(DATA / "milestone-1h-gemm.json.gz")
+    results = results_io.load(DATA / "milestone-1h-gemm.json.xz")
     cells = list(results.cells)
     cells[0] = cells[0].model_copy(update={"status": "failed", "reason": "boom: out of memory",
                                            "summary": None})
@@ -49,21 +49,21 @@ def _markdown(results, folder: Path) -> str:
 
 
 def test_the_timer_line_names_the_duty_the_rounds_recorded(tmp_path):
-    isolated = _markdown(results_io.load(DATA / "milestone-1h-gemm.json.gz"), tmp_path / "i")
+    isolated = _markdown(results_io.load(DATA / "milestone-1h-gemm.json.xz"), tmp_path / "i")
     assert "; isolated duty (an idle gap before each sample)" in isolated
     assert "| settled |" not in isolated  # isolated samples do not settle
     before = _markdown(results_io.load(DATA / "ab-schedules-h200" / "tf32-sequential-run1" /
-                                       "r1_A" / "results.json.gz"), tmp_path / "b")
+                                       "r1_A" / "results.json.xz"), tmp_path / "b")
     assert "; duty not recorded (measured before kernbench recorded it)" in before
     cpu = _markdown(results_io.load(DATA / "ab-schedules-cpu" / "ab-drift-interleaved" /
-                                    "r1_A" / "results.json.gz"), tmp_path / "c")
+                                    "r1_A" / "results.json.xz"), tmp_path / "c")
     assert "duty" not in cpu
     ccl = _markdown(results_io.load(DATA / "milestone-1h-ccl.json"), tmp_path / "n")
     assert "; sustained duty (back to back, no settle phase recorded)" in ccl
 
 
 def test_sustained_cells_show_how_many_of_their_settle_phases_settled(tmp_path):
-    results = results_io.load(REPO / "docs" / "steady" / "floor-sweep.json.gz")
+    results = results_io.load(REPO / "docs" / "steady" / "floor-sweep.json.xz")
     cell = results.cells[0]
     in_turns = {"settled": False, "seconds": 0.6, "calls": 90, "turns_settled": 3,
                 "turn_settle_blocks": [3, 3, 5, 4]}

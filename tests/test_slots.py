@@ -170,7 +170,7 @@ def test_the_committed_29_us_cells_lose_their_start_slot_offset() -> None:
 def test_a_version_2_report_reads_as_measured_with_its_turns_summarized(tmp_path: Path) -> None:
     folder = Path(__file__).resolve().parent.parent / "benches/data/ab-tf32-h200-interleaved"
     data = json.loads((folder / "ab.json").read_text())
-    turns = read_json(folder / "r1_turns.json.gz")["cells"]
+    turns = read_json(folder / "r1_turns.json.xz")["cells"]
     data["schema_version"] = 2
     for cell in data["cells"]:
         cell.pop("slot_effects_pct")

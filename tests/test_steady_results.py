@@ -86,7 +86,7 @@ def test_unsteady_bars_are_dotted_and_named_in_the_legend() -> None:
     from kernbench.render import figure_data, style
     from kernbench.results.model import load
 
-    results = load(Path(__file__).parent.parent / "benches/data/milestone-1h-gemm.json.gz")
+    results = load(Path(__file__).parent.parent / "benches/data/milestone-1h-gemm.json.xz")
     for cell in results.cells:
         cell.unsteady = False
     plain = figure_data(results, "throughput")

@@ -11,7 +11,7 @@ from kernbench.ab.schedule import AbManifest
 from kernbench.errors import UserError
 from kernbench.results import model as results
 from kernbench.results.ab import TURNS_FORMAT, RoundTurns
-from kernbench.results.jsonio import FileFormat
+from kernbench.results.jsonio import FileFormat, plain_or_packed
 
 RESULTS_NAME = "results.json"
 LOG_NAME = "log.txt"
@@ -36,10 +36,8 @@ def load_outcomes(folder: Path, manifest: AbManifest) -> dict[str, RunOutcome]:
 
 
 def load_outcome(run_dir: Path) -> RunOutcome:
-    path = run_dir / RESULTS_NAME
-    if not path.is_file():  # committed A/B folders keep each side's raw samples gzipped
-        path = run_dir / f"{RESULTS_NAME}.gz"
-    if path.is_file():
+    path = plain_or_packed(run_dir / RESULTS_NAME)  # committed A/B folders keep them packed
+    if path is not None:
         try:
             return RunOutcome(results.load(path))
         except UserError as exc:
@@ -82,7 +80,7 @@ def _why_no_results(run_dir: Path) -> str:
 
 
 def side_finished(run_dir: Path) -> bool:
-    """Whether a side left its whole results (failed cells included; plain or gzipped, as a
+    """Whether a side left its whole results (failed cells included; plain or packed, as a
     committed folder keeps them): an interrupted A/B keeps it; a side without them is run
     again from scratch."""
     outcome = load_outcome(Path(run_dir))
@@ -108,13 +106,9 @@ def turns_path(folder: Path, round_: int) -> Path:
 
 
 def found_turns(folder: Path, round_: int) -> Path | None:
-    """A round's turns file, plain or gzipped (committed A/B folders keep it gzipped, as
-    the sides' results); None when the round left none."""
-    path = turns_path(folder, round_)
-    for candidate in (path, path.with_name(path.name + ".gz")):
-        if candidate.is_file():
-            return candidate
-    return None
+    """A round's turns file, plain or packed (as committed A/B folders keep it, and the
+    sides' results); None when the round left none."""
+    return plain_or_packed(turns_path(folder, round_))
 
 
 def load_turns(folder: Path, manifest: AbManifest) -> dict[int, RoundTurns]:

@@ -48,7 +48,7 @@ def render_command(
 
 
 def export_command(
-    results: Annotated[Path, typer.Argument(help="A results file (.json or .json.gz).")],
+    results: Annotated[Path, typer.Argument(help="A results file (.json, .json.xz or .json.gz).")],
     fmt: Annotated[
         str, typer.Option("--format", help="csv or json (a row per cell and round), or bench "
                           "(CI trackers' name/unit/value list).")

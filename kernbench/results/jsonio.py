@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import lzma
 import os
 import tempfile
 import zlib
@@ -72,13 +73,32 @@ class FileFormat(Generic[Model]):
         write_json(path, value.model_dump(mode="json"))
 
 
+# Committed data with raw samples is packed: `.xz` (a third smaller than gzip on these
+# files, which keeps the repository small enough to carry to a GPU machine); `.gz` is
+# still read (older data, users' files).
+PACKED_SUFFIXES = (".xz", ".gz")
+
+
 def read_text(path: Path) -> str:
-    """A file's text, plain or gzipped (`.gz`: committed sweeps with raw samples)."""
+    """A file's text, plain or packed (`.xz` or `.gz`: committed data with raw samples)."""
     path = Path(path)
+    if path.suffix == ".xz":
+        with lzma.open(path, "rt") as handle:
+            return handle.read()
     if path.suffix == ".gz":
         with gzip.open(path, "rt") as handle:
             return handle.read()
     return path.read_text()
+
+
+def plain_or_packed(path: Path) -> Path | None:
+    """`path` if it exists, else its packed copy (`path.xz`, `path.gz`); None if neither:
+    committed folders keep their large JSON files packed under the plain file's name."""
+    path = Path(path)
+    for candidate in (path, *(path.with_name(path.name + s) for s in PACKED_SUFFIXES)):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def read_json(path: Path, what: str = "file") -> Any:
@@ -91,7 +111,8 @@ def read_json(path: Path, what: str = "file") -> Any:
         raise UserError(f"{path}: is a folder, not a {what}") from None
     except json.JSONDecodeError as exc:
         raise UserError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-    except (EOFError, gzip.BadGzipFile, zlib.error, UnicodeDecodeError) as exc:  # cut or binary
+    except (EOFError, gzip.BadGzipFile, zlib.error, lzma.LZMAError,
+            UnicodeDecodeError) as exc:  # cut or binary
         raise UserError(f"{path}: not a readable {what}: {exc}") from None
     except OSError as exc:  # unreadable: permissions, a device, a broken disk
         raise UserError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
@@ -127,11 +148,17 @@ def write_json(path: Path, data: Any) -> None:
         raise
 
 
-def write_gzip_json(path: Path, data: Any) -> None:
-    """Deterministic gzip (no name, mtime 0): the same data gives the same bytes."""
-    text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+def write_packed_json(path: Path, data: Any) -> None:
+    """`.xz` or `.gz` by the path's suffix, deterministic (gzip without name or mtime): the
+    same data gives the same bytes."""
+    text = (json.dumps(data, indent=1, sort_keys=True) + "\n").encode()
     path = Path(path)
+    if path.suffix not in PACKED_SUFFIXES:
+        raise ValueError(f"{path}: a packed file ends in {' or '.join(PACKED_SUFFIXES)}")
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".xz":
+        path.write_bytes(lzma.compress(text, preset=9 | lzma.PRESET_EXTREME))
+        return
     with open(path, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb",
                                                  mtime=0) as handle:
-        handle.write(text.encode())
+        handle.write(text)

@@ -10,7 +10,7 @@ Format history (bump SCHEMA_VERSION and add a step to RESULTS_FORMAT's `update_t
   4: `topology`: the world size and the hosts the ranks ran on (None in older files);
      each round's `gpu` (index, name, UUID) in a run spread over a host's GPUs.
 
-A results file may be gzipped (`.json.gz`); `load` reads both.
+A results file may be packed (`.json.xz` or `.json.gz`); `load` reads each.
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ def save(results: Results, path: Path) -> None:
 
 
 def load(path: Path) -> Results:
-    """A results file, plain or gzipped, migrated to the current version."""
+    """A results file, plain or packed, migrated to the current version."""
     return RESULTS_FORMAT.read(path)
 
 

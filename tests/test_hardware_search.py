@@ -10,12 +10,12 @@ import pytest
 from typer.testing import CliRunner
 
 from kernbench import cli
-from kernbench.errors import EXIT_USAGE, SpecError
+from kernbench.errors import EXIT_USAGE, SpecError, UserError
 from kernbench.execute import finish
 from kernbench.spec import discovery, hardware
 from kernbench.spec.loader import load_bench
 
-SHIPPED = ("cpu-generic", "h200", "h200-isolated")
+SHIPPED = ("cpu-generic", "h100", "h100-isolated", "h200", "h200-isolated")
 
 
 def write_profile(folder: Path, name: str, description: str) -> Path:
@@ -55,6 +55,12 @@ def test_the_shipped_profiles_are_found_outside_any_checkout(installed: Path) ->
     assert hardware.profile_dirs() == [hardware.packaged_hardware_dir()]
     assert set(hardware.load_profiles()) == set(SHIPPED)
     assert hardware.select_profile("AMD EPYC 9654", "cpu").name == "cpu-generic"
+    h100 = hardware.select_profile("NVIDIA H100 80GB HBM3", "cuda")
+    assert h100.name == "h100" and h100.memory_gbs.datasheet == 3350.0
+    assert hardware.select_profile(
+        "NVIDIA H100 80GB HBM3", "cuda", duty="isolated").name == "h100-isolated"
+    with pytest.raises(UserError, match="no hardware profile matches cuda device"):
+        hardware.select_profile("NVIDIA H100 PCIe", "cuda")  # other peaks: not the SXM's
 
 
 def test_project_then_config_path_then_shipped(
@@ -73,7 +79,7 @@ def test_project_then_config_path_then_shipped(
         hardware.packaged_hardware_dir(),
     ]
     profiles = hardware.load_profiles()
-    assert set(profiles) == {"h200", "h200-isolated", "lab-epyc", "cpu-generic"}
+    assert set(profiles) == {*SHIPPED, "lab-epyc"}
     assert profiles["h200"].description == "the project's own h200"
     assert profiles["lab-epyc"].description == "the site's EPYC"
     # validate sees every file, hidden or not.
@@ -108,10 +114,20 @@ def test_run_refuses_an_unknown_hardware_name_before_measuring(project: Path) ->
         axes: {us: [1]}
         """))
     result = CliRunner().invoke(
+        cli.app, ["run", "--bench", str(bench), "--device", "cpu", "--hardware", "b300"]
+    )
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr == ("unknown hardware profile 'b300'; known: cpu-generic, h100, "
+                             "h100-isolated, h200, h200-isolated\n")
+    assert not (project / "runs").exists()
+
+
+def test_run_refuses_another_devices_profile_before_measuring(project: Path) -> None:
+    bench = project / "benches" / "b.yaml"
+    bench.write_text("name: b\ndescription: d\nkernel: sleep\naxes: {us: [1]}\n")
+    result = CliRunner().invoke(
         cli.app, ["run", "--bench", str(bench), "--device", "cpu", "--hardware", "h100"]
     )
     assert result.exit_code == EXIT_USAGE
-    assert result.stderr == (
-        "unknown hardware profile 'h100'; known: cpu-generic, h200, h200-isolated\n"
-    )
+    assert result.stderr == "hardware profile 'h100' is for cuda devices; this run is on cpu\n"
     assert not (project / "runs").exists()

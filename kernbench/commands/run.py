@@ -180,8 +180,8 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
             "--save-pins: writes the bench's own pins file; with --pins FILE, "
             "use --pins-mode record (or auto) to write FILE"
         )
-    if request.hardware is not None:
-        hardware.named_profile(request.hardware)  # an unknown name fails before measuring
+    if request.hardware is not None:  # an unknown name, or another device's, fails early
+        hardware.device_profile(request.hardware, hardware.resolve_device(request.device))
     if request.timers is not None:
         read_timers(request.timers)  # a missing or malformed file fails before measuring
     bench_path = bench_path.resolve()

@@ -115,7 +115,7 @@ def select_profile(
     if profiles is None:
         profiles = load_profiles()
     if explicit is not None:
-        return named_profile(explicit, profiles)
+        return device_profile(explicit, kind, profiles)
     return duty_variant(_matched(device_name, kind, profiles), duty, profiles)
 
 
@@ -181,6 +181,18 @@ def named_profile(
         known = ", ".join(sorted(profiles)) or "(none)"
         raise UserError(f"unknown hardware profile {name!r}; known: {known}")
     return profiles[name]
+
+
+def device_profile(
+    name: str, kind: str, profiles: Mapping[str, HardwareProfile] | None = None
+) -> HardwareProfile:
+    """The profile called `name`, for a device of `kind`: a GPU's ceilings would make a
+    CPU run's utilization meaningless, and the other way round."""
+    profile = named_profile(name, profiles)
+    if profile.kind != kind:
+        raise UserError(f"hardware profile {name!r} is for {profile.kind} devices; "
+                        f"this run is on {kind}")
+    return profile
 
 
 def detect_device() -> str:

@@ -131,3 +131,14 @@ def test_run_refuses_another_devices_profile_before_measuring(project: Path) -> 
     assert result.exit_code == EXIT_USAGE
     assert result.stderr == "hardware profile 'h100' is for cuda devices; this run is on cpu\n"
     assert not (project / "runs").exists()
+
+
+def test_a_bench_naming_another_devices_profile_is_refused_at_its_line(project: Path) -> None:
+    bench = project / "benches" / "b.yaml"
+    bench.write_text("name: b\ndescription: d\nkernel: sleep\nhardware: h200\naxes: {us: [1]}\n")
+    result = CliRunner().invoke(cli.app, ["run", "--bench", str(bench), "--device", "cpu"])
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr.endswith("b.yaml:4: hardware: hardware profile 'h200' is for cuda "
+                                  "devices; this run is on cpu\n")
+    assert not (project / "runs").exists()
+    assert CliRunner().invoke(cli.app, ["validate", str(bench)]).exit_code == 0  # no device

@@ -3,8 +3,6 @@ metadata, read before the run writes anything; the committed data names both."""
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
 import shutil
 import subprocess
@@ -16,6 +14,7 @@ from kernbench.commands import run as run_command
 from kernbench.execute.options import RunOptions
 from kernbench.execute.rounds import RunFolder
 from kernbench.results import provenance
+from kernbench.results.jsonio import read_json
 from kernbench.spec.loader import load_bench
 
 REPO = Path(__file__).resolve().parent.parent
@@ -127,9 +126,7 @@ def test_the_committed_data_names_a_commit_and_a_version() -> None:
     files = committed_results()
     assert len(files) > 100
     for path in files:
-        opened = gzip.open(path, "rt") if path.suffix == ".gz" else path.open()
-        with opened as stream:
-            prov = json.load(stream)["provenance"]
+        prov = read_json(path)["provenance"]
         assert prov["kernbench"] == "0.1.0", path
         assert re.fullmatch(r"[0-9a-f]{40}", prov["git"]["commit"]), path
         if prov["git"]["dirty"] is None:  # filled in from the run records, and said so

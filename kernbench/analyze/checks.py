@@ -17,12 +17,15 @@ from kernbench.spec.models import Bench
 
 def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
     """What only the plan shows, as `PATH:LINE: field: message`: the hardware profile the
-    bench names exists, every metric computes on every cell (on `device`'s plan, or
-    without a device: every cell any device could have), and each figure fits the bench's
-    model and cells."""
+    bench names exists (and, on `device`, is one of its kind), every metric computes on
+    every cell (on `device`'s plan, or without a device: every cell any device could
+    have), and each figure fits the bench's model and cells."""
     if bench.hardware is not None:
         try:
-            hardware.named_profile(bench.hardware)
+            if device is None:
+                hardware.named_profile(bench.hardware)
+            else:
+                hardware.device_profile(bench.hardware, device)
         except SpecError:
             raise
         except UserError as exc:

@@ -29,7 +29,7 @@ from typing import Any
 
 from kernbench.ab.schedule import load_manifest
 from kernbench.results.ab import AB_FORMAT, AbCell
-from kernbench.results.jsonio import read_json, write_json, write_packed_json
+from kernbench.results.jsonio import PACKED_SUFFIXES, read_json, write_json, write_packed_json
 
 NO_EFFECT_PCT = 0.5
 CALLED_PCT = 1.0
@@ -41,7 +41,8 @@ def pack(source: Path, dest: Path) -> None:
     unpacked = shutil.ignore_patterns("journal", "tasks", "logs", "run.lock")
     shutil.copytree(source, dest, ignore=unpacked)
     made_in, project = where_made(dest)
-    for path in [*dest.rglob("*.json"), *dest.rglob("*.json.xz"), *dest.rglob("*.json.xz")]:
+    for path in [*dest.rglob("*.json"),
+                 *(p for suffix in PACKED_SUFFIXES for p in dest.rglob(f"*.json{suffix}"))]:
         data = relative(read_json(path), made_in, project)
         raw = path.suffix == ".json"
         if raw and (path.name == "results.json" or path.name.endswith("_turns.json")):

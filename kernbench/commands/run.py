@@ -180,8 +180,9 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
             "--save-pins: writes the bench's own pins file; with --pins FILE, "
             "use --pins-mode record (or auto) to write FILE"
         )
+    device = hardware.resolve_device(request.device)
     if request.hardware is not None:  # an unknown name, or another device's, fails early
-        hardware.device_profile(request.hardware, hardware.resolve_device(request.device))
+        hardware.device_profile(request.hardware, device)
     if request.timers is not None:
         read_timers(request.timers)  # a missing or malformed file fails before measuring
     bench_path = bench_path.resolve()
@@ -193,7 +194,7 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
         bench_path=bench_path,
         spec_hash=spec_hash(bench),
         spec=bench.model_dump(mode="json"),
-        device=hardware.resolve_device(request.device),
+        device=device,
         rounds=request.rounds or bench.rounds,
         first_round=request.first_round,
         pins=pins,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from script_modules import load_script
 
 from kernbench.ab.outputs import summarize_ab
 from kernbench.results.ab import AB_FORMAT
-from kernbench.results.jsonio import read_json, write_json
+from kernbench.results.jsonio import read_json, write_json, write_packed_json
 
 ROOT = Path(__file__).resolve().parents[1]
 ab_schedules = load_script("ab_schedules")
@@ -67,6 +68,24 @@ def test_pack_packs_results_and_turns_and_makes_the_machines_paths_relative(
     (dest / "ab.json").unlink()
     summarize_ab(dest)
     assert AB_FORMAT.read(dest / "ab.json") == committed
+
+
+def test_pack_relativizes_a_folder_packed_with_gzip_and_keeps_its_names(tmp_path: Path) -> None:
+    # A/Bs committed before ADR 0069 hold .json.gz files: a re-pack reads them, makes the
+    # machine's paths relative and writes them back under the same names.
+    raw = unpacked(tmp_path)
+    for plain in [*raw.rglob("results.json"), *raw.glob("r*_turns.json")]:
+        write_packed_json(plain.with_suffix(".json.gz"), read_json(plain))
+        plain.unlink()
+    dest = tmp_path / "packed"
+    ab_schedules.pack(raw, dest)
+    gz = sorted(p.relative_to(dest) for p in dest.rglob("*.json.gz"))
+    assert len([p for p in gz if p.name.endswith("_turns.json.gz")]) == 6
+    assert len(gz) == len(list(RUN9.rglob("*.json.xz"))) and not list(dest.rglob("*.xz"))
+    for path in gz:
+        expected = read_json(RUN9 / path.with_suffix(".xz"))
+        assert read_json(dest / path) == expected
+        assert MADE_IN not in json.dumps(expected) and PROJECT not in json.dumps(expected)
 
 
 def test_the_table_counts_true_effects_inside_and_intervals_overlapping_the_reference() -> None:

@@ -28,6 +28,9 @@ def make(n, mode="ok", marker="", **_):
             os._exit(0)
         if mode == "hang":
             return lambda: time.sleep(3600)
+    if mode == "last_words" and os.environ.get("KERNBENCH_ROUND") == "1" and n in (8, 16):
+        print(f"the kernel of n={n} says goodbye", flush=True)
+        os._exit(3 if n == 8 else 4)
     if mode == "fork" and n == 16:
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
         with open(marker, "w") as handle:
@@ -66,6 +69,22 @@ def test_a_kernel_that_exits_0_costs_only_its_own_cell(tmp_path: Path, mode: str
     # A fresh worker measured the cell after it, and round 2 measured all three.
     assert cells[8].status == cells[32].status == "ok"
     assert [r.round for r in cells[32].rounds] == [1, 2]
+
+
+def test_a_dead_workers_reason_holds_its_own_last_words_and_4_is_no_rendezvous(
+    tmp_path: Path,
+) -> None:
+    # Two workers of round 1 die, one after the other, into the round's one log; exit code 4
+    # is the rendezvous failure's only where hosts meet.
+    bench = write_bench(tmp_path / "b", "last_words", rounds=2)
+    out = tmp_path / "out"
+    assert run(RunRequest(bench=str(bench), out=out, device="cpu")) == EXIT_FAILED
+    cells = {c.params["n"]: c for c in results_io.load(out / "results.json").cells}
+    for n, code in ((8, 3), (16, 4)):
+        assert cells[n].reason == (
+            f"round 1: worker exited with exit code {code}: the kernel of n={n} says goodbye")
+        assert [r.round for r in cells[n].rounds if r.status == "ok"] == [2]
+    assert cells[32].status == "ok" and [r.round for r in cells[32].rounds] == [1, 2]
 
 
 def _alive(pid: int) -> bool:

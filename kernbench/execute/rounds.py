@@ -12,6 +12,7 @@ more workers: what is left fails with the reason.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -49,6 +50,8 @@ from kernbench.results.provenance import device_model
 from kernbench.spec.models import Bench
 
 POLL_S = 0.05
+# A worker's line for each cell it finished (worker.py's `done`).
+_FINISHED_LINE = re.compile(r"r\d+ \S+: (ok|failed)\b")
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,7 @@ class RoundRunner:
         current_path(self.journal, round_, slot).unlink(missing_ok=True)
         timeout = self.run_folder.bench.timer.cell_timeout_s
         with open(log_path, "a") as log:
+            own_output_from = log.tell()  # earlier workers of the round wrote above it
             process = subprocess.Popen(
                 argv, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
             )
@@ -219,13 +223,15 @@ class RoundRunner:
         if failure is not None:
             index, reason = failure
             self._record_failure(round_, by_index[index], reason, lane)
-        elif process.returncode == launch.EXIT_RENDEZVOUS:
-            self.hosts_lost = f"the hosts did not meet: {_log_tail(log_path, 1)}"
+        elif process.returncode == launch.EXIT_RENDEZVOUS and self.options.hosts is not None:
+            # A single-host worker never meets anyone: there, 4 is a kernel's own exit code.
+            self.hosts_lost = f"the hosts did not meet: {_log_tail(log_path, own_output_from, 1)}"
             for cell in cells:
                 if not is_journaled(self.journal, round_, cell.index):
                     self._record_failure(round_, cell, self.hosts_lost)
         else:
-            self._blame(round_, process.returncode, cells, by_index, _log_tail(log_path), lane)
+            tail = _log_tail(log_path, own_output_from)
+            self._blame(round_, process.returncode, cells, by_index, tail, lane)
         self._report_new(round_, by_index, reported)
 
     def _blame(
@@ -329,11 +335,16 @@ def _exit_text(code: int) -> str:
     return f"exit code {code}"
 
 
-def _log_tail(path: Path, lines: int = 3) -> str:
+def _log_tail(path: Path, start: int = 0, lines: int = 3) -> str:
+    """The last lines a worker wrote to the round's log from byte `start` on, less its
+    lines for the cells it finished: what it said as it died."""
     try:
-        text = path.read_text(errors="replace").strip().splitlines()
+        with open(path, "rb") as log:
+            log.seek(start)
+            written = log.read().decode(errors="replace").strip().splitlines()
     except OSError:
         return ""
+    text = [line for line in written if not _FINISHED_LINE.match(line)]
     return " | ".join(line.strip() for line in text[-lines:])[:400]
 
 

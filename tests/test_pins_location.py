@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from kernbench import cli
 from kernbench.commands import run as run_command
 from kernbench.commands.run import RunRequest, run
-from kernbench.errors import EXIT_OK, EXIT_USAGE
+from kernbench.errors import EXIT_OK, EXIT_USAGE, UserError
 from kernbench.execute.journal import TASK
 from kernbench.execute.options import RunOptions
 from kernbench.execute.rounds import RunFolder, write_task
@@ -150,3 +150,25 @@ def test_the_bench_pins_file_changes_only_with_save_pins(tmp_path: Path) -> None
     third = results_io.load(tmp_path / "r3" / "results.json").cells[0]
     assert [r.pin_action for r in third.rounds] == ["replayed", "replayed"]
     assert project_pins.read_bytes() == committed
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [('{"x": 1}', ": schema_version: 0 cannot be migrated; not a pins file this kernbench reads"),
+     ("nope", ":1: not valid JSON: Expecting value")],
+)
+def test_a_bad_pins_file_stops_the_run_before_it_measures(
+    tmp_path: Path, text: str, why: str
+) -> None:
+    bench = tuned_bench(tmp_path / "b")
+    for given, pins in (("--pins", tmp_path / "given.json"),
+                        ("the bench's pins", tmp_path / "b" / "pins" / "tuned.json")):
+        pins.parent.mkdir(exist_ok=True)
+        pins.write_text(text)
+        request = RunRequest(bench=str(bench), out=tmp_path / "out", device="cpu",
+                             pins=pins if given == "--pins" else None)
+        with pytest.raises(UserError) as info:
+            run(request)
+        assert str(info.value) == f"{given}: {pins}{why}"
+        assert not (tmp_path / "out").exists()
+        pins.unlink()

@@ -24,7 +24,7 @@ from kernbench.execute.options import (
     load_options,
     save_options,
 )
-from kernbench.execute.pins import bench_pins_path
+from kernbench.execute.pins import bench_pins_path, load_pins
 from kernbench.execute.rounds import RunFolder, checked_plan, execute, planned_cells
 from kernbench.plan import Cell, parse_indices
 from kernbench.results import model as results_io
@@ -186,6 +186,13 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
     if request.timers is not None:
         read_timers(request.timers)  # a missing or malformed file fails before measuring
     bench_path = bench_path.resolve()
+    project_pins = None if pins else bench_pins_path(bench_path, bench.name)
+    for option, path in (("--pins", pins), ("the bench's pins", project_pins)):
+        if path is not None and path.exists():  # so every cell does not fail reading it
+            try:
+                load_pins(path)
+            except UserError as exc:
+                raise UserError(f"{option}: {exc}") from None
     hosts = hosts_from_flags(
         request.nnodes, request.node_rank, request.nproc_per_node, request.rdzv_endpoint,
         request.rdzv_id, default_rdzv_id(bench.name, spec_hash(bench), request.rdzv_endpoint),
@@ -199,7 +206,7 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
         first_round=request.first_round,
         pins=pins,
         pins_mode=request.pins_mode or ("replay" if pins else "auto"),
-        project_pins=None if pins else bench_pins_path(bench_path, bench.name),
+        project_pins=project_pins,
         save_pins=request.save_pins,
         timers=request.timers.resolve() if request.timers is not None else None,
         hardware=request.hardware,

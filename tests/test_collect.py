@@ -147,6 +147,14 @@ def test_resume_and_collect_refuse_a_bench_that_measures_differently(copy: Path)
                          "a new run\n")
 
 
+def test_resume_refuses_the_options_of_a_new_run(copy: Path) -> None:
+    code, error = invoke("run", "--resume", str(copy), "--rounds", "5", "--device", "cuda",
+                         "--only", "work_us=1", "--bench-dir", str(copy))
+    assert code == EXIT_USAGE
+    assert error == ("--resume: the run goes on with its own settings (run.json); drop "
+                     "--bench-dir, --device, --rounds, --only\n")
+
+
 def test_collect_of_a_run_cut_short_says_what_is_left(copy: Path) -> None:
     (copy / "journal" / "r2" / "00001.json").unlink()
     code, error = invoke("collect", str(copy))

@@ -46,6 +46,18 @@ def test_fast_mode_redraws_the_committed_figures(
     assert "was measured with a different timer than" not in result.stderr, result.stderr
 
 
+def test_fast_mode_says_which_options_it_ignores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    result = CliRunner().invoke(cli.app, ["run", "--bench", "milestone-1h-ccl", "--fast",
+                                          "--rounds", "5", "--only", "dtype=bf16",
+                                          "--out", str(tmp_path)])
+    assert result.exit_code == EXIT_OK, result.output
+    assert result.stderr.startswith("note: fast mode draws the bench's committed data as it "
+                                    "is: --rounds, --only ignored\n")
+
+
 def test_committed_data_names_the_h200() -> None:
     from kernbench.results import model as results
 

@@ -6,10 +6,11 @@ import os
 import secrets
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
+from kernbench.commands.run_checks import check_requirements, check_world_sizes
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.cell_timers import read_timers
 from kernbench.execute.finish import RESULTS_NAME, build_run_results, select_profile
@@ -73,6 +74,16 @@ class RunRequest:
     force: bool = False  # with gpus: GPUs of different models too
 
 
+_DEFAULTS = {f.name: getattr(RunRequest(), f.name) for f in fields(RunRequest)}
+
+
+def options_given(request: RunRequest, keep: Sequence[str]) -> list[str]:
+    """The options on the command line, other than `keep`, as they are spelled there."""
+    flags = {"bench_dirs": "--bench-dir"}
+    return [flags.get(f.name, "--" + f.name.replace("_", "-")) for f in fields(request)
+            if f.name not in keep and getattr(request, f.name) != _DEFAULTS[f.name]]
+
+
 def order_seed(given: str | None) -> int | None:
     """--order-seed: an integer, `plan` (no shuffle: None), or a fresh seed when not given."""
     if given is None:
@@ -98,15 +109,23 @@ def fast_requested(flag: bool) -> bool:
 
 def run(request: RunRequest) -> int:
     if request.resume is not None:
+        given = options_given(request, keep=("resume", "figures"))
+        if given:
+            raise UserError(f"--resume: the run goes on with its own settings ({RUN_JSON_NAME}); "
+                            f"drop {', '.join(given)}")
         return resume(request.resume, figures=request.figures)
     if not request.bench:
         raise UserError("--bench: give a bench name (see `kernbench list`) or --resume DIR")
     bench, bench_path = find_bench(request.bench, request.bench_dirs)
     out = request.out or Path("runs") / bench.name / provenance.utc_stamp()
     if fast_requested(request.fast):
+        ignored = options_given(request, keep=("bench", "bench_dirs", "out", "fast", "figures"))
+        if ignored:
+            note("note: fast mode draws the bench's committed data as it is: "
+                 f"{', '.join(ignored)} ignored")
         return render_fast(bench, bench_path, out)
     options = new_options(request, bench, bench_path)
-    _check_requirements(bench, bench_path, options.device, options.hosts)
+    check_requirements(bench, bench_path, options.device, options.hosts)
     check_bench(bench, bench_path, options.device)  # a metric or profile error: before measuring
     note_ceilings_duty(bench, options.device, options.hardware)
     cells = checked_plan(options, bench)  # a rejected --only or --shard, an empty plan: no folder
@@ -343,14 +362,6 @@ def render_fast(bench: Bench, bench_path: Path, out: Path) -> int:
     return EXIT_OK
 
 
-def _cuda_available() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
-    return bool(torch.cuda.is_available())
-
-
 def checked_gpus(request: RunRequest, hosts: Hosts | None) -> str | None:
     """--gpus N|all, checked against the device, the hosts and this machine's GPUs."""
     if request.gpus is None:
@@ -363,34 +374,3 @@ def checked_gpus(request: RunRequest, hosts: Hosts | None) -> str | None:
         raise UserError("--gpus: a worker per GPU needs --device cuda")
     choose_gpus(request.gpus, visible_gpus(), request.force)  # a bad count: before measuring
     return request.gpus
-
-
-def check_world_sizes(hosts: Hosts, cells: Sequence[Cell]) -> None:
-    """Over several hosts every cell must be one job of all their ranks."""
-    others = sorted({int(c.params.get("world_size", 1)) for c in cells} - {hosts.world_size})
-    if others:
-        raise UserError(
-            f"--nnodes {hosts.nnodes} x --nproc-per-node {hosts.nproc_per_node} start "
-            f"{hosts.world_size} ranks, but the plan has cells of world_size "
-            f"{', '.join(map(str, others))}; select the others with "
-            f"--only world_size={hosts.world_size}"
-        )
-
-
-def _check_requirements(
-    bench: Bench, bench_path: Path, device: str, hosts: Hosts | None = None
-) -> None:
-    needed = bench.requires.device
-    if needed != "any" and needed != device:
-        raise UserError(f"{bench_path}: requires.device: the bench needs {needed}, not {device}")
-    if device == "cuda" and not _cuda_available():
-        raise UserError("--device: cuda asked for, but torch with a CUDA device is not here")
-    # Over several hosts each needs the GPUs of its own ranks only.
-    gpus = bench.requires.min_gpus if hosts is None else hosts.nproc_per_node
-    if device == "cuda" and gpus > 1:
-        import torch
-
-        count = torch.cuda.device_count()
-        if count < gpus:
-            what = "requires.min_gpus" if hosts is None else "--nproc-per-node"
-            raise UserError(f"{bench_path}: {what}: needs {gpus} GPUs, this machine has {count}")

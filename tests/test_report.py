@@ -43,6 +43,19 @@ def test_flags_and_failures_are_shown(tmp_path):
     assert "1 failed" in text
 
 
+def test_the_rounds_column_shows_how_far_the_round_medians_lie_apart(tmp_path):
+    # The interval is of the samples pooled over rounds: on its own it would hide rounds
+    # of 248, 251 and 527 µs.
+    results = results_io.load(DATA / "milestone-1h-gemm.json.xz")
+    cell = results.cells[0]
+    summary = cell.summary.model_copy(update={"round_medians_s": [248e-6, 251e-6, 527e-6]})
+    cells = [cell.model_copy(update={"summary": summary}), *results.cells[1:]]
+    text = _markdown(results.model_copy(update={"cells": cells}), tmp_path)
+    assert "| 95% interval of the samples | round medians |" in text
+    (row,) = [line for line in text.splitlines() if line.startswith(f"| {cell.id} |")]
+    assert "| 3: 248 µs to 527 µs |" in row
+
+
 def _markdown(results, folder: Path) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     return next(p for p in write_report(results, folder) if p.suffix == ".md").read_text()
@@ -75,7 +88,7 @@ def test_sustained_cells_show_how_many_of_their_settle_phases_settled(tmp_path):
     # the span of the recorded phases, a turn's the mean of its round's (0.6 s / 4 turns)
     assert "sustained duty (back to back, after settle phases of 150 ms to 200 ms a turn, " \
            "to ±1%)" in text
-    assert "| rounds | settled |" in text
+    assert "| round medians | settled |" in text
     assert f"| {cell.id} | ok |" in text
     row = next(line for line in text.splitlines() if line.startswith(f"| {cell.id} |"))
     assert row.split(" | ")[5] == "4/5"  # 3 of the 4 turns, and the round that settled

@@ -100,11 +100,20 @@ def _row(cell: CellResult, metrics: Sequence[str]) -> dict[str, Any]:
         "median": format_seconds(summary.median_s) if summary else "",
         "interval": (f"[{format_seconds(summary.ci_low_s)}, {format_seconds(summary.ci_high_s)}]"
                      if summary else ""),
-        "rounds": len(cell.rounds),
+        "rounds": _rounds_text(cell),
         "settled": f"{settled}/{settles}" if settles else "",
         "metrics": {m: f"{cell.metrics[m]:.4g}" for m in metrics if m in cell.metrics},
         "flags": ", ".join(_flags(cell)),
     }
+
+
+def _rounds_text(cell: CellResult) -> str:
+    """How many rounds, and how far their medians lie apart: the pooled interval beside it
+    says nothing of that."""
+    medians = cell.summary.round_medians_s if cell.summary else []
+    if len(medians) < 2:
+        return str(len(cell.rounds))
+    return f"{len(medians)}: {format_seconds(min(medians))} to {format_seconds(max(medians))}"
 
 
 def _flags(cell: CellResult) -> list[str]:

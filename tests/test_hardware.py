@@ -52,6 +52,11 @@ def test_shipped_profiles() -> None:
     # Nominal figures are not a datasheet: they must never make a fast result "invalid".
     assert all(c.datasheet is None for c in generic.peak_tflops.values())
     assert generic.memory_gbs.datasheet is None
+    # ...and the figures call them what they are.
+    source = hardware.ceiling_source
+    assert source(generic, generic.memory_gbs) == "nominal"
+    assert source(h200, bf16) == "measured"
+    assert source(h200, h200.peak_tflops["fp64"]) == "datasheet"  # type: ignore[index]
 
 
 def test_select_by_longest_match_case_insensitive() -> None:

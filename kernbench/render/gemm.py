@@ -16,6 +16,7 @@ from kernbench.errors import UserError
 from kernbench.render import style
 from kernbench.render.gemm_draw import draw
 from kernbench.results.model import CellResult, Results
+from kernbench.spec.hardware import ceiling_source
 from kernbench.spec.models import HardwareProfile
 
 # A renderer module offers figure_data and draw (kernbench.render); draw lives beside.
@@ -117,14 +118,14 @@ def _not_plotted(cells: Sequence[CellResult]) -> list[dict[str, Any]]:
 
 
 def _peak(results: Results, dtype: str) -> tuple[float | None, str | None]:
-    """The dtype's peak TFLOP/s the metrics used, and whether it is measured or datasheet."""
+    """The dtype's peak TFLOP/s the metrics used, and where it comes from."""
     if not results.hardware:
         return None, None
     profile = HardwareProfile.model_validate(results.hardware)
     ceiling = profile.peak_tflops.get(dtype)
     if ceiling is None:
         return None, None
-    return ceiling.value, "measured" if ceiling.measured is not None else "datasheet"
+    return ceiling.value, ceiling_source(profile, ceiling)
 
 
 def _bar(cell: CellResult, shape: str, metric: str, scale: float) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from kernbench.errors import UserError
 from kernbench.render import series, style
 from kernbench.render.generic_draw import draw
 from kernbench.results.model import CellResult, Results
+from kernbench.spec.hardware import ceiling_source
 from kernbench.spec.models import HardwareProfile
 
 # A renderer module offers figure_data and draw (kernbench.render); draw lives beside.
@@ -130,14 +131,14 @@ def _spans(values: list[Any]) -> bool:
 
 
 def _memory_ceiling(results: Results) -> dict[str, Any] | None:
-    """The device's memory bandwidth the hardware profile gives, measured or datasheet."""
+    """The device's memory bandwidth the hardware profile gives, and where it comes from."""
     if not results.hardware:
         return None
-    ceiling = HardwareProfile.model_validate(results.hardware).memory_gbs
+    profile = HardwareProfile.model_validate(results.hardware)
     return {
         "label": "device memory bandwidth",
-        "value": style.significant(ceiling.value),
-        "source": "measured" if ceiling.measured is not None else "datasheet",
+        "value": style.significant(profile.memory_gbs.value),
+        "source": ceiling_source(profile, profile.memory_gbs),
     }
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from kernbench.errors import SpecError, UserError
 from kernbench.spec.discovery import project_root
 from kernbench.spec.loader import load_hardware, shown_path
-from kernbench.spec.models import HardwareProfile
+from kernbench.spec.models import Ceiling, HardwareProfile
 
 GENERIC_CPU = "cpu-generic"
 DEVICES = ("cpu", "cuda")
@@ -169,6 +169,16 @@ def calibrated_duty(profile: HardwareProfile) -> str | None:
     if profile.kind != "cuda" or all(c.measured is None for c in ceilings):
         return None
     return str(profile.calibration.get("duty", "sustained"))
+
+
+def ceiling_source(profile: HardwareProfile, ceiling: Ceiling) -> str:
+    """Where a ceiling the figures draw comes from: `datasheet`, `measured`, or `nominal`:
+    a placeholder's guess, given as measured so that it never marks a result invalid
+    (cpu-generic; its calibration's source says so)."""
+    if ceiling.measured is None:
+        return "datasheet"
+    nominal = str(profile.calibration.get("source", "")).startswith("nominal")
+    return "nominal" if nominal else "measured"
 
 
 def named_profile(

@@ -216,7 +216,7 @@ def test_the_run_summary_counts_unsteady_cells(tmp_path: Path, capsys) -> None:
     assert lines[:2] == [
         "milestone-1h-gemm: 119 cells (119 ok)",
         f"  {unsteady} unsteady: their rounds differ by more than 3% (timer.steady_tol), "
-        "flagged in the report and drawn dotted",
+        "flagged in the report and marked in the figures",
     ]
     steady = results.model_copy(update={"cells": [c.model_copy(update={"unsteady": False})
                                                   for c in results.cells]})

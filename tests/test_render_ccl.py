@@ -9,7 +9,7 @@ from fixtures_results import summary
 from kernbench.analyze.collective import bandwidths
 from kernbench.plan import cell_id
 from kernbench.render import render_results
-from kernbench.render.ccl import figure_data, format_bytes
+from kernbench.render.ccl import draw, figure_data, format_bytes
 from kernbench.results.build import collective_fits
 from kernbench.results.model import CellResult, Results
 from kernbench.spec.models import Bench
@@ -168,3 +168,16 @@ def test_reference_points_join_their_series_and_the_legend(tmp_path: Path) -> No
     code, _, err = invoke("render", str(committed), "--out", str(tmp_path / "f2"),
                           "--reference", str(file))
     assert code == 2 and "ref.json" in err and "\n" not in err.strip()
+
+
+def test_unsteady_cells_are_ringed_and_named_in_the_legend(tmp_path: Path) -> None:
+    results = make_ccl_results(failed=False)
+    assert "unsteady" not in figure_data(results, "busbw")["panels"][0]["series"][0]
+    results.cells[1].unsteady = True
+    for name in ("busbw", "latency"):
+        allreduce = figure_data(results, name)["panels"][0]["series"][0]
+        assert allreduce["unsteady"] == [i == 1 for i in range(len(SIZES))]
+    figure = draw(figure_data(results, "latency"))
+    labels = [text.get_text() for legend in figure.legends + [
+        ax.get_legend() for ax in figure.axes if ax.get_legend()] for text in legend.get_texts()]
+    assert "unsteady (rounds disagree)" in labels

@@ -324,7 +324,7 @@ def report(results: results_io.Results, out_dir: Path, trouble: str | None = Non
     if unsteady:
         tolerance = results.timer_setting("steady_tol")
         print(f"  {unsteady} unsteady: their rounds differ by more than {tolerance:.0%} "
-              "(timer.steady_tol), flagged in the report and drawn dotted")
+              "(timer.steady_tol), flagged in the report and marked in the figures")
     for stale in results.stale_pins:
         print(f"stale pin re-tuned: {stale}", file=sys.stderr)
     bad = results.failed_cells()

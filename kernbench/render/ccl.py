@@ -142,6 +142,8 @@ def _series(key: SeriesKey, cells: list[CellResult], fits: Mapping[str, Fit]) ->
         "algbw_gbs": [style.significant(r["algbw_gbs"]) for r in rates],
         "model": None,
     }
+    if any(cell.unsteady for cell in cells):  # only when set: older figure data stays as it was
+        series["unsteady"] = [bool(cell.unsteady) for cell in cells]
     stored = fits.get(series_name(key))
     if stored is not None:
         fit = stored.alpha_beta()
@@ -214,7 +216,15 @@ def _draw_bandwidth(ax: Axes, series: dict[str, Any], color: str) -> None:
     if model:
         ax.plot(model["bytes"], model["busbw_gbs"], ":", color=color, linewidth=1.2)
     _draw_reference(ax, series, "busbw_gbs", 1.0, color)
+    _ring_unsteady(ax, series, series["busbw_gbs"])
     _log_value_axis(ax)
+
+
+def _ring_unsteady(ax: Axes, series: dict[str, Any], values: Sequence[float]) -> None:
+    flags = series.get("unsteady", [])
+    shown = [(x, y) for x, y, flag in zip(series["bytes"], values, flags, strict=False) if flag]
+    if shown:
+        style.ring_unsteady(ax, *zip(*shown, strict=True))
 
 
 def _draw_reference(ax: Axes, series: dict[str, Any], what: str, scale: float, color: str) -> None:
@@ -236,6 +246,7 @@ def _draw_latency(ax: Axes, series: dict[str, Any], color: str) -> None:
         model_us = np.asarray(model["latency_s"], dtype=float) * 1e6
         ax.plot(model["bytes"], model_us, ":", color=color, linewidth=1.2)
     _draw_reference(ax, series, "latency_s", 1e6, color)
+    _ring_unsteady(ax, series, list(median))
     _log_value_axis(ax)
 
 
@@ -253,6 +264,8 @@ def _legend_handles(data: dict[str, Any], colors: dict[str, str]) -> list[Any]:
             Line2D([], [], color="#333333", marker="o", markersize=4, label="median, 95% CI")
         )
     handles.append(Line2D([], [], color="#333333", linestyle=":", label="α-β model: t = α + S/β"))
+    if any(s.get("unsteady") for panel in data["panels"] for s in panel["series"]):
+        handles.append(style.unsteady_ring_handle())
     for index, source in enumerate(data.get("reference_sources", [])):
         handles.append(Line2D([], [], color="#333333", fillstyle="none", linestyle="none",
                               marker=reference_marker(index),

@@ -63,8 +63,7 @@ def _draw_lines(ax: Axes, data: dict[str, Any], colors: dict[str, str]) -> None:
             if point["value"] is None:
                 style.mark_missing(ax, point["x"], _why_empty(point))
             elif point.get("unsteady"):
-                ax.plot(point["x"], point["value"], "o", markersize=9, fillstyle="none",
-                        color=style.UNSTEADY_COLOR)
+                style.ring_unsteady(ax, [point["x"]], [point["value"]])
     if data["log_x"]:
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: _plain(value)))

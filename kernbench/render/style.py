@@ -16,6 +16,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.transforms import blended_transform_factory
 
@@ -52,6 +53,8 @@ STAGE_COLORS = {
 UNDER_TILE_HATCH = "///"
 UNSTEADY_HATCH = "..."  # rounds that disagree (results: `unsteady`)
 UNSTEADY_COLOR = "#b35900"
+UNSTEADY_RING: dict[str, Any] = {"marker": "o", "markersize": 9, "fillstyle": "none",
+                                 "linestyle": "none", "color": UNSTEADY_COLOR}
 MISSING_COLOR = "#b22222"
 FOOTNOTE_LIMIT = 6  # cells listed by name under a figure; the rest are counted
 DPI = 120
@@ -231,6 +234,15 @@ def unsteady_handle() -> Patch:
         facecolor="white", edgecolor=UNSTEADY_COLOR, hatch=UNSTEADY_HATCH,
         label="unsteady (rounds disagree)",
     )
+
+
+def ring_unsteady(ax: Axes, x: Sequence[float], y: Sequence[float]) -> None:
+    """Ring the points of a line whose cells' rounds disagree beyond the timer's steady_tol."""
+    ax.plot(x, y, **UNSTEADY_RING)
+
+
+def unsteady_ring_handle() -> Line2D:
+    return Line2D([], [], **UNSTEADY_RING, label="unsteady (rounds disagree)")
 
 
 def mark_missing(ax: Axes, x: float, text: str) -> None:

@@ -161,6 +161,12 @@ def test_render_writes_the_generic_figures(tmp_path: Path) -> None:
         assert "GEMM" not in json.dumps(data)
 
 
+def test_a_bench_that_names_no_figures_gets_the_time_figure(tmp_path: Path) -> None:
+    results = copy_results()
+    results.spec["figures"] = []
+    assert [p.name for p in render_results(results, tmp_path)] == ["time.png"]
+
+
 MEMCOPY = """
 import numpy as np
 

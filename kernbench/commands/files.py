@@ -113,7 +113,7 @@ def merge_command(
     merged = merge_results(parts)
     results_io.save(merged, out)
     typer.echo(f"wrote {out}: {len(merged.cells)} cells from {len(parts)} files")
-    if figures and merged.spec.get("figures"):
+    if figures:
         render_results(merged, out.parent / "figures", parallel=True)
 
 

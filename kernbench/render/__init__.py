@@ -24,7 +24,13 @@ from kernbench.render import style
 from kernbench.results.build import describe
 from kernbench.results.model import Results
 from kernbench.results.reference import Reference
-from kernbench.spec.figures import FIGURE_NAMES, BenchFacts, figures_drawn_by, renderer_for
+from kernbench.spec.figures import (
+    FIGURE_NAMES,
+    BenchFacts,
+    figures_drawn_by,
+    figures_of,
+    renderer_for,
+)
 
 __all__ = ["figure_data", "figures_drawn_by", "render_results", "requested_figures"]
 
@@ -122,7 +128,7 @@ def bench_facts(results: Results) -> BenchFacts:
 
 def requested_figures(results: Results, figures: Sequence[str] | None) -> list[str]:
     """The figure names to draw, checked and without repeats, in the order given."""
-    names = list(results.spec.get("figures", [])) if figures is None else list(figures)
+    names = figures_of(results.spec) if figures is None else list(figures)
     unknown = [name for name in names if name not in FIGURE_NAMES]
     if unknown:
         raise UserError(f"unknown figure {unknown[0]!r}; known: {', '.join(FIGURE_NAMES)}")

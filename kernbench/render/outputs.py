@@ -26,8 +26,6 @@ AB_REPORT = "report.md"
 
 def write_figures(results: Results, folder: Path) -> list[Path]:
     """The bench's figures, in `figures/`."""
-    if not results.spec.get("figures"):
-        return []
     return render_results(results, Path(folder) / "figures", parallel=True)
 
 

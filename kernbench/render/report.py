@@ -48,7 +48,7 @@ def write_report(results: Results, folder: Path) -> list[Path]:
 def report_results(results: Results, folder: Path) -> list[Path]:
     """A report of any results file: its figures drawn into `folder/figures` first."""
     folder = Path(folder)
-    if results.spec.get("figures") and not (folder / "figures").is_dir():
+    if not (folder / "figures").is_dir():
         render_results(results, folder / "figures", parallel=True)
     return write_report(results, folder)
 

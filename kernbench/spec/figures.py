@@ -119,6 +119,14 @@ FIGURES: dict[str, tuple[Drawing, ...]] = {
     "bandwidth": (MEMORY,),
 }
 FIGURE_NAMES = tuple(FIGURES)
+# What a bench that names no figures gets: `time` fits every bench.
+DEFAULT_FIGURES = ("time",)
+
+
+def figures_of(spec: Mapping[str, Any]) -> list[str]:
+    """The figures a bench (as a results file records it) draws: those it names, else the
+    default ones."""
+    return list(spec.get("figures") or DEFAULT_FIGURES)
 
 
 def misfit(name: str, facts: BenchFacts) -> str | None:

@@ -200,8 +200,8 @@ class Bench(Strict):
         description="Figures drawn from the results, each where it fits the bench: "
         "throughput (TFLOP/s per GEMM shape, else the flops or bytes rate), utilization, "
         "theory_vs_measured, stage_breakdown (cells with M, N, K); busbw, latency "
-        "(collectives); time (any bench); bandwidth (GB/s against the device's, with a "
-        "bytes metric).",
+        "(collectives); time (any bench; drawn when none is named); bandwidth (GB/s "
+        "against the device's, with a bytes metric).",
     )
     data: str | None = Field(
         None, description="Committed results file rendered by fast mode, relative to this file."

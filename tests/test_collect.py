@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import textwrap
 from pathlib import Path
 
@@ -153,6 +154,20 @@ def test_resume_refuses_the_options_of_a_new_run(copy: Path) -> None:
     assert code == EXIT_USAGE
     assert error == ("--resume: the run goes on with its own settings (run.json); drop "
                      "--bench-dir, --device, --rounds, --only\n")
+
+
+def test_a_resumed_run_keeps_the_command_that_started_it(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = json.loads((copy / "provenance.json").read_text())["command"]
+    (copy / "journal" / "r2" / "00001.json").unlink()
+    for attempt in (1, 2):
+        monkeypatch.setattr(sys, "argv", ["kernbench", "run", "--resume", f"try{attempt}"])
+        (copy / "journal" / "r2" / "00001.json").unlink(missing_ok=True)
+        assert invoke("run", "--resume", str(copy))[0] == EXIT_OK
+    recorded = results_io.load(copy / "results.json").provenance
+    assert recorded["command"] == started
+    assert recorded["resumed_by"] == [["kernbench", "run", "--resume", f"try{n}"] for n in (1, 2)]
 
 
 def test_collect_of_a_run_cut_short_says_what_is_left(copy: Path) -> None:

@@ -277,6 +277,10 @@ def open_run(out: Path, command: str) -> RunFolder:
 
 def measure(run: RunFolder) -> int:
     started = provenance.collect(run.options.device)  # before the run writes a file
+    earlier = provenance.saved(run.path)
+    if earlier and "command" in earlier:  # a resume: the run is still the one started so
+        resumes = [*earlier.get("resumed_by", []), started["command"]]
+        started.update(command=earlier["command"], resumed_by=resumes)
     provenance.save(run.path, started)
     interrupted = False
     try:

@@ -95,6 +95,24 @@ def test_fast_mode_without_data_is_a_clear_error(tmp_path: Path) -> None:
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [(".", "{folder} is not a results file"),
+     ("broken.json", "{folder}/broken.json:1: not valid JSON: Expecting value"),
+     (str(REPO / "benches" / "data" / "milestone-1h-ccl.json"),
+      "milestone-1h-ccl.json holds bench 'milestone-1h-ccl', not 'other'")],
+)
+def test_fast_mode_names_the_bench_and_its_data_field_when_the_data_is_wrong(
+    tmp_path: Path, data: str, why: str
+) -> None:
+    (tmp_path / "broken.json").write_text("nope")
+    bench = tmp_path / "other.yaml"
+    bench.write_text(f"name: other\ndescription: d\nkernel: gemm\ndata: {data}\n")
+    result = CliRunner().invoke(cli.app, ["run", "--bench", str(bench), "--fast"])
+    assert (result.exit_code, result.stderr) == (
+        EXIT_USAGE, f"{bench}: data: {why.format(folder=tmp_path)}\n")
+
+
 def test_a_newer_results_file_is_refused(tmp_path: Path) -> None:
     data = tmp_path / "new.json"
     data.write_text(json.dumps({"schema_version": 99}))

@@ -354,7 +354,15 @@ def render_fast(bench: Bench, bench_path: Path, out: Path) -> int:
     data_path = (bench_path.parent / bench.data).resolve()
     if not data_path.exists():
         raise UserError(f"{bench_path}: data: {data_path} not found; run the bench first")
-    results = results_io.load(data_path)
+    if not data_path.is_file():
+        raise UserError(f"{bench_path}: data: {data_path} is not a results file")
+    try:
+        results = results_io.load(data_path)
+    except UserError as exc:
+        raise UserError(f"{bench_path}: data: {exc}") from None
+    if results.bench != bench.name:
+        raise UserError(f"{bench_path}: data: {data_path.name} holds bench "
+                        f"{results.bench!r}, not {bench.name!r}")
     drifted = spec_drift(results.spec, bench.model_dump(mode="json"))
     if drifted:
         print(f"note: {data_path.name} was measured with a different {', '.join(drifted)} "

@@ -109,11 +109,13 @@ def check_size(bench: Bench) -> None:
 
 
 def iter_cells(
-    bench: Bench, device: str | None = None, only: Sequence[str] = ()
+    bench: Bench, device: str | None = None, only: Sequence[str] = (),
+    taken: set[tuple[str, str]] | None = None,
 ) -> Iterator[Cell]:
     """The cells of `bench` one at a time, those matching every `--only` filter; each keeps
     its index in the whole plan. With a `device`, each cell's params carry it and
-    exclusion rules may name it (e.g. `{device: cpu, M: [8192, 16384]}`)."""
+    exclusion rules may name it (e.g. `{device: cpu, M: [8192, 16384]}`). `taken`
+    collects each filter value some cell of the plan has."""
     check_size(bench)
     filters = _filters(only, _known_keys(bench, device))
     extra = {"device": device} if device else {}
@@ -125,6 +127,8 @@ def iter_cells(
                 continue
             cell = Cell(variant=variant, axes=row, params=params, index=index)
             index += 1
+            if taken is not None:
+                taken.update(_values_taken(cell, filters))
             if all(_selected(cell, key, wanted) for key, wanted in filters):
                 yield cell
 
@@ -132,7 +136,9 @@ def iter_cells(
 def plan(bench: Bench, device: str | None = None, only: Sequence[str] = ()) -> list[Cell]:
     """The cells of `bench` (see `iter_cells`); `--only` filters matching nothing are an
     error."""
-    cells = list(iter_cells(bench, device, only))
+    taken: set[tuple[str, str]] = set()
+    cells = list(iter_cells(bench, device, only, taken))
+    _check_values_taken(_filters(only, _known_keys(bench, device)), taken)
     if only and not cells:
         raise UserError(f"--only: no cell matches {' '.join(only)}")
     return cells
@@ -148,6 +154,7 @@ def select(cells: list[Cell], only: Sequence[str]) -> list[Cell]:
     """
     known = {"variant"} | {name for cell in cells for name in (*cell.params, *cell.axes)}
     filters = _filters(only, known)
+    _check_values_taken(filters, {hit for c in cells for hit in _values_taken(c, filters)})
     chosen = [c for c in cells if all(_selected(c, key, wanted) for key, wanted in filters)]
     if not chosen:
         raise UserError(f"--only: no cell matches {' '.join(only)}")
@@ -165,12 +172,27 @@ def _filters(only: Sequence[str], known: set[str]) -> list[tuple[str, set[str]]]
     filters = []
     for text in only:
         key, sep, values = text.partition("=")
-        if not sep or not key or not values:
+        if not sep or not key or "" in values.split(","):
             raise UserError(f"--only: {text!r} is not KEY=VALUE[,VALUE...]")
         if key not in known:
             raise UserError(f"--only: unknown key {key!r}; known: {', '.join(sorted(known))}")
         filters.append((key, set(values.split(","))))
     return filters
+
+
+def _values_taken(cell: Cell, filters: list[tuple[str, set[str]]]) -> set[tuple[str, str]]:
+    return {(key, value) for key, wanted in filters for value in wanted
+            if _selected(cell, key, {value})}
+
+
+def _check_values_taken(
+    filters: list[tuple[str, set[str]]], taken: set[tuple[str, str]]
+) -> None:
+    """A filter value no cell has is a typo, even where the filter's other values match."""
+    for key, wanted in filters:
+        missing = sorted(value for value in wanted if (key, value) not in taken)
+        if missing:
+            raise UserError(f"--only: no cell has {key}={','.join(missing)}")
 
 
 def _selected(cell: Cell, key: str, wanted: set[str]) -> bool:

@@ -128,8 +128,17 @@ def test_select_filters_by_parameters_and_variant_keeping_indices() -> None:
     assert select(cells, ["autotune=true"]) == [c for c in cells if c.params.get("autotune")]
     with pytest.raises(UserError, match="unknown key 'Q'; known: K, M, N"):
         select(cells, ["Q=1"])
-    with pytest.raises(UserError, match="no cell matches M=3"):
+    with pytest.raises(UserError, match="no cell has M=3"):
         select(cells, ["M=3"])
+    # a typo among values that match is no less a typo; an empty value is malformed
+    with pytest.raises(UserError, match="^--only: no cell has M=3,5$"):
+        plan(spec, "cuda", ["M=4096,3,5"])
+    with pytest.raises(UserError, match="is not KEY=VALUE"):
+        plan(spec, "cuda", ["M=4096,,2048"])
+    # values each some cell has, but no cell together
+    together = "^--only: no cell matches dtype=fp8 variant=staged_pageable$"
+    with pytest.raises(UserError, match=together):
+        plan(spec, "cuda", ["dtype=fp8", "variant=staged_pageable"])
     with pytest.raises(UserError, match="is not KEY=VALUE"):
         select(cells, ["M"])
 

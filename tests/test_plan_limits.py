@@ -89,7 +89,7 @@ def test_only_is_applied_while_the_cells_are_built() -> None:
     assert len(list(cells)) == 99
     with pytest.raises(UserError, match=r"^--only: unknown key 'z'; known: a, b, device"):
         next(iter_cells(spec, "cpu", ["z=1"]))
-    with pytest.raises(UserError, match=r"^--only: no cell matches a=1000$"):
+    with pytest.raises(UserError, match=r"^--only: no cell has a=1000$"):
         plan(spec, "cpu", ["a=1000"])
 
 
@@ -126,7 +126,7 @@ def test_plan_command_takes_a_compound_axis(
         cli.app, ["plan", "--bench", str(path), "--device", "cpu", "--only", "shape=1x1x1"]
     )
     assert (result.exit_code, result.stderr) == (
-        EXIT_USAGE, "--only: no cell matches shape=1x1x1\n"
+        EXIT_USAGE, "--only: no cell has shape=1x1x1\n"
     )
 
 

@@ -229,3 +229,13 @@ def test_figures_drawn_in_forked_children_fail_in_one_line_too(
     with pytest.raises(UserError, match=r"^figure busbw: cannot be drawn from these results"):
         render_results(results, tmp_path / "figures", parallel=True)
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_results_file_of_an_unknown_device_is_one_line(tmp_path: Path) -> None:
+    fixture = Path(__file__).parent / "fixtures" / "milestone-1h-ccl-v1.json.gz"
+    data = json.loads(gzip.decompress(fixture.read_bytes()))
+    data["device"] = "tpu"
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(UserError, match=r"results.json: device: Input should be 'cpu' or 'cuda'"):
+        results_io.load(path)

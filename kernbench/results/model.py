@@ -153,7 +153,7 @@ class Results(_Model):
     created_utc: str
     finished_utc: str | None = None
     complete: bool = False
-    device: str
+    device: Literal["cpu", "cuda"]
     rounds: int
     first_round: int = 1
     provenance: dict[str, Any]

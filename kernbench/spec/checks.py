@@ -25,6 +25,9 @@ SET_BY_THE_RUN = {
     "device": "'device' is set by the run (--device)",
     "variant": "'variant' names the cell's variant",
 }
+# The parameter the run itself reads of every cell, whatever its kernel: the cell runs on
+# this many ranks (execute/rounds.py).
+WORLD_SIZE = "world_size"
 # `ab: {switch: variant}` (`kernbench ab --switch variant`): A and B run two variants.
 VARIANT_SWITCH = "variant"
 # What a kernel factory's module may name: its rule between a variant's options.
@@ -33,8 +36,8 @@ OPTIONS_RULE = "options_problem"
 
 def bench_problem(bench: Bench) -> Problem | None:
     """The first problem of `bench` short of its kernel, in the order a reader meets it."""
-    for check in (_cell_count, _metric_names, _exclusion_keys, _exclusion_values, _axis_names,
-                  _variant_options, _ab_variants):
+    for check in (_cell_count, _world_sizes, _metric_names, _exclusion_keys, _exclusion_values,
+                  _axis_names, _variant_options, _ab_variants):
         problem = check(bench)
         if problem is not None:
             return problem
@@ -50,6 +53,16 @@ def _cell_count(bench: Bench) -> Problem | None:
         "split it or shorten an axis"
     )
     return (("axes",) if bench.axes else ()), message
+
+
+def _world_sizes(bench: Bench) -> Problem | None:
+    """A cell runs on `world_size` ranks: a value that is not a count of ranks would
+    validate and then stop the run at its launch."""
+    for name, field, value in _passed_values(bench):
+        if name == WORLD_SIZE and (type(value) is not int or value < 1):
+            message = f"a cell runs on world_size ranks: a whole number, at least 1 (got {value!r})"
+            return field, message
+    return None
 
 
 def _metric_names(bench: Bench) -> Problem | None:

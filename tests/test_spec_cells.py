@@ -1,5 +1,5 @@
 """What a bench's cells must be to run at all, refused by `validate` at the line that
-makes them so: a world size that is not a count of ranks."""
+makes them so: a world size that is not a count of ranks, two cells of one id."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from kernbench.errors import EXIT_USAGE, SpecError
 from kernbench.spec.loader import load_bench
 
+SLEEP = "name: b\ndescription: d\nkernel: sleep\n"
 COLLECTIVE = "name: b\ndescription: d\nkernel: collective\naxes:\n  op: [allreduce]\n"
 
 
@@ -34,3 +35,31 @@ def test_a_world_size_under_one_is_refused_at_its_value(tmp_path: Path, value: s
 def test_any_kernels_world_size_is_a_count_of_ranks(tmp_path: Path) -> None:
     text = "name: b\ndescription: d\nkernel: sleep\nvariants:\n  v: {world_size: 0}\n"
     assert error_of(tmp_path, text).startswith("5: variants.v.world_size: a cell runs on ")
+
+
+@pytest.mark.parametrize(
+    ("axes", "field", "message"),
+    [
+        ("axes:\n  work_us: [1, 2, 1]", "axes.work_us", "1 is given twice (values 0 and 2)"),
+        ("axes:\n  work_us: [1, '1']", "axes.work_us", "1 is given twice (values 0 and 1)"),
+        ("dtypes: [fp32, fp64, fp32]", "dtypes", "fp32 is given twice (values 0 and 2)"),
+        (
+            "axes:\n  work_us: [1, 1]\n  scale: [2, 2]\nzip: [[work_us, scale]]",
+            "axes.work_us",
+            "values 0 and 1 of the zipped axes work_us, scale are the same (work_us=1, scale=2)",
+        ),
+    ],
+)
+def test_values_that_make_two_cells_of_one_id_are_refused(
+    tmp_path: Path, axes: str, field: str, message: str
+) -> None:
+    line = 4 if field == "dtypes" else 5
+    assert error_of(tmp_path, SLEEP + axes + "\n") == (
+        f"{line}: {field}: {message}: two cells of one id"
+    )
+
+
+def test_a_value_repeated_in_a_zip_group_of_distinct_rows_passes(tmp_path: Path) -> None:
+    path = tmp_path / "bench.yaml"
+    path.write_text(SLEEP + "axes:\n  work_us: [1, 1]\n  scale: [1, 2]\nzip: [[work_us, scale]]\n")
+    assert load_bench(path).axes["work_us"] == [1, 1]

@@ -10,7 +10,7 @@ the file and the line.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from pydantic import PydanticUserError, TypeAdapter, ValidationError
@@ -36,8 +36,8 @@ OPTIONS_RULE = "options_problem"
 
 def bench_problem(bench: Bench) -> Problem | None:
     """The first problem of `bench` short of its kernel, in the order a reader meets it."""
-    for check in (_cell_count, _world_sizes, _metric_names, _exclusion_keys, _exclusion_values,
-                  _axis_names, _variant_options, _ab_variants):
+    for check in (_cell_count, _repeated_values, _world_sizes, _metric_names, _exclusion_keys,
+                  _exclusion_values, _axis_names, _variant_options, _ab_variants):
         problem = check(bench)
         if problem is not None:
             return problem
@@ -53,6 +53,41 @@ def _cell_count(bench: Bench) -> Problem | None:
         "split it or shorten an axis"
     )
     return (("axes",) if bench.axes else ()), message
+
+
+def axis_label(value: Any) -> str:
+    """An axis value as cell ids write it: mappings and lists joined with 'x'."""
+    if isinstance(value, Mapping):
+        return "x".join(str(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return "x".join(str(v) for v in value)
+    return str(value)
+
+
+def _repeated_values(bench: Bench) -> Problem | None:
+    """Two values of an axis (two rows of a zip group) written alike in cell ids would
+    make two cells of one id: refused at the axis."""
+    axes = bench.all_axes()
+    zipped = {axis: group for group in bench.zip for axis in group}
+    for axis, values in axes.items():
+        group = zipped.get(axis, [axis])
+        if group[0] != axis:
+            continue
+        first: dict[tuple[str, ...], int] = {}
+        for index in range(len(values)):
+            label = tuple(axis_label(axes[name][index]) for name in group)
+            if label not in first:
+                first[label] = index
+                continue
+            field = ("dtypes",) if axis == "dtype" and bench.dtypes else ("axes", axis)
+            if len(group) == 1:
+                message = f"{label[0]} is given twice (values {first[label]} and {index})"
+            else:
+                row = ", ".join(f"{name}={text}" for name, text in zip(group, label, strict=True))
+                message = (f"values {first[label]} and {index} of the zipped axes "
+                           f"{', '.join(group)} are the same ({row})")
+            return field, f"{message}: two cells of one id"
+    return None
 
 
 def _world_sizes(bench: Bench) -> Problem | None:

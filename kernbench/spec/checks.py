@@ -201,10 +201,11 @@ def _ab_variants(bench: Bench) -> Problem | None:
 
 
 def factory_problem(bench: Bench, factory: Callable[..., object]) -> Problem | None:
-    """The names, then the values, the cells pass to the factory (ADR 0065), then what
+    """The names the cells pass to the factory and those it needs, then the values (ADR
+    0065), then what
     the factory's own rule says of each variant's options."""
-    return (_keyword_problem(bench, factory) or _value_problem(bench, factory)
-            or _variant_rule_problem(bench, factory))
+    return (_keyword_problem(bench, factory) or _required_problem(bench, factory)
+            or _value_problem(bench, factory) or _variant_rule_problem(bench, factory))
 
 
 def _variant_rule_problem(bench: Bench, factory: Callable[..., object]) -> Problem | None:
@@ -243,6 +244,49 @@ def _keyword_problem(bench: Bench, factory: Callable[..., object]) -> Problem | 
          for name, field in passed if name not in accepted),
         None,
     )
+
+
+def _required_problem(bench: Bench, factory: Callable[..., object]) -> Problem | None:
+    """Every parameter the factory needs (one without a default) must reach every cell:
+    from every variant, or from an axis in each of its values."""
+    for name in sorted(required_keywords(factory) - {"device"}):
+        if all(name in options for options in bench.variants.values()):
+            continue
+        problem = _unset_by_axes(bench, name)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _unset_by_axes(bench: Bench, name: str) -> Problem | None:
+    """Where the axes leave `name` unset in some cell, or None when one sets it in all."""
+    needs = f"{bench.kernel_name} needs {name!r}"
+    lacking: Problem | None = None
+    for axis, values in bench.all_axes().items():
+        sets = [name in value if isinstance(value, dict) else axis == name for value in values]
+        if all(sets):
+            return None
+        if any(sets) and lacking is None:
+            index = sets.index(False)
+            lacking = ("axes", axis, str(index)), f"{needs}, which this value does not set"
+    if lacking is not None:
+        return lacking
+    variant = next((v for v, options in bench.variants.items() if name not in options), "")
+    if len(bench.variants) > 1 and any(name in o for o in bench.variants.values()):
+        return ("variants", variant), f"{needs}: neither this variant nor an axis sets it"
+    return ("kernel",), f"{needs}, but no axis or variant sets it"
+
+
+def required_keywords(func: Callable[..., object]) -> set[str]:
+    """The parameters of `func` a call by keywords must give: those without a default
+    (none where its signature cannot be read)."""
+    try:
+        parameters = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return set()
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {p.name for p in parameters
+            if p.kind in keyword and p.default is inspect.Parameter.empty}
 
 
 def _value_problem(bench: Bench, factory: Callable[..., object]) -> Problem | None:

@@ -190,7 +190,11 @@ def shard(cells: list[Cell], spec: str) -> list[Cell]:
     i, n = int(first), int(count)
     if not 1 <= i <= n:
         raise UserError(f"--shard: {spec!r}: I must be between 1 and N")
-    return cells[i - 1 :: n]
+    chosen = cells[i - 1 :: n]
+    if cells and not chosen:
+        raise UserError(f"--shard {spec}: shard {i} of {n} is empty: the plan has {len(cells)} "
+                        f"cell{'s' if len(cells) != 1 else ''}")
+    return chosen
 
 
 def parse_indices(text: str | None) -> tuple[int, ...] | None:

@@ -1,5 +1,6 @@
 """What a bench's cells must be to run at all, refused by `validate` at the line that
-makes them so: a world size that is not a count of ranks, two cells of one id."""
+makes them so: a world size that is not a count of ranks, two cells of one id, no cell at
+all."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kernbench.analyze.checks import check_bench
 from kernbench.errors import EXIT_USAGE, SpecError
 from kernbench.spec.loader import load_bench
 
@@ -63,3 +65,20 @@ def test_a_value_repeated_in_a_zip_group_of_distinct_rows_passes(tmp_path: Path)
     path = tmp_path / "bench.yaml"
     path.write_text(SLEEP + "axes:\n  work_us: [1, 1]\n  scale: [1, 2]\nzip: [[work_us, scale]]\n")
     assert load_bench(path).axes["work_us"] == [1, 1]
+
+
+@pytest.mark.parametrize(
+    "rules", ["[{}]", "\n  - {work_us: 1}\n  - {work_us: 2, variant: default}"]
+)
+def test_exclusions_that_drop_every_cell_are_refused(tmp_path: Path, rules: str) -> None:
+    path = tmp_path / "bench.yaml"
+    path.write_text(SLEEP + f"axes:\n  work_us: [1, 2]\nexclude: {rules}\n")
+    with pytest.raises(SpecError) as info:
+        check_bench(load_bench(path), path)
+    assert str(info.value) == f"{path}:6: exclude: the exclusions drop every cell"
+
+
+def test_a_bench_excluded_on_one_device_only_is_left_to_the_run(tmp_path: Path) -> None:
+    path = tmp_path / "bench.yaml"
+    path.write_text(SLEEP + "axes:\n  work_us: [1, 2]\nexclude: [{device: cpu}]\n")
+    check_bench(load_bench(path), path)

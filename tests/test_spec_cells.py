@@ -1,6 +1,6 @@
 """What a bench's cells must be to run at all, refused by `validate` at the line that
 makes them so: a world size that is not a count of ranks, two cells of one id, no cell at
-all."""
+all, no dtype."""
 
 from __future__ import annotations
 
@@ -82,3 +82,10 @@ def test_a_bench_excluded_on_one_device_only_is_left_to_the_run(tmp_path: Path) 
     path = tmp_path / "bench.yaml"
     path.write_text(SLEEP + "axes:\n  work_us: [1, 2]\nexclude: [{device: cpu}]\n")
     check_bench(load_bench(path), path)
+
+
+def test_an_empty_dtypes_list_is_refused_like_an_empty_axis(tmp_path: Path) -> None:
+    assert error_of(tmp_path, SLEEP + "dtypes: []\n") == (
+        "4: dtypes: an empty list: give at least one dtype, or leave `dtypes` out"
+    )
+    assert error_of(tmp_path, SLEEP + "axes:\n  n: []\n").startswith("5: axes.n: List should")

@@ -36,11 +36,20 @@ OPTIONS_RULE = "options_problem"
 
 def bench_problem(bench: Bench) -> Problem | None:
     """The first problem of `bench` short of its kernel, in the order a reader meets it."""
-    for check in (_cell_count, _repeated_values, _world_sizes, _metric_names, _exclusion_keys,
-                  _exclusion_values, _axis_names, _variant_options, _ab_variants):
+    for check in (_no_dtypes, _cell_count, _repeated_values, _world_sizes, _metric_names,
+                  _exclusion_keys, _exclusion_values, _axis_names, _variant_options,
+                  _ab_variants):
         problem = check(bench)
         if problem is not None:
             return problem
+    return None
+
+
+def _no_dtypes(bench: Bench) -> Problem | None:
+    """`dtypes: []` is refused as an empty axis is (the model, which also reads recorded
+    benches' `dtypes: []`, cannot tell it from no `dtypes`): it would run the default."""
+    if "dtypes" in bench.model_fields_set and not bench.dtypes:
+        return ("dtypes",), "an empty list: give at least one dtype, or leave `dtypes` out"
     return None
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernbench.errors import UserError
+from kernbench.spec.checks import axis_label
 from kernbench.spec.models import MAX_CELLS, Bench, TimerSpec
 
 
@@ -32,15 +33,6 @@ class Cell:
 def cell_id(variant: str, axes: Mapping[str, Any]) -> str:
     parts = [f"{name}={axis_label(value)}" for name, value in axes.items()]
     return f"{variant}/{','.join(parts)}" if parts else variant
-
-
-def axis_label(value: Any) -> str:
-    """An axis value as cell ids write it: mappings and lists joined with 'x'."""
-    if isinstance(value, Mapping):
-        return "x".join(str(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return "x".join(str(v) for v in value)
-    return str(value)
 
 
 def _axis_rows(bench: Bench) -> Iterator[dict[str, Any]]:
@@ -220,7 +212,11 @@ def shard(cells: list[Cell], spec: str) -> list[Cell]:
     i, n = int(first), int(count)
     if not 1 <= i <= n:
         raise UserError(f"--shard: {spec!r}: I must be between 1 and N")
-    return cells[i - 1 :: n]
+    chosen = cells[i - 1 :: n]
+    if cells and not chosen:
+        raise UserError(f"--shard {spec}: shard {i} of {n} is empty: the plan has {len(cells)} "
+                        f"cell{'s' if len(cells) != 1 else ''}")
+    return chosen
 
 
 def parse_indices(text: str | None) -> tuple[int, ...] | None:

@@ -64,7 +64,7 @@ def test_validate_reports_every_error_and_exits_2(project: Path) -> None:
     (project / "benches" / "bad.yaml").write_text(
         "name: bad\ndescription: b\nkernel: gemm\nrounds: x\n"
     )
-    (project / "benches" / "twin.yaml").write_text("name: alpha\ndescription: b\nkernel: gemm\n")
+    (project / "benches" / "twin.yaml").write_text("name: alpha\ndescription: b\nkernel: sleep\n")
     code, out, err = invoke("validate")
     assert code == EXIT_USAGE
     assert out == "ok benches/alpha.yaml\nok benches/beta.yaml\nok benches/twin.yaml\n" + SHIPPED

@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from kernbench.errors import SpecError, UserError
+from kernbench import cli
+from kernbench.errors import EXIT_USAGE, SpecError, UserError
 from kernbench.kernels import BUILTINS, FactoryError, kernel_source_path, resolve_factory
 from kernbench.plan import plan
 from kernbench.spec import discovery
@@ -89,6 +91,34 @@ def test_duplicate_names_across_files(project: Path, tmp_path: Path) -> None:
     with pytest.raises(SpecError) as info:
         discovery.discover([tmp_path / "more"])
     assert str(info.value) == f"{other}:2: name: bench 'alpha' is also defined in alpha.yaml"
+
+
+def test_a_name_defined_twice_is_refused_by_every_command(
+    project: Path, tmp_path: Path
+) -> None:
+    for folder in ("one", "two"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "tiny.yaml").write_text(bench_text("tiny"))
+    dirs = ["--bench-dir", str(tmp_path / "one"), "--bench-dir", str(tmp_path / "two")]
+    expected = (
+        f"{tmp_path / 'two' / 'tiny.yaml'}:1: name: bench 'tiny' is also defined in "
+        f"{tmp_path / 'one' / 'tiny.yaml'}"
+    )
+    for command in (["plan", "--bench", "tiny"], ["run", "--bench", "tiny", "--fast"],
+                    ["list"], ["validate"]):
+        result = CliRunner().invoke(cli.app, [*command, *dirs])
+        assert (result.exit_code, result.stderr.strip()) == (EXIT_USAGE, expected), command
+
+
+def test_a_bench_dir_bench_named_like_a_project_one_is_refused(
+    project: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "mine").mkdir()
+    mine = tmp_path / "mine" / "alpha.yaml"
+    mine.write_text(bench_text("alpha", "mine"))
+    with pytest.raises(SpecError) as info:
+        discovery.find_bench("alpha", [tmp_path / "mine"])
+    assert str(info.value) == f"{mine}:1: name: bench 'alpha' is also defined in alpha.yaml"
 
 
 def test_broken_file_does_not_hide_the_others(project: Path) -> None:

@@ -88,7 +88,7 @@ def test_fast_mode_never_imports_torch(tmp_path: Path) -> None:
 
 def test_fast_mode_without_data_is_a_clear_error(tmp_path: Path) -> None:
     bench = tmp_path / "nodata.yaml"
-    bench.write_text("name: nodata\ndescription: d\nkernel: gemm\ndata: missing.json\n")
+    bench.write_text("name: nodata\ndescription: d\nkernel: sleep\ndata: missing.json\n")
     result = CliRunner().invoke(cli.app, ["run", "--bench", str(bench), "--fast"])
     assert result.exit_code == EXIT_USAGE
     assert "data:" in result.stderr and "not found" in result.stderr

@@ -129,9 +129,10 @@ def test_union_member_errors_merge_into_one(tmp_path: Path) -> None:
     )
 
 
-def test_model_validator_error_has_no_field(tmp_path: Path) -> None:
+def test_a_model_validators_error_is_at_the_field_it_names(tmp_path: Path) -> None:
     path = write(tmp_path, VALID + "zip: [[shape, nope]]\n")
-    assert error_of(path) == f"{path}:1: zip names 'nope', which is not an axis"
+    line = len(VALID.splitlines()) + 1
+    assert error_of(path) == f"{path}:{line}: zip.0.1: zip names 'nope', which is not an axis"
 
 
 def test_duplicate_variant_names(tmp_path: Path) -> None:

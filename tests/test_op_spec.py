@@ -75,6 +75,8 @@ def test_the_issue_topk_bench_validates(tmp_path: Path) -> None:
             "sorted",
         ),
         (("k: k,", "k: kk,"), "10: args.k: unknown name 'kk'"),
+        (("{k: k, dim: -1}", "{dim: -1}"), "2: op: torch.topk needs 'k'; neither `inputs` nor "
+         "`args` gives it"),
         (
             ("init: randn", "init: randint(3)"),
             "9: inputs.input.init: randint takes 2 arguments, not 1 (got 'randint(3)')",

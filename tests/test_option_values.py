@@ -136,3 +136,40 @@ def test_a_gemm_option_its_backend_does_not_read_is_refused_when_the_kernel_is_m
         gemm.make(M=8, N=8, K=8, backend="triton", device="cuda", staging="staged")
     kernel = gemm.make(M=8, N=8, K=8, backend="numpy", staging="resident", autotune=False)
     assert kernel.info == {"implementation": "numpy.matmul"}
+
+
+@pytest.mark.parametrize(("value", "got"), [("0", "0"), ("-8", "-8")])
+def test_a_gemm_dimension_under_one_is_refused_at_its_value(
+    tmp_path: Path, value: str, got: str
+) -> None:
+    text = f"name: b\ndescription: d\nkernel: gemm\naxes:\n  shape: [{{M: {value}, N: 8, K: 8}}]\n"
+    assert error_of(tmp_path, text) == (
+        f"5: axes.shape.0.M: gemm's M: Input should be greater than 0 (got {got})"
+    )
+
+
+def test_a_parameter_the_factory_needs_must_reach_every_cell(tmp_path: Path) -> None:
+    head = "name: b\ndescription: d\nkernel: gemm\naxes:\n  shape:\n"
+    text = head + "    - {M: 8, N: 8, K: 8}\n    - {M: 8, N: 8}\n"
+    assert error_of(tmp_path, text) == (
+        "7: axes.shape.1: gemm needs 'K', which this value does not set"
+    )
+    text = "name: b\ndescription: d\nkernel: gemm\naxes:\n  M: [8]\n  N: [8]\n"
+    assert error_of(tmp_path, text) == "3: kernel: gemm needs 'K', but no axis or variant sets it"
+    text += "variants:\n  small: {K: 8}\n  other: {}\n"
+    assert error_of(tmp_path, text) == (
+        "9: variants.other: gemm needs 'K': neither this variant nor an axis sets it"
+    )
+    assert load_bench_text(tmp_path, text.replace("other: {}", "big: {K: 16}")).variants
+
+
+def test_a_misspelled_or_negative_sleep_option_is_refused(tmp_path: Path) -> None:
+    head = "name: b\ndescription: d\nkernel: sleep\naxes:\n  size: [1, 2]\n"
+    assert error_of(tmp_path, head + "variants:\n  v: {wrk_us: 5}\n") == (
+        "7: variants.v: sleep: no option 'wrk_us'; a variant sets only work_us, switch, "
+        "effect_pct, fail_round, scale"
+    )
+    assert error_of(tmp_path, head + "variants:\n  v: {work_us: -5}\n") == (
+        "7: variants.v.work_us: sleep's work_us: Input should be greater than 0 (got -5)"
+    )
+    assert load_bench_text(tmp_path, head + "variants:\n  v: {work_us: 5}\n").variants

@@ -69,7 +69,9 @@ def test_out_holding_results_of_no_run_is_refused(tmp_path: Path) -> None:
     [
         (["--only", "nope=1"], "", "--only: unknown key 'nope'"),
         (["--shard", "3/2"], "", "--shard: '3/2': I must be between 1 and N"),
-        ([], "exclude: [{work_us: [1, 2]}]\n", "the plan for device cpu is empty"),
+        ([], "exclude: [{device: cpu}]\n", "the plan for device cpu is empty"),
+        ([], "exclude: [{work_us: [1, 2]}]\n", ":6: exclude: the exclusions drop every cell"),
+        (["--shard", "5/10"], "", "--shard 5/10: shard 5 of 10 is empty: the plan has 2 cells"),
     ],
 )
 def test_a_refused_plan_leaves_no_folder(

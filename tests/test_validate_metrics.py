@@ -25,7 +25,7 @@ axes:
   work_us: [50, 100]
 variants:
   plain: {}
-  chunked: {chunks: 4}
+  chunked: {scale: 4}
 metrics:
   flops: {metric}
 """
@@ -58,8 +58,8 @@ def invoke(*args: str) -> tuple[int, str, str]:
         ("1e308*work_us", "overflow to inf in '1e308*work_us' (cell plain/work_us=50)"),
         ("work_us / (work_us - 100)",
          "division by zero in 'work_us / (work_us - 100)' (cell plain/work_us=100)"),
-        ("work_us / (chunks - 4)",
-         "division by zero in 'work_us / (chunks - 4)' (cell chunked/work_us=50)"),
+        ("work_us / (scale - 4)",
+         "division by zero in 'work_us / (scale - 4)' (cell chunked/work_us=50)"),
     ],
 )
 def test_validate_and_plan_evaluate_every_metric_on_every_cell(
@@ -72,7 +72,7 @@ def test_validate_and_plan_evaluate_every_metric_on_every_cell(
 
 
 def test_a_metric_of_a_variant_only_option_skips_the_other_variants(here: Path) -> None:
-    code, out, err = invoke("validate", write(here, "work_us * chunks"))
+    code, out, err = invoke("validate", write(here, "work_us * scale"))
     assert (code, out, err) == (EXIT_OK, "ok m.yaml\n", "")
 
 
@@ -95,7 +95,7 @@ def test_validate_of_every_bench_checks_metrics_too(here: Path) -> None:
          "5: axes.device: 'device' is set by the run (--device); an axis cannot"),
         ("work_us: [50, 100]", "shape: [{work_us: 50, variant: 1}]",
          "5: axes.shape: 'variant' names the cell's variant; an axis cannot"),
-        ("chunked: {chunks: 4}", "chunked: {chunks: 4, variant: 1}",
+        ("chunked: {scale: 4}", "chunked: {scale: 4, variant: 1}",
          "8: variants.chunked.variant: 'variant' names the cell's variant; a variant cannot"),
     ],
 )
@@ -148,7 +148,7 @@ def test_a_metric_that_cannot_be_computed_raises_at_run_time(text: str, why: str
 
 
 def test_a_metric_missing_a_parameter_does_not_apply_to_the_cell() -> None:
-    assert expression_metrics(spec(flops="work_us * chunks"), {"work_us": 50}) == {}
+    assert expression_metrics(spec(flops="work_us * scale"), {"work_us": 50}) == {}
 
 
 def test_no_derived_rate_is_stored_as_inf() -> None:

@@ -1,6 +1,6 @@
 """What only a bench's plan shows, checked before anything is measured: the hardware
-profile it names exists, every metric computes on every cell, and every figure it asks for
-fits it. `validate`, `plan`, `run` and `ab` share it."""
+profile it names exists, its exclusions leave a cell, every metric computes on every cell,
+and every figure it asks for fits it. `validate`, `plan`, `run` and `ab` share it."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from kernbench.spec.models import Bench
 
 def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
     """What only the plan shows, as `PATH:LINE: field: message`: the hardware profile the
-    bench names exists (and, on `device`, is one of its kind), every metric computes on
+    bench names exists (and, on `device`, is one of its kind), some cell is left on some
+    device (one excluded on `device` only is the run's to say), every metric computes on
     every cell (on `device`'s plan, or without a device: every cell any device could
     have), and each figure fits the bench's model and cells."""
     if bench.hardware is not None:
@@ -30,6 +31,8 @@ def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
             raise
         except UserError as exc:
             raise field_error(path, ("hardware",), exc.message) from None
+    if next(iter_cells(bench), None) is None:
+        raise field_error(path, ("exclude",), "the exclusions drop every cell")
     problem = first_metric_problem(bench, iter_cells(bench, device))
     if problem is not None:
         message = f"{problem.why} (cell {problem.cell.id})"

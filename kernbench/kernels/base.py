@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
+
+from pydantic import Field
+
+# Annotations of a factory's parameters that `validate` checks a bench's values against
+# (docs/adr/0065): a size of 0 or a negative wait is an error at its line, not a failed cell.
+Positive = Annotated[int, Field(gt=0)]
+PositiveReal = Annotated[float, Field(gt=0)]
 
 
 class CorrectnessError(AssertionError):

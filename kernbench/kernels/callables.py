@@ -81,9 +81,41 @@ def keyword_names(func: Callable[..., Any]) -> set[str] | None:
     return {p.name for p in parameters if p.kind in keyword}
 
 
+def required_names(func: Callable[..., Any]) -> set[str]:
+    """The keywords a call of `func` must give: its parameters without a default (of a
+    builtin documented with several signatures, those every one of them needs); none
+    where they cannot be read."""
+    try:
+        parameters = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        signatures = _signatures_from_doc(func)
+        needed = [_without_default(arguments) for arguments in signatures]
+        return set.intersection(*needed) if needed else set()
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {p.name for p in parameters
+            if p.kind in keyword and p.default is inspect.Parameter.empty}
+
+
+def _without_default(arguments: ast.arguments) -> set[str]:
+    positional = arguments.args[: len(arguments.args) - len(arguments.defaults)]
+    keyword_only = [a for a, default in zip(arguments.kwonlyargs, arguments.kw_defaults,
+                                            strict=True) if default is None]
+    return {a.arg for a in (*positional, *keyword_only)}
+
+
 def _names_from_doc(func: Callable[..., Any]) -> set[str] | None:
-    name = getattr(func, "__name__", "")
     names: set[str] = set()
+    for arguments in _signatures_from_doc(func):
+        if arguments.kwarg is not None:
+            return None
+        names.update(a.arg for a in (*arguments.args, *arguments.kwonlyargs))
+    return names or None
+
+
+def _signatures_from_doc(func: Callable[..., Any]) -> list[ast.arguments]:
+    """The parameters of each `NAME(...)` line that starts a line of `func`'s docstring."""
+    name = getattr(func, "__name__", "")
+    signatures = []
     for line in (getattr(func, "__doc__", None) or "").splitlines():
         line = line.strip()
         if not (name and line.startswith(f"{name}(")):
@@ -95,8 +127,5 @@ def _names_from_doc(func: Callable[..., Any]) -> set[str] | None:
             continue
         definition = tree.body[0]
         assert isinstance(definition, ast.FunctionDef)
-        arguments = definition.args
-        if arguments.kwarg is not None:
-            return None
-        names.update(a.arg for a in (*arguments.args, *arguments.kwonlyargs))
-    return names or None
+        signatures.append(definition.args)
+    return signatures

@@ -21,7 +21,7 @@ from threadpoolctl import threadpool_limits
 
 from kernbench.dtypes import TOLERANCE
 from kernbench.kernels import gemm_cuda, gemm_triton
-from kernbench.kernels.base import CheckResult, Kernel
+from kernbench.kernels.base import CheckResult, Kernel, Positive
 
 NUMPY_DTYPES = {"fp32": np.float32, "fp64": np.float64}
 Backend = Literal["numpy", "torch", "triton"]
@@ -52,9 +52,9 @@ def options_problem(options: Mapping[str, Any]) -> str | None:
 
 
 def make(
-    M: int,
-    N: int,
-    K: int,
+    M: Positive,
+    N: Positive,
+    K: Positive,
     dtype: str = "fp32",
     backend: Backend = "numpy",
     device: str = "cpu",

@@ -10,7 +10,7 @@ the file and the line.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from pydantic import PydanticUserError, TypeAdapter, ValidationError
@@ -25,6 +25,9 @@ SET_BY_THE_RUN = {
     "device": "'device' is set by the run (--device)",
     "variant": "'variant' names the cell's variant",
 }
+# The parameter the run itself reads of every cell, whatever its kernel: the cell runs on
+# this many ranks (execute/rounds.py).
+WORLD_SIZE = "world_size"
 # `ab: {switch: variant}` (`kernbench ab --switch variant`): A and B run two variants.
 VARIANT_SWITCH = "variant"
 # What a kernel factory's module may name: its rule between a variant's options.
@@ -33,11 +36,20 @@ OPTIONS_RULE = "options_problem"
 
 def bench_problem(bench: Bench) -> Problem | None:
     """The first problem of `bench` short of its kernel, in the order a reader meets it."""
-    for check in (_cell_count, _metric_names, _exclusion_keys, _exclusion_values, _axis_names,
-                  _variant_options, _ab_variants):
+    for check in (_no_dtypes, _cell_count, _repeated_values, _world_sizes, _metric_names,
+                  _exclusion_keys, _exclusion_values, _axis_names, _variant_options,
+                  _ab_variants):
         problem = check(bench)
         if problem is not None:
             return problem
+    return None
+
+
+def _no_dtypes(bench: Bench) -> Problem | None:
+    """`dtypes: []` is refused as an empty axis is (the model, which also reads recorded
+    benches' `dtypes: []`, cannot tell it from no `dtypes`): it would run the default."""
+    if "dtypes" in bench.model_fields_set and not bench.dtypes:
+        return ("dtypes",), "an empty list: give at least one dtype, or leave `dtypes` out"
     return None
 
 
@@ -50,6 +62,51 @@ def _cell_count(bench: Bench) -> Problem | None:
         "split it or shorten an axis"
     )
     return (("axes",) if bench.axes else ()), message
+
+
+def axis_label(value: Any) -> str:
+    """An axis value as cell ids write it: mappings and lists joined with 'x'."""
+    if isinstance(value, Mapping):
+        return "x".join(str(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return "x".join(str(v) for v in value)
+    return str(value)
+
+
+def _repeated_values(bench: Bench) -> Problem | None:
+    """Two values of an axis (two rows of a zip group) written alike in cell ids would
+    make two cells of one id: refused at the axis."""
+    axes = bench.all_axes()
+    zipped = {axis: group for group in bench.zip for axis in group}
+    for axis, values in axes.items():
+        group = zipped.get(axis, [axis])
+        if group[0] != axis:
+            continue
+        first: dict[tuple[str, ...], int] = {}
+        for index in range(len(values)):
+            label = tuple(axis_label(axes[name][index]) for name in group)
+            if label not in first:
+                first[label] = index
+                continue
+            field = ("dtypes",) if axis == "dtype" and bench.dtypes else ("axes", axis)
+            if len(group) == 1:
+                message = f"{label[0]} is given twice (values {first[label]} and {index})"
+            else:
+                row = ", ".join(f"{name}={text}" for name, text in zip(group, label, strict=True))
+                message = (f"values {first[label]} and {index} of the zipped axes "
+                           f"{', '.join(group)} are the same ({row})")
+            return field, f"{message}: two cells of one id"
+    return None
+
+
+def _world_sizes(bench: Bench) -> Problem | None:
+    """A cell runs on `world_size` ranks: a value that is not a count of ranks would
+    validate and then stop the run at its launch."""
+    for name, field, value in _passed_values(bench):
+        if name == WORLD_SIZE and (type(value) is not int or value < 1):
+            message = f"a cell runs on world_size ranks: a whole number, at least 1 (got {value!r})"
+            return field, message
+    return None
 
 
 def _metric_names(bench: Bench) -> Problem | None:
@@ -153,10 +210,11 @@ def _ab_variants(bench: Bench) -> Problem | None:
 
 
 def factory_problem(bench: Bench, factory: Callable[..., object]) -> Problem | None:
-    """The names, then the values, the cells pass to the factory (ADR 0065), then what
+    """The names the cells pass to the factory and those it needs, then the values (ADR
+    0065), then what
     the factory's own rule says of each variant's options."""
-    return (_keyword_problem(bench, factory) or _value_problem(bench, factory)
-            or _variant_rule_problem(bench, factory))
+    return (_keyword_problem(bench, factory) or _required_problem(bench, factory)
+            or _value_problem(bench, factory) or _variant_rule_problem(bench, factory))
 
 
 def _variant_rule_problem(bench: Bench, factory: Callable[..., object]) -> Problem | None:
@@ -195,6 +253,49 @@ def _keyword_problem(bench: Bench, factory: Callable[..., object]) -> Problem | 
          for name, field in passed if name not in accepted),
         None,
     )
+
+
+def _required_problem(bench: Bench, factory: Callable[..., object]) -> Problem | None:
+    """Every parameter the factory needs (one without a default) must reach every cell:
+    from every variant, or from an axis in each of its values."""
+    for name in sorted(required_keywords(factory) - {"device"}):
+        if all(name in options for options in bench.variants.values()):
+            continue
+        problem = _unset_by_axes(bench, name)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _unset_by_axes(bench: Bench, name: str) -> Problem | None:
+    """Where the axes leave `name` unset in some cell, or None when one sets it in all."""
+    needs = f"{bench.kernel_name} needs {name!r}"
+    lacking: Problem | None = None
+    for axis, values in bench.all_axes().items():
+        sets = [name in value if isinstance(value, dict) else axis == name for value in values]
+        if all(sets):
+            return None
+        if any(sets) and lacking is None:
+            index = sets.index(False)
+            lacking = ("axes", axis, str(index)), f"{needs}, which this value does not set"
+    if lacking is not None:
+        return lacking
+    variant = next((v for v, options in bench.variants.items() if name not in options), "")
+    if len(bench.variants) > 1 and any(name in o for o in bench.variants.values()):
+        return ("variants", variant), f"{needs}: neither this variant nor an axis sets it"
+    return ("kernel",), f"{needs}, but no axis or variant sets it"
+
+
+def required_keywords(func: Callable[..., object]) -> set[str]:
+    """The parameters of `func` a call by keywords must give: those without a default
+    (none where its signature cannot be read)."""
+    try:
+        parameters = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return set()
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {p.name for p in parameters
+            if p.kind in keyword and p.default is inspect.Parameter.empty}
 
 
 def _value_problem(bench: Bench, factory: Callable[..., object]) -> Problem | None:

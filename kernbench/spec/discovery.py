@@ -92,15 +92,16 @@ def discover(extra: Sequence[Path] = ()) -> dict[str, Path]:
     for path in bench_files(extra):
         name = bench_name(path)
         if name in found:
-            line = _name_line(path)
-            raise SpecError(
-                shown_path(path),
-                line,
-                "name",
-                f"bench {name!r} is also defined in {shown_path(found[name])}",
-            )
+            raise _defined_twice(name, found[name], path)
         found[name] = path
     return dict(sorted(found.items()))
+
+
+def _defined_twice(name: str, first: Path, second: Path) -> SpecError:
+    """Two files of one bench name: which one a name means would depend on the search
+    order (a `--bench-dir` bench hidden by a shipped one), so every command refuses it."""
+    return SpecError(shown_path(second), _name_line(second), "name",
+                     f"bench {name!r} is also defined in {shown_path(first)}")
 
 
 def bench_name(path: Path) -> str:
@@ -127,30 +128,31 @@ def is_bench_path(name: str) -> bool:
 def find_bench(name: str, extra: Sequence[Path] = ()) -> tuple[Bench, Path]:
     """The bench called `name` (or the bench file at path `name`), loaded and checked.
 
-    Only the file found is parsed: `NAME.yaml` first, then the file whose `name:` line
-    says NAME; every file is parsed only when neither is found (an unknown name, or a
-    name written in flow style). Two files of one name are reported by `list` and
-    `validate`; here the first in search order wins.
+    Only the files whose `name:` line says NAME are parsed in full (and those without
+    such a line, to read their name); every file is parsed only when none is found (an
+    unknown name). Two files of the name are an error, as in `list` and `validate`.
     """
     if is_bench_path(name):
         path = Path(name)
         if not path.is_file():
             raise UserError(f"{name}: bench file not found")
         return load_bench(path), path
-    for path in _candidates(name, bench_files(extra)):
-        bench = load_bench(path)
+    named = [path for path in bench_files(extra) if _quick_name(path) == name]
+    if len(named) > 1:
+        raise _defined_twice(name, named[0], named[1])
+    if named:
+        bench = load_bench(named[0])
         if bench.name == name:
-            return bench, path
+            return bench, named[0]
     known = discover(extra)
     if name not in known:
         raise UserError(f"unknown bench {name!r}; known: {', '.join(known) or '(none)'}")
     return load_bench(known[name]), known[name]
 
 
-def _candidates(name: str, files: Sequence[Path]) -> list[Path]:
-    """The files whose `name:` line says `name`, those named NAME.yaml first."""
-    named = [path for path in files if _declared_name(path) == name]
-    return sorted(named, key=lambda path: path.stem != name)
+def _quick_name(path: Path) -> str:
+    """The file's bench name, from its `name:` line where it has one (no parsing)."""
+    return _declared_name(path) or bench_name(path)
 
 
 def _declared_name(path: Path) -> str | None:

@@ -25,6 +25,7 @@ from kernbench.kernels import BUILTINS, FactoryError, MissingExtra, resolve_fact
 from kernbench.spec.checks import bench_problem, factory_problem
 from kernbench.spec.models import Bench, HardwareProfile
 from kernbench.spec.op_checks import op_problem
+from kernbench.spec.problems import FieldProblem
 
 LinePath = tuple[str, ...]
 Model = TypeVar("Model", bound=BaseModel)
@@ -160,6 +161,9 @@ def _walk(
 def load_bench(path: Path) -> Bench:
     """Read, validate and check one bench file: models, metric expressions, the kernel."""
     doc = read_document(path)
+    if _written_by_a_run(doc.data):
+        raise SpecError(doc.shown, None, "", "this looks like a results file a run wrote "
+                        "(it has spec_hash and cells), not a bench file")
     try:
         bench = _validate(Bench, doc, "bench fields")
         _check_bench(bench, doc)
@@ -170,6 +174,10 @@ def load_bench(path: Path) -> Bench:
     except Exception as exc:  # never a traceback for a bad file
         raise SpecError(doc.shown, None, "", f"cannot load: {_describe(exc)}") from None
     return bench
+
+
+def _written_by_a_run(data: Any) -> bool:
+    return isinstance(data, dict) and "name" not in data and {"spec_hash", "cells"} <= set(data)
 
 
 def load_hardware(path: Path) -> HardwareProfile:
@@ -211,8 +219,12 @@ def _spec_error(exc: ValidationError, model: type[BaseModel], doc: Document) -> 
 
 
 def _field_parts(error: Mapping[str, Any], data: Any) -> tuple[Any, ...]:
-    """The error's location in the document, without pydantic's union-member labels."""
+    """The error's location in the document, without pydantic's union-member labels; a
+    model validator's `FieldProblem` adds the path of its field."""
     loc = tuple(error["loc"])
+    problem = (error.get("ctx") or {}).get("error")
+    if isinstance(problem, FieldProblem):
+        loc += problem.field
     parts: list[Any] = []
     node = data
     for position, part in enumerate(loc):

@@ -24,6 +24,7 @@ from kernbench.dtypes import DTYPES, ITEMSIZE
 from kernbench.spec import expr
 from kernbench.spec.figures import FIGURE_NAMES
 from kernbench.spec.op_models import ArgValue, DottedPath, InputSpec, OpCheck
+from kernbench.spec.problems import FieldProblem, check_zip
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)]
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
@@ -228,23 +229,17 @@ class Bench(Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> Bench:
-        if (self.kernel is None) == (self.op is None):
+        if self.kernel is None and self.op is None:
             raise ValueError("give either `kernel` or `op`")
-        if self.kernel is not None and (self.inputs or self.args or self.check):
-            raise ValueError("`inputs`, `args` and `check` are for `op` benches, not `kernel`")
+        if self.kernel is not None and self.op is not None:
+            raise FieldProblem(("op",), "give either `kernel` or `op`, not both")
+        given = [key for key in ("inputs", "args", "check") if getattr(self, key)]
+        if self.kernel is not None and given:
+            raise FieldProblem((given[0],), "`inputs`, `args` and `check` are for `op` "
+                               "benches, not `kernel`")
         if self.dtypes and "dtype" in self.axes:
             raise ValueError("give the dtypes either as `dtypes` or as a `dtype` axis, not both")
-        seen: set[str] = set()
-        for group in self.zip:
-            for axis in group:
-                if axis not in self.axes:
-                    raise ValueError(f"zip names {axis!r}, which is not an axis")
-                if axis in seen:
-                    raise ValueError(f"axis {axis!r} is in two zip groups")
-                seen.add(axis)
-            lengths = {len(self.axes[axis]) for axis in group}
-            if len(lengths) > 1:
-                raise ValueError(f"zipped axes {group} have different lengths")
+        check_zip(self.axes, self.zip)
         return self
 
     @property

@@ -1,6 +1,7 @@
 """What validate checks of an `op:` bench beyond its fields: the op and the reference
 resolve, every name in its shapes and arguments is a cell parameter, every keyword is
-one the op takes, each input has a dtype, and variants choose only a known `backend`.
+one the op takes and every one it needs is given, each input has a dtype, and variants
+choose only a known `backend`.
 
 Like `checks.py`, each check gives the first problem as (field path, message), or None.
 """
@@ -11,7 +12,7 @@ from collections.abc import Iterator
 
 from kernbench.kernels import FactoryError, MissingExtra
 from kernbench.kernels.backends import BACKENDS
-from kernbench.kernels.callables import keyword_names, resolve_callable
+from kernbench.kernels.callables import keyword_names, required_names, resolve_callable
 from kernbench.kernels.tensors import INIT_DTYPE, parse_init
 from kernbench.spec import expr
 from kernbench.spec.checks import Problem
@@ -84,13 +85,14 @@ def _keywords(bench: Bench, op: object) -> Problem | None:
         if name in bench.args:
             return ("args", name), f"{name!r} is an input too; give it once"
     takes = keyword_names(op)  # type: ignore[arg-type]
-    if takes is None:
-        return None
-    listed = ", ".join(sorted(takes)) or "no keywords"
+    listed = ", ".join(sorted(takes or ())) or "no keywords"
     for section, names in (("inputs", bench.inputs), ("args", bench.args)):
         for name in names:
-            if name not in takes:
+            if takes is not None and name not in takes:
                 return (section, name), f"{bench.op} takes no {name!r}; it takes {listed}"
+    missing = sorted(required_names(op) - set(bench.inputs) - set(bench.args))  # type: ignore[arg-type]
+    if missing:
+        return ("op",), f"{bench.op} needs {missing[0]!r}; neither `inputs` nor `args` gives it"
     return None
 
 

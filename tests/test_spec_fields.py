@@ -1,0 +1,50 @@
+"""Errors a bench model's own validator finds name the offending key and its line, not
+the file's first line; a results file given as a bench says what it is."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kernbench.errors import SpecError
+from kernbench.spec.loader import load_bench
+
+HEAD = "name: b\ndescription: d\nkernel: sleep\naxes:\n  a: [1, 2]\n  b: [3]\n"
+
+
+def error_of(tmp_path: Path, text: str, name: str = "bench.yaml") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(SpecError) as info:
+        load_bench(path)
+    return str(info.value).removeprefix(f"{path}:")
+
+
+@pytest.mark.parametrize(
+    ("tail", "expected"),
+    [
+        ("zip:\n  - [a, c]\n", "8: zip.0.1: zip names 'c', which is not an axis"),
+        ("zip:\n  - [a, b]\n", "8: zip.0: zipped axes ['a', 'b'] have different lengths"),
+        (
+            "  c: [4, 5]\nzip:\n  - [a, c]\n  - [c, a]\n",
+            "10: zip.1.0: axis 'c' is in two zip groups",
+        ),
+        (
+            "\nargs: {k: 1}\n",
+            "8: args: `inputs`, `args` and `check` are for `op` benches, not `kernel`",
+        ),
+        ("op: torch.topk\n", "7: op: give either `kernel` or `op`, not both"),
+    ],
+)
+def test_a_model_validators_error_names_its_key(tmp_path: Path, tail: str, expected: str) -> None:
+    assert error_of(tmp_path, HEAD + tail) == expected
+
+
+def test_a_results_file_given_as_a_bench_says_so(tmp_path: Path) -> None:
+    results = {"schema_version": 4, "bench": "b", "spec_hash": "0" * 16, "spec": {}, "cells": []}
+    assert error_of(tmp_path, json.dumps(results), "results.json") == (
+        " this looks like a results file a run wrote (it has spec_hash and cells), not a bench "
+        "file"
+    )

@@ -107,7 +107,7 @@ def test_fast_mode_names_the_bench_and_its_data_field_when_the_data_is_wrong(
 ) -> None:
     (tmp_path / "broken.json").write_text("nope")
     bench = tmp_path / "other.yaml"
-    bench.write_text(f"name: other\ndescription: d\nkernel: gemm\ndata: {data}\n")
+    bench.write_text(f"name: other\ndescription: d\nkernel: sleep\ndata: {data}\n")
     result = CliRunner().invoke(cli.app, ["run", "--bench", str(bench), "--fast"])
     assert (result.exit_code, result.stderr) == (
         EXIT_USAGE, f"{bench}: data: {why.format(folder=tmp_path)}\n")

@@ -105,3 +105,13 @@ def test_plan_refuses_it_too_and_a_fitting_figure_passes(tmp_path: Path) -> None
     assert code == EXIT_USAGE and "figures.0: figure 'bandwidth' needs a bytes metric" in err
     bench = nap_bench(tmp_path, "metrics: {bytes: 64*work_us}\nfigures: [time, bandwidth]\n")
     assert invoke("validate", str(bench))[0] == EXIT_OK
+
+
+def test_a_bench_with_no_cells_on_this_device_checks_its_figures_on_its_own_cells(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # ab-nccl-proto excludes the CPU: its busbw still fits the cells it has elsewhere.
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    code, out, err = invoke("plan", "--bench", "ab-nccl-proto", "--device", "cpu")
+    assert (code, err) == (EXIT_OK, "")
+    assert out.startswith("bench ab-nccl-proto (benches/ab-nccl-proto.yaml) on cpu: 0 cells")

@@ -33,6 +33,8 @@ def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
             raise field_error(path, ("hardware",), exc.message) from None
     if next(iter_cells(bench), None) is None:
         raise field_error(path, ("exclude",), "the exclusions drop every cell")
+    if next(iter_cells(bench, device), None) is None:
+        device = None  # none on this device (the run says so): check the bench's own cells
     problem = first_metric_problem(bench, iter_cells(bench, device))
     if problem is not None:
         message = f"{problem.why} (cell {problem.cell.id})"

@@ -8,11 +8,14 @@ import os
 from pathlib import Path
 
 import pytest
+from fixtures_results import make_gemm_results
 from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.ab.compare import CellComparison, Comparison, _u_counts, markdown, shift_interval
+from kernbench.results import model as results_io
 from kernbench.results.ab import Verdict
+from kernbench.results.model import CellResult, Results
 
 BENCH = """\
 name: compare-test
@@ -97,10 +100,40 @@ def test_the_table_opens_with_the_verdict_counts_and_counts_long_lists_per_varia
     comparison = Comparison(
         cells=[cell("a/n=1", "slower", 1.21), cell("a/n=2", "same", 1.0)],
         only_in_base=[f"b/n={i}" for i in range(11)] + ["c/n=1"],
-        only_in_new=["d/n=1"], not_ok=[], min_effect_pct=1.0,
+        only_in_new=["d/n=1"], stopped_working=[], not_ok=[], min_effect_pct=1.0,
     )
     text = markdown(comparison, "BASE.json", "NEW.json")
     assert "- Verdicts: faster 0, slower 1, same 1, unstable 0 (of 2 cells in both)." in text
     assert "- Geometric mean of NEW/BASE over those cells: 1.1000 (+10.00 %)." in text
     assert "Only in BASE: 12 cells (b 11, c 1; `--out` writes every id to compare.json)" in text
     assert "Only in NEW: d/n=1\n" in text
+
+
+def saved(tmp_path: Path, name: str, results: Results) -> str:
+    path = tmp_path / f"{name}.json"
+    results_io.save(results, path)
+    return str(path)
+
+
+def broken(cell: CellResult) -> CellResult:
+    return cell.model_copy(update={"status": "failed", "reason": "boom", "rounds": [],
+                                   "summary": None, "metrics": {}})
+
+
+def test_a_cell_that_stopped_working_fails_the_slower_and_any_gates(tmp_path):
+    base = make_gemm_results(failed=False, variants=("resident",))
+    new = base.model_copy(update={"cells": [broken(base.cells[0]), *base.cells[1:]]})
+    paths = saved(tmp_path, "base", base), saved(tmp_path, "new", new)
+    stopped = base.cells[0].id
+    for fail_on in ("slower", "any"):
+        result = CliRunner().invoke(cli.app, ["compare", *paths, "--fail-on", fail_on])
+        assert result.exit_code == 1, result.output
+        assert f"1 cell(s) stopped working (measured in BASE, failed or invalid in NEW): " \
+            f"{stopped}" in result.output
+    faster = CliRunner().invoke(cli.app, ["compare", *paths, "--fail-on", "faster"])
+    assert faster.exit_code == 0, faster.output
+    assert f"Stopped working (failed or invalid in NEW): {stopped}\n" in faster.output
+    # Failed in BASE (either way in NEW) is no regression of NEW's.
+    back = CliRunner().invoke(cli.app, ["compare", paths[1], paths[0], "--fail-on", "any"])
+    assert back.exit_code == 0, back.output
+    assert f"Failed or invalid in BASE: {stopped}\n" in back.output

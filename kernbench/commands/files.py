@@ -81,7 +81,8 @@ def compare_command(
     ] = 1.0,
     fail_on: Annotated[
         str | None, typer.Option("--fail-on", help="slower, faster or any: exit 1 when a "
-                                 "cell is called so (a CI gate).")
+                                 "cell is called so (a CI gate); slower and any also when "
+                                 "a cell measured in BASE failed in NEW.")
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Folder for compare.md and compare.json.")

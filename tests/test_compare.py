@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from cli_helpers import invoke
 from fixtures_results import make_gemm_results
 from typer.testing import CliRunner
 
@@ -137,3 +138,17 @@ def test_a_cell_that_stopped_working_fails_the_slower_and_any_gates(tmp_path):
     back = CliRunner().invoke(cli.app, ["compare", paths[1], paths[0], "--fail-on", "any"])
     assert back.exit_code == 0, back.output
     assert f"Failed or invalid in BASE: {stopped}\n" in back.output
+
+
+@pytest.mark.parametrize("fail_on", [[], ["--fail-on", "slower"], ["--fail-on", "any"]])
+def test_runs_without_a_cell_measured_in_both_are_refused_not_passed(tmp_path, fail_on):
+    base = make_gemm_results(failed=False, variants=("resident",))
+    renamed = [c.model_copy(update={"id": "x" + c.id}) for c in base.cells]
+    paths = saved(tmp_path, "base", base), \
+        saved(tmp_path, "new", base.model_copy(update={"cells": renamed}))
+    code, out, err = invoke("compare", *paths, *fail_on, "--out", str(tmp_path / "cmp"))
+    assert code == 2, out
+    n = len(base.cells)
+    assert err == f"compare: no cell was measured in both runs ({n} only in BASE, {n} only " \
+        "in NEW); nothing to compare\n"
+    assert not (tmp_path / "cmp").exists()

@@ -96,7 +96,7 @@ def test_the_mann_whitney_counts_and_the_interval_coverage():
 def test_the_table_opens_with_the_verdict_counts_and_counts_long_lists_per_variant():
     def cell(name: str, verdict: Verdict, ratio: float) -> CellComparison:
         return CellComparison(name, verdict, 100 * (ratio - 1), (0.0, 0.0), 0.9, 1e-3,
-                              1e-3 * ratio)
+                              1e-3 * ratio, (3, 3))
 
     comparison = Comparison(
         cells=[cell("a/n=1", "slower", 1.21), cell("a/n=2", "same", 1.0)],
@@ -152,3 +152,19 @@ def test_runs_without_a_cell_measured_in_both_are_refused_not_passed(tmp_path, f
     assert err == f"compare: no cell was measured in both runs ({n} only in BASE, {n} only " \
         "in NEW); nothing to compare\n"
     assert not (tmp_path / "cmp").exists()
+
+
+def test_a_side_of_one_round_makes_no_call_but_unstable(tmp_path):
+    one = make_gemm_results(failed=False, variants=("resident",), rounds=1)
+    slower = [c.model_copy(update={"rounds": [r.model_copy(update={"median_s": 2 * r.median_s})
+                                              for r in c.rounds]}) for c in one.cells]
+    paths = saved(tmp_path, "one", one), \
+        saved(tmp_path, "slower", one.model_copy(update={"cells": slower}))
+    code, out, _ = invoke("compare", *paths, "--fail-on", "any")
+    assert code == 0, out  # +100 % in one round against one: no evidence, no failed gate
+    n = len(one.cells)
+    assert f"- Verdicts: faster 0, slower 0, same 0, unstable {n} (of {n} cells in both)." in out
+    assert f"- {n} cell(s) with fewer than 2 rounds on a side: unstable" in out
+    three = saved(tmp_path, "three", make_gemm_results(failed=False, variants=("resident",)))
+    code, out, _ = invoke("compare", three, paths[1], "--fail-on", "any")
+    assert code == 0 and f"unstable {n} (of {n} cells" in out, out  # one side is enough

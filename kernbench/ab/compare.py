@@ -6,7 +6,8 @@ median of every pairwise log ratio log(new_j / base_i) (Hodges-Lehmann), and its
 interval the order statistics of those ratios that the Mann-Whitney distribution gives a
 95 % coverage (distribution-free); with too few rounds for 95 % (3 against 3 reaches
 90 %), the widest pair and its own coverage, as `ab` does. The verdicts are `ab`'s
-(threshold: `min_effect`; no A/A floor here).
+(threshold: `min_effect`; no A/A floor here): a side with a single round shows no spread,
+so such a cell is `unstable`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
-from kernbench.ab.verdicts import CONFIDENCE, geomean_ratio, to_pct, verdict
+from kernbench.ab.verdicts import CONFIDENCE, MIN_ROUNDS, geomean_ratio, to_pct, verdict
 from kernbench.errors import UserError
 from kernbench.results.ab import VERDICTS, Verdict
 from kernbench.results.model import CellResult, Results
@@ -35,6 +36,7 @@ class CellComparison:
     coverage: float
     base_s: float  # median of BASE's round medians
     new_s: float
+    rounds: tuple[int, int]  # BASE's and NEW's measured rounds; under MIN_ROUNDS: unstable
 
 
 @dataclass(frozen=True)
@@ -95,8 +97,9 @@ def compare(base: Results, new: Results, min_effect_pct: float, force: bool = Fa
         )
         low_pct, high_pct = to_pct(low), to_pct(high)
         cells.append(CellComparison(
-            cell_id, verdict(low_pct, high_pct, min_effect_pct), to_pct(estimate),
-            (low_pct, high_pct), coverage, float(np.median(b)), float(np.median(n)),
+            cell_id, verdict(low_pct, high_pct, min_effect_pct, rounds=min(len(b), len(n))),
+            to_pct(estimate), (low_pct, high_pct), coverage, float(np.median(b)),
+            float(np.median(n)), (len(b), len(n)),
         ))
     return Comparison(
         cells=cells,
@@ -201,10 +204,13 @@ def _summary(comparison: Comparison) -> list[str]:
         return ["No cell was measured in both runs."]
     counts = ", ".join(f"{v} {sum(c.verdict == v for c in cells)}" for v in VERDICTS)
     geomean = geomean_ratio([c.delta_pct for c in cells])
+    few = sum(min(c.rounds) < MIN_ROUNDS for c in cells)
     return [
         f"- Verdicts: {counts} (of {len(cells)} cells in both).",
         f"- Geometric mean of NEW/BASE over those cells: {geomean:.4f} "
         f"({100 * (geomean - 1):+.2f} %).",
+        *([f"- {few} cell(s) with fewer than {MIN_ROUNDS} rounds on a side: unstable, "
+           "whatever their interval (measure more rounds)."] if few else []),
     ]
 
 

@@ -41,6 +41,7 @@ from kernbench.execute.options import holds_a_run, load_options
 from kernbench.execute.pins import bench_pins_path, load_pins, save_pins
 from kernbench.plan import Cell, plan
 from kernbench.results.ab import Schedule
+from kernbench.results.outpaths import out_folder
 from kernbench.results.provenance import utc_now, utc_stamp
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.hardware import resolve_device
@@ -156,7 +157,7 @@ def run_ab(
     only = tuple(only or ())
     pairs = ab_cells(spec, device, only, settings, echo)
     folder = Path(out) if out else Path("runs") / f"ab_{settings.switch}_{utc_stamp()}"
-    if folder.exists() and any(folder.iterdir()):
+    if out_folder(folder, create=False).exists() and any(folder.iterdir()):
         raise UserError(f"--out: {folder} is not empty; give a new folder")
 
     by_variant = switches_variant(settings.switch)

@@ -8,6 +8,7 @@ from typing import get_args
 
 from kernbench.errors import UserError
 from kernbench.execute.calibrate import Sizes, calibrate, write_profile
+from kernbench.results.outpaths import out_file, out_folder
 from kernbench.results.provenance import device_model
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench, project_root
@@ -27,6 +28,11 @@ def calibrate_profile(
     device = hardware.resolve_device(device)
     if device == "cpu" and duty not in (None, "sustained"):
         raise UserError("--duty: the CPU timer has no duty (its samples run back to back)")
+    folder = project_root() / "configs" / "hardware"
+    if out is not None:  # checked now, or the measurement is lost when it is written
+        out_file(out, create=False)
+    else:
+        out_folder(folder, create=False)
     sizes = Sizes()
     spec = find_bench(bench)[0] if bench is not None else None
     if spec is not None and device == "cuda":  # the CPU's numpy loops take no bench timer
@@ -46,7 +52,7 @@ def calibrate_profile(
         # the device's runs from that profile: runs of its duty find it by its name.
         match = datasheet.match if profile.name == datasheet.name else []
         profile = profile.model_copy(update={"match": match})
-    path = out or project_root() / "configs" / "hardware" / f"{profile.name}.yaml"
+    path = out or folder / f"{profile.name}.yaml"
     write_profile(profile, path)
     return path
 

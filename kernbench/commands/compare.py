@@ -10,6 +10,7 @@ from kernbench.ab.compare import Comparison, compare, gate, markdown
 from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
 from kernbench.results import model as results_io
 from kernbench.results.jsonio import write_json
+from kernbench.results.outpaths import out_folder
 
 # compare.json: written for people and tools, never read back here. 2: stopped_working
 # (measured in BASE, failed or invalid in NEW), no longer among not_ok.
@@ -23,6 +24,8 @@ def compare_runs(
     """The markdown table and the exit code (1 when `fail_on` finds a cell called so, or,
     under slower or any, a cell that stopped working). Two runs without a cell measured
     in both are refused (exit 2), gate or not: nothing was compared, so no gate passes."""
+    if out is not None:
+        out_folder(out, create=False)
     comparison = compare(results_io.load(base), results_io.load(new), min_effect_pct, force)
     text = markdown(comparison, str(base), str(new))
     reasons = gate(comparison, fail_on)
@@ -30,8 +33,7 @@ def compare_runs(
         raise UserError(f"compare: no cell was measured in both runs "
                         f"({_uncompared(comparison)}); nothing to compare")
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "compare.md").write_text(text)
+        (out_folder(out) / "compare.md").write_text(text)
         record = {"schema_version": COMPARE_VERSION, **asdict(comparison)}
         write_json(out / "compare.json", json.loads(json.dumps(record)))
     if reasons:

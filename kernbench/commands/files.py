@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from kernbench.results import model as results_io
+from kernbench.results.outpaths import out_file, out_folder
 
 
 def collect_command(
@@ -42,7 +43,7 @@ def render_command(
 
     loaded = results_io.load(results)
     references = [load_reference(path) for path in reference or []]
-    for path in render_results(loaded, out or results.parent / "figures",
+    for path in render_results(loaded, out_folder(out or results.parent / "figures"),
                                references=references):
         typer.echo(str(path))
 
@@ -64,11 +65,13 @@ def export_command(
     """Flatten a results file for pandas or a CI benchmark tracker."""
     from kernbench.render.export import export  # matplotlib, through the render package
 
+    if out is not None:
+        out_file(out, create=False)
     text = export(results_io.load(results), fmt, metric)
     if out is None:
         typer.echo(text, nl=False)
     else:
-        out.write_text(text)
+        out_file(out).write_text(text)
         typer.echo(f"wrote {out}")
 
 
@@ -129,7 +132,10 @@ def report_command(
     from kernbench.render.report import report_results  # matplotlib, for missing figures
 
     path = source / "results.json" if source.is_dir() else source
-    for written in report_results(results_io.load(path), out or path.parent):
+    if out is not None:
+        out_folder(out, create=False)
+    loaded = results_io.load(path)
+    for written in report_results(loaded, out_folder(out or path.parent)):
         typer.echo(str(written))
 
 

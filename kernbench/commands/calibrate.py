@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
+
+from pydantic import TypeAdapter, ValidationError
 
 from kernbench.errors import UserError
 from kernbench.execute.calibrate import Sizes, calibrate, write_profile
@@ -23,6 +25,8 @@ def calibrate_profile(
 ) -> Path:
     """`bench`: sample the GEMMs with that bench's timer and rounds (its duty too), so its
     cells are read against ceilings taken the way they are (ADR 0049)."""
+    if name is not None:  # checked now, or the measurement is lost to the profile's check
+        check_name(name)
     if duty is not None and duty not in DUTIES:
         raise UserError(f"--duty: {duty!r} is not a duty; choose {' or '.join(DUTIES)}")
     device = hardware.resolve_device(device)
@@ -55,6 +59,20 @@ def calibrate_profile(
     path = out or folder / f"{profile.name}.yaml"
     write_profile(profile, path)
     return path
+
+
+_PROFILE_NAME: TypeAdapter[Any] = TypeAdapter(
+    HardwareProfile.model_fields["name"].rebuild_annotation()
+)
+
+
+def check_name(name: str) -> None:
+    """`--name` by the rule of a profile's `name` field, in one line."""
+    try:
+        _PROFILE_NAME.validate_python(name)
+    except ValidationError as exc:
+        raise UserError(f"--name: {name!r} is not a profile name: "
+                        f"{exc.errors()[0]['msg']}") from None
 
 
 def _datasheet(device: str, name: str | None) -> HardwareProfile | None:

@@ -20,7 +20,7 @@ from kernbench.ab.analysis import AbReport
 from kernbench.ab.compare import failing
 from kernbench.ab.interleaved import execute_rounds
 from kernbench.ab.outcomes import finished_rounds, found_turns, round_finished, side_finished
-from kernbench.ab.outputs import MIN_ROUNDS, summarize_ab
+from kernbench.ab.outputs import MIN_ROUNDS, failure_lines, summarize_ab
 from kernbench.ab.pairing import CellPair, check_variants, pair_cells, switches_variant
 from kernbench.ab.schedule import (
     MANIFEST_NAME,
@@ -331,8 +331,8 @@ def run_rounds(
              f"round {manifest.rounds} of at most {manifest.max_rounds}")
         run_some([manifest.rounds])
         report = summarize_ab(folder)
-    for variant, failed in report.failed_variants.items():
-        echo(f"failed: {variant} in round(s) {', '.join(map(str, failed))}; no verdicts")
+    for line in failure_lines(report):
+        echo(line)
     echo(f"A/B report: {folder / 'report.md'}")
     return AbOutcome(folder, report, EXIT_FAILED if report.failed_variants else EXIT_OK)
 

@@ -13,7 +13,6 @@ scipy and matplotlib, which `kernbench list` and `--help` should not wait for.
 from __future__ import annotations
 
 import json
-import math
 import signal
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ import typer
 
 from kernbench.commands.files import COMMANDS as FILE_COMMANDS
 from kernbench.commands.help import ReadableHelp
+from kernbench.commands.numbers import check_min_effect, finite
 from kernbench.commands.plan import plan_json, show_plan
 from kernbench.commands.run_options import (
     Cells,
@@ -88,13 +88,6 @@ class _Group(ReadableHelp):
 
 def _echo_one_line(exc: typer.TyperException) -> None:
     typer.echo(" ".join(exc.format_message().split()), err=True)
-
-
-def _finite(value: float | None) -> float | None:
-    """The callback of float options: inf and nan pass a range check, yet mean nothing."""
-    if value is not None and not math.isfinite(value):
-        raise typer.BadParameter(f"{value} is not a finite number")
-    return value
 
 
 app = typer.Typer(
@@ -285,8 +278,8 @@ def ab_command(
     ] = None,
     min_effect: Annotated[
         float | None,
-        typer.Option("--min-effect", min=0, callback=_finite,
-                     help="Smallest effect worth a call, % (default 1)."),
+        typer.Option("--min-effect", callback=check_min_effect,
+                     help="Smallest effect worth a call, % (default 1; 0 to 1000)."),
     ] = None,
     schedule: Annotated[
         str | None,
@@ -295,7 +288,7 @@ def ab_command(
     ] = None,
     turn_ms: Annotated[
         float | None,
-        typer.Option("--turn-ms", callback=_finite,
+        typer.Option("--turn-ms", callback=finite(),
                      help="Interleaved: the length a turn aims at, ms (default 5)."),
     ] = None,
     out: Annotated[
@@ -332,7 +325,8 @@ def summarize_command(
     folder: Annotated[Path, typer.Argument(help="An A/B folder (holding ab-run.json).")],
     min_effect: Annotated[
         float | None,
-        typer.Option("--min-effect", min=0, callback=_finite, help="Re-judge with this effect, %."),
+        typer.Option("--min-effect", callback=check_min_effect,
+                     help="Re-judge with this effect, % (0 to 1000)."),
     ] = None,
 ) -> None:
     """Rebuild ab.json, report.md and the figure of an A/B folder; runs nothing."""

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from kernbench.commands.numbers import check_min_effect
 from kernbench.results import model as results_io
 from kernbench.results.outpaths import out_file, out_folder
 
@@ -79,8 +80,8 @@ def compare_command(
     base: Annotated[Path, typer.Argument(help="The results file to compare against.")],
     new: Annotated[Path, typer.Argument(help="The results file under test.")],
     min_effect: Annotated[
-        float, typer.Option("--min-effect", min=0, max=1000, help="Smallest effect worth a "
-                            "call, %.")
+        float, typer.Option("--min-effect", callback=check_min_effect, help="Smallest effect "
+                            "worth a call, % (0 to 1000).")
     ] = 1.0,
     fail_on: Annotated[
         str | None, typer.Option("--fail-on", help="slower, faster or any: exit 1 when a "

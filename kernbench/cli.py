@@ -2,9 +2,10 @@
 
 Every `UserError` (and `SpecError`) is caught once, in `_Group.invoke`, and printed as
 its one line on stderr with its exit code, and so is click's usage error (a bad option
-value, an unknown option: one line, exit 2, no boxed usage); Ctrl-C exits 130. Options
-that other layers also read (the device, the bench folders) are declared once here, with
-their environment variables; precedence is defaults < configs/ < bench file < env < CLI.
+value, an unknown option: one line, exit 2, no boxed usage); Ctrl-C exits 130, a closed
+stdout (`| head`) 141. Options that other layers also read (the device, the bench
+folders) are declared once here, with their environment variables; precedence is
+defaults < configs/ < bench file < env < CLI.
 
 Commands that measure, draw or analyze import their module when called: those pull in
 scipy and matplotlib, which `kernbench list` and `--help` should not wait for.
@@ -55,6 +56,7 @@ from kernbench.commands.schema import (
     schema_text,
     write_schemas,
 )
+from kernbench.commands.streams import pipe_closed
 from kernbench.commands.validate import list_benches, validate_files
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, NeedsExtra, UserError
 from kernbench.spec.loader import shown_path
@@ -84,6 +86,8 @@ class _Group(ReadableHelp):
         except KeyboardInterrupt:
             typer.echo("kernbench: interrupted", err=True)
             ctx.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError:  # `kernbench list | head -1`
+            pipe_closed()
 
 
 def _echo_one_line(exc: typer.TyperException) -> None:

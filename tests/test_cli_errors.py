@@ -3,13 +3,16 @@ strictly, and `--bench NAME` parses only the file it finds (issue 12, items 9 an
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from cli_helpers import invoke, new_project
 
 from kernbench.commands.run import FAST_ENV, fast_requested
-from kernbench.errors import EXIT_USAGE, UserError
+from kernbench.errors import EXIT_BROKEN_PIPE, EXIT_USAGE, UserError
 from kernbench.spec import discovery, loader
 
 
@@ -141,3 +144,17 @@ def test_bench_by_name_in_flow_style_is_still_found(project: Path, parsed: list[
     with pytest.raises(UserError) as info:
         discovery.find_bench("epsilon")
     assert str(info.value) == "unknown bench 'epsilon'; known: alpha, beta, delta"
+
+
+def test_a_closed_output_pipe_ends_quietly_with_its_own_code() -> None:
+    """`kernbench list | head -1`: no traceback, and not 1 (cells failed)."""
+    repo = Path(__file__).resolve().parents[1]
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before the first line
+    try:
+        done = subprocess.run([sys.executable, "-m", "kernbench", "list"], stdout=write,
+                              stderr=subprocess.PIPE, cwd=repo, timeout=60,
+                              env={**os.environ, "PYTHONPATH": str(repo)})
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr.decode()) == (EXIT_BROKEN_PIPE, "")

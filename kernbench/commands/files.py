@@ -56,8 +56,8 @@ def export_command(
                           "(CI trackers' name/unit/value list).")
     ] = "csv",
     metric: Annotated[
-        str | None, typer.Option("--metric", help="bench: report this metric (bigger is "
-                                 "better) instead of the median time.")
+        str | None, typer.Option("--metric", help="bench only: report this metric (bigger "
+                                 "is better) instead of the median time.")
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="File to write; default: standard output.")

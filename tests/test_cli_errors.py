@@ -158,3 +158,14 @@ def test_a_closed_output_pipe_ends_quietly_with_its_own_code() -> None:
     finally:
         os.close(write)
     assert (done.returncode, done.stderr.decode()) == (EXIT_BROKEN_PIPE, "")
+
+
+@pytest.mark.parametrize("command", [["plan", "--bench", "alpha"], ["run", "--bench", "alpha"],
+                                     ["calibrate"]])
+def test_a_device_from_the_environment_is_refused_naming_the_variable(
+    project: Path, command: list[str]
+) -> None:
+    refused = "unknown device 'tpu'; choose cpu, cuda or auto\n"
+    assert invoke(*command, env={"KERNBENCH_DEVICE": "tpu"}) == (
+        EXIT_USAGE, "", f"KERNBENCH_DEVICE: {refused}")
+    assert invoke(*command, "--device", "tpu") == (EXIT_USAGE, "", refused)

@@ -2,9 +2,10 @@
 
 Every `UserError` (and `SpecError`) is caught once, in `_Group.invoke`, and printed as
 its one line on stderr with its exit code, and so is click's usage error (a bad option
-value, an unknown option: one line, exit 2, no boxed usage); Ctrl-C exits 130. Options
-that other layers also read (the device, the bench folders) are declared once here, with
-their environment variables; precedence is defaults < configs/ < bench file < env < CLI.
+value, an unknown option: one line, exit 2, no boxed usage); Ctrl-C exits 130, a closed
+stdout (`| head`) 141. Options that other layers also read (the device, the bench
+folders) are declared once here, with their environment variables; precedence is
+defaults < configs/ < bench file < env < CLI.
 
 Commands that measure, draw or analyze import their module when called: those pull in
 scipy and matplotlib, which `kernbench list` and `--help` should not wait for.
@@ -13,7 +14,6 @@ scipy and matplotlib, which `kernbench list` and `--help` should not wait for.
 from __future__ import annotations
 
 import json
-import math
 import signal
 import sys
 from pathlib import Path
@@ -21,8 +21,10 @@ from typing import Annotated, Any
 
 import typer
 
+from kernbench.commands.envvars import from_env, known_device
 from kernbench.commands.files import COMMANDS as FILE_COMMANDS
 from kernbench.commands.help import ReadableHelp
+from kernbench.commands.numbers import check_min_effect, finite
 from kernbench.commands.plan import plan_json, show_plan
 from kernbench.commands.run_options import (
     Cells,
@@ -55,6 +57,7 @@ from kernbench.commands.schema import (
     schema_text,
     write_schemas,
 )
+from kernbench.commands.streams import pipe_closed
 from kernbench.commands.validate import list_benches, validate_files
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, NeedsExtra, UserError
 from kernbench.spec.loader import shown_path
@@ -84,17 +87,12 @@ class _Group(ReadableHelp):
         except KeyboardInterrupt:
             typer.echo("kernbench: interrupted", err=True)
             ctx.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError:  # `kernbench list | head -1`
+            pipe_closed()
 
 
 def _echo_one_line(exc: typer.TyperException) -> None:
     typer.echo(" ".join(exc.format_message().split()), err=True)
-
-
-def _finite(value: float | None) -> float | None:
-    """The callback of float options: inf and nan pass a range check, yet mean nothing."""
-    if value is not None and not math.isfinite(value):
-        raise typer.BadParameter(f"{value} is not a finite number")
-    return value
 
 
 app = typer.Typer(
@@ -115,7 +113,8 @@ BenchDirs = Annotated[
 ]
 Device = Annotated[
     str,
-    typer.Option("--device", envvar="KERNBENCH_DEVICE", help="cpu, cuda, or auto (detected)."),
+    typer.Option("--device", envvar="KERNBENCH_DEVICE", callback=from_env(known_device),
+                 help="cpu, cuda, or auto (detected)."),
 ]
 BenchName = Annotated[str, typer.Option("--bench", help="Bench name, or a path to its file.")]
 Only = Annotated[
@@ -285,8 +284,8 @@ def ab_command(
     ] = None,
     min_effect: Annotated[
         float | None,
-        typer.Option("--min-effect", min=0, callback=_finite,
-                     help="Smallest effect worth a call, % (default 1)."),
+        typer.Option("--min-effect", callback=check_min_effect,
+                     help="Smallest effect worth a call, % (default 1; 0 to 1000)."),
     ] = None,
     schedule: Annotated[
         str | None,
@@ -295,7 +294,7 @@ def ab_command(
     ] = None,
     turn_ms: Annotated[
         float | None,
-        typer.Option("--turn-ms", callback=_finite,
+        typer.Option("--turn-ms", callback=finite(),
                      help="Interleaved: the length a turn aims at, ms (default 5)."),
     ] = None,
     out: Annotated[
@@ -332,14 +331,17 @@ def summarize_command(
     folder: Annotated[Path, typer.Argument(help="An A/B folder (holding ab-run.json).")],
     min_effect: Annotated[
         float | None,
-        typer.Option("--min-effect", min=0, callback=_finite, help="Re-judge with this effect, %."),
+        typer.Option("--min-effect", callback=check_min_effect,
+                     help="Re-judge with this effect, % (0 to 1000)."),
     ] = None,
 ) -> None:
     """Rebuild ab.json, report.md and the figure of an A/B folder; runs nothing."""
-    from kernbench.ab.outputs import summarize_ab
+    from kernbench.ab.outputs import failure_lines, summarize_ab
 
     report = summarize_ab(folder, min_effect)
     typer.echo(f"wrote {folder / 'ab.json'}, {folder / 'report.md'}")
+    for line in failure_lines(report):
+        typer.echo(line, err=True)
     if report.failed_variants:
         raise typer.Exit(EXIT_FAILED)
 

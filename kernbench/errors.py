@@ -11,6 +11,10 @@ EXIT_OK = 0
 EXIT_FAILED = 1  # the run finished, but some cell (or A/B variant) failed
 EXIT_USAGE = 2  # bad input: bench file, option, unknown name
 EXIT_INTERRUPTED = 130  # Ctrl-C; the journal keeps what was measured
+# The reader of the output went away (`kernbench list | head -1`): 128 + SIGPIPE, what a
+# shell reports of any tool a closed pipe ends, so `set -o pipefail` sees the usual code
+# and no script takes it for "cells failed" (1) or for a finished command (0).
+EXIT_BROKEN_PIPE = 141
 
 
 class UserError(Exception):

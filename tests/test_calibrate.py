@@ -6,9 +6,10 @@ import datetime as dt
 from pathlib import Path
 
 import pytest
+from cli_helpers import invoke
 
 from kernbench.commands.calibrate import calibrate_profile
-from kernbench.errors import UserError
+from kernbench.errors import EXIT_USAGE, UserError
 from kernbench.execute import calibrate
 from kernbench.spec import hardware
 from kernbench.spec.loader import load_bench, load_hardware
@@ -257,3 +258,16 @@ def test_a_cpu_calibration_ignores_a_bench_timer(monkeypatch, tmp_path) -> None:
 def test_calibrate_refuses_an_unknown_bench_in_one_line() -> None:
     with pytest.raises(UserError, match="unknown bench 'nope'"):
         calibrate_profile("cpu", None, None, bench="nope")
+
+
+@pytest.mark.parametrize("name", ["Upper", "bad/x", "x" * 81])
+def test_a_bad_profile_name_is_refused_before_measuring(monkeypatch, name) -> None:
+    from kernbench.commands import calibrate as command
+
+    def measured(*args: object, **kwargs: object) -> None:
+        raise AssertionError("measured before --name was checked")
+
+    monkeypatch.setattr(command, "calibrate", measured)
+    code, out, err = invoke("calibrate", "--device", "cpu", "--name", name)
+    assert (code, out) == (EXIT_USAGE, "") and err.count("\n") == 1
+    assert err.startswith(f"--name: {name!r} is not a profile name: String should ")

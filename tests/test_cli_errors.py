@@ -3,13 +3,16 @@ strictly, and `--bench NAME` parses only the file it finds (issue 12, items 9 an
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from cli_helpers import invoke, new_project
 
 from kernbench.commands.run import FAST_ENV, fast_requested
-from kernbench.errors import EXIT_USAGE, UserError
+from kernbench.errors import EXIT_BROKEN_PIPE, EXIT_USAGE, UserError
 from kernbench.spec import discovery, loader
 
 
@@ -34,6 +37,16 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
          "Invalid value for '--turn-ms': inf is not a finite number"),
         (["summarize", ".", "--min-effect", "inf"],
          "Invalid value for '--min-effect': inf is not a finite number"),
+        (["summarize", ".", "--min-effect", "nan"],
+         "Invalid value for '--min-effect': nan is not a finite number"),
+        (["ab", "--bench", "alpha", "--min-effect", "nan"],
+         "Invalid value for '--min-effect': nan is not a finite number"),
+        (["compare", "a.json", "b.json", "--min-effect", "nan"],
+         "Invalid value for '--min-effect': nan is not a finite number"),
+        (["compare", "a.json", "b.json", "--min-effect", "-1"],
+         "Invalid value for '--min-effect': -1 is not within 0 to 1000"),
+        (["ab", "--bench", "alpha", "--min-effect", "1e4"],
+         "Invalid value for '--min-effect': 10000 is not within 0 to 1000"),
         (["plan"], "Missing option '--bench'."),
         (["run", "--qxqxqx"], "No such option: --qxqxqx"),  # unlike any, so no suggestion
         (["--nope"], "No such option: --nope"),
@@ -131,3 +144,28 @@ def test_bench_by_name_in_flow_style_is_still_found(project: Path, parsed: list[
     with pytest.raises(UserError) as info:
         discovery.find_bench("epsilon")
     assert str(info.value) == "unknown bench 'epsilon'; known: alpha, beta, delta"
+
+
+def test_a_closed_output_pipe_ends_quietly_with_its_own_code() -> None:
+    """`kernbench list | head -1`: no traceback, and not 1 (cells failed)."""
+    repo = Path(__file__).resolve().parents[1]
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before the first line
+    try:
+        done = subprocess.run([sys.executable, "-m", "kernbench", "list"], stdout=write,
+                              stderr=subprocess.PIPE, cwd=repo, timeout=60,
+                              env={**os.environ, "PYTHONPATH": str(repo)})
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr.decode()) == (EXIT_BROKEN_PIPE, "")
+
+
+@pytest.mark.parametrize("command", [["plan", "--bench", "alpha"], ["run", "--bench", "alpha"],
+                                     ["calibrate"]])
+def test_a_device_from_the_environment_is_refused_naming_the_variable(
+    project: Path, command: list[str]
+) -> None:
+    refused = "unknown device 'tpu'; choose cpu, cuda or auto\n"
+    assert invoke(*command, env={"KERNBENCH_DEVICE": "tpu"}) == (
+        EXIT_USAGE, "", f"KERNBENCH_DEVICE: {refused}")
+    assert invoke(*command, "--device", "tpu") == (EXIT_USAGE, "", refused)

@@ -137,6 +137,25 @@ def test_summarize_reproduces_the_committed_ab_of_two_variants(
     assert not any(c.verdict == "faster" for c in committed.cells)
 
 
+@pytest.mark.parametrize(("damage", "reason"), [
+    ("{\n", "unreadable results: {}:2: not valid JSON: Expecting property name"),
+    (None, "exited with code 0 and wrote no results.json"),
+])
+def test_summarize_says_on_stderr_why_a_side_failed(tmp_path: Path, damage: str | None,
+                                                    reason: str) -> None:
+    folder = tmp_path / "ab"
+    shutil.copytree(REPO / "benches/data/ab-tf32-h200", folder)
+    for packed in (folder / "r1_B").glob("results.json*"):
+        packed.unlink()
+    if damage is not None:
+        (folder / "r1_B" / "results.json").write_text(damage)
+    result = runner.invoke(cli.app, ["summarize", str(folder)])
+    assert result.exit_code == EXIT_FAILED
+    line = "failed: cublas in round(s) 1; no verdicts (r1_B: " + \
+        reason.format(folder / "r1_B" / "results.json")
+    assert result.stderr.startswith(line) and result.stderr.count("\n") == 1, result.stderr
+
+
 def test_summarize_of_a_plain_folder_is_a_clear_error(tmp_path: Path) -> None:
     result = runner.invoke(cli.app, ["summarize", str(tmp_path)])
     assert result.exit_code == EXIT_USAGE

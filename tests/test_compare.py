@@ -8,11 +8,15 @@ import os
 from pathlib import Path
 
 import pytest
+from cli_helpers import invoke
+from fixtures_results import make_gemm_results
 from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.ab.compare import CellComparison, Comparison, _u_counts, markdown, shift_interval
+from kernbench.results import model as results_io
 from kernbench.results.ab import Verdict
+from kernbench.results.model import CellResult, Results
 
 BENCH = """\
 name: compare-test
@@ -92,15 +96,75 @@ def test_the_mann_whitney_counts_and_the_interval_coverage():
 def test_the_table_opens_with_the_verdict_counts_and_counts_long_lists_per_variant():
     def cell(name: str, verdict: Verdict, ratio: float) -> CellComparison:
         return CellComparison(name, verdict, 100 * (ratio - 1), (0.0, 0.0), 0.9, 1e-3,
-                              1e-3 * ratio)
+                              1e-3 * ratio, (3, 3))
 
     comparison = Comparison(
         cells=[cell("a/n=1", "slower", 1.21), cell("a/n=2", "same", 1.0)],
         only_in_base=[f"b/n={i}" for i in range(11)] + ["c/n=1"],
-        only_in_new=["d/n=1"], not_ok=[], min_effect_pct=1.0,
+        only_in_new=["d/n=1"], stopped_working=[], not_ok=[], min_effect_pct=1.0,
     )
     text = markdown(comparison, "BASE.json", "NEW.json")
     assert "- Verdicts: faster 0, slower 1, same 1, unstable 0 (of 2 cells in both)." in text
     assert "- Geometric mean of NEW/BASE over those cells: 1.1000 (+10.00 %)." in text
     assert "Only in BASE: 12 cells (b 11, c 1; `--out` writes every id to compare.json)" in text
     assert "Only in NEW: d/n=1\n" in text
+
+
+def saved(tmp_path: Path, name: str, results: Results) -> str:
+    path = tmp_path / f"{name}.json"
+    results_io.save(results, path)
+    return str(path)
+
+
+def broken(cell: CellResult) -> CellResult:
+    return cell.model_copy(update={"status": "failed", "reason": "boom", "rounds": [],
+                                   "summary": None, "metrics": {}})
+
+
+def test_a_cell_that_stopped_working_fails_the_slower_and_any_gates(tmp_path):
+    base = make_gemm_results(failed=False, variants=("resident",))
+    new = base.model_copy(update={"cells": [broken(base.cells[0]), *base.cells[1:]]})
+    paths = saved(tmp_path, "base", base), saved(tmp_path, "new", new)
+    stopped = base.cells[0].id
+    for fail_on in ("slower", "any"):
+        result = CliRunner().invoke(cli.app, ["compare", *paths, "--fail-on", fail_on])
+        assert result.exit_code == 1, result.output
+        assert f"1 cell(s) stopped working (measured in BASE, failed or invalid in NEW): " \
+            f"{stopped}" in result.output
+    faster = CliRunner().invoke(cli.app, ["compare", *paths, "--fail-on", "faster"])
+    assert faster.exit_code == 0, faster.output
+    assert f"Stopped working (failed or invalid in NEW): {stopped}\n" in faster.output
+    # Failed in BASE (either way in NEW) is no regression of NEW's.
+    back = CliRunner().invoke(cli.app, ["compare", paths[1], paths[0], "--fail-on", "any"])
+    assert back.exit_code == 0, back.output
+    assert f"Failed or invalid in BASE: {stopped}\n" in back.output
+
+
+@pytest.mark.parametrize("fail_on", [[], ["--fail-on", "slower"], ["--fail-on", "any"]])
+def test_runs_without_a_cell_measured_in_both_are_refused_not_passed(tmp_path, fail_on):
+    base = make_gemm_results(failed=False, variants=("resident",))
+    renamed = [c.model_copy(update={"id": "x" + c.id}) for c in base.cells]
+    paths = saved(tmp_path, "base", base), \
+        saved(tmp_path, "new", base.model_copy(update={"cells": renamed}))
+    code, out, err = invoke("compare", *paths, *fail_on, "--out", str(tmp_path / "cmp"))
+    assert code == 2, out
+    n = len(base.cells)
+    assert err == f"compare: no cell was measured in both runs ({n} only in BASE, {n} only " \
+        "in NEW); nothing to compare\n"
+    assert not (tmp_path / "cmp").exists()
+
+
+def test_a_side_of_one_round_makes_no_call_but_unstable(tmp_path):
+    one = make_gemm_results(failed=False, variants=("resident",), rounds=1)
+    slower = [c.model_copy(update={"rounds": [r.model_copy(update={"median_s": 2 * r.median_s})
+                                              for r in c.rounds]}) for c in one.cells]
+    paths = saved(tmp_path, "one", one), \
+        saved(tmp_path, "slower", one.model_copy(update={"cells": slower}))
+    code, out, _ = invoke("compare", *paths, "--fail-on", "any")
+    assert code == 0, out  # +100 % in one round against one: no evidence, no failed gate
+    n = len(one.cells)
+    assert f"- Verdicts: faster 0, slower 0, same 0, unstable {n} (of {n} cells in both)." in out
+    assert f"- {n} cell(s) with fewer than 2 rounds on a side: unstable" in out
+    three = saved(tmp_path, "three", make_gemm_results(failed=False, variants=("resident",)))
+    code, out, _ = invoke("compare", three, paths[1], "--fail-on", "any")
+    assert code == 0 and f"unstable {n} (of {n} cells" in out, out  # one side is enough

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.errors import UserError
-from kernbench.render.export import export, rows
+from kernbench.render.export import FORMATS, export, rows
 from kernbench.results import model as results_io
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,7 +52,7 @@ def test_the_tracker_list_gives_each_ok_cell_its_median_or_a_metric():
     assert times[0]["value"] == ok[0].summary.median_s
     rates = json.loads(export(results, "bench", metric="tflops"))
     assert rates[0]["unit"] == "tflops" and rates[0]["value"] == ok[0].metrics["tflops"]
-    with pytest.raises(UserError, match="has no metric 'nope'"):
+    with pytest.raises(UserError, match="no cell has a metric 'nope'; the metrics are "):
         export(results, "bench", metric="nope")
 
 
@@ -63,3 +63,17 @@ def test_the_export_command_writes_a_file(tmp_path: Path):
     assert out.read_text().startswith("bench,cell,variant,round,status,reason,time_s,samples,")
     bad = CliRunner().invoke(cli.app, ["export", str(GEMM), "--format", "xml"])
     assert bad.exit_code == 2 and "--format: 'xml' is not one of csv, json, bench" in bad.output
+
+
+def test_an_unknown_metric_is_refused_with_the_names_and_csv_takes_none():
+    results = results_io.load(GEMM)
+    known = ", ".join(sorted({m for c in results.cells if c.status == "ok" for m in c.metrics}))
+    for fmt in FORMATS:
+        with pytest.raises(UserError) as refused:
+            export(results, fmt, metric="nosuch")
+        assert str(refused.value) == f"--metric: no cell has a metric 'nosuch'; the metrics " \
+            f"are {known}"
+    with pytest.raises(UserError, match="only --format bench reads it; csv has a column"):
+        export(results, "csv", metric="tflops")
+    result = CliRunner().invoke(cli.app, ["export", str(GEMM), "--metric", "nosuch"])
+    assert result.exit_code == 2 and result.stdout == ""

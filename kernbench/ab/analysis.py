@@ -330,7 +330,7 @@ def _cell_report(
         variant=cell.variant,
         axes=cell.axes,
         params=cell.params,
-        verdict=verdict(low, high, threshold, delta, aa_p),
+        verdict=verdict(low, high, threshold, delta, aa_p, rounds=len(logs)),
         delta_pct=delta,
         ci_pct=[low, high],
         ci_coverage=interval.coverage,

@@ -6,7 +6,8 @@ median of every pairwise log ratio log(new_j / base_i) (Hodges-Lehmann), and its
 interval the order statistics of those ratios that the Mann-Whitney distribution gives a
 95 % coverage (distribution-free); with too few rounds for 95 % (3 against 3 reaches
 90 %), the widest pair and its own coverage, as `ab` does. The verdicts are `ab`'s
-(threshold: `min_effect`; no A/A floor here).
+(threshold: `min_effect`; no A/A floor here): a side with a single round shows no spread,
+so such a cell is `unstable`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
-from kernbench.ab.verdicts import CONFIDENCE, geomean_ratio, to_pct, verdict
+from kernbench.ab.verdicts import CONFIDENCE, MIN_ROUNDS, geomean_ratio, to_pct, verdict
 from kernbench.errors import UserError
 from kernbench.results.ab import VERDICTS, Verdict
 from kernbench.results.model import CellResult, Results
@@ -35,6 +36,7 @@ class CellComparison:
     coverage: float
     base_s: float  # median of BASE's round medians
     new_s: float
+    rounds: tuple[int, int]  # BASE's and NEW's measured rounds; under MIN_ROUNDS: unstable
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,8 @@ class Comparison:
     cells: list[CellComparison]
     only_in_base: list[str]
     only_in_new: list[str]
-    not_ok: list[str]  # in both, but failed or invalid in one
+    stopped_working: list[str]  # in both: measured in BASE, failed or invalid in NEW
+    not_ok: list[str]  # in both, but failed or invalid in BASE
     min_effect_pct: float
 
 
@@ -78,27 +81,31 @@ def compare(base: Results, new: Results, min_effect_pct: float, force: bool = Fa
     _check_comparable(base, new, force)
     base_cells = {c.id: c for c in base.cells}
     new_cells = {c.id: c for c in new.cells}
-    cells, not_ok = [], []
+    cells: list[CellComparison] = []
+    stopped: list[str] = []
+    not_ok: list[str] = []
     for cell_id, before in base_cells.items():
         after = new_cells.get(cell_id)
         if after is None:
             continue
         b, n = _round_medians(before), _round_medians(after)
         if not b or not n:
-            not_ok.append(cell_id)
+            (stopped if b else not_ok).append(cell_id)
             continue
         estimate, low, high, coverage = shift_interval(
             [math.log(x) for x in b], [math.log(y) for y in n]
         )
         low_pct, high_pct = to_pct(low), to_pct(high)
         cells.append(CellComparison(
-            cell_id, verdict(low_pct, high_pct, min_effect_pct), to_pct(estimate),
-            (low_pct, high_pct), coverage, float(np.median(b)), float(np.median(n)),
+            cell_id, verdict(low_pct, high_pct, min_effect_pct, rounds=min(len(b), len(n))),
+            to_pct(estimate), (low_pct, high_pct), coverage, float(np.median(b)),
+            float(np.median(n)), (len(b), len(n)),
         ))
     return Comparison(
         cells=cells,
         only_in_base=[i for i in base_cells if i not in new_cells],
         only_in_new=[i for i in new_cells if i not in base_cells],
+        stopped_working=stopped,
         not_ok=not_ok,
         min_effect_pct=min_effect_pct,
     )
@@ -133,6 +140,8 @@ class Called(Protocol):
 
 CalledCell = TypeVar("CalledCell", bound=Called)
 FAIL_ON = {"slower": {"slower"}, "faster": {"faster"}, "any": {"slower", "faster"}}
+# A cell measured in BASE that failed in NEW is a regression, the worst kind of slower.
+STOPPED_FAILS = {"slower", "any"}
 
 
 def failing(cells: Iterable[CalledCell], fail_on: str | None) -> list[CalledCell]:
@@ -143,6 +152,19 @@ def failing(cells: Iterable[CalledCell], fail_on: str | None) -> list[CalledCell
     if fail_on not in FAIL_ON:
         raise UserError(f"--fail-on: {fail_on!r} is not one of slower, faster, any")
     return [c for c in cells if c.verdict in FAIL_ON[fail_on]]
+
+
+def gate(comparison: Comparison, fail_on: str | None) -> list[str]:
+    """Why `compare --fail-on` fails (a line per reason); none: it passes. The cells called
+    so, and under slower or any the cells that stopped working too."""
+    called = failing(comparison.cells, fail_on)
+    reasons = [f"{len(called)} cell(s) {fail_on}: {', '.join(c.id for c in called)}"] \
+        if called else []
+    if fail_on in STOPPED_FAILS and comparison.stopped_working:
+        reasons.append(f"{len(comparison.stopped_working)} cell(s) stopped working (measured "
+                       f"in BASE, failed or invalid in NEW): "
+                       f"{_listed(comparison.stopped_working)}")
+    return reasons
 
 
 def markdown(comparison: Comparison, base: str, new: str) -> str:
@@ -163,7 +185,9 @@ def markdown(comparison: Comparison, base: str, new: str) -> str:
         )
     for title, ids in (("Only in BASE", comparison.only_in_base),
                        ("Only in NEW", comparison.only_in_new),
-                       ("Failed or invalid in one of them", comparison.not_ok)):
+                       ("Stopped working (failed or invalid in NEW)",
+                        comparison.stopped_working),
+                       ("Failed or invalid in BASE", comparison.not_ok)):
         if ids:
             lines += ["", f"{title}: {_listed(ids)}"]
     return "\n".join(lines) + "\n"
@@ -180,10 +204,13 @@ def _summary(comparison: Comparison) -> list[str]:
         return ["No cell was measured in both runs."]
     counts = ", ".join(f"{v} {sum(c.verdict == v for c in cells)}" for v in VERDICTS)
     geomean = geomean_ratio([c.delta_pct for c in cells])
+    few = sum(min(c.rounds) < MIN_ROUNDS for c in cells)
     return [
         f"- Verdicts: {counts} (of {len(cells)} cells in both).",
         f"- Geometric mean of NEW/BASE over those cells: {geomean:.4f} "
         f"({100 * (geomean - 1):+.2f} %).",
+        *([f"- {few} cell(s) with fewer than {MIN_ROUNDS} rounds on a side: unstable, "
+           "whatever their interval (measure more rounds)."] if few else []),
     ]
 
 

@@ -54,3 +54,14 @@ def load_report(folder: Path) -> AbReport:
     if not path.is_file():
         raise UserError(f"{folder}: no {AB_JSON}; run `kernbench summarize {folder}`")
     return AB_FORMAT.read(path)
+
+
+def failure_lines(report: AbReport) -> list[str]:
+    """A line per failed variant, with its first failed run's reason: what `ab` and
+    `summarize` print on stderr, report.md holding every failed run."""
+    lines = []
+    for variant, rounds in report.failed_variants.items():
+        first = next(f for f in report.failed_runs if f.variant == variant)
+        lines.append(f"failed: {variant} in round(s) {', '.join(map(str, rounds))}; no "
+                     f"verdicts ({first.run}: {first.reason})")
+    return lines

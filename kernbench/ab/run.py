@@ -20,7 +20,7 @@ from kernbench.ab.analysis import AbReport
 from kernbench.ab.compare import failing
 from kernbench.ab.interleaved import execute_rounds
 from kernbench.ab.outcomes import finished_rounds, found_turns, round_finished, side_finished
-from kernbench.ab.outputs import MIN_ROUNDS, summarize_ab
+from kernbench.ab.outputs import MIN_ROUNDS, failure_lines, summarize_ab
 from kernbench.ab.pairing import CellPair, check_variants, pair_cells, switches_variant
 from kernbench.ab.schedule import (
     MANIFEST_NAME,
@@ -41,6 +41,7 @@ from kernbench.execute.options import holds_a_run, load_options
 from kernbench.execute.pins import bench_pins_path, load_pins, save_pins
 from kernbench.plan import Cell, plan
 from kernbench.results.ab import Schedule
+from kernbench.results.outpaths import out_folder
 from kernbench.results.provenance import utc_now, utc_stamp
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.hardware import resolve_device
@@ -156,7 +157,7 @@ def run_ab(
     only = tuple(only or ())
     pairs = ab_cells(spec, device, only, settings, echo)
     folder = Path(out) if out else Path("runs") / f"ab_{settings.switch}_{utc_stamp()}"
-    if folder.exists() and any(folder.iterdir()):
+    if out_folder(folder, create=False).exists() and any(folder.iterdir()):
         raise UserError(f"--out: {folder} is not empty; give a new folder")
 
     by_variant = switches_variant(settings.switch)
@@ -330,8 +331,8 @@ def run_rounds(
              f"round {manifest.rounds} of at most {manifest.max_rounds}")
         run_some([manifest.rounds])
         report = summarize_ab(folder)
-    for variant, failed in report.failed_variants.items():
-        echo(f"failed: {variant} in round(s) {', '.join(map(str, failed))}; no verdicts")
+    for line in failure_lines(report):
+        echo(line)
     echo(f"A/B report: {folder / 'report.md'}")
     return AbOutcome(folder, report, EXIT_FAILED if report.failed_variants else EXIT_OK)
 

@@ -21,6 +21,10 @@ AA_ALPHA = 0.05
 # The signed-rank test's smallest two-sided p with n pairs is 2/2^n: below 6 rounds it
 # cannot reject at AA_ALPHA, so it is not asked (the interval alone decides).
 AA_MIN_ROUNDS = 6
+# A verdict needs each side's spread: with one round on a side (or one paired delta) the
+# interval is a single point, coverage 0, and calling it faster, slower or same would
+# rest on no evidence, so such a cell is `unstable`.
+MIN_ROUNDS = 2
 
 
 def to_pct(log_ratio: float) -> float:
@@ -38,11 +42,14 @@ def verdict(
     threshold_pct: float,
     delta_pct: float = 0.0,
     aa_p: float | None = None,
+    rounds: int = MIN_ROUNDS,
 ) -> Verdict:
     """faster/slower when the whole interval is beyond the threshold; same when it lies
     within it, or when the median delta does and the per-round deltas are
     indistinguishable from the A/A control's (`aa_p`, see `aa_p_value`); unstable
-    otherwise."""
+    otherwise, and always with fewer than MIN_ROUNDS `rounds` (the fewest of a side)."""
+    if rounds < MIN_ROUNDS:
+        return "unstable"
     if high_pct < -threshold_pct:
         return "faster"
     if low_pct > threshold_pct:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
+
+from pydantic import TypeAdapter, ValidationError
 
 from kernbench.errors import UserError
 from kernbench.execute.calibrate import Sizes, calibrate, write_profile
+from kernbench.results.outpaths import out_file, out_folder
 from kernbench.results.provenance import device_model
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench, project_root
@@ -22,11 +25,18 @@ def calibrate_profile(
 ) -> Path:
     """`bench`: sample the GEMMs with that bench's timer and rounds (its duty too), so its
     cells are read against ceilings taken the way they are (ADR 0049)."""
+    if name is not None:  # checked now, or the measurement is lost to the profile's check
+        check_name(name)
     if duty is not None and duty not in DUTIES:
         raise UserError(f"--duty: {duty!r} is not a duty; choose {' or '.join(DUTIES)}")
     device = hardware.resolve_device(device)
     if device == "cpu" and duty not in (None, "sustained"):
         raise UserError("--duty: the CPU timer has no duty (its samples run back to back)")
+    folder = project_root() / "configs" / "hardware"
+    if out is not None:  # checked now, or the measurement is lost when it is written
+        out_file(out, create=False)
+    else:
+        out_folder(folder, create=False)
     sizes = Sizes()
     spec = find_bench(bench)[0] if bench is not None else None
     if spec is not None and device == "cuda":  # the CPU's numpy loops take no bench timer
@@ -46,9 +56,23 @@ def calibrate_profile(
         # the device's runs from that profile: runs of its duty find it by its name.
         match = datasheet.match if profile.name == datasheet.name else []
         profile = profile.model_copy(update={"match": match})
-    path = out or project_root() / "configs" / "hardware" / f"{profile.name}.yaml"
+    path = out or folder / f"{profile.name}.yaml"
     write_profile(profile, path)
     return path
+
+
+_PROFILE_NAME: TypeAdapter[Any] = TypeAdapter(
+    HardwareProfile.model_fields["name"].rebuild_annotation()
+)
+
+
+def check_name(name: str) -> None:
+    """`--name` by the rule of a profile's `name` field, in one line."""
+    try:
+        _PROFILE_NAME.validate_python(name)
+    except ValidationError as exc:
+        raise UserError(f"--name: {name!r} is not a profile name: "
+                        f"{exc.errors()[0]['msg']}") from None
 
 
 def _datasheet(device: str, name: str | None) -> HardwareProfile | None:

@@ -6,27 +6,44 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from kernbench.ab.compare import compare, failing, markdown
-from kernbench.errors import EXIT_FAILED, EXIT_OK
+from kernbench.ab.compare import Comparison, compare, gate, markdown
+from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
 from kernbench.results import model as results_io
 from kernbench.results.jsonio import write_json
+from kernbench.results.outpaths import out_folder
 
-COMPARE_VERSION = 1  # compare.json: written for people and tools, never read back here
+# compare.json: written for people and tools, never read back here. 2: stopped_working
+# (measured in BASE, failed or invalid in NEW), no longer among not_ok.
+COMPARE_VERSION = 2
 
 
 def compare_runs(
     base: Path, new: Path, min_effect_pct: float = 1.0, fail_on: str | None = None,
     out: Path | None = None, force: bool = False,
 ) -> tuple[str, int]:
-    """The markdown table and the exit code (1 when a cell matches `fail_on`)."""
+    """The markdown table and the exit code (1 when `fail_on` finds a cell called so, or,
+    under slower or any, a cell that stopped working). Two runs without a cell measured
+    in both are refused (exit 2), gate or not: nothing was compared, so no gate passes."""
+    if out is not None:
+        out_folder(out, create=False)
     comparison = compare(results_io.load(base), results_io.load(new), min_effect_pct, force)
     text = markdown(comparison, str(base), str(new))
-    bad = failing(comparison.cells, fail_on)
+    reasons = gate(comparison, fail_on)
+    if not comparison.cells and not reasons:
+        raise UserError(f"compare: no cell was measured in both runs "
+                        f"({_uncompared(comparison)}); nothing to compare")
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "compare.md").write_text(text)
+        (out_folder(out) / "compare.md").write_text(text)
         record = {"schema_version": COMPARE_VERSION, **asdict(comparison)}
         write_json(out / "compare.json", json.loads(json.dumps(record)))
-    if bad:
-        text += f"\n{len(bad)} cell(s) {fail_on}: {', '.join(c.id for c in bad)}\n"
-    return text, EXIT_FAILED if bad else EXIT_OK
+    if reasons:
+        text += "\n" + "".join(f"{line}\n" for line in reasons)
+    return text, EXIT_FAILED if reasons else EXIT_OK
+
+
+def _uncompared(comparison: Comparison) -> str:
+    counts = ((len(comparison.only_in_base), "only in BASE"),
+              (len(comparison.only_in_new), "only in NEW"),
+              (len(comparison.stopped_working), "failed or invalid in NEW"),
+              (len(comparison.not_ok), "failed or invalid in BASE"))
+    return ", ".join(f"{n} {what}" for n, what in counts if n) or "no cells"

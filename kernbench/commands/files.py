@@ -12,7 +12,9 @@ from typing import Annotated
 
 import typer
 
+from kernbench.commands.numbers import check_min_effect
 from kernbench.results import model as results_io
+from kernbench.results.outpaths import out_file, out_folder
 
 
 def collect_command(
@@ -42,7 +44,7 @@ def render_command(
 
     loaded = results_io.load(results)
     references = [load_reference(path) for path in reference or []]
-    for path in render_results(loaded, out or results.parent / "figures",
+    for path in render_results(loaded, out_folder(out or results.parent / "figures"),
                                references=references):
         typer.echo(str(path))
 
@@ -54,8 +56,8 @@ def export_command(
                           "(CI trackers' name/unit/value list).")
     ] = "csv",
     metric: Annotated[
-        str | None, typer.Option("--metric", help="bench: report this metric (bigger is "
-                                 "better) instead of the median time.")
+        str | None, typer.Option("--metric", help="bench only: report this metric (bigger "
+                                 "is better) instead of the median time.")
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="File to write; default: standard output.")
@@ -64,11 +66,13 @@ def export_command(
     """Flatten a results file for pandas or a CI benchmark tracker."""
     from kernbench.render.export import export  # matplotlib, through the render package
 
+    if out is not None:
+        out_file(out, create=False)
     text = export(results_io.load(results), fmt, metric)
     if out is None:
         typer.echo(text, nl=False)
     else:
-        out.write_text(text)
+        out_file(out).write_text(text)
         typer.echo(f"wrote {out}")
 
 
@@ -76,12 +80,13 @@ def compare_command(
     base: Annotated[Path, typer.Argument(help="The results file to compare against.")],
     new: Annotated[Path, typer.Argument(help="The results file under test.")],
     min_effect: Annotated[
-        float, typer.Option("--min-effect", min=0, max=1000, help="Smallest effect worth a "
-                            "call, %.")
+        float, typer.Option("--min-effect", callback=check_min_effect, help="Smallest effect "
+                            "worth a call, % (0 to 1000).")
     ] = 1.0,
     fail_on: Annotated[
         str | None, typer.Option("--fail-on", help="slower, faster or any: exit 1 when a "
-                                 "cell is called so (a CI gate).")
+                                 "cell is called so (a CI gate); slower and any also when "
+                                 "a cell measured in BASE failed in NEW.")
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Folder for compare.md and compare.json.")
@@ -128,7 +133,10 @@ def report_command(
     from kernbench.render.report import report_results  # matplotlib, for missing figures
 
     path = source / "results.json" if source.is_dir() else source
-    for written in report_results(results_io.load(path), out or path.parent):
+    if out is not None:
+        out_folder(out, create=False)
+    loaded = results_io.load(path)
+    for written in report_results(loaded, out_folder(out or path.parent)):
         typer.echo(str(written))
 
 

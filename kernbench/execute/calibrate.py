@@ -28,6 +28,7 @@ import yaml
 from kernbench.execute.calibrate_rounds import Candidate, best_rates, peaks_by_dtype
 from kernbench.kernels import gemm_cuda
 from kernbench.kernels.base import Kernel
+from kernbench.results.outpaths import out_file
 from kernbench.results.provenance import cpu_model
 from kernbench.spec.models import Ceiling, HardwareProfile, Scalar, TimerSpec
 from kernbench.timing import Measurement, choose_timer
@@ -164,8 +165,7 @@ def slug(text: str) -> str:
 def write_profile(profile: HardwareProfile, path: Path) -> None:
     """The profile as YAML, with the schema modeline editors read."""
     data = profile.model_dump(mode="json", exclude_none=True)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = out_file(path)
     text = yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100)
     path.write_text(MODELINE + text)
 

@@ -84,13 +84,26 @@ def to_bench(results: Results, metric: str | None = None) -> str:
 
 
 def export(results: Results, fmt: str, metric: str | None = None) -> str:
+    if fmt not in FORMATS:
+        raise UserError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
+    if metric is not None:
+        _check_metric(results, fmt, metric)
     if fmt == "csv":
         return to_csv(results)
     if fmt == "json":
         return to_json(results)
-    if fmt == "bench":
-        return to_bench(results, metric)
-    raise UserError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
+    return to_bench(results, metric)
+
+
+def _check_metric(results: Results, fmt: str, metric: str) -> None:
+    """A metric some cell has, and a format that reads --metric (csv and json hold them all)."""
+    known = sorted({name for cell in _ok(results.cells) for name in cell.metrics})
+    if metric not in known:
+        raise UserError(f"--metric: no cell has a metric {metric!r}; the metrics are "
+                        f"{', '.join(known) or 'none'}")
+    if fmt != "bench":
+        raise UserError(f"--metric: only --format bench reads it; {fmt} has a column for "
+                        "each metric")
 
 
 def write_csv(results: Results, folder: Path) -> list[Path]:

@@ -1,0 +1,19 @@
+"""What the CLI does when the reader of its output goes away (`kernbench list | head -1`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import NoReturn
+
+import typer
+
+from kernbench.errors import EXIT_BROKEN_PIPE
+
+
+def pipe_closed() -> NoReturn:
+    """Exit quietly with EXIT_BROKEN_PIPE, Python's documented way: what is left to flush
+    goes to /dev/null, not into a second BrokenPipeError as the interpreter exits."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    raise typer.Exit(EXIT_BROKEN_PIPE)

@@ -58,6 +58,12 @@ def test_a_twenty_percent_slower_kernel_is_slower_in_every_cell_and_fails_the_ga
     assert "2 cell(s) slower" in gate.output
     plain = CliRunner().invoke(cli.app, ["compare", str(runs["base"]), str(runs["slower"])])
     assert plain.exit_code == 0
+    # run folders name their results.json
+    folders = CliRunner().invoke(cli.app, ["compare", str(runs["base"].parent),
+                                           str(runs["slower"].parent)])
+    assert (folders.exit_code, folders.output) == (0, plain.output.replace(
+        str(runs["base"]), str(runs["base"].parent)).replace(
+        str(runs["slower"]), str(runs["slower"].parent)))
 
 
 @pytest.mark.slow

@@ -12,8 +12,8 @@ from kernbench.errors import UserError
 from kernbench.results import model as results
 from kernbench.results.ab import TURNS_FORMAT, RoundTurns
 from kernbench.results.jsonio import FileFormat, plain_or_packed
+from kernbench.results.model import RESULTS_NAME
 
-RESULTS_NAME = "results.json"
 LOG_NAME = "log.txt"
 STATUS_NAME = "status.json"  # the runner's note: exit code, wall time, or why skipped
 

@@ -27,7 +27,7 @@ def collect_command(
 
 
 def render_command(
-    results: Annotated[Path, typer.Argument(help="A results.json file.")],
+    results: Annotated[Path, typer.Argument(help="A results file, or a run folder.")],
     out: Annotated[
         Path | None, typer.Option("--out", help="Folder for the figures; default: beside it.")
     ] = None,
@@ -50,7 +50,8 @@ def render_command(
 
 
 def export_command(
-    results: Annotated[Path, typer.Argument(help="A results file (.json, .json.xz or .json.gz).")],
+    results: Annotated[Path, typer.Argument(help="A results file (.json, .json.xz or "
+                                             ".json.gz), or a run folder.")],
     fmt: Annotated[
         str, typer.Option("--format", help="csv or json (a row per cell and round), or bench "
                           "(CI trackers' name/unit/value list).")
@@ -77,8 +78,9 @@ def export_command(
 
 
 def compare_command(
-    base: Annotated[Path, typer.Argument(help="The results file to compare against.")],
-    new: Annotated[Path, typer.Argument(help="The results file under test.")],
+    base: Annotated[Path, typer.Argument(help="The results (file or run folder) to compare "
+                                         "against.")],
+    new: Annotated[Path, typer.Argument(help="The results under test (file or run folder).")],
     min_effect: Annotated[
         float, typer.Option("--min-effect", callback=check_min_effect, help="Smallest effect "
                             "worth a call, % (0 to 1000).")
@@ -132,7 +134,7 @@ def report_command(
     """Write report.md and a self-contained report.html of a run."""
     from kernbench.render.report import report_results  # matplotlib, for missing figures
 
-    path = source / "results.json" if source.is_dir() else source
+    path = source / results_io.RESULTS_NAME if source.is_dir() else source
     if out is not None:
         out_folder(out, create=False)
     loaded = results_io.load(path)

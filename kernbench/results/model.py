@@ -202,8 +202,15 @@ def save(results: Results, path: Path) -> None:
     RESULTS_FORMAT.write(path, results)
 
 
+RESULTS_NAME = "results.json"  # in a run folder
+
+
 def load(path: Path) -> Results:
-    """A results file, plain or packed, migrated to the current version."""
+    """A results file, plain or packed, or the one in a run folder, migrated to the
+    current version."""
+    path = Path(path)
+    if path.is_dir() and (path / RESULTS_NAME).is_file():
+        path = path / RESULTS_NAME
     return RESULTS_FORMAT.read(path)
 
 

@@ -20,6 +20,7 @@ from kernbench.execute.options import (
     load_options,
     save_options,
 )
+from kernbench.execute.pins import save_pins
 from kernbench.execute.rounds import RunFolder
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import spec_hash
@@ -102,7 +103,7 @@ def test_every_option_round_trips_through_the_cli(tmp_path, monkeypatch, changes
 def test_a_pins_file_round_trips_through_the_cli(tmp_path, monkeypatch, mode):
     bench = tiny_bench(tmp_path / "b")
     pins = tmp_path / "pins.json"
-    pins.write_text('{"pins": {}}')
+    save_pins(pins, {})  # a run checks the file before it measures
     options = options_for(bench, pins=pins, project_pins=None, pins_mode=mode)
     run = parsed_by_cli(options.to_argv(tmp_path / "out"), monkeypatch)
     assert same_options(run.options, options)

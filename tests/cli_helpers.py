@@ -9,7 +9,9 @@ from time_limit import time_limit
 from typer.testing import CliRunner
 
 from kernbench import cli
+from kernbench.errors import EXIT_USAGE, SpecError
 from kernbench.spec import discovery
+from kernbench.spec.loader import load_bench
 
 runner = CliRunner()
 
@@ -50,3 +52,13 @@ def nap_bench(folder: Path, extra: str = "", work_us: tuple[int, ...] = (1, 2)) 
         "timer: {warmup_s: 0.0, budget_s: 0.01, min_samples: 3}\n" + extra
     )
     return bench
+
+
+def spec_error_of(tmp_path: Path, text: str, name: str = "bench.yaml") -> str:
+    """The one-line error of a bench file holding `text`, without its leading path."""
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(SpecError) as info:
+        load_bench(path)
+    assert info.value.code == EXIT_USAGE
+    return str(info.value).removeprefix(f"{path}:")

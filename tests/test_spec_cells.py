@@ -7,28 +7,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from cli_helpers import spec_error_of
 
 from kernbench.analyze.checks import check_bench
-from kernbench.errors import EXIT_USAGE, SpecError
+from kernbench.errors import SpecError
 from kernbench.spec.loader import load_bench
 
 SLEEP = "name: b\ndescription: d\nkernel: sleep\n"
 COLLECTIVE = "name: b\ndescription: d\nkernel: collective\naxes:\n  op: [allreduce]\n"
 
 
-def error_of(tmp_path: Path, text: str) -> str:
-    path = tmp_path / "bench.yaml"
-    path.write_text(text)
-    with pytest.raises(SpecError) as info:
-        load_bench(path)
-    assert info.value.code == EXIT_USAGE
-    return str(info.value).removeprefix(f"{path}:")
-
-
 @pytest.mark.parametrize("value", ["0", "-2"])
 def test_a_world_size_under_one_is_refused_at_its_value(tmp_path: Path, value: str) -> None:
     text = COLLECTIVE + f"  bytes: [1024]\n  world_size:\n    - 1\n    - {value}\n"
-    assert error_of(tmp_path, text) == (
+    assert spec_error_of(tmp_path, text) == (
         f"9: axes.world_size.1: a cell runs on world_size ranks: a whole number, at least 1 "
         f"(got {value})"
     )
@@ -36,7 +28,7 @@ def test_a_world_size_under_one_is_refused_at_its_value(tmp_path: Path, value: s
 
 def test_any_kernels_world_size_is_a_count_of_ranks(tmp_path: Path) -> None:
     text = "name: b\ndescription: d\nkernel: sleep\nvariants:\n  v: {world_size: 0}\n"
-    assert error_of(tmp_path, text).startswith("5: variants.v.world_size: a cell runs on ")
+    assert spec_error_of(tmp_path, text).startswith("5: variants.v.world_size: a cell runs on ")
 
 
 @pytest.mark.parametrize(
@@ -56,7 +48,7 @@ def test_values_that_make_two_cells_of_one_id_are_refused(
     tmp_path: Path, axes: str, field: str, message: str
 ) -> None:
     line = 4 if field == "dtypes" else 5
-    assert error_of(tmp_path, SLEEP + axes + "\n") == (
+    assert spec_error_of(tmp_path, SLEEP + axes + "\n") == (
         f"{line}: {field}: {message}: two cells of one id"
     )
 
@@ -85,7 +77,7 @@ def test_a_bench_excluded_on_one_device_only_is_left_to_the_run(tmp_path: Path) 
 
 
 def test_an_empty_dtypes_list_is_refused_like_an_empty_axis(tmp_path: Path) -> None:
-    assert error_of(tmp_path, SLEEP + "dtypes: []\n") == (
+    assert spec_error_of(tmp_path, SLEEP + "dtypes: []\n") == (
         "4: dtypes: an empty list: give at least one dtype, or leave `dtypes` out"
     )
-    assert error_of(tmp_path, SLEEP + "axes:\n  n: []\n").startswith("5: axes.n: List should")
+    assert spec_error_of(tmp_path, SLEEP + "axes:\n  n: []\n").startswith("5: axes.n: List should")

@@ -7,19 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-
-from kernbench.errors import SpecError
-from kernbench.spec.loader import load_bench
+from cli_helpers import spec_error_of
 
 HEAD = "name: b\ndescription: d\nkernel: sleep\naxes:\n  a: [1, 2]\n  b: [3]\n"
-
-
-def error_of(tmp_path: Path, text: str, name: str = "bench.yaml") -> str:
-    path = tmp_path / name
-    path.write_text(text)
-    with pytest.raises(SpecError) as info:
-        load_bench(path)
-    return str(info.value).removeprefix(f"{path}:")
 
 
 @pytest.mark.parametrize(
@@ -39,12 +29,12 @@ def error_of(tmp_path: Path, text: str, name: str = "bench.yaml") -> str:
     ],
 )
 def test_a_model_validators_error_names_its_key(tmp_path: Path, tail: str, expected: str) -> None:
-    assert error_of(tmp_path, HEAD + tail) == expected
+    assert spec_error_of(tmp_path, HEAD + tail) == expected
 
 
 def test_a_results_file_given_as_a_bench_says_so(tmp_path: Path) -> None:
     results = {"schema_version": 4, "bench": "b", "spec_hash": "0" * 16, "spec": {}, "cells": []}
-    assert error_of(tmp_path, json.dumps(results), "results.json") == (
+    assert spec_error_of(tmp_path, json.dumps(results), "results.json") == (
         " this looks like a results file a run wrote (it has spec_hash and cells), not a bench "
         "file"
     )

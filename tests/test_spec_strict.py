@@ -7,19 +7,12 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_helpers import spec_error_of
 
 from kernbench.errors import SpecError
 from kernbench.spec.loader import MAX_FILE_BYTES, load_bench, load_hardware
 
 HEAD = "name: b\ndescription: d\nkernel: sleep\n"
-
-
-def error_of(tmp_path: Path, text: str) -> str:
-    path = tmp_path / "bench.yaml"
-    path.write_text(text)
-    with pytest.raises(SpecError) as info:
-        load_bench(path)
-    return str(info.value).removeprefix(f"{path}:")
 
 
 @pytest.mark.parametrize(
@@ -39,7 +32,7 @@ def error_of(tmp_path: Path, text: str) -> str:
     ],
 )
 def test_counts_and_flags_are_strict(tmp_path: Path, line: str, message: str) -> None:
-    assert error_of(tmp_path, HEAD + line + "\n") == f"4: {message}"
+    assert spec_error_of(tmp_path, HEAD + line + "\n") == f"4: {message}"
 
 
 @pytest.mark.parametrize(
@@ -60,7 +53,7 @@ def test_counts_and_flags_are_strict(tmp_path: Path, line: str, message: str) ->
     ],
 )
 def test_floats_are_finite_numbers(tmp_path: Path, line: str, message: str) -> None:
-    assert error_of(tmp_path, HEAD + line + "\n") == f"4: {message}"
+    assert spec_error_of(tmp_path, HEAD + line + "\n") == f"4: {message}"
 
 
 def test_an_int_still_passes_where_a_float_is_wanted(tmp_path: Path) -> None:

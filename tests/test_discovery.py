@@ -144,6 +144,10 @@ def test_unknown_bench_lists_the_known_ones(project: Path) -> None:
     with pytest.raises(UserError) as info:
         discovery.find_bench("gone.yaml")
     assert str(info.value) == "gone.yaml: bench file not found"
+    for there in ("/dev/null", str(project)):  # there, but not a bench file
+        with pytest.raises(UserError) as info:
+            discovery.find_bench(there)
+        assert str(info.value) == f"{there}: cannot read: not a regular file"
 
 
 def test_dropped_in_bench_is_listed_validated_and_planned(project: Path, tmp_path: Path) -> None:

@@ -134,8 +134,10 @@ def find_bench(name: str, extra: Sequence[Path] = ()) -> tuple[Bench, Path]:
     """
     if is_bench_path(name):
         path = Path(name)
-        if not path.is_file():
+        if not path.exists():
             raise UserError(f"{name}: bench file not found")
+        if not path.is_file():
+            raise UserError(f"{name}: cannot read: not a regular file")
         return load_bench(path), path
     named = [path for path in bench_files(extra) if _quick_name(path) == name]
     if len(named) > 1:

@@ -211,8 +211,7 @@ def _ab_variants(bench: Bench) -> Problem | None:
 
 def factory_problem(bench: Bench, factory: Callable[..., object]) -> Problem | None:
     """The names the cells pass to the factory and those it needs, then the values (ADR
-    0065), then what
-    the factory's own rule says of each variant's options."""
+    0065), then what the factory's own rule says of each variant's options."""
     return (_keyword_problem(bench, factory) or _required_problem(bench, factory)
             or _value_problem(bench, factory) or _variant_rule_problem(bench, factory))
 

@@ -104,6 +104,14 @@ def test_validate_dev_zero_is_one_line(project: Path) -> None:
     )
 
 
+def test_validate_of_a_packed_results_file_says_what_it_is(project: Path) -> None:
+    packed = Path(__file__).parent / "fixtures" / "milestone-1h-ccl-v1.json.gz"
+    assert invoke("validate", str(packed)) == (
+        EXIT_USAGE, "", f"{packed}: a packed file (results, as a run packs them), not a bench "
+        "or profile file\n"
+    )
+
+
 @pytest.fixture
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The files the YAML parser reads, in order."""

@@ -124,6 +124,9 @@ def _read_text(path: Path, shown: str) -> str:
             shown, None, "", f"larger than {MAX_FILE_BYTES // 2**20} MiB, too big for a bench "
             "or profile file"
         )
+    if path.suffix in (".xz", ".gz"):
+        raise SpecError(shown, None, "", "a packed file (results, as a run packs them), not a "
+                        "bench or profile file")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

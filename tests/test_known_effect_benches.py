@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import statistics
-import time
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -32,28 +30,6 @@ def factory_of(path: Path) -> Callable[..., object]:
 def build(path: Path, monkeypatch, switch: str, value: str, **params) -> Callable[[], object]:
     monkeypatch.setenv(switch, value)
     return factory_of(path)(**params)
-
-
-def paired_ratio(run_a, run_b, pairs: int = 15, calls: int = 3) -> float:
-    """Median over A B / B A pairs of min(B) / min(A): each turn's fastest call, since
-    preemption only ever adds time."""
-
-    def turn(run) -> float:
-        times = []
-        for _ in range(calls):
-            start = time.perf_counter()
-            run()
-            times.append(time.perf_counter() - start)
-        return min(times)
-
-    ratios = []
-    for pair in range(pairs):
-        if pair % 2 == 0:
-            a, b = turn(run_a), turn(run_b)
-        else:
-            b, a = turn(run_b), turn(run_a)
-        ratios.append(b / a)
-    return statistics.median(ratios)
 
 
 @pytest.mark.parametrize("path", [KNOWN, DRIFT])
@@ -105,11 +81,27 @@ def test_known_effect_never_times_zeros(monkeypatch):
         assert operand.std() == pytest.approx(1.0, rel=0.1)
 
 
-def test_known_effect_switch_makes_the_plus10_variant_slower(monkeypatch):
-    run_a = build(KNOWN, monkeypatch, "KB_EXTRA_WORK", "0", extra_pct=10, **CPU_GEMM).run
-    run_b = build(KNOWN, monkeypatch, "KB_EXTRA_WORK", "1", extra_pct=10, **CPU_GEMM).run
-    run_a(), run_b()
-    assert paired_ratio(run_a, run_b) > 1.02
+def test_known_effect_switch_gives_the_plus10_variant_a_tenth_more_gemms(monkeypatch):
+    # Counted, not timed: a wall-clock ratio on a shared 2-core machine is a flaky test;
+    # the A/Bs on a GPU measure the effect itself (docs/ab-schedules.md).
+    import torch
+
+    multiplied: list[int] = []
+    bmm = torch.bmm
+
+    def counting(a, b, **kwargs):
+        multiplied.append(a.shape[0])
+        return bmm(a, b, **kwargs)
+
+    matrices = {}
+    for value in ("0", "1"):
+        run = build(KNOWN, monkeypatch, "KB_EXTRA_WORK", value, extra_pct=10, **CPU_GEMM).run
+        monkeypatch.setattr(torch, "bmm", counting)
+        multiplied.clear()
+        run()
+        matrices[value] = sum(multiplied)
+        monkeypatch.setattr(torch, "bmm", bmm)
+    assert matrices == {"0": 100, "1": 110}
 
 
 def record_spins(monkeypatch, now: float) -> list[float]:
@@ -137,12 +129,6 @@ def test_drift_follows_the_wall_clock_wave(monkeypatch):
     asked = record_spins(monkeypatch, now=quarter)  # the wave's crest
     build(DRIFT, monkeypatch, "KB_DRIFT_SLOW", "0", work_us=1000)()
     assert asked == [pytest.approx(1e-3 * (1 + module.AMPLITUDE))]
-
-
-def test_drift_switch_makes_the_slow3_variant_slower_for_real(monkeypatch):
-    run_a = build(DRIFT, monkeypatch, "KB_DRIFT_SLOW", "0", work_us=2000, effect_pct=3)
-    run_b = build(DRIFT, monkeypatch, "KB_DRIFT_SLOW", "1", work_us=2000, effect_pct=3)
-    assert 1.0 < paired_ratio(run_a, run_b) < 1.08
 
 
 def reference_script():

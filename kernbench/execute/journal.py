@@ -23,6 +23,7 @@ Workers that share a round (`--gpus`, one per GPU) each have a slot: their own
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,14 @@ from kernbench.execute.options import PinsMode
 from kernbench.plan import Cell
 from kernbench.results.jsonio import FileFormat
 from kernbench.results.model import RoundResult
+
+# The line a worker writes to its round's log for each cell it finished; the runner leaves
+# these out of a dead worker's last words.
+FINISHED_LINE = re.compile(r"r\d+ \S+: (ok|failed)\b")
+
+
+def finished_line(round_: int, cell_id: str, status: str, reason: str | None) -> str:
+    return f"r{round_} {cell_id}: {status}" + (f" ({reason})" if reason else "")
 
 JOURNAL_VERSION = 1
 TASK_VERSION = 1

@@ -12,7 +12,6 @@ more workers: what is left fails with the reason.
 from __future__ import annotations
 
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -31,6 +30,7 @@ from kernbench.execute.gpus import Lane, choose_gpus, deal, estimator, lanes, vi
 from kernbench.execute.host_channel import HostChannel, Order
 from kernbench.execute.hosts import NODE_RANK_ENV, rendezvous_timeout_s, save_host_names
 from kernbench.execute.journal import (
+    FINISHED_LINE,
     TASK,
     JournalEntry,
     Task,
@@ -50,8 +50,6 @@ from kernbench.results.provenance import device_model
 from kernbench.spec.models import Bench
 
 POLL_S = 0.05
-# A worker's line for each cell it finished (worker.py's `done`).
-_FINISHED_LINE = re.compile(r"r\d+ \S+: (ok|failed)\b")
 
 
 @dataclass(frozen=True)
@@ -344,7 +342,7 @@ def _log_tail(path: Path, start: int = 0, lines: int = 3) -> str:
             written = log.read().decode(errors="replace").strip().splitlines()
     except OSError:
         return ""
-    text = [line for line in written if not _FINISHED_LINE.match(line)]
+    text = [line for line in written if not FINISHED_LINE.match(line)]
     return " | ".join(line.strip() for line in text[-lines:])[:400]
 
 

@@ -31,6 +31,7 @@ from kernbench.execute.journal import (
     JournalEntry,
     Task,
     current_path,
+    finished_line,
     write_current,
     write_entry,
 )
@@ -323,8 +324,7 @@ def run_task(task: Task) -> None:
             pin = store.used.get(result.pin) if result.pin else None
             write_entry(journal, task.round,
                         JournalEntry(index=cell.index, id=cell.id, result=result, pin=pin))
-            print(f"r{task.round} {cell.id}: {result.status}"
-                  + (f" ({result.reason})" if result.reason else ""), flush=True)
+            print(finished_line(task.round, cell.id, result.status, result.reason), flush=True)
         if result.status != "ok" and int(os.environ.get("WORLD_SIZE", "1")) > 1:
             # A failure in one rank can leave the process group broken for the next cell
             # (a peer gone, a collective half done): end this group; the runner starts a

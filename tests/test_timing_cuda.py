@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 from collections.abc import Callable
@@ -341,6 +342,43 @@ def test_graph_timer_falls_back_when_capture_fails() -> None:
     again = timer.measure(kernel, spec)  # an A/B's next turn: no second try
     assert device.tries == 1
     assert again.extra["graph_capture_failed"] == measured.extra["graph_capture_failed"]
+
+
+class JitteryFlushes(FakeDevice):
+    """Flushes of 2.5 ms (FlagGems' sum once was one) that vary by +-1%: a graph of 7
+    launches of 2 us cannot see them past the flush graph's jitter."""
+
+    def __init__(self, clock: Clock) -> None:
+        super().__init__(clock, flush_s=2.5e-3)
+        self.jitter = itertools.cycle([1.01, 0.99, 1.0, 0.995, 1.005])
+
+    def flush(self) -> None:
+        self.flushes += 1
+        self.clock.now += self.flush_s * next(self.jitter)
+
+
+def test_graph_samples_at_or_below_zero_send_the_kernel_to_the_fallback() -> None:
+    clock = Clock()
+    device = JitteryFlushes(clock)
+    spec = TimerSpec(warmup_s=0.0, min_samples=5, l2="cold")
+    timer = cuda.GraphTimer(device, fallback=cuda.EventTimer(device))
+    kernel = _kernel(clock, 2e-6)
+    measured = timer.measure(kernel, spec)
+    assert measured.timer == "event"
+    assert measured.samples_s == pytest.approx([2e-6] * len(measured.samples_s))
+    assert "at or below zero" in measured.extra["graph_unresolved"]
+    captured = len(device.captured)
+    again = timer.measure(kernel, spec)  # an A/B's next turn: straight to the fallback
+    assert again.timer == "event" and len(device.captured) == captured
+    assert again.extra["graph_unresolved"] == measured.extra["graph_unresolved"]
+    clock = Clock()
+    with pytest.raises(RuntimeError, match="8 launch.es. behind flushes of 2[.][0-9]+e\\+03 us"):
+        cuda.GraphTimer(JitteryFlushes(clock)).measure(_kernel(clock, 2e-6), spec)
+
+
+def test_unresolved_names_only_samples_that_are_not_a_time() -> None:
+    assert cuda.unresolved([1e-6, 2e-6], 500, 30e-6) is None
+    assert cuda.unresolved([1e-6, 0.0, -1e-7], 7, 0.0) == "2 of 3 graph samples at or below zero"
 
 
 def test_choose_timer_honours_an_explicit_kind_through_the_registry() -> None:
@@ -722,6 +760,9 @@ def test_settle_stops_when_two_blocks_agree_or_at_its_cap() -> None:
     drifting = (1e-3 * (1 + 0.05 * i) for i in range(1000))
     capped = steady.settle(blocks_of(drifting), 0.01, 0.1, wall=FakeWall(0.03))
     assert not capped.settled and capped.seconds >= 0.1
+    # Blocks that read no time (a graph's difference lost in its flushes) never agree.
+    nothing = steady.settle(blocks_of(iter([0.0] * 1000)), 0.01, 0.1, wall=FakeWall(0.03))
+    assert not nothing.settled and nothing.seconds >= 0.1
 
 
 def test_settle_runs_through_the_boost_window_before_blocks_may_agree() -> None:

@@ -66,6 +66,18 @@ def per_launch(graph_s: float, flush_graph_s: float, launches: int) -> float:
     return (graph_s - flush_graph_s) / launches
 
 
+def unresolved(samples_s: list[float], launches: int, flush_s: float) -> str | None:
+    """Why graph samples cannot be a kernel's time (some at or below zero), or None."""
+    bad = sum(1 for s in samples_s if not s > 0)
+    if not bad:
+        return None
+    why = f"{bad} of {len(samples_s)} graph samples at or below zero"
+    if flush_s > 0:
+        why += (f": {launches} launch(es) behind flushes of {flush_s * 1e6:.3g} us each do "
+                "not outweigh the flush graph's jitter")
+    return why
+
+
 def flush_extra(device: Any, cold: bool) -> dict[str, Any]:
     """How the measurement flushed, for its `extra`."""
     if not cold:
@@ -207,6 +219,11 @@ class GraphTimer:
     alone; a sample is (replay(run graph) - replay(flush graph)) / launches, the two
     replays taken back to back so drift cancels. The graphs are captured at a kernel's
     first measurement and replayed by its later ones.
+
+    A difference can only resolve a kernel whose launches outweigh the flush graph's
+    jitter: a sample at or below zero says it did not (a flush hundreds of times the
+    kernel, so a graph of few launches), and the kernel is timed by the fallback instead,
+    or fails with that reason where there is none.
     """
 
     name = "graph"
@@ -215,15 +232,17 @@ class GraphTimer:
         self._device = device
         self._fallback = fallback
         self._captured: _Captured | None = None
-        # The kernel whose capture failed, and why: its later measurements go straight to
-        # the fallback instead of failing the same capture again.
-        self._refused: tuple[weakref.ref[Kernel], str] | None = None
+        # The kernel whose capture failed or whose graphs could not resolve it, why, and
+        # under which key of `extra`: its later measurements go straight to the fallback.
+        self._refused: tuple[weakref.ref[Kernel], str, str] | None = None
         self._pace = KernelPace()
 
-    def _fall_back(self, kernel: Kernel, spec: TimerSpec, why: str) -> Measurement:
-        assert self._fallback is not None  # set only where a capture failure has one
+    def _fall_back(
+        self, kernel: Kernel, spec: TimerSpec, why: str, key: str = "graph_capture_failed"
+    ) -> Measurement:
+        assert self._fallback is not None  # set only where a failure has one
         measured = self._fallback.measure(kernel, spec)
-        measured.extra["graph_capture_failed"] = why
+        measured.extra[key] = why
         return measured
 
     def _capture(self, kernel: Kernel, device: Any, cold: bool) -> _Captured:
@@ -258,14 +277,14 @@ class GraphTimer:
         warmup_calls = warm_up_cell(kernel, device, spec)
         refused = self._refused
         if refused is not None and refused[0]() is kernel:
-            return self._fall_back(kernel, spec, refused[1])
+            return self._fall_back(kernel, spec, *refused[1:])
         try:
             captured = self._capture(kernel, device, cold)
         except Exception as exc:
             if self._fallback is None:
                 raise
             why = f"{type(exc).__name__}: {exc}"
-            self._refused = (weakref.ref(kernel), why)
+            self._refused = (weakref.ref(kernel), why, "graph_capture_failed")
             return self._fall_back(kernel, spec, why)
         graph, flush_graph, launches = captured.graph, captured.flush_graph, captured.launches
 
@@ -310,6 +329,12 @@ class GraphTimer:
             return collect
 
         sampled, settled = steady_sample(spec, enqueue, device)
+        lost = unresolved(sampled.samples_s, launches, captured.flush_s)
+        if lost is not None:
+            if self._fallback is None:
+                raise RuntimeError(lost)
+            self._refused = (weakref.ref(kernel), lost, "graph_unresolved")
+            return self._fall_back(kernel, spec, lost, "graph_unresolved")
         extra.update(
             l2=spec.l2,
             launches_per_graph=launches,

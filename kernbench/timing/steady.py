@@ -106,7 +106,8 @@ class Settle:
 
 
 def agree(previous: float, current: float, tolerance: float) -> bool:
-    return abs(current / previous - 1.0) <= tolerance
+    """Within `tolerance` of each other; a reading at or below zero agrees with nothing."""
+    return previous > 0 and current > 0 and abs(current / previous - 1.0) <= tolerance
 
 
 def settle(

@@ -23,7 +23,7 @@ import typer
 
 from kernbench.commands.envvars import from_env, known_device
 from kernbench.commands.files import COMMANDS as FILE_COMMANDS
-from kernbench.commands.help import ReadableHelp
+from kernbench.commands.help import ReadableHelp, ReadableTyper
 from kernbench.commands.numbers import check_min_effect, finite
 from kernbench.commands.plan import plan_json, show_plan
 from kernbench.commands.run_options import (
@@ -95,7 +95,7 @@ def _echo_one_line(exc: typer.TyperException) -> None:
     typer.echo(" ".join(exc.format_message().split()), err=True)
 
 
-app = typer.Typer(
+app = ReadableTyper(
     cls=_Group,
     add_completion=True,
     no_args_is_help=True,

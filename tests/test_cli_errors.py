@@ -154,13 +154,15 @@ def test_bench_by_name_in_flow_style_is_still_found(project: Path, parsed: list[
     assert str(info.value) == "unknown bench 'epsilon'; known: alpha, beta, delta"
 
 
-def test_a_closed_output_pipe_ends_quietly_with_its_own_code() -> None:
-    """`kernbench list | head -1`: no traceback, and not 1 (cells failed)."""
+@pytest.mark.parametrize("command", [["list"], ["--help"], ["run", "--help"]])
+def test_a_closed_output_pipe_ends_quietly_with_its_own_code(command: list[str]) -> None:
+    """`kernbench list | head -1`: no traceback, and not 1 (cells failed); help too, which
+    rich prints and would end with 1."""
     repo = Path(__file__).resolve().parents[1]
     read, write = os.pipe()
     os.close(read)  # the reader has gone before the first line
     try:
-        done = subprocess.run([sys.executable, "-m", "kernbench", "list"], stdout=write,
+        done = subprocess.run([sys.executable, "-m", "kernbench", *command], stdout=write,
                               stderr=subprocess.PIPE, cwd=repo, timeout=60,
                               env={**os.environ, "PYTHONPATH": str(repo)})
     finally:

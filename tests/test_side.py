@@ -67,10 +67,10 @@ def test_requests_the_side_cannot_serve_get_a_reason_not_a_crash(tmp_path):
 def test_a_cell_finished_without_turns_is_journaled_failed_with_the_parents_reason(tmp_path):
     side = side_for(tmp_path)
     talk(side, {"op": "prepare", "cell": 0},
-         {"op": "finish", "cell": 0, "reason": "B could not prepare it: boom"})
+         {"op": "finish", "cell": 0, "reason": "side B could not prepare the cell: boom"})
     entry = read_entry(tmp_path / "journal", 1, 0)
     assert entry is not None and entry.result.status == "failed"
-    assert entry.result.reason == "not timed: B could not prepare it: boom"
+    assert entry.result.reason == "not timed: side B could not prepare the cell: boom"
 
 
 def test_a_turn_takes_exactly_its_calls_and_no_warm_up_beyond_one_call():

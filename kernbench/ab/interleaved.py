@@ -238,7 +238,7 @@ def turn_cell(
         reply = side.ask(request, timeout)
         if reply is None or not reply.get("ok"):
             why = side.gone if reply is None else reply.get("reason")
-            reason = reason or f"{side.run.side} could not prepare it: {why}"
+            reason = reason or f"side {side.run.side} could not prepare the cell: {why}"
         else:
             estimates[side.run.side] = float(reply["wall_per_call_s"])
             timer = timer or reply.get("timer")
@@ -257,7 +257,7 @@ def turn_cell(
                               "calls": plan.calls_per_turn, "keep": False}, timeout)
             if reply is None or not reply.get("ok"):
                 why = side.gone if reply is None else reply.get("reason")
-                turns.reason = turns.reason or f"{side.run.side}'s warm-up turn failed: {why}"
+                turns.reason = turns.reason or f"side {side.run.side}'s warm-up turn failed: {why}"
         for turn in turn_order(list(by_side), plan.turns_per_side):
             if turns.reason is not None:
                 break
@@ -269,7 +269,7 @@ def turn_cell(
             )
             if reply is None or not reply.get("ok"):
                 why = side.gone if reply is None else reply.get("reason")
-                turns.reason = f"{turn.side}'s turn failed: {why}"
+                turns.reason = f"side {turn.side}'s turn failed: {why}"
                 break
             turns.sides.append(turn.side)
             turns.blocks.append(turn.block)

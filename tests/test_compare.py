@@ -13,7 +13,15 @@ from fixtures_results import make_gemm_results
 from typer.testing import CliRunner
 
 from kernbench import cli
-from kernbench.ab.compare import CellComparison, Comparison, _u_counts, markdown, shift_interval
+from kernbench.ab.compare import (
+    CellComparison,
+    Comparison,
+    _u_counts,
+    gate,
+    least_rounds,
+    markdown,
+    shift_interval,
+)
 from kernbench.results import model as results_io
 from kernbench.results.ab import Verdict
 from kernbench.results.model import CellResult, Results
@@ -114,6 +122,29 @@ def test_the_table_opens_with_the_verdict_counts_and_counts_long_lists_per_varia
     assert "- Geometric mean of NEW/BASE over those cells: 1.1000 (+10.00 %)." in text
     assert "Only in BASE: 12 cells (b 11, c 1; `--out` writes every id to compare.json)" in text
     assert "Only in NEW: d/n=1\n" in text
+
+
+def test_intervals_under_95_percent_say_how_many_false_calls_to_expect():
+    # Two rounds against two: the widest interval covers 66.7 %; three against three, 90 %.
+    def cell(name: str, verdict: Verdict, coverage: float, rounds: int) -> CellComparison:
+        return CellComparison(name, verdict, 5.0, (2.0, 8.0), coverage, 1e-3, 1.05e-3,
+                              (rounds, rounds))
+
+    assert least_rounds() == 4 and 1 - 2 / sum(_u_counts(4, 4)) >= 0.95
+    weak = Comparison(
+        cells=[cell("a/n=1", "slower", 2 / 3, 2), cell("a/n=2", "slower", 0.9, 3),
+               cell("a/n=3", "same", 0.971, 4)],
+        only_in_base=[], only_in_new=[], stopped_working=[], not_ok=[], min_effect_pct=1.0,
+    )
+    assert ("- 2 cell(s) on intervals under 95% coverage (as low as 66.7%): a change that "
+            "did nothing would still be called faster or slower in up to 0.4 of them. "
+            "Measure at least 4 rounds a side for 95%.") in markdown(weak, "B", "N")
+    assert gate(weak, "slower") == [
+        "2 cell(s) slower (2 of them on intervals under 95% coverage): a/n=1, a/n=2"]
+    strong = Comparison(cells=[cell("a/n=3", "slower", 0.971, 4)], only_in_base=[],
+                        only_in_new=[], stopped_working=[], not_ok=[], min_effect_pct=1.0)
+    assert "coverage (as low" not in markdown(strong, "B", "N")
+    assert gate(strong, "slower") == ["1 cell(s) slower: a/n=3"]
 
 
 def saved(tmp_path: Path, name: str, results: Results) -> str:

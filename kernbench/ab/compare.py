@@ -77,6 +77,14 @@ def shift_interval(base: list[float], new: list[float]) -> tuple[float, float, f
     return (float(np.median(diffs)), diffs[rank - 1], diffs[len(diffs) - rank], 1 - 2 * tail)
 
 
+def least_rounds(confidence: float = CONFIDENCE) -> int:
+    """The fewest rounds a side (as many on each) whose widest interval reaches `confidence`."""
+    rounds = MIN_ROUNDS
+    while 1 - 2 / sum(_u_counts(rounds, rounds)) < confidence:
+        rounds += 1
+    return rounds
+
+
 def compare(base: Results, new: Results, min_effect_pct: float, force: bool = False) -> Comparison:
     _check_comparable(base, new, force)
     base_cells = {c.id: c for c in base.cells}
@@ -158,7 +166,9 @@ def gate(comparison: Comparison, fail_on: str | None) -> list[str]:
     """Why `compare --fail-on` fails (a line per reason); none: it passes. The cells called
     so, and under slower or any the cells that stopped working too."""
     called = failing(comparison.cells, fail_on)
-    reasons = [f"{len(called)} cell(s) {fail_on}: {', '.join(c.id for c in called)}"] \
+    weak = sum(c.coverage < CONFIDENCE for c in called if isinstance(c, CellComparison))
+    caveat = f" ({weak} of them on intervals under {CONFIDENCE:.0%} coverage)" if weak else ""
+    reasons = [f"{len(called)} cell(s) {fail_on}{caveat}: {', '.join(c.id for c in called)}"] \
         if called else []
     if fail_on in STOPPED_FAILS and comparison.stopped_working:
         reasons.append(f"{len(comparison.stopped_working)} cell(s) stopped working (measured "
@@ -211,7 +221,22 @@ def _summary(comparison: Comparison) -> list[str]:
         f"({100 * (geomean - 1):+.2f} %).",
         *([f"- {few} cell(s) with fewer than {MIN_ROUNDS} rounds on a side: unstable, "
            "whatever their interval (measure more rounds)."] if few else []),
+        *_coverage_note(cells),
     ]
+
+
+def _coverage_note(cells: list[CellComparison]) -> list[str]:
+    """Where the rounds were too few for a 95 % interval: how many false calls to expect
+    of a change that did nothing (each such interval misses it with 1 - its coverage)."""
+    weak = [c for c in cells if min(c.rounds) >= MIN_ROUNDS and c.coverage < CONFIDENCE]
+    if not weak:
+        return []
+    lowest = min(c.coverage for c in weak)
+    expected = sum(1 - c.coverage for c in weak)
+    return [f"- {len(weak)} cell(s) on intervals under {CONFIDENCE:.0%} coverage (as low as "
+            f"{lowest:.1%}): a change that did nothing would still be called faster or "
+            f"slower in up to {expected:.1f} of them. Measure at least {least_rounds()} "
+            f"rounds a side for {CONFIDENCE:.0%}."]
 
 
 def _listed(ids: list[str]) -> str:

@@ -106,3 +106,16 @@ def test_an_ab_folder_gets_the_html_twin_of_its_report(tmp_path):
     assert page.count('src="data:image/png;base64,') == 1
     assert page.count("<tr class=") == len(report.cells) == 8
     assert "schedule <b>interleaved</b>" in page
+
+
+def test_a_metric_the_bench_declares_gets_its_own_column(tmp_path):
+    # Beyond the model's flops and bytes: an arithmetic intensity the user wants to read.
+    results = results_io.load(DATA / "milestone-1h-gemm.json.xz")
+    spec = {**results.spec, "metrics": {**results.spec["metrics"], "ai": "flops / bytes"}}
+    cells = [c.model_copy(update={"metrics": {**c.metrics, "ai": 123.4}})
+             for c in results.cells]
+    text = _markdown(results.model_copy(update={"spec": spec, "cells": cells}), tmp_path)
+    assert "| tflops | gbs | util | ai | flags |" in text
+    assert "| 123.4 |" in text
+    plain = _markdown(results, tmp_path / "plain")
+    assert "| ai |" not in plain and "| flops |" not in plain

@@ -27,8 +27,10 @@ TEMPLATES = Path(__file__).parent / "templates"
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 AB_HTML = "report.html"
-# The metrics a table shows, in this order, when the cells have them.
+# The metrics a table shows, in this order, when the cells have them; then those the bench
+# declares itself beyond the model's inputs (an arithmetic intensity, tokens per second).
 SHOWN_METRICS = ("tflops", "gbs", "busbw_gbs", "algbw_gbs", "util")
+MODEL_INPUTS = ("flops", "bytes")
 THROTTLED_FLAG = 0.05  # flag a cell when more than this share of its samples was throttled
 
 
@@ -64,7 +66,7 @@ def report_context(results: Results, figures: Sequence[Path], folder: Path) -> d
         "commit": commit,
         "timer": _timer_text(results.spec.get("timer", {})) + _duty_text(results),
         "counts": sorted(Counter(c.status for c in results.cells).items()),
-        "groups": _groups(results.cells),
+        "groups": _groups(results.cells, _declared_metrics(results)),
         "failed": [{"id": c.id, "reason": c.reason or "no reason given"}
                    for c in results.cells if c.status in ("failed", "pending")],
         "figures": [
@@ -75,14 +77,19 @@ def report_context(results: Results, figures: Sequence[Path], folder: Path) -> d
     }
 
 
-def _groups(cells: Sequence[CellResult]) -> list[dict[str, Any]]:
+def _declared_metrics(results: Results) -> list[str]:
+    declared = results.spec.get("metrics") or {}
+    return [name for name in declared if name not in (*MODEL_INPUTS, *SHOWN_METRICS)]
+
+
+def _groups(cells: Sequence[CellResult], declared: Sequence[str] = ()) -> list[dict[str, Any]]:
     by_variant: dict[str, list[CellResult]] = {}
     for cell in cells:
         by_variant.setdefault(cell.variant, []).append(cell)
     groups = []
     for variant, members in by_variant.items():
         present = {name for c in members for name in c.metrics}
-        metrics = [m for m in SHOWN_METRICS if m in present]
+        metrics = [m for m in (*SHOWN_METRICS, *declared) if m in present]
         if "busbw_gbs" in metrics:  # a collective's gbs is its algbw, shown already
             metrics.remove("gbs")
         groups.append({"title": f"Variant `{variant}`", "metrics": metrics,

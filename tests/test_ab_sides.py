@@ -263,6 +263,8 @@ def test_no_warning_when_the_kernel_module_reads_the_switch(tmp_path):
     [
         ({}, "", r"--switch: bench 'fake-ab' has no ab: block naming a switch; give --switch VAR"),
         ({"switch": "1BAD"}, "", r"--switch: '1BAD' is not an environment variable name"),
+        ({"switch": "KERNBENCH_ROUND"}, "", r"--switch: KERNBENCH_ROUND is set by kernbench "
+         r"in every side's process"),
         ({"a": "1"}, AB_BLOCK, r"--a/--b: both sides would set KB_X=1"),
         ({"rounds": 1}, AB_BLOCK, r"--rounds: 1: give 2 to 100"),
         ({"min_effect": -1.0}, AB_BLOCK, r"--min-effect: -1.0: must not be negative"),

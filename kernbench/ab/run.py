@@ -36,6 +36,8 @@ from kernbench.ab.sides import SideRunner, execute_runs, run_subprocess
 from kernbench.ab.switch_check import switch_warning
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
+from kernbench.execute.gpus import GPU_ENV
+from kernbench.execute.hosts import NODE_RANK_ENV
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import holds_a_run, load_options
 from kernbench.execute.pins import bench_pins_path, load_pins, save_pins
@@ -53,6 +55,9 @@ SCHEDULES = ("interleaved", "sequential")
 AUTO_ROUNDS = 6  # `--rounds auto` starts with these, as a fixed A/B would
 AUTO_MAX_ROUNDS = 20
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Set by kernbench itself in every side's process: a switch of one would be overwritten.
+RUNNER_SET = frozenset({"KERNBENCH_SWITCH", "KERNBENCH_SIDE", "KERNBENCH_ROUND", GPU_ENV,
+                        NODE_RANK_ENV})
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,9 @@ def resolve_settings(
         )
     if not _ENV_NAME.match(switch):
         raise UserError(f"--switch: {switch!r} is not an environment variable name")
+    if switch in RUNNER_SET:
+        raise UserError(f"--switch: {switch} is set by kernbench in every side's process; "
+                        "switch a variable the code under test reads")
     defaults = block or AbSpec(switch=switch)
     chosen: dict[str, Any] = {
         "switch": switch,

@@ -8,6 +8,9 @@ import gzip
 import json
 import lzma
 import shutil
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -271,3 +274,51 @@ def test_a_side_stopped_with_the_ab_is_not_a_finished_one(tmp_path: Path) -> Non
     results_io.save(partial.model_copy(update={"complete": True}),
                     folder / "r3_A" / "results.json")
     assert finished_rounds(folder, manifest) == 2  # r3_B never ran
+
+
+def test_resume_refuses_to_clear_a_side_that_is_still_running(tmp_path: Path) -> None:
+    # A side left running by an A/B killed with -9 holds its folder's lock: clearing the
+    # folder under it would mix its late entries into the side run again.
+    folder, _ = interrupted_sequential(tmp_path, stop="r2_A")
+    with folder_lock(folder / "r2_A", lambda _: None), \
+            pytest.raises(UserError, match=r"r2_A: in use by another kernbench"):
+        resume_ab(folder, run_side=Sides(), echo=lambda _: None)
+    assert (folder / "r2_A" / "run.json").exists()
+
+
+def _gone(pid: int) -> bool:
+    """Dead, or a zombie waiting for whoever adopted it to reap it."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    return "\nState:\tZ" in status
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="Linux only")
+def test_a_sequential_side_dies_with_the_ab_that_started_it(tmp_path: Path) -> None:
+    """A kill -9 of `kernbench ab` must not leave its side measuring."""
+    side_pid = tmp_path / "side.pid"
+    side = "import os, sys, time; open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(60)"
+    parent = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from kernbench.ab.sides import SideRequest, run_subprocess\n"
+        "folder = Path(sys.argv[1])\n"
+        "command = [sys.executable, '-c', sys.argv[2], str(folder / 'side.pid')]\n"
+        "run_subprocess(SideRequest(None, folder, command, {}, folder / 'log.txt'))\n"
+    )
+    ab = subprocess.Popen([sys.executable, "-c", parent, str(tmp_path), side])
+    try:
+        deadline = time.monotonic() + 30
+        while not (side_pid.exists() and side_pid.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pid = int(side_pid.read_text())
+        ab.kill()
+        ab.wait()
+        deadline = time.monotonic() + 10
+        while not _gone(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _gone(pid)
+    finally:
+        ab.kill()

@@ -362,10 +362,12 @@ def _check_unchanged(folder: Path, manifest: AbManifest, spec: Bench) -> None:
 
 def _clear_side(folder: Path, name: str) -> None:
     """A side to run again starts from an empty folder (a run refuses a folder that
-    holds one)."""
+    holds one); one still held by a live side (left running by an A/B killed before
+    sides died with it) is refused, not cleared under it."""
     side = folder / name
     if side.is_dir():
-        shutil.rmtree(side)
+        with folder_lock(side, lambda _: None):  # a dead holder's lock: cleared anyway
+            shutil.rmtree(side)
     elif side.exists():
         side.unlink()
 

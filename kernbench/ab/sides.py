@@ -9,6 +9,7 @@ default starts `python -m kernbench run` with the switch set, its output in log.
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from kernbench.ab.pairing import CellPair, side_indices, twin_ids
 from kernbench.ab.schedule import PINS_NAME, AbManifest, SideRun, side_env, side_options
 from kernbench.errors import EXIT_OK, EXIT_USAGE, UserError
 from kernbench.execute.cell_timers import TIMERS_NAME, record_timers
+from kernbench.execute.lifetime import die_with_parent
 from kernbench.execute.options import RunOptions
 from kernbench.execute.pins import save_pins
 from kernbench.results.jsonio import write_json
@@ -47,6 +49,8 @@ SideRunner = Callable[[SideRequest], int]  # runs one side, returns its exit cod
 
 
 def run_subprocess(request: SideRequest) -> int:
+    """Run one side; it dies with this process (a kill -9 of the A/B must not leave it
+    journaling into the folder that `ab --resume` clears and runs again)."""
     request.run_dir.mkdir(parents=True, exist_ok=True)
     with request.log_path.open("wb") as log:
         completed = subprocess.run(
@@ -56,6 +60,7 @@ def run_subprocess(request: SideRequest) -> int:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             check=False,
+            preexec_fn=functools.partial(die_with_parent, os.getpid()),
         )
     return completed.returncode
 

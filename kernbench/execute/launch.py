@@ -17,10 +17,8 @@ also asks the kernel to kill it when the agent dies (Linux), so no rank outlives
 
 from __future__ import annotations
 
-import ctypes
 import os
 import runpy
-import signal
 import sys
 import uuid
 from collections.abc import Sequence
@@ -28,6 +26,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kernbench.execute.hosts import Hosts, rendezvous_timeout_s
+from kernbench.execute.lifetime import die_with_parent
 
 WORKER_MODULE = "kernbench.execute.worker"
 # Seconds between the agent's looks at its ranks: how soon a dead rank is noticed.
@@ -35,7 +34,6 @@ MONITOR_INTERVAL_S = 0.1
 # The agents of a multi-host job did not all meet at the rendezvous (a host missing or
 # gone): the runner fails what is left instead of starting more workers that would wait.
 EXIT_RENDEZVOUS = 4
-_PR_SET_PDEATHSIG = 1
 
 
 def worker_argv(
@@ -88,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
     # The agent goes with the runner that started it (a kill -9 of `kernbench run`), and
     # its ranks go with it: none keeps journaling, or waiting on other hosts, alone.
-    _die_with_parent(os.getppid())
+    die_with_parent(os.getppid())
     # Each rank would otherwise start one OpenMP thread per core: W ranks oversubscribe.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
@@ -177,7 +175,7 @@ def _parse(argv: Sequence[str] | None) -> LaunchArgs:
 
 def run_target(agent_pid: int, target: list[str]) -> None:
     """One rank: die with the agent, then run `target` as `python` would."""
-    _die_with_parent(agent_pid)
+    die_with_parent(agent_pid)
     if target[0] == "-m":
         module, *rest = target[1:]
         sys.argv = [module, *rest]
@@ -185,19 +183,6 @@ def run_target(agent_pid: int, target: list[str]) -> None:
     else:
         sys.argv = list(target)
         runpy.run_path(target[0], run_name="__main__")
-
-
-def _die_with_parent(agent_pid: int) -> None:
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        return
-    # The agent may have died before prctl took effect.
-    if os.getppid() != agent_pid:
-        os._exit(1)
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ from kernbench.execute import pins as pinning
 from kernbench.execute.autotune_pins import AutotunePins
 from kernbench.execute.call_wall import ESTIMATE_CALLS, estimate_call_wall
 from kernbench.execute.journal import TASK, JournalEntry, Task, write_entry
-from kernbench.execute.worker import CellRunner, die_with_parent, fail, record
+from kernbench.execute.lifetime import die_with_parent
+from kernbench.execute.worker import CellRunner, fail, record
 from kernbench.kernels.base import Kernel
 from kernbench.plan import Cell, plan
 from kernbench.results.model import RoundResult

@@ -9,10 +9,8 @@ writes.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
-import signal
 import statistics
 import sys
 import time
@@ -35,6 +33,7 @@ from kernbench.execute.journal import (
     write_current,
     write_entry,
 )
+from kernbench.execute.lifetime import die_with_parent
 from kernbench.execute.turns import TurnsHooks, Visit, run_in_turns
 from kernbench.kernels.base import Kernel, TuneReport, as_kernel
 from kernbench.plan import Cell, plan
@@ -360,18 +359,6 @@ def main(argv: list[str] | None = None) -> int:
         die_with_parent(os.getppid())
     run_task(TASK.read(Path(args[0])))
     return 0
-
-
-def die_with_parent(parent_pid: int) -> None:
-    """A kill -9 of the runner must not leave this worker journaling beside a --resume."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent_pid:  # the parent died before prctl took effect
-        os._exit(1)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,25 @@
+"""Children that do not outlive their parent: a kill -9 of a runner, an agent or an A/B
+must not leave a worker, a rank or a side measuring beside the `--resume` that follows
+(it would write into the folder the resume clears, or time cells against it)."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Be killed when the parent `parent_pid` dies (Linux; elsewhere nothing). Also fit to
+    run between fork and exec (`preexec_fn`): the signal is kept across exec."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)

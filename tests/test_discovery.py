@@ -93,7 +93,7 @@ def test_duplicate_names_across_files(project: Path, tmp_path: Path) -> None:
     assert str(info.value) == f"{other}:2: name: bench 'alpha' is also defined in alpha.yaml"
 
 
-def test_a_name_defined_twice_is_refused_by_every_command(
+def test_a_name_defined_twice_is_refused_by_every_command_but_list(
     project: Path, tmp_path: Path
 ) -> None:
     for folder in ("one", "two"):
@@ -105,9 +105,32 @@ def test_a_name_defined_twice_is_refused_by_every_command(
         f"{tmp_path / 'one' / 'tiny.yaml'}"
     )
     for command in (["plan", "--bench", "tiny"], ["run", "--bench", "tiny", "--fast"],
-                    ["list"], ["validate"]):
+                    ["validate"]):
         result = CliRunner().invoke(cli.app, [*command, *dirs])
         assert (result.exit_code, result.stderr.strip()) == (EXIT_USAGE, expected), command
+    listed = CliRunner().invoke(cli.app, ["list", *dirs])
+    assert listed.exit_code == 0
+    assert f"tiny   (invalid: {expected})" in listed.stdout.splitlines()
+
+
+def test_a_copied_bench_file_hides_no_other_bench(project: Path) -> None:
+    """`cp alpha.yaml copy.yaml`: list shows every other bench, and the name as invalid
+    naming both files; another name still plans."""
+    benches = project / "benches"
+    shutil.copy(benches / "alpha.yaml", benches / "copy.yaml")
+    (benches / "copy2.yaml").write_text(bench_text("alpha"))
+    result = CliRunner().invoke(cli.app, ["list"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "alpha  (invalid: copy.yaml:1: name: bench 'alpha' is also defined in alpha.yaml "
+        "and copy2.yaml)",
+        "beta   d",
+    ]
+    assert discovery.find_bench("beta")[0].name == "beta"
+    with pytest.raises(UserError, match="unknown bench 'gamma'; known: alpha, beta"):
+        discovery.find_bench("gamma")
+    planned = CliRunner().invoke(cli.app, ["plan", "--bench", "beta"])
+    assert planned.exit_code == 0, planned.output
 
 
 def test_a_bench_dir_bench_named_like_a_project_one_is_refused(

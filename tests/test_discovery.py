@@ -15,6 +15,8 @@ from kernbench.errors import EXIT_USAGE, SpecError, UserError
 from kernbench.kernels import BUILTINS, FactoryError, kernel_source_path, resolve_factory
 from kernbench.plan import plan
 from kernbench.spec import discovery
+from kernbench.spec.loader import load_bench
+from kernbench.spec.op_factory import OpFactory, bench_factory, bench_source
 
 REPO = Path(__file__).resolve().parent.parent
 CUSTOM = Path(__file__).resolve().parent / "fixtures" / "custom"
@@ -227,3 +229,46 @@ def test_unknown_kernel_name_is_a_factory_error(tmp_path: Path) -> None:
     assert str(info.value) == (
         "unknown kernel 'gemmm'; built-in: collective, gemm, sleep (or give module:factory)"
     )
+
+
+MYOPS = "def scaled_add(x, y, alpha):\n    return x + alpha * y\n"
+MYOP_BENCH = (
+    "name: myop\n"
+    "op: myops.scaled_add\n"
+    "axes:\n"
+    "  n: [1024]\n"
+    "dtypes: [fp32]\n"
+    "inputs:\n"
+    "  x: {shape: [n], init: randn}\n"
+    "  y: {shape: [n], init: randn}\n"
+    "args: {alpha: 2.0}\n"
+)
+
+
+def test_an_op_in_a_module_beside_the_bench_resolves_as_a_kernel_does(tmp_path: Path) -> None:
+    """`op: myops.scaled_add` with `myops.py` beside the YAML: found without PYTHONPATH,
+    its keywords checked, its file fingerprinting the bench's pins."""
+    folder = tmp_path / "ops"
+    folder.mkdir()
+    (folder / "myops.py").write_text(MYOPS)
+    path = folder / "myop.yaml"
+    path.write_text(MYOP_BENCH)
+    bench = load_bench(path)
+    factory = bench_factory(bench, folder)
+    assert isinstance(factory, OpFactory) and factory.op(x=1, y=2, alpha=3) == 7
+    assert "myops" not in sys.modules and str(folder) not in sys.path
+    assert bench_source(bench, folder) == (folder / "myops.py").resolve()
+    path.write_text(MYOP_BENCH.replace("{alpha: 2.0}", "{alpha: 2.0, beta: 1}"))
+    with pytest.raises(SpecError) as info:
+        load_bench(path)
+    assert str(info.value) == (
+        f"{path}:9: args.beta: myops.scaled_add takes no 'beta'; it takes alpha, x, y"
+    )
+
+
+def test_an_op_module_not_beside_the_bench_is_still_an_import_error(tmp_path: Path) -> None:
+    path = tmp_path / "myop.yaml"
+    path.write_text(MYOP_BENCH)
+    with pytest.raises(SpecError) as info:
+        load_bench(path)
+    assert str(info.value) == f"{path}:2: op: cannot import 'myops': no module named 'myops'"

@@ -15,6 +15,8 @@ from kernbench.errors import EXIT_USAGE, SpecError, UserError
 from kernbench.kernels import BUILTINS, FactoryError, kernel_source_path, resolve_factory
 from kernbench.plan import plan
 from kernbench.spec import discovery
+from kernbench.spec.loader import load_bench
+from kernbench.spec.op_factory import OpFactory, bench_factory, bench_source
 
 REPO = Path(__file__).resolve().parent.parent
 CUSTOM = Path(__file__).resolve().parent / "fixtures" / "custom"
@@ -93,7 +95,7 @@ def test_duplicate_names_across_files(project: Path, tmp_path: Path) -> None:
     assert str(info.value) == f"{other}:2: name: bench 'alpha' is also defined in alpha.yaml"
 
 
-def test_a_name_defined_twice_is_refused_by_every_command(
+def test_a_name_defined_twice_is_refused_by_every_command_but_list(
     project: Path, tmp_path: Path
 ) -> None:
     for folder in ("one", "two"):
@@ -105,9 +107,32 @@ def test_a_name_defined_twice_is_refused_by_every_command(
         f"{tmp_path / 'one' / 'tiny.yaml'}"
     )
     for command in (["plan", "--bench", "tiny"], ["run", "--bench", "tiny", "--fast"],
-                    ["list"], ["validate"]):
+                    ["validate"]):
         result = CliRunner().invoke(cli.app, [*command, *dirs])
         assert (result.exit_code, result.stderr.strip()) == (EXIT_USAGE, expected), command
+    listed = CliRunner().invoke(cli.app, ["list", *dirs])
+    assert listed.exit_code == 0
+    assert f"tiny   (invalid: {expected})" in listed.stdout.splitlines()
+
+
+def test_a_copied_bench_file_hides_no_other_bench(project: Path) -> None:
+    """`cp alpha.yaml copy.yaml`: list shows every other bench, and the name as invalid
+    naming both files; another name still plans."""
+    benches = project / "benches"
+    shutil.copy(benches / "alpha.yaml", benches / "copy.yaml")
+    (benches / "copy2.yaml").write_text(bench_text("alpha"))
+    result = CliRunner().invoke(cli.app, ["list"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "alpha  (invalid: copy.yaml:1: name: bench 'alpha' is also defined in alpha.yaml "
+        "and copy2.yaml)",
+        "beta   d",
+    ]
+    assert discovery.find_bench("beta")[0].name == "beta"
+    with pytest.raises(UserError, match="unknown bench 'gamma'; known: alpha, beta"):
+        discovery.find_bench("gamma")
+    planned = CliRunner().invoke(cli.app, ["plan", "--bench", "beta"])
+    assert planned.exit_code == 0, planned.output
 
 
 def test_a_bench_dir_bench_named_like_a_project_one_is_refused(
@@ -204,3 +229,46 @@ def test_unknown_kernel_name_is_a_factory_error(tmp_path: Path) -> None:
     assert str(info.value) == (
         "unknown kernel 'gemmm'; built-in: collective, gemm, sleep (or give module:factory)"
     )
+
+
+MYOPS = "def scaled_add(x, y, alpha):\n    return x + alpha * y\n"
+MYOP_BENCH = (
+    "name: myop\n"
+    "op: myops.scaled_add\n"
+    "axes:\n"
+    "  n: [1024]\n"
+    "dtypes: [fp32]\n"
+    "inputs:\n"
+    "  x: {shape: [n], init: randn}\n"
+    "  y: {shape: [n], init: randn}\n"
+    "args: {alpha: 2.0}\n"
+)
+
+
+def test_an_op_in_a_module_beside_the_bench_resolves_as_a_kernel_does(tmp_path: Path) -> None:
+    """`op: myops.scaled_add` with `myops.py` beside the YAML: found without PYTHONPATH,
+    its keywords checked, its file fingerprinting the bench's pins."""
+    folder = tmp_path / "ops"
+    folder.mkdir()
+    (folder / "myops.py").write_text(MYOPS)
+    path = folder / "myop.yaml"
+    path.write_text(MYOP_BENCH)
+    bench = load_bench(path)
+    factory = bench_factory(bench, folder)
+    assert isinstance(factory, OpFactory) and factory.op(x=1, y=2, alpha=3) == 7
+    assert "myops" not in sys.modules and str(folder) not in sys.path
+    assert bench_source(bench, folder) == (folder / "myops.py").resolve()
+    path.write_text(MYOP_BENCH.replace("{alpha: 2.0}", "{alpha: 2.0, beta: 1}"))
+    with pytest.raises(SpecError) as info:
+        load_bench(path)
+    assert str(info.value) == (
+        f"{path}:9: args.beta: myops.scaled_add takes no 'beta'; it takes alpha, x, y"
+    )
+
+
+def test_an_op_module_not_beside_the_bench_is_still_an_import_error(tmp_path: Path) -> None:
+    path = tmp_path / "myop.yaml"
+    path.write_text(MYOP_BENCH)
+    with pytest.raises(SpecError) as info:
+        load_bench(path)
+    assert str(info.value) == f"{path}:2: op: cannot import 'myops': no module named 'myops'"

@@ -73,7 +73,9 @@ def test_a_raising_cell_fails_alone(tmp_path: Path) -> None:
     assert code == EXIT_FAILED
     cells = by_n(results_io.load(tmp_path / "out" / "results.json"))
     assert cells[16].status == "failed"
-    assert cells[16].reason == "round 1: RuntimeError: boom in cell n=16"
+    # the reason names where the factory raised; the traceback stays in the round's extra
+    assert cells[16].reason == "round 1: RuntimeError: boom in cell n=16 (factory.py:9, in make)"
+    assert 'raise RuntimeError("boom in cell n=16")' in cells[16].rounds[0].extra["traceback"]
     assert cells[8].status == "ok" and cells[32].status == "ok"
     assert cells[8].summary is not None and cells[8].summary.n >= 3
     assert cells[8].metrics["flops"] == 2 * 8**3

@@ -1,18 +1,27 @@
 """What only a bench's plan shows, checked before anything is measured: the hardware
-profile it names exists, its exclusions leave a cell, every metric computes on every cell,
-and every figure it asks for fits it. `validate`, `plan`, `run` and `ab` share it."""
+profile it names exists, its exclusions leave a cell, the kernel's own rule accepts every
+cell, every metric computes on every cell, and every figure it asks for fits it.
+`validate`, `plan`, `run` and `ab` share it."""
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from kernbench.analyze.metrics import first_metric_problem
 from kernbench.errors import SpecError, UserError
-from kernbench.plan import iter_cells
+from kernbench.kernels import FactoryError, resolve_factory
+from kernbench.plan import Cell, iter_cells
 from kernbench.spec import hardware
 from kernbench.spec.figures import BenchFacts, misfit
 from kernbench.spec.loader import field_error
 from kernbench.spec.models import Bench
+
+# A function a kernel factory's module may define: `cell_problem(params) -> str | None`,
+# given each cell's parameters (as the factory gets them), says what no such cell can run.
+CELL_RULE = "cell_problem"
 
 
 def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
@@ -33,6 +42,7 @@ def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
             raise field_error(path, ("hardware",), exc.message) from None
     if next(iter_cells(bench), None) is None:
         raise field_error(path, ("exclude",), "the exclusions drop every cell")
+    _check_cells_against_the_kernel(bench, path, device)
     if next(iter_cells(bench, device), None) is None:
         device = None  # none on this device (the run says so): check the bench's own cells
     problem = first_metric_problem(bench, iter_cells(bench, device))
@@ -50,3 +60,34 @@ def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
             why = misfit(name, facts)
             if why is not None:
                 raise field_error(path, ("figures", str(index)), why)
+
+
+def _check_cells_against_the_kernel(bench: Bench, path: Path, device: str | None) -> None:
+    """The factory module's `cell_problem` on each cell of `device`'s plan, or of each
+    device's (exclusions may name the device): gemm's numpy backend refuses bf16 here,
+    not in every cell of the run."""
+    rule = _cell_rule(bench, path)
+    if rule is None:
+        return
+    for plan_device in [device] if device else list(hardware.DEVICES):
+        for cell in iter_cells(bench, plan_device):
+            message = rule(dict(cell.params))
+            if message:
+                raise field_error(path, _cell_field(bench, cell),
+                                  f"{bench.kernel_name}: {message} (cell {cell.id})")
+
+
+def _cell_rule(bench: Bench, path: Path) -> Callable[[dict[str, Any]], str | None] | None:
+    if bench.kernel is None:
+        return None
+    try:
+        factory = resolve_factory(bench.kernel, path.parent)
+    except FactoryError:
+        return None  # the loader reported it
+    rule = getattr(inspect.getmodule(factory), CELL_RULE, None)
+    return rule if callable(rule) else None
+
+
+def _cell_field(bench: Bench, cell: Cell) -> tuple[str, ...]:
+    """The variant's line where the bench names its variants, else the kernel's."""
+    return ("variants", cell.variant) if "variants" in bench.model_fields_set else ("kernel",)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import SpecError
-from kernbench.spec.discovery import bench_files, discover
+from kernbench.spec.discovery import bench_files, benches_by_name, name_clash
 from kernbench.spec.hardware import profile_files
 from kernbench.spec.loader import load_bench, load_hardware
 from kernbench.spec.models import Bench
@@ -38,10 +38,10 @@ def validate_files(
         else:
             outcomes.append((path, None))
     if not paths:
-        try:
-            discover(extra)
-        except SpecError as exc:
-            outcomes.append((Path(exc.path), exc))
+        for name, files in benches_by_name(extra).items():
+            clash = name_clash(name, files)
+            if clash is not None:
+                outcomes.append((Path(clash.path), clash))
     return outcomes
 
 
@@ -56,12 +56,16 @@ def load_and_check(path: Path) -> Bench:
     return bench
 
 
-
-
 def list_benches(extra: Sequence[Path] = ()) -> list[dict[str, str]]:
-    """Each bench found: its name, file and description (or why it does not load)."""
+    """Each bench found: its name, file and description (or why it does not load: a name
+    two files define is shown once, as invalid, naming both)."""
     rows = []
-    for name, path in discover(extra).items():
+    for name, files in benches_by_name(extra).items():
+        path = files[0]
+        clash = name_clash(name, files)
+        if clash is not None:
+            rows.append({"name": name, "path": str(files[1]), "error": str(clash)})
+            continue
         try:
             rows.append({"name": name, "path": str(path),
                          "description": load_bench(path).description})

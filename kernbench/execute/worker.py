@@ -21,6 +21,7 @@ from typing import Any
 
 from kernbench.execute import pins as pinning
 from kernbench.execute.autotune_pins import AutotunePins, install_if_loaded
+from kernbench.execute.failure import one_line, raised_at
 from kernbench.execute.gpus import worker_gpu
 from kernbench.execute.hosts import NODE_RANK_ENV
 from kernbench.execute.journal import (
@@ -54,14 +55,6 @@ def is_primary_rank() -> bool:
     if NODE_RANK_ENV in os.environ:
         return os.environ[NODE_RANK_ENV] == "0" and os.environ.get("LOCAL_RANK", "0") == "0"
     return int(os.environ.get("RANK", "0")) == 0
-
-
-def one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    name = type(exc).__name__
-    if isinstance(exc, MemoryError) or "OutOfMemory" in name:
-        return f"out of memory: {text}"[:500]
-    return f"{name}: {text}"[:500]
 
 
 class CellRunner:
@@ -272,7 +265,7 @@ def fail(result: RoundResult, exc: BaseException) -> None:
     if isinstance(exc, WrongResult):
         result.reason = str(exc)
         return
-    result.reason = one_line(exc)
+    result.reason = one_line(exc, raised_at(exc))
     result.extra["traceback"] = traceback.format_exc(limit=8)
 
 

@@ -2,9 +2,9 @@
 
 Built-in kernels are named here as "module:function" strings and imported only when a
 cell is built, so validating a bench never imports torch or triton. A bench's own
-kernel (`kernel: mymod:make`) is imported from the bench file's folder first, under a
-private module name, so a same-named module imported from elsewhere neither shadows it
-nor is replaced by it.
+kernel (`kernel: mymod:make`), or its operator's module (`op: mymod.func`), is imported
+from the bench file's folder first, under a private module name, so a same-named module
+imported from elsewhere neither shadows it nor is replaced by it.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def kernel_source_path(kernel: str, bench_dir: Path) -> Path | None:
     except FactoryError:
         return None
     if kernel not in BUILTINS:
-        local = _local_file(module_name, Path(bench_dir))
+        local = local_module_file(module_name, Path(bench_dir))
         if local is not None:
             return local
     try:
@@ -74,7 +74,8 @@ def kernel_source_path(kernel: str, bench_dir: Path) -> Path | None:
     return Path(spec.origin)
 
 
-def _local_file(module_name: str, bench_dir: Path) -> Path | None:
+def local_module_file(module_name: str, bench_dir: Path) -> Path | None:
+    """The file of `module_name` in the bench's folder (what `import_beside` imports)."""
     base = bench_dir.joinpath(*module_name.split("."))
     for candidate in (base.with_suffix(".py"), base / "__init__.py"):
         if candidate.is_file():
@@ -83,11 +84,26 @@ def _local_file(module_name: str, bench_dir: Path) -> Path | None:
 
 
 def _import(module_name: str, bench_dir: Path | None) -> ModuleType:
-    local = _local_file(module_name, bench_dir) if bench_dir is not None else None
+    local = import_beside(module_name, bench_dir) if bench_dir is not None else None
+    if local is not None:
+        return local
+    return _guarded(module_name, lambda: importlib.import_module(module_name))
+
+
+def import_beside(module_name: str, bench_dir: Path) -> ModuleType | None:
+    """`module_name` from its file in the bench's folder (`mod.py` or `mod/__init__.py`),
+    under a private name; None where the folder has none. `kernel: mod:factory` and
+    `op: mod.func` both look here first (ADR 0004)."""
+    local = local_module_file(module_name, Path(bench_dir))
+    if local is None:
+        return None
+    return _guarded(module_name, lambda: _import_file(module_name, local, Path(bench_dir)))
+
+
+def _guarded(module_name: str, load: Callable[[], ModuleType]) -> ModuleType:
+    """The module `load` imports; whatever its top level raises is one FactoryError."""
     try:
-        if local is not None:
-            return _import_file(module_name, local, bench_dir)  # type: ignore[arg-type]
-        return importlib.import_module(module_name)
+        return load()
     except FactoryError:
         raise
     except BaseException as exc:  # a user's module may raise anything, even SystemExit

@@ -3,7 +3,9 @@ and the keywords they take.
 
 An `op:` bench names its operator, and a `check:` its reference, this way. Resolving
 imports the longest importable module prefix of the path and reads the rest as
-attributes, so `torch.nn.functional.softmax` and `torch.topk` both resolve.
+attributes, so `torch.nn.functional.softmax` and `torch.topk` both resolve. A prefix
+with a file in the bench's folder (`myops.py` for `myops.scaled_add`) is imported from
+there first, as a `kernel:` module is (`kernels.import_beside`).
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import importlib
 import inspect
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from kernbench.kernels import FactoryError, MissingExtra
+from kernbench.kernels import FactoryError, MissingExtra, import_beside, local_module_file
 
 DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
 # Extras that bring what an op bench imports, by its top-level module.
@@ -25,12 +28,13 @@ INSTALL_HINT = {
 }
 
 
-def resolve_callable(path: str) -> Callable[..., Any]:
-    """The callable at `path`; a path that does not resolve is a one-line FactoryError."""
+def resolve_callable(path: str, bench_dir: Path | None = None) -> Callable[..., Any]:
+    """The callable at `path`, its module looked for in `bench_dir` first; a path that
+    does not resolve is a one-line FactoryError."""
     if not DOTTED.match(path):
         raise FactoryError(f"{path!r} is not a dotted path such as torch.topk")
     parts = path.split(".")
-    module, depth = _import_longest(parts)
+    module, depth = _import_longest(parts, bench_dir)
     target: Any = module
     for depth_reached, name in enumerate(parts[depth:], start=depth):
         if not hasattr(target, name):
@@ -42,10 +46,24 @@ def resolve_callable(path: str) -> Callable[..., Any]:
     return target
 
 
-def _import_longest(parts: list[str]) -> tuple[Any, int]:
-    """The module of the longest importable prefix of `parts`, and that prefix's length."""
+def callable_source_path(path: str, bench_dir: Path) -> Path | None:
+    """The file beside the bench that `path`'s module comes from, or None (a library's)."""
+    parts = path.split(".")
+    for depth in range(len(parts) - 1, 0, -1):
+        local = local_module_file(".".join(parts[:depth]), bench_dir)
+        if local is not None:
+            return local
+    return None
+
+
+def _import_longest(parts: list[str], bench_dir: Path | None) -> tuple[Any, int]:
+    """The module of the longest importable prefix of `parts` (one beside the bench
+    first), and that prefix's length."""
     for depth in range(len(parts) - 1, 0, -1):
         name = ".".join(parts[:depth])
+        beside = import_beside(name, bench_dir) if bench_dir is not None else None
+        if beside is not None:
+            return beside, depth
         try:
             return importlib.import_module(name), depth
         except ModuleNotFoundError as exc:

@@ -51,6 +51,17 @@ def options_problem(options: Mapping[str, Any]) -> str | None:
     return f"backend {backend} does not read {', '.join(unread)} (it reads {reads})"
 
 
+def cell_problem(params: Mapping[str, Any]) -> str | None:
+    """What a cell's parameters together rule out: numpy multiplies fp32 and fp64 only.
+    `validate` calls this with each cell's parameters (`analyze/checks.py`), `make_numpy`
+    with its own."""
+    backend = params.get("backend") or "numpy"
+    dtype = params.get("dtype") or "fp32"
+    if backend == "numpy" and dtype not in NUMPY_DTYPES:
+        return f"backend numpy multiplies {' and '.join(NUMPY_DTYPES)} only, not {dtype!r}"
+    return None
+
+
 def make(
     M: Positive,
     N: Positive,
@@ -88,8 +99,9 @@ def make_numpy(
     staging: str = "resident",
     autotune: bool = False,
 ) -> Kernel:
-    if dtype not in NUMPY_DTYPES:
-        raise ValueError(f"numpy gemm supports {', '.join(NUMPY_DTYPES)}, not {dtype!r}")
+    problem = cell_problem({"backend": "numpy", "dtype": dtype})
+    if problem:
+        raise ValueError(problem)
     operands = _Operands(M, N, K, NUMPY_DTYPES[dtype])
     check = _checker(operands, dtype)
     if staging == "staged":

@@ -86,22 +86,34 @@ def bench_files(extra: Sequence[Path] = ()) -> list[Path]:
     return files
 
 
-def discover(extra: Sequence[Path] = ()) -> dict[str, Path]:
-    """Bench name -> file, sorted by name. Two files with one name are an error."""
-    found: dict[str, Path] = {}
+def benches_by_name(extra: Sequence[Path] = ()) -> dict[str, list[Path]]:
+    """Bench name -> its files in search order, sorted by name. A name of more than one
+    file is a clash (`name_clash`), which `list` shows beside the other benches."""
+    found: dict[str, list[Path]] = {}
     for path in bench_files(extra):
-        name = bench_name(path)
-        if name in found:
-            raise _defined_twice(name, found[name], path)
-        found[name] = path
+        found.setdefault(bench_name(path), []).append(path)
     return dict(sorted(found.items()))
 
 
-def _defined_twice(name: str, first: Path, second: Path) -> SpecError:
+def discover(extra: Sequence[Path] = ()) -> dict[str, Path]:
+    """Bench name -> file, sorted by name. Two files with one name are an error."""
+    found = benches_by_name(extra)
+    for name, paths in found.items():
+        clash = name_clash(name, paths)
+        if clash is not None:
+            raise clash
+    return {name: paths[0] for name, paths in found.items()}
+
+
+def name_clash(name: str, paths: Sequence[Path]) -> SpecError | None:
     """Two files of one bench name: which one a name means would depend on the search
-    order (a `--bench-dir` bench hidden by a shipped one), so every command refuses it."""
-    return SpecError(shown_path(second), _name_line(second), "name",
-                     f"bench {name!r} is also defined in {shown_path(first)}")
+    order (a `--bench-dir` bench hidden by a shipped one), so every command refuses it;
+    the error is at the second file's `name`, and names the others."""
+    if len(paths) < 2:
+        return None
+    others = " and ".join(shown_path(p) for p in paths if p != paths[1])
+    return SpecError(shown_path(paths[1]), _name_line(paths[1]), "name",
+                     f"bench {name!r} is also defined in {others}")
 
 
 def bench_name(path: Path) -> str:
@@ -130,7 +142,8 @@ def find_bench(name: str, extra: Sequence[Path] = ()) -> tuple[Bench, Path]:
 
     Only the files whose `name:` line says NAME are parsed in full (and those without
     such a line, to read their name); every file is parsed only when none is found (an
-    unknown name). Two files of the name are an error, as in `list` and `validate`.
+    unknown name). Two files of the name are an error, as in `validate` (`list` shows
+    them as invalid); two files of another name are not.
     """
     if is_bench_path(name):
         path = Path(name)
@@ -140,16 +153,20 @@ def find_bench(name: str, extra: Sequence[Path] = ()) -> tuple[Bench, Path]:
             raise UserError(f"{name}: cannot read: not a regular file")
         return load_bench(path), path
     named = [path for path in bench_files(extra) if _quick_name(path) == name]
-    if len(named) > 1:
-        raise _defined_twice(name, named[0], named[1])
+    clash = name_clash(name, named)
+    if clash is not None:
+        raise clash
     if named:
         bench = load_bench(named[0])
         if bench.name == name:
             return bench, named[0]
-    known = discover(extra)
+    known = benches_by_name(extra)  # a clash of another name is not this bench's error
     if name not in known:
         raise UserError(f"unknown bench {name!r}; known: {', '.join(known) or '(none)'}")
-    return load_bench(known[name]), known[name]
+    clash = name_clash(name, known[name])
+    if clash is not None:
+        raise clash
+    return load_bench(known[name][0]), known[name][0]
 
 
 def _quick_name(path: Path) -> str:

@@ -304,7 +304,7 @@ def _check_bench(bench: Bench, doc: Document) -> None:
     problem = bench_problem(bench)
     if problem is None and bench.op is not None:
         try:
-            problem = op_problem(bench)
+            problem = op_problem(bench, doc.path.parent)
         except MissingExtra as exc:
             raise NeedsExtra(doc.shown, doc.line(("op",)), "op", str(exc)) from None
     elif problem is None and bench.kernel is not None:

@@ -9,6 +9,7 @@ Like `checks.py`, each check gives the first problem as (field path, message), o
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 from kernbench.kernels import FactoryError, MissingExtra
 from kernbench.kernels.backends import BACKENDS
@@ -21,11 +22,12 @@ from kernbench.spec.models import DERIVED_NAMES, Bench
 VARIANT_OPTIONS = ("backend",)
 
 
-def op_problem(bench: Bench) -> Problem | None:
-    """The first problem of an op bench, in the order a reader meets it."""
+def op_problem(bench: Bench, bench_dir: Path) -> Problem | None:
+    """The first problem of an op bench, in the order a reader meets it; the op's and the
+    reference's modules are looked for in `bench_dir` first."""
     assert bench.op is not None
     try:
-        op = resolve_callable(bench.op)
+        op = resolve_callable(bench.op, bench_dir)
     except MissingExtra:
         raise  # not a problem of the file: the loader says so
     except FactoryError as exc:
@@ -35,7 +37,7 @@ def op_problem(bench: Bench) -> Problem | None:
         _dtypes(bench),
         _keywords(bench, op),
         _variants(bench),
-        _reference(bench),
+        _reference(bench, bench_dir),
     ):
         if problem is not None:
             return problem
@@ -113,11 +115,11 @@ def _variants(bench: Bench) -> Problem | None:
     return None
 
 
-def _reference(bench: Bench) -> Problem | None:
+def _reference(bench: Bench, bench_dir: Path) -> Problem | None:
     if bench.check is None:
         return None
     try:
-        reference = resolve_callable(bench.check.ref)
+        reference = resolve_callable(bench.check.ref, bench_dir)
     except FactoryError as exc:
         return ("check", "ref"), str(exc)
     takes = keyword_names(reference)

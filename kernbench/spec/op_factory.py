@@ -13,7 +13,7 @@ from typing import Any
 
 from kernbench.kernels import kernel_source_path, resolve_factory
 from kernbench.kernels.base import Kernel
-from kernbench.kernels.callables import resolve_callable
+from kernbench.kernels.callables import callable_source_path, resolve_callable
 from kernbench.kernels.op import OpCall, OpCheckPlan, make_op_kernel
 from kernbench.kernels.tensors import INIT_DTYPE, TensorPlan, parse_init
 from kernbench.spec import expr
@@ -24,28 +24,32 @@ from kernbench.spec.op_models import ArgValue
 def bench_factory(bench: Bench, bench_dir: Path) -> Callable[..., object]:
     """What a worker calls once per cell with the cell's parameters."""
     if bench.op is not None:
-        return OpFactory(bench)
+        return OpFactory(bench, bench_dir)
     assert bench.kernel is not None
     return resolve_factory(bench.kernel, bench_dir)
 
 
 def bench_source(bench: Bench, bench_dir: Path) -> Path | None:
-    """The file whose text fingerprints the bench's pins (an op has none: the library
-    versions in the fingerprint cover it)."""
-    return kernel_source_path(bench.kernel, bench_dir) if bench.kernel is not None else None
+    """The file whose text fingerprints the bench's pins: the kernel's module, or an op's
+    module beside the bench (a library's op has none: the library versions in the
+    fingerprint cover it)."""
+    if bench.op is not None:
+        return callable_source_path(bench.op, bench_dir)
+    assert bench.kernel is not None
+    return kernel_source_path(bench.kernel, bench_dir)
 
 
 class OpFactory:
-    def __init__(self, bench: Bench) -> None:
+    def __init__(self, bench: Bench, bench_dir: Path | None = None) -> None:
         assert bench.op is not None
         self.bench = bench
-        self.op = resolve_callable(bench.op)
+        self.op = resolve_callable(bench.op, bench_dir)
         check = bench.check
         self.check = (
             None
             if check is None
             else OpCheckPlan(
-                reference=resolve_callable(check.ref),
+                reference=resolve_callable(check.ref, bench_dir),
                 exact=check.exact,
                 tolerance=check.tolerance,
                 outputs=tuple(check.outputs),

@@ -119,3 +119,20 @@ def test_a_metric_the_bench_declares_gets_its_own_column(tmp_path):
     assert "| 123.4 |" in text
     plain = _markdown(results, tmp_path / "plain")
     assert "| ai |" not in plain and "| flops |" not in plain
+
+
+def test_a_reason_with_pipes_stays_one_table_cell_and_pending_cells_are_not_failed(tmp_path):
+    # A dead worker's reason joins its last log lines with " | ".
+    results = results_io.load(DATA / "milestone-1h-gemm.json.xz")
+    failed, pending, *rest = results.cells
+    cells = [
+        failed.model_copy(update={"status": "failed", "summary": None,
+                                  "reason": "worker died: a | b\nc"}),
+        pending.model_copy(update={"status": "pending", "reason": "2 of 3 rounds measured"}),
+        *rest,
+    ]
+    text = _markdown(results.model_copy(update={"cells": cells}), tmp_path)
+    assert f"| {failed.id} | worker died: a \\| b c |" in text
+    failures = text.split("## Failed cells")[1].split("## Cells not finished")[0]
+    assert pending.id not in failures
+    assert f"| {pending.id} | 2 of 3 rounds measured |" in text.split("## Cells not finished")[1]

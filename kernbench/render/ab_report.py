@@ -112,7 +112,8 @@ def slot_text(effects: list[float] | None) -> str:
     return "n/a" if effects is None else " / ".join(f"{e:+.2f}" for e in effects[1:]) + " %"
 
 
-def _cell(text: str) -> str:
+def table_cell(text: str) -> str:
+    """`text` as one cell of a markdown table: its pipes escaped, its lines joined."""
     return text.replace("|", "\\|").replace("\n", " ")
 
 
@@ -121,7 +122,7 @@ def render_markdown(report: AbReport, figure: str | None) -> str:
     environment = jinja2.Environment(
         autoescape=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined
     )
-    environment.filters.update(pct=_pct, num=_num, cell=_cell, slots=slot_text)
+    environment.filters.update(pct=_pct, num=_num, cell=table_cell, slots=slot_text)
     order = ", ".join(f"r{k} {'/'.join(sides)}" for k, sides in enumerate(report.order, 1))
     return environment.from_string(TEMPLATE).render(
         r=report, order=order, turns=_turns(report), figure=figure, pins=pins_line(report),

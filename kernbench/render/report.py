@@ -18,7 +18,7 @@ import jinja2
 
 from kernbench.render import render_results
 from kernbench.render.ab import AB_FIGURE
-from kernbench.render.ab_report import mixed_timers, pins_line, slot_text
+from kernbench.render.ab_report import mixed_timers, pins_line, slot_text, table_cell
 from kernbench.render.style import format_seconds
 from kernbench.results.ab import AbReport
 from kernbench.results.model import CellResult, Results
@@ -67,14 +67,19 @@ def report_context(results: Results, figures: Sequence[Path], folder: Path) -> d
         "timer": _timer_text(results.spec.get("timer", {})) + _duty_text(results),
         "counts": sorted(Counter(c.status for c in results.cells).items()),
         "groups": _groups(results.cells, _declared_metrics(results)),
-        "failed": [{"id": c.id, "reason": c.reason or "no reason given"}
-                   for c in results.cells if c.status in ("failed", "pending")],
+        "failed": _listed(results.cells, "failed"),
+        "pending": _listed(results.cells, "pending"),
         "figures": [
             {"name": f.stem, "link": f.relative_to(folder).as_posix(),
              "base64": base64.b64encode(f.read_bytes()).decode()}
             for f in figures
         ],
     }
+
+
+def _listed(cells: Sequence[CellResult], status: str) -> list[dict[str, str]]:
+    return [{"id": c.id, "reason": c.reason or "no reason given"}
+            for c in cells if c.status == status]
 
 
 def _declared_metrics(results: Results) -> list[str]:
@@ -194,12 +199,14 @@ def _settled(cell: CellResult) -> tuple[int, int]:
 
 
 def _environment(name: str) -> jinja2.Environment:
-    return jinja2.Environment(
+    environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         autoescape=name.endswith(".html"),
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
+    environment.filters["cell"] = table_cell
+    return environment
 
 
 def write_ab_html(report: AbReport, folder: Path) -> list[Path]:

@@ -14,7 +14,6 @@ scipy and matplotlib, which `kernbench list` and `--help` should not wait for.
 from __future__ import annotations
 
 import json
-import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -376,14 +375,8 @@ def calibrate_command(
     typer.echo(f"wrote {path}")
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def main() -> None:
-    # A TERM (`timeout`, a job scheduler's stop) ends a run or an A/B as Ctrl-C does: where
-    # it is, keeping and reporting what it measured.
-    signal.signal(signal.SIGTERM, _interrupt)
+    """The command line; its entry point (kernbench/__main__.py) sets the signals first."""
     try:
         app()
     except UserError as exc:  # raised outside a command (e.g. while building the app)

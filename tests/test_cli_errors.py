@@ -179,3 +179,20 @@ def test_a_device_from_the_environment_is_refused_naming_the_variable(
     assert invoke(*command, env={"KERNBENCH_DEVICE": "tpu"}) == (
         EXIT_USAGE, "", f"KERNBENCH_DEVICE: {refused}")
     assert invoke(*command, "--device", "tpu") == (EXIT_USAGE, "", refused)
+
+
+def test_a_ctrl_c_while_the_command_line_loads_exits_130_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The entry point sets its signals before importing typer, rich and pydantic."""
+    from kernbench import __main__ as entry
+
+    class Loading:
+        def __getattr__(self, name: str) -> object:
+            raise KeyboardInterrupt
+
+    monkeypatch.setitem(sys.modules, "kernbench.cli", Loading())
+    monkeypatch.setattr(entry.signal, "signal", lambda *args: None)  # pytest's TERM stays
+    with pytest.raises(SystemExit) as ended:
+        entry.main()
+    assert ended.value.code == 130

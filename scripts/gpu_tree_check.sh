@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# A session's tree on one GPU, in one call: the smoke test of the CUDA pieces
+# (scripts/gpu_smoke.py --quick, no fidelity page: cuBLAS and Triton GEMMs, pins, the
+# graph and event timers, the flush kernels, NVML, calibrate), one round of
+# milestone-1h-gemm's M=4096 cells, and ops-moe-topk's torch cells of one token (graph
+# timed, cold L2: the timer whose samples are a difference). About 3 minutes on an H200.
+# Usage: bash scripts/gpu_tree_check.sh OUT_DIR   (needs .whl/ from ../shared/tools/gpu-wheels.sh)
+set -uo pipefail
+out=${1:?OUT_DIR}
+mkdir -p "$out"
+source scripts/gpu_env.sh
+log="$out/tree-check.log"
+nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm,power.limit --format=csv >> "$log"
+git log -1 --format='tree of commit %H' >> "$log" 2>/dev/null
+# shellcheck source=scripts/timed.sh
+. "$(dirname "$0")/timed.sh"
+timed smoke timeout 240 python3 scripts/gpu_smoke.py --out "$out/smoke" --quick --no-fidelity
+timed sweep timeout 150 python3 -m kernbench run --bench milestone-1h-gemm --device cuda \
+  --only M=4096 --rounds 1 --out "$out/sweep"
+timed topk timeout 120 python3 -m kernbench run --bench ops-moe-topk --device cuda \
+  --only tokens=1 --only variant=torch --rounds 2 --out "$out/topk"
+grep WALL "$log"

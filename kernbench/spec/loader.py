@@ -9,6 +9,7 @@ rewritten with the line of the deepest part of its field path that exists in the
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -48,6 +49,12 @@ class _SafeLoader(yaml.SafeLoader):
         except (ValueError, TypeError, OverflowError) as exc:
             problem = f"cannot read {_one_line(node.value)[:40]!r}: {_one_line(exc)}"
             raise ConstructorError(None, None, problem, node.start_mark) from None
+
+
+# YAML 1.1 reads a float only with a dot and a signed exponent (1.0e-3): `1e-3`, `5E-2`
+# and `1e+3` would be strings, which every number field refuses. Read them as YAML 1.2 does.
+_EXPONENT_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$")
+_SafeLoader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT, list("-+.0123456789"))
 
 
 @dataclass(frozen=True)

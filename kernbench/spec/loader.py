@@ -220,12 +220,25 @@ def _spec_error(exc: ValidationError, model: type[BaseModel], doc: Document) -> 
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for error in exc.errors(include_url=False):
         groups.setdefault(_field_parts(error, doc.data), []).append(dict(error))
-    parts, errors = next(iter(groups.items()))
+    parts, errors = _first_shown(groups, doc)
     message = _message(errors, model, parts)
     if len(groups) > 1:
         message += f" (and {len(groups) - 1} more)"
     field = ".".join(str(part) for part in parts)
     return SpecError(doc.shown, doc.line(parts), field, message)
+
+
+def _first_shown(
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]], doc: Document
+) -> tuple[tuple[Any, ...], list[dict[str, Any]]]:
+    """An error at a key the file has (an unknown key, a wrong value) before one with no
+    line of its own: a missing field is reported at its parent, often line 1, and would
+    hide a typo that its own line explains."""
+    for parts, errors in groups.items():
+        at_own_line = parts and tuple(str(part) for part in parts) in doc.lines
+        if at_own_line and all(error["type"] != "missing" for error in errors):
+            return parts, errors
+    return next(iter(groups.items()))
 
 
 def _field_parts(error: Mapping[str, Any], data: Any) -> tuple[Any, ...]:

@@ -56,10 +56,12 @@ def invoke(*args: str) -> tuple[int, str, str]:
         ("log2(work_us - 50)", "math domain error in 'log2(work_us - 50)' (cell plain/work_us=50)"),
         ("10**400", "exponent 400 exceeds 64 in '10**400' (cell plain/work_us=50)"),
         ("1e308*work_us", "overflow to inf in '1e308*work_us' (cell plain/work_us=50)"),
-        ("work_us / (work_us - 100)",
-         "division by zero in 'work_us / (work_us - 100)' (cell plain/work_us=100)"),
+        ("work_us / (100 - work_us)",
+         "division by zero in 'work_us / (100 - work_us)' (cell plain/work_us=100)"),
         ("work_us / (scale - 4)",
          "division by zero in 'work_us / (scale - 4)' (cell chunked/work_us=50)"),
+        ("75 - work_us", "'75 - work_us' is -25: flops cannot be negative "
+         "(cell plain/work_us=100)"),
     ],
 )
 def test_validate_and_plan_evaluate_every_metric_on_every_cell(
@@ -158,6 +160,12 @@ def test_no_derived_rate_is_stored_as_inf() -> None:
     metrics, invalid = cell_metrics(spec(flops="2*work_us"), {"work_us": 50}, 1e-3, None)
     assert invalid is None and all(math.isfinite(v) for v in metrics.values())
     assert metrics["flops"] == 100.0
+
+
+def test_a_negative_count_of_work_fails_at_run_time_too() -> None:
+    with pytest.raises(MetricError) as info:
+        cell_metrics(spec(bytes="-work_us"), {"work_us": 50}, 1e-3, None)
+    assert str(info.value) == "'-work_us' is -50: bytes cannot be negative"
 
 
 ROOFLINE = """\

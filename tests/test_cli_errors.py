@@ -90,7 +90,7 @@ def test_fast_mode_false_measures_instead(project: Path) -> None:
     env = {FAST_ENV: "false"}
     code, _, err = invoke("run", "--bench", "alpha", "--device", "cuda", env=env)
     assert (code, err) == (
-        EXIT_USAGE, f"{path}: requires.device: the bench needs cpu, not cuda\n"
+        EXIT_USAGE, "benches/alpha.yaml:4: requires.device: the bench needs cpu, not cuda\n"
     )
     code, _, err = invoke("run", "--bench", "alpha", env={FAST_ENV: "1"})
     assert (code, err) == (
@@ -196,3 +196,16 @@ def test_a_ctrl_c_while_the_command_line_loads_exits_130_without_a_traceback(
     with pytest.raises(SystemExit) as ended:
         entry.main()
     assert ended.value.code == 130
+
+
+def test_a_bench_needing_more_gpus_names_the_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kernbench.commands import run_checks
+
+    path = tmp_path / "b.yaml"
+    path.write_text("name: b\ndescription: d\nkernel: sleep\nrequires:\n  min_gpus: 9999\n")
+    monkeypatch.setattr(run_checks, "_cuda_available", lambda: True)
+    with pytest.raises(UserError) as info:
+        run_checks.check_requirements(loader.load_bench(path), path, "cuda")
+    assert str(info.value).startswith(f"{path}:5: requires.min_gpus: needs 9999 GPUs, ")

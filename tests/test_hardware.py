@@ -100,7 +100,7 @@ def test_duplicate_profile_names(tmp_path: Path) -> None:
         hardware.load_profiles(tmp_path)
     assert (
         str(info.value)
-        == f"{folder / 'b.yaml'}: name: profile 'same' is also defined in {folder / 'a.yaml'}"
+        == f"{folder / 'b.yaml'}:1: name: profile 'same' is also defined in {folder / 'a.yaml'}"
     )
 
 

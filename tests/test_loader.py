@@ -157,8 +157,8 @@ def test_unknown_builtin_kernel(tmp_path: Path) -> None:
 def test_kernel_ref_pattern(tmp_path: Path) -> None:
     path = write(tmp_path, VALID.replace("kernel: gemm", "kernel: 'a b'"))
     assert error_of(path) == (
-        f"{path}:3: kernel: String should match pattern "
-        "'^([a-z][a-z0-9_]*|[A-Za-z_][\\w.]*:[A-Za-z_]\\w*)$' (got 'a b')"
+        f"{path}:3: kernel: expected a built-in kernel (collective, gemm, sleep) or "
+        "module:factory, the module as an import names it (no .py, no path) (got 'a b')"
     )
 
 

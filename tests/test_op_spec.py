@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from kernbench.errors import EXIT_USAGE, SpecError
+from kernbench.kernels.callables import Outputs, known_outputs
 from kernbench.spec.loader import load_bench
 
 pytest.importorskip("torch")
@@ -170,3 +171,61 @@ def test_shapes_and_args_use_expressions(tmp_path: Path) -> None:
     path = tmp_path / "softmax.yaml"
     path.write_text(text)
     assert load_bench(path).args == {"dim": "n - 9"}
+
+
+
+@pytest.mark.parametrize(
+    ("outputs", "message"),
+    [
+        ("[vals]", "13: check.outputs.0: torch.topk returns (values, indices); it has no "
+         "output 'vals'"),
+        ("[values, 2]", "13: check.outputs.1: torch.topk returns (values, indices); it has no "
+         "output 2"),
+    ],
+)
+def test_check_outputs_name_what_the_op_returns(
+    tmp_path: Path, outputs: str, message: str
+) -> None:
+    assert error_of(tmp_path, TOPK + f"check: {{ref: torch.topk, outputs: {outputs}}}\n") == (
+        message
+    )
+
+
+def test_check_outputs_of_a_one_tensor_op(tmp_path: Path) -> None:
+    select = TOPK.replace("torch.topk", "torch.masked_select").replace(
+        "args: {k: k, dim: -1}", "  mask: {shape: [rows, cols], init: bernoulli(0.5)}"
+    )
+    check = "check: {ref: torch.masked_select, outputs: [values]}\n"
+    assert error_of(tmp_path, select + check) == (
+        "13: check.outputs.0: torch.masked_select returns one tensor; it has no output 'values'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("outputs", "error"),
+    [("[0, 1]", None), ("[weights]", "'weights'"), ("[2]", "2")],
+)
+def test_check_outputs_of_an_op_annotated_with_a_tuple(
+    tmp_path: Path, outputs: str, error: str | None
+) -> None:
+    router = (REPO / "benches" / "ops-moe-router.yaml").read_text()
+    text = router.replace("outputs: [0]}", f"outputs: {outputs}}}")
+    if error is None:
+        (tmp_path / "router.yaml").write_text(text)
+        load_bench(tmp_path / "router.yaml")
+    else:
+        assert error_of(tmp_path, text).endswith(
+            f"check.outputs.0: kernbench.kernels.router.router_step returns a tuple of 2; it "
+            f"has no output {error}"
+        )
+
+
+def test_outputs_that_cannot_be_read_without_a_call_are_left_to_the_cell() -> None:
+    import torch
+
+    def unannotated(x):  # type: ignore[no-untyped-def]
+        return x, x
+
+    assert known_outputs(unannotated) is None
+    assert known_outputs(torch.unique) is None  # a tensor or a tuple, by its arguments
+    assert known_outputs(torch.max) == Outputs(2, ("values", "indices"))

@@ -81,7 +81,7 @@ def test_models_are_frozen() -> None:
         ({"variants": {}}, "at least one variant is needed"),
         ({"timer": {"min_samples": 50, "max_samples": 10}}, "max_samples must be at least"),
         ({"name": "Has Spaces"}, "String should match pattern"),
-        ({"kernel": "os.system"}, "String should match pattern"),
+        ({"kernel": "os.system"}, "module:factory, the module as an import names it"),
         ({"axes": {"a": []}}, "List should have at least 1 item"),
         ({"figures": ["pie"]}, "Input should be 'throughput'"),
     ],

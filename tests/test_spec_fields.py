@@ -38,3 +38,28 @@ def test_a_results_file_given_as_a_bench_says_so(tmp_path: Path) -> None:
         " this looks like a results file a run wrote (it has spec_hash and cells), not a bench "
         "file"
     )
+
+
+NO_DESCRIPTION = "name: b\nkernel: sleep\naxes:\n  a: [1]\n"
+
+
+@pytest.mark.parametrize(
+    ("tail", "expected"),
+    [
+        ("axis:\n  a: [1]\n", "5: axis: unknown key; known: "),
+        ("varaints: {v: {}}\n", "5: varaints: unknown key; known: "),
+        ("timer:\n  budget: 1\n", "6: timer.budget: unknown key; known: "),
+        ('rounds: "3"\n', "5: rounds: Input should be a valid integer (got '3') (and 1 more)"),
+    ],
+)
+def test_an_error_at_its_own_line_comes_before_a_missing_field(
+    tmp_path: Path, tail: str, expected: str
+) -> None:
+    # The missing `description` is reported at line 1 and would hide the typo's own line.
+    error = spec_error_of(tmp_path, NO_DESCRIPTION + tail)
+    assert error.startswith(expected)
+    assert error.endswith(" (and 1 more)")
+
+
+def test_a_missing_field_alone_is_still_reported(tmp_path: Path) -> None:
+    assert spec_error_of(tmp_path, NO_DESCRIPTION) == "1: description: Field required"

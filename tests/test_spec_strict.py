@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from cli_helpers import spec_error_of
 
 from kernbench.errors import SpecError
@@ -61,6 +62,25 @@ def test_an_int_still_passes_where_a_float_is_wanted(tmp_path: Path) -> None:
     path.write_text(HEAD + "timer: {budget_s: 1, warmup_s: 0}\nrounds: 3\n")
     bench = load_bench(path)
     assert (bench.timer.budget_s, bench.timer.warmup_s, bench.rounds) == (1.0, 0.0, 3)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("1e-3", 1e-3), ("5E-2", 5e-2), ("1e+3", 1e3), ("1.5e2", 150.0), (".5e1", 5.0)],
+)
+def test_an_exponent_without_a_dot_is_a_float(tmp_path: Path, text: str, value: float) -> None:
+    # YAML 1.1 reads `1e-3` as a string; bench and profile files read it as YAML 1.2 does.
+    path = tmp_path / "bench.yaml"
+    path.write_text(HEAD + f"timer: {{rel_ci: {text}, budget_s: {text}}}\n")
+    timer = load_bench(path).timer
+    assert (timer.rel_ci, timer.budget_s) == (value, value)
+
+
+def test_an_exponent_float_reads_in_a_profile_and_leaves_pyyaml_alone(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text("name: p\ndescription: d\nkind: cpu\nmemory_gbs: {datasheet: 2e3}\n")
+    assert load_hardware(path).memory_gbs.value == 2000.0
+    assert yaml.safe_load("v: 1e-3") == {"v": "1e-3"}
 
 
 def test_a_profile_ceiling_of_inf_is_refused(tmp_path: Path) -> None:

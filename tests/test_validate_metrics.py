@@ -56,10 +56,12 @@ def invoke(*args: str) -> tuple[int, str, str]:
         ("log2(work_us - 50)", "math domain error in 'log2(work_us - 50)' (cell plain/work_us=50)"),
         ("10**400", "exponent 400 exceeds 64 in '10**400' (cell plain/work_us=50)"),
         ("1e308*work_us", "overflow to inf in '1e308*work_us' (cell plain/work_us=50)"),
-        ("work_us / (work_us - 100)",
-         "division by zero in 'work_us / (work_us - 100)' (cell plain/work_us=100)"),
+        ("work_us / (100 - work_us)",
+         "division by zero in 'work_us / (100 - work_us)' (cell plain/work_us=100)"),
         ("work_us / (scale - 4)",
          "division by zero in 'work_us / (scale - 4)' (cell chunked/work_us=50)"),
+        ("75 - work_us", "'75 - work_us' is -25: flops cannot be negative "
+         "(cell plain/work_us=100)"),
     ],
 )
 def test_validate_and_plan_evaluate_every_metric_on_every_cell(
@@ -158,3 +160,47 @@ def test_no_derived_rate_is_stored_as_inf() -> None:
     metrics, invalid = cell_metrics(spec(flops="2*work_us"), {"work_us": 50}, 1e-3, None)
     assert invalid is None and all(math.isfinite(v) for v in metrics.values())
     assert metrics["flops"] == 100.0
+
+
+def test_a_negative_count_of_work_fails_at_run_time_too() -> None:
+    with pytest.raises(MetricError) as info:
+        cell_metrics(spec(bytes="-work_us"), {"work_us": 50}, 1e-3, None)
+    assert str(info.value) == "'-work_us' is -50: bytes cannot be negative"
+
+
+ROOFLINE = """\
+name: r
+description: d
+kernel: gemm
+axes:
+  shape: [{M: 64, N: 64, K: 64}]
+dtypes: [fp32]
+model: roofline
+"""
+
+
+@pytest.mark.parametrize(
+    ("metrics", "message"),
+    [
+        ("metrics: {flop: 2*M*N*K, byte: M*N*itemsize}",
+         "8: metrics: model roofline needs a flops or bytes metric and the bench defines none; "
+         "did you mean 'flops' for 'flop', 'bytes' for 'byte'?"),
+        ("metrics: {work: 2*M*N*K}",
+         "8: metrics: model roofline needs a flops or bytes metric and the bench defines none"),
+        ("metrics:\n  flops: 2*M*N*K\n  byte: M*N*itemsize",
+         "10: metrics.byte: model roofline reads 'bytes', not 'byte': did you mean 'bytes'?"),
+        ("", "1: metrics: model roofline needs a flops or bytes metric and the bench defines "
+         "none"),
+    ],
+)
+def test_a_roofline_without_its_metrics_is_refused(
+    here: Path, metrics: str, message: str
+) -> None:
+    (here / "r.yaml").write_text(ROOFLINE + metrics + "\n")
+    assert invoke("validate", "r.yaml") == (EXIT_USAGE, "", f"r.yaml:{message}\n")
+
+
+@pytest.mark.parametrize("metrics", ["{flops: 2*M*N*K}", "{bytes: M*N*itemsize, elements: M*N}"])
+def test_a_roofline_with_flops_or_bytes_passes(here: Path, metrics: str) -> None:
+    (here / "r.yaml").write_text(ROOFLINE + f"metrics: {metrics}\n")
+    assert invoke("validate", "r.yaml") == (EXIT_OK, "ok r.yaml\n", "")

@@ -16,6 +16,7 @@ from typing import Any
 from kernbench.analyze.collective import BUSBW_FACTOR, bandwidths
 from kernbench.plan import Cell
 from kernbench.spec import expr
+from kernbench.spec.figures import RATE_METRICS
 from kernbench.spec.models import Bench, HardwareProfile, derived_names
 
 # Measured time may undercut the datasheet roofline by this much before we call it invalid
@@ -54,6 +55,9 @@ def metric_value(name: str, expression: expr.Expression, namespace: Mapping[str,
         raise MetricError(name, str(exc)) from None
     except OverflowError:
         raise MetricError(name, f"{expression.text!r} is too large for a float") from None
+    if name in RATE_METRICS and value < 0:
+        # A count of work per call: a negative one would be a negative TFLOP/s or GB/s.
+        raise MetricError(name, f"{expression.text!r} is {value:g}: {name} cannot be negative")
     return value
 
 

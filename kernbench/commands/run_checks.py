@@ -9,6 +9,7 @@ from pathlib import Path
 from kernbench.errors import UserError
 from kernbench.execute.hosts import Hosts
 from kernbench.plan import Cell
+from kernbench.spec.loader import field_error
 from kernbench.spec.models import Bench
 
 
@@ -37,7 +38,8 @@ def check_requirements(
 ) -> None:
     needed = bench.requires.device
     if needed != "any" and needed != device:
-        raise UserError(f"{bench_path}: requires.device: the bench needs {needed}, not {device}")
+        raise field_error(bench_path, ("requires", "device"),
+                          f"the bench needs {needed}, not {device}")
     if device == "cuda" and not _cuda_available():
         raise UserError("--device: cuda asked for, but torch with a CUDA device is not here")
     # Over several hosts each needs the GPUs of its own ranks only.
@@ -47,5 +49,7 @@ def check_requirements(
 
         count = torch.cuda.device_count()
         if count < gpus:
-            what = "requires.min_gpus" if hosts is None else "--nproc-per-node"
-            raise UserError(f"{bench_path}: {what}: needs {gpus} GPUs, this machine has {count}")
+            message = f"needs {gpus} GPUs, this machine has {count}"
+            if hosts is None:
+                raise field_error(bench_path, ("requires", "min_gpus"), message)
+            raise UserError(f"{bench_path}: --nproc-per-node: {message}")

@@ -14,7 +14,10 @@ import ast
 import importlib
 import inspect
 import re
+import sys
+import typing
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -134,10 +137,7 @@ def _signatures_from_doc(func: Callable[..., Any]) -> list[ast.arguments]:
     """The parameters of each `NAME(...)` line that starts a line of `func`'s docstring."""
     name = getattr(func, "__name__", "")
     signatures = []
-    for line in (getattr(func, "__doc__", None) or "").splitlines():
-        line = line.strip()
-        if not (name and line.startswith(f"{name}(")):
-            continue
+    for line in _doc_lines(func):
         params = line[len(name) + 1 :].split(")", 1)[0]
         try:
             tree = ast.parse(f"def f({params}): pass")
@@ -147,3 +147,68 @@ def _signatures_from_doc(func: Callable[..., Any]) -> list[ast.arguments]:
         assert isinstance(definition, ast.FunctionDef)
         signatures.append(definition.args)
     return signatures
+
+
+def _doc_lines(func: Callable[..., Any]) -> list[str]:
+    """The lines of `func`'s docstring that start `NAME(`, as torch documents a call."""
+    name = getattr(func, "__name__", "")
+    lines = (line.strip() for line in (getattr(func, "__doc__", None) or "").splitlines())
+    return [line for line in lines if name and line.startswith(f"{name}(")]
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """What a callable returns, read without calling it: `count` outputs, named by
+    `fields` when they are a named tuple's; `single`: one tensor, not a tuple."""
+
+    count: int
+    fields: tuple[str, ...] = ()
+    single: bool = False
+
+    def has(self, selector: int | str) -> bool:
+        """Whether a check's `outputs` entry can name one of them."""
+        return selector < self.count if isinstance(selector, int) else selector in self.fields
+
+    def __str__(self) -> str:
+        if self.single:
+            return "one tensor"
+        return f"({', '.join(self.fields)})" if self.fields else f"a tuple of {self.count}"
+
+
+def known_outputs(func: Callable[..., Any]) -> Outputs | None:
+    """What `func` returns, where its kind says without a call: a torch operator with a
+    named-tuple type (`torch.return_types.topk`: values, indices; its other overloads return
+    one tensor, which index 0 names too), a torch operator documented to return one tensor,
+    or a return annotation (a named tuple, a tuple of fixed length, a tensor). None otherwise."""
+    named = _torch_return_type(func)
+    if named is not None:
+        return Outputs(len(named), named)
+    returns = [line.rsplit("->", 1)[-1].strip() for line in _doc_lines(func) if "->" in line]
+    if returns and all(re.fullmatch(r"\w*Tensor", text) for text in returns):
+        return Outputs(1, single=True)
+    return _annotated_outputs(func)
+
+
+def _torch_return_type(func: Callable[..., Any]) -> tuple[str, ...] | None:
+    return_types = sys.modules.get("torch.return_types")
+    if return_types is None or not str(getattr(func, "__module__", "")).startswith("torch"):
+        return None
+    kind = getattr(return_types, getattr(func, "__name__", ""), None)
+    fields = getattr(kind, "__match_args__", None)
+    return tuple(fields) if isinstance(fields, tuple) and fields else None
+
+
+def _annotated_outputs(func: Callable[..., Any]) -> Outputs | None:
+    try:
+        annotation = typing.get_type_hints(func).get("return")
+    except Exception:  # an annotation that does not evaluate here says nothing
+        return None
+    fields = getattr(annotation, "_fields", None)
+    if isinstance(annotation, type) and isinstance(fields, tuple):
+        return Outputs(len(fields), fields)
+    if isinstance(annotation, type) and annotation.__name__ == "Tensor":
+        return Outputs(1, single=True)
+    items = typing.get_args(annotation)
+    if typing.get_origin(annotation) is tuple and items and Ellipsis not in items:
+        return Outputs(len(items))
+    return None

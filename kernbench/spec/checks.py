@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
+from kernbench.spec.model_metrics import model_metrics_problem
 from kernbench.spec.models import MAX_CELLS, Bench, check_metrics
 
 Field = tuple[str, ...]
@@ -37,8 +38,8 @@ OPTIONS_RULE = "options_problem"
 def bench_problem(bench: Bench) -> Problem | None:
     """The first problem of `bench` short of its kernel, in the order a reader meets it."""
     for check in (_no_dtypes, _cell_count, _repeated_values, _world_sizes, _metric_names,
-                  _exclusion_keys, _exclusion_values, _axis_names, _variant_options,
-                  _ab_variants):
+                  model_metrics_problem, _exclusion_keys, _exclusion_values, _axis_names,
+                  _variant_options, _ab_variants):
         problem = check(bench)
         if problem is not None:
             return problem

@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
-from kernbench.errors import SpecError, UserError
+from kernbench.errors import UserError
 from kernbench.spec.discovery import project_root
-from kernbench.spec.loader import load_hardware, shown_path
+from kernbench.spec.loader import field_error, load_hardware, shown_path
 from kernbench.spec.models import Ceiling, HardwareProfile
 
 GENERIC_CPU = "cpu-generic"
@@ -91,7 +91,7 @@ def _folder_profiles(folder: Path) -> dict[str, HardwareProfile]:
             message = (
                 f"profile {profile.name!r} is also defined in {shown_path(files[profile.name])}"
             )
-            raise SpecError(shown_path(path), None, "name", message)
+            raise field_error(path, ("name",), message)
         profiles[profile.name] = profile
         files[profile.name] = path
     return profiles

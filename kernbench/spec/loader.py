@@ -9,6 +9,7 @@ rewritten with the line of the deepest part of its field path that exists in the
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -48,6 +49,12 @@ class _SafeLoader(yaml.SafeLoader):
         except (ValueError, TypeError, OverflowError) as exc:
             problem = f"cannot read {_one_line(node.value)[:40]!r}: {_one_line(exc)}"
             raise ConstructorError(None, None, problem, node.start_mark) from None
+
+
+# YAML 1.1 reads a float only with a dot and a signed exponent (1.0e-3): `1e-3`, `5E-2`
+# and `1e+3` would be strings, which every number field refuses. Read them as YAML 1.2 does.
+_EXPONENT_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$")
+_SafeLoader.add_implicit_resolver("tag:yaml.org,2002:float", _EXPONENT_FLOAT, list("-+.0123456789"))
 
 
 @dataclass(frozen=True)
@@ -213,12 +220,25 @@ def _spec_error(exc: ValidationError, model: type[BaseModel], doc: Document) -> 
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for error in exc.errors(include_url=False):
         groups.setdefault(_field_parts(error, doc.data), []).append(dict(error))
-    parts, errors = next(iter(groups.items()))
+    parts, errors = _first_shown(groups, doc)
     message = _message(errors, model, parts)
     if len(groups) > 1:
         message += f" (and {len(groups) - 1} more)"
     field = ".".join(str(part) for part in parts)
     return SpecError(doc.shown, doc.line(parts), field, message)
+
+
+def _first_shown(
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]], doc: Document
+) -> tuple[tuple[Any, ...], list[dict[str, Any]]]:
+    """An error at a key the file has (an unknown key, a wrong value) before one with no
+    line of its own: a missing field is reported at its parent, often line 1, and would
+    hide a typo that its own line explains."""
+    for parts, errors in groups.items():
+        at_own_line = parts and tuple(str(part) for part in parts) in doc.lines
+        if at_own_line and all(error["type"] != "missing" for error in errors):
+            return parts, errors
+    return next(iter(groups.items()))
 
 
 def _field_parts(error: Mapping[str, Any], data: Any) -> tuple[Any, ...]:

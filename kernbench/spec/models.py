@@ -23,16 +23,13 @@ from pydantic import (
 from kernbench.dtypes import DTYPES, ITEMSIZE
 from kernbench.spec import expr
 from kernbench.spec.figures import FIGURE_NAMES
+from kernbench.spec.kernel_ref import KernelRef
 from kernbench.spec.op_models import ArgValue, DottedPath, InputSpec, OpCheck
 from kernbench.spec.problems import FieldProblem, check_zip
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)]
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 EnvVarName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
-KernelRef = Annotated[
-    str,
-    StringConstraints(pattern=r"^([a-z][a-z0-9_]*|[A-Za-z_][\w.]*:[A-Za-z_]\w*)$"),
-]
 Scalar = int | float | str | bool
 AxisValue = Scalar | list[Scalar] | dict[Identifier, Scalar]
 # Strict: `rounds: true` or `rounds: "2"` in a bench file is a mistake, not 1 or 2 (an int

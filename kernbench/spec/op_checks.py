@@ -1,19 +1,26 @@
 """What validate checks of an `op:` bench beyond its fields: the op and the reference
 resolve, every name in its shapes and arguments is a cell parameter, every keyword is
-one the op takes and every one it needs is given, each input has a dtype, and variants
-choose only a known `backend`.
+one the op takes and every one it needs is given, each input has a dtype, variants
+choose only a known `backend`, and `check.outputs` names outputs the op and its reference
+have, where what they return can be read without a call.
 
 Like `checks.py`, each check gives the first problem as (field path, message), or None.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from kernbench.kernels import FactoryError, MissingExtra
 from kernbench.kernels.backends import BACKENDS
-from kernbench.kernels.callables import keyword_names, required_names, resolve_callable
+from kernbench.kernels.callables import (
+    keyword_names,
+    known_outputs,
+    required_names,
+    resolve_callable,
+)
 from kernbench.kernels.tensors import INIT_DTYPE, parse_init
 from kernbench.spec import expr
 from kernbench.spec.checks import Problem
@@ -37,7 +44,7 @@ def op_problem(bench: Bench, bench_dir: Path) -> Problem | None:
         _dtypes(bench),
         _keywords(bench, op),
         _variants(bench),
-        _reference(bench, bench_dir),
+        _reference(bench, op, bench_dir),
     ):
         if problem is not None:
             return problem
@@ -115,7 +122,7 @@ def _variants(bench: Bench) -> Problem | None:
     return None
 
 
-def _reference(bench: Bench, bench_dir: Path) -> Problem | None:
+def _reference(bench: Bench, op: Callable[..., Any], bench_dir: Path) -> Problem | None:
     if bench.check is None:
         return None
     try:
@@ -130,4 +137,17 @@ def _reference(bench: Bench, bench_dir: Path) -> Problem | None:
             f"the reference gets the op's keywords, but takes no {missing[0]!r}; it takes {listed}"
         )
         return ("check", "ref"), message
+    return _outputs(bench, ((bench.op or "", op), (bench.check.ref, reference)))
+
+
+def _outputs(bench: Bench, callables: tuple[tuple[str, Callable[..., Any]], ...]) -> Problem | None:
+    """Each output `check.outputs` names exists in what the op and the reference return
+    (left to the cell where that cannot be read: an op without annotations)."""
+    assert bench.check is not None
+    for path, func in callables:
+        returns = known_outputs(func)
+        for index, selector in enumerate(bench.check.outputs):
+            if returns is not None and not returns.has(selector):
+                message = f"{path} returns {returns}; it has no output {selector!r}"
+                return ("check", "outputs", str(index)), message
     return None

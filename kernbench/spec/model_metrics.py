@@ -1,0 +1,44 @@
+"""The metrics a bench's model reads. `model: roofline` compares `flops` with the peak
+rate and `bytes` with memory bandwidth; a bench that defines neither, or misspells one
+(`flop`, `byte`), would run with no TFLOP/s, GB/s or roofline, and say nothing."""
+
+from __future__ import annotations
+
+import difflib
+
+from kernbench.spec.figures import RATE_METRICS
+from kernbench.spec.models import Bench
+
+# Each model's metrics, of which a bench must define at least one. alpha_beta reads the
+# cells' `op` and `bytes` parameters, which the figure checks ask for, not a metric.
+MODEL_METRICS: dict[str, tuple[str, ...]] = {"roofline": RATE_METRICS}
+# How close a metric's name must be to one the model reads to be taken for a misspelling.
+NEAR_MISS = 0.85
+
+
+def model_metrics_problem(bench: Bench) -> tuple[tuple[str, ...], str] | None:
+    """A problem at `metrics` (field path, message), or None."""
+    read = MODEL_METRICS.get(bench.model, ())
+    absent = [name for name in read if name not in bench.metrics]
+    meant = {name: _near_miss(name, absent) for name in bench.metrics}
+    misspelt = {name: right for name, right in meant.items() if right is not None}
+    if len(absent) == len(read) and read:
+        return ("metrics",), _none_defined(bench.model, read, misspelt)
+    if not misspelt:
+        return None
+    name, right = next(iter(misspelt.items()))
+    message = f"model {bench.model} reads {right!r}, not {name!r}: did you mean {right!r}?"
+    return ("metrics", name), message
+
+
+def _near_miss(name: str, absent: list[str]) -> str | None:
+    close = difflib.get_close_matches(name.lower(), absent, n=1, cutoff=NEAR_MISS)
+    return close[0] if close else None
+
+
+def _none_defined(model: str, read: tuple[str, ...], misspelt: dict[str, str]) -> str:
+    message = f"model {model} needs a {' or '.join(read)} metric and the bench defines none"
+    if misspelt:
+        guesses = ", ".join(f"{right!r} for {name!r}" for name, right in misspelt.items())
+        message += f"; did you mean {guesses}?"
+    return message

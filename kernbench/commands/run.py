@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
-from kernbench.commands.run_checks import check_requirements, check_world_sizes
+from kernbench.commands.run_checks import check_out, check_requirements, check_world_sizes
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.cell_timers import read_timers
 from kernbench.execute.finish import RESULTS_NAME, build_run_results, select_profile
@@ -166,25 +166,6 @@ def note_ceilings_duty(bench: Bench, device: str, explicit: str | None) -> None:
              f"profile {profile.name} were calibrated under {calibrated}, so its "
              f"utilization may read above 1 (kernbench calibrate --bench {bench.name} "
              f"writes {variant}; {found_by})")
-
-
-def check_out(out: Path) -> None:
-    """A new run's folder: one kernbench can write, holding no run and no results that
-    another command wrote (a merge's, a copy's)."""
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out: {out} is a file; give a folder")
-    if holds_a_run(out):
-        raise UserError(f"--out: {out} already holds a run; use --resume {out} to finish it")
-    if (out / RESULTS_NAME).exists():
-        raise UserError(
-            f"--out: {out} holds a {RESULTS_NAME} that no run there wrote (no {RUN_JSON_NAME});"
-            " give a new folder"
-        )
-    existing = next(p for p in (out.absolute(), *out.absolute().parents) if p.exists())
-    if not existing.is_dir():
-        raise UserError(f"--out: {existing} is a file; give a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise UserError(f"--out: {existing}: cannot write there (permission denied)")
 
 
 def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptions:

@@ -94,7 +94,7 @@ def test_fast_mode_false_measures_instead(project: Path) -> None:
     )
     code, _, err = invoke("run", "--bench", "alpha", env={FAST_ENV: "1"})
     assert (code, err) == (
-        EXIT_USAGE, f"{path}: data: fast mode needs the bench's committed data file\n"
+        EXIT_USAGE, "benches/alpha.yaml:1: data: fast mode needs the bench's committed data file\n"
     )
 
 

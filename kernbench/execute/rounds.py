@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernbench.errors import UserError
 from kernbench.execute import launch
 from kernbench.execute.cell_timers import read_timers, round_timers
 from kernbench.execute.gpus import Lane, choose_gpus, deal, estimator, lanes, visible_gpus
@@ -44,7 +43,7 @@ from kernbench.execute.journal import (
 )
 from kernbench.execute.options import RunOptions, holds_a_run, save_options
 from kernbench.execute.progress import Progress
-from kernbench.plan import Cell, estimate_run_s, pick, plan, round_order, shard
+from kernbench.plan import Cell, estimate_run_s, pick, plan, refuse_empty, round_order, shard
 from kernbench.results.model import RoundResult
 from kernbench.results.provenance import device_model
 from kernbench.spec.models import Bench
@@ -385,8 +384,7 @@ def execute(run: RunFolder) -> list[Cell]:
 def checked_plan(options: RunOptions, bench: Bench) -> list[Cell]:
     """The run's cells; an empty plan is an error."""
     cells = planned_cells(options, bench)
-    if not cells:
-        raise UserError(f"{options.bench_path}: the plan for device {options.device} is empty")
+    refuse_empty(cells, options.bench_path, options.device)
     return cells
 
 

@@ -172,10 +172,10 @@ def test_a_closed_output_pipe_ends_quietly_with_its_own_code(command: list[str])
 
 @pytest.mark.parametrize("command", [["plan", "--bench", "alpha"], ["run", "--bench", "alpha"],
                                      ["calibrate"]])
-def test_a_device_from_the_environment_is_refused_naming_the_variable(
+def test_a_refused_device_names_the_variable_or_the_option_that_gave_it(
     project: Path, command: list[str]
 ) -> None:
     refused = "unknown device 'tpu'; choose cpu, cuda or auto\n"
     assert invoke(*command, env={"KERNBENCH_DEVICE": "tpu"}) == (
         EXIT_USAGE, "", f"KERNBENCH_DEVICE: {refused}")
-    assert invoke(*command, "--device", "tpu") == (EXIT_USAGE, "", refused)
+    assert invoke(*command, "--device", "tpu") == (EXIT_USAGE, "", f"--device: {refused}")

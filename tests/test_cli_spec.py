@@ -132,7 +132,7 @@ def test_plan_unknown_bench_and_device(project: Path) -> None:
     code, out, err = invoke("plan", "--bench", "alpah", "--device", "cpu")
     assert (code, out, err) == (EXIT_USAGE, "", "unknown bench 'alpah'; known: alpha, beta\n")
     code, _, err = invoke("plan", "--bench", "alpha", "--device", "tpu")
-    assert (code, err) == (EXIT_USAGE, "unknown device 'tpu'; choose cpu, cuda or auto\n")
+    assert (code, err) == (EXIT_USAGE, "--device: unknown device 'tpu'; choose cpu, cuda or auto\n")
 
 
 def test_usage_error_exits_2(project: Path) -> None:

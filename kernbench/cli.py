@@ -20,7 +20,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kernbench.commands.envvars import from_env, known_device
+from kernbench.commands.envvars import checked_option, known_device
 from kernbench.commands.files import COMMANDS as FILE_COMMANDS
 from kernbench.commands.help import ReadableHelp, ReadableTyper
 from kernbench.commands.numbers import check_min_effect, finite
@@ -112,7 +112,8 @@ BenchDirs = Annotated[
 ]
 Device = Annotated[
     str,
-    typer.Option("--device", envvar="KERNBENCH_DEVICE", callback=from_env(known_device),
+    typer.Option("--device", envvar="KERNBENCH_DEVICE",
+                 callback=checked_option(known_device),
                  help="cpu, cuda, or auto (detected)."),
 ]
 BenchName = Annotated[str, typer.Option("--bench", help="Bench name, or a path to its file.")]

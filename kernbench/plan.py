@@ -11,10 +11,12 @@ import itertools
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kernbench.errors import UserError
 from kernbench.spec.checks import axis_label
+from kernbench.spec.loader import shown_path
 from kernbench.spec.models import MAX_CELLS, Bench, TimerSpec
 
 
@@ -134,6 +136,12 @@ def plan(bench: Bench, device: str | None = None, only: Sequence[str] = ()) -> l
     if only and not cells:
         raise UserError(f"--only: no cell matches {' '.join(only)}")
     return cells
+
+
+def refuse_empty(cells: Sequence[Cell], bench_path: Path, device: str) -> None:
+    """A plan of no cells is refused: the bench's `exclude:` drops all of `device`'s."""
+    if not cells:
+        raise UserError(f"{shown_path(bench_path)}: the plan for device {device} is empty")
 
 
 def select(cells: list[Cell], only: Sequence[str]) -> list[Cell]:

@@ -86,7 +86,6 @@ def test_fast_mode_value_not_understood(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_fast_mode_false_measures_instead(project: Path) -> None:
     # Fast mode would stop at the missing data file; off, the run stops at the device check.
-    path = project / "benches" / "alpha.yaml"
     env = {FAST_ENV: "false"}
     code, _, err = invoke("run", "--bench", "alpha", "--device", "cuda", env=env)
     assert (code, err) == (
@@ -94,7 +93,7 @@ def test_fast_mode_false_measures_instead(project: Path) -> None:
     )
     code, _, err = invoke("run", "--bench", "alpha", env={FAST_ENV: "1"})
     assert (code, err) == (
-        EXIT_USAGE, f"{path}: data: fast mode needs the bench's committed data file\n"
+        EXIT_USAGE, "benches/alpha.yaml:1: data: fast mode needs the bench's committed data file\n"
     )
 
 
@@ -172,13 +171,13 @@ def test_a_closed_output_pipe_ends_quietly_with_its_own_code(command: list[str])
 
 @pytest.mark.parametrize("command", [["plan", "--bench", "alpha"], ["run", "--bench", "alpha"],
                                      ["calibrate"]])
-def test_a_device_from_the_environment_is_refused_naming_the_variable(
+def test_a_refused_device_names_the_variable_or_the_option_that_gave_it(
     project: Path, command: list[str]
 ) -> None:
     refused = "unknown device 'tpu'; choose cpu, cuda or auto\n"
     assert invoke(*command, env={"KERNBENCH_DEVICE": "tpu"}) == (
         EXIT_USAGE, "", f"KERNBENCH_DEVICE: {refused}")
-    assert invoke(*command, "--device", "tpu") == (EXIT_USAGE, "", refused)
+    assert invoke(*command, "--device", "tpu") == (EXIT_USAGE, "", f"--device: {refused}")
 
 
 def test_a_ctrl_c_while_the_command_line_loads_exits_130_without_a_traceback(

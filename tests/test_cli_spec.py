@@ -116,11 +116,23 @@ def test_plan_device_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> No
     assert result.stdout.splitlines()[0].endswith("on cuda: 210 cells")
 
 
+@pytest.mark.parametrize("command", [["plan"], ["plan", "--json"], ["run"]])
+def test_a_plan_empty_on_the_device_is_refused_as_run_refuses_it(
+    project: Path, command: list[str]
+) -> None:
+    bench = project / "benches" / "alpha.yaml"
+    bench.write_text(bench.read_text() + "exclude: [{device: cpu}]\n")
+    code, out, err = invoke(*command, "--bench", "alpha", "--device", "cpu")
+    assert (code, out, err) == (
+        EXIT_USAGE, "", "benches/alpha.yaml: the plan for device cpu is empty\n"
+    )
+
+
 def test_plan_unknown_bench_and_device(project: Path) -> None:
     code, out, err = invoke("plan", "--bench", "alpah", "--device", "cpu")
     assert (code, out, err) == (EXIT_USAGE, "", "unknown bench 'alpah'; known: alpha, beta\n")
     code, _, err = invoke("plan", "--bench", "alpha", "--device", "tpu")
-    assert (code, err) == (EXIT_USAGE, "unknown device 'tpu'; choose cpu, cuda or auto\n")
+    assert (code, err) == (EXIT_USAGE, "--device: unknown device 'tpu'; choose cpu, cuda or auto\n")
 
 
 def test_usage_error_exits_2(project: Path) -> None:

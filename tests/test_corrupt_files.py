@@ -198,7 +198,7 @@ def test_fast_mode_with_data_naming_a_folder_is_one_line(tmp_path: Path) -> None
     bench = sleep_bench(tmp_path / "b", "data: shelf\n")
     (tmp_path / "b" / "shelf").mkdir()
     code, error = invoke("run", "--bench", str(bench), "--fast", "--out", str(tmp_path / "o"))
-    assert (code, error) == (EXIT_USAGE, f"{bench}: data: {tmp_path / 'b' / 'shelf'} is not a "
+    assert (code, error) == (EXIT_USAGE, f"{bench}:7: data: {tmp_path / 'b' / 'shelf'} is not a "
                                          "results file\n")
 
 

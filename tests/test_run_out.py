@@ -11,7 +11,8 @@ from cli_helpers import nap_bench
 from typer.testing import CliRunner
 
 from kernbench import cli
-from kernbench.errors import EXIT_OK, EXIT_USAGE
+from kernbench.commands.run_checks import check_out
+from kernbench.errors import EXIT_OK, EXIT_USAGE, UserError
 
 runner = CliRunner()
 
@@ -62,6 +63,32 @@ def test_out_holding_results_of_no_run_is_refused(tmp_path: Path) -> None:
         "give a new folder",
     )
     assert (out / "results.json").read_text() == '{"merged": true}\n'
+
+
+def test_out_holding_files_of_someone_elses_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "notes"
+    out.mkdir()
+    (out / "report.md").write_text("mine\n")
+    code, error = run_cli("--bench", str(sleep_bench(tmp_path)), "--out", str(out))
+    assert (code, error) == (EXIT_USAGE, f"--out: {out} is not empty; give a new folder")
+    assert sorted(os.listdir(out)) == ["report.md"]
+    assert (out / "report.md").read_text() == "mine\n"
+
+
+def test_out_holding_only_a_lock_is_a_new_folder(tmp_path: Path) -> None:
+    (tmp_path / "run.lock").write_text("")
+    check_out(tmp_path)  # checked again under the lock; a refused run leaves it
+
+
+def test_a_sides_log_is_no_stranger_on_an_ab_side_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "log.txt").write_text("")  # the sequential A/B runner opens it first
+    monkeypatch.delenv("KERNBENCH_SIDE", raising=False)
+    with pytest.raises(UserError, match="is not empty"):
+        check_out(tmp_path)
+    monkeypatch.setenv("KERNBENCH_SIDE", "B")
+    check_out(tmp_path)
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,8 @@ def make(n, mode="ok", marker="", **_):
     if n == 16 and os.environ.get("KERNBENCH_ROUND") == "1":
         if mode == "sys_exit":
             sys.exit(0)
+        if mode == "quiet_exit":
+            sys.exit(3)
         if mode == "os_exit":
             os._exit(0)
         if mode == "hang":
@@ -69,6 +71,16 @@ def test_a_kernel_that_exits_0_costs_only_its_own_cell(tmp_path: Path, mode: str
     # A fresh worker measured the cell after it, and round 2 measured all three.
     assert cells[8].status == cells[32].status == "ok"
     assert [r.round for r in cells[32].rounds] == [1, 2]
+
+
+def test_a_worker_that_dies_without_a_word_is_said_to_have_printed_nothing(
+    tmp_path: Path,
+) -> None:
+    bench = write_bench(tmp_path / "b", "quiet_exit")
+    out = tmp_path / "out"
+    assert run(RunRequest(bench=str(bench), out=out, device="cpu")) == EXIT_FAILED
+    cells = {c.params["n"]: c for c in results_io.load(out / "results.json").cells}
+    assert cells[16].reason == "round 1: worker exited with exit code 3, printing nothing"
 
 
 def test_a_dead_workers_reason_holds_its_own_last_words_and_4_is_no_rendezvous(

@@ -10,8 +10,8 @@ from kernbench.ab.schedule import MANIFEST_NAME, load_manifest
 from kernbench.errors import UserError
 from kernbench.render.outputs import write_ab_outputs
 from kernbench.results.ab import AB_FORMAT, AbReport
+from kernbench.results.kinds import AB_JSON_NAME as AB_JSON
 
-AB_JSON = "ab.json"
 MIN_ROUNDS = 2  # an A/B's least: fewer finished rounds are reported as they stand
 
 

@@ -25,8 +25,8 @@ from kernbench.errors import UserError
 from kernbench.execute.options import RunOptions
 from kernbench.results.ab import Schedule
 from kernbench.results.jsonio import FileFormat
+from kernbench.results.kinds import AB_MANIFEST_NAME as MANIFEST_NAME
 
-MANIFEST_NAME = "ab-run.json"
 MANIFEST_VERSION = 2
 PINS_NAME = "pins.json"  # the A/B folder's pins: the bench's, and what round 1 tunes (ADR 0068)
 

@@ -134,12 +134,16 @@ def report_command(
     """Write report.md and a self-contained report.html of a run."""
     from kernbench.render.report import report_results  # matplotlib, for missing figures
 
-    path = source / results_io.RESULTS_NAME if source.is_dir() else source
     if out is not None:
         out_folder(out, create=False)
-    loaded = results_io.load(path)
-    for written in report_results(loaded, out_folder(out or path.parent)):
+    loaded = results_io.load(source)
+    for written in report_results(loaded, out_folder(out or _beside(source))):
         typer.echo(str(written))
+
+
+def _beside(source: Path) -> Path:
+    """Where a report goes by default: in the run folder, or beside the results file."""
+    return source if source.is_dir() else source.parent
 
 
 COMMANDS: dict[str, Callable[..., None]] = {

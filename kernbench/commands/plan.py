@@ -20,6 +20,7 @@ from kernbench.plan import (
     axis_label,
     estimate_run_s,
     plan,
+    refuse_empty,
     settle_floor_s,
 )
 from kernbench.spec.discovery import find_bench
@@ -42,6 +43,7 @@ def show_plan(
     device = resolve_device(device)
     check_bench(bench, path, device)
     cells = plan(bench, device, only)
+    refuse_empty(cells, path, device)  # as `run` does
     console = console or Console(highlight=False)
     console.print(f"bench {bench.name} ({shown_path(path)}) on {device}: {len(cells)} cells")
     if bench.requires.device not in ("any", device):
@@ -99,6 +101,7 @@ def plan_json(name: str, device: str, extra: Sequence[Path] = (),
     device = resolve_device(device)
     check_bench(bench, path, device)
     cells = plan(bench, device, only)
+    refuse_empty(cells, path, device)  # as `run` does
     document = {
         "bench": bench.name,
         "path": str(path),

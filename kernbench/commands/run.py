@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
-from kernbench.commands.run_checks import check_requirements, check_world_sizes
+from kernbench.commands.run_checks import check_out, check_requirements, check_world_sizes
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.cell_timers import read_timers
 from kernbench.execute.finish import RESULTS_NAME, build_run_results, select_profile
@@ -34,7 +34,7 @@ from kernbench.results.build import describe
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.drift import REBUILT_FIELDS, spec_drift
-from kernbench.spec.loader import load_bench
+from kernbench.spec.loader import field_error, load_bench
 from kernbench.spec.models import Bench, same_bench, spec_hash
 
 FAST_ENV = "MILESTONE_FAST"
@@ -166,25 +166,6 @@ def note_ceilings_duty(bench: Bench, device: str, explicit: str | None) -> None:
              f"profile {profile.name} were calibrated under {calibrated}, so its "
              f"utilization may read above 1 (kernbench calibrate --bench {bench.name} "
              f"writes {variant}; {found_by})")
-
-
-def check_out(out: Path) -> None:
-    """A new run's folder: one kernbench can write, holding no run and no results that
-    another command wrote (a merge's, a copy's)."""
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out: {out} is a file; give a folder")
-    if holds_a_run(out):
-        raise UserError(f"--out: {out} already holds a run; use --resume {out} to finish it")
-    if (out / RESULTS_NAME).exists():
-        raise UserError(
-            f"--out: {out} holds a {RESULTS_NAME} that no run there wrote (no {RUN_JSON_NAME});"
-            " give a new folder"
-        )
-    existing = next(p for p in (out.absolute(), *out.absolute().parents) if p.exists())
-    if not existing.is_dir():
-        raise UserError(f"--out: {existing} is a file; give a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise UserError(f"--out: {existing}: cannot write there (permission denied)")
 
 
 def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptions:
@@ -349,20 +330,23 @@ def render_fast(bench: Bench, bench_path: Path, out: Path) -> int:
     """Redraw the figures from the bench's committed data file; runs no kernel."""
     from kernbench.render import render_results
 
+    def data_error(message: str) -> UserError:  # at the bench's `data:` line
+        return field_error(bench_path, ("data",), message)
+
     if not bench.data:
-        raise UserError(f"{bench_path}: data: fast mode needs the bench's committed data file")
+        raise data_error("fast mode needs the bench's committed data file")
     data_path = (bench_path.parent / bench.data).resolve()
-    if not data_path.exists():
-        raise UserError(f"{bench_path}: data: {data_path} not found; run the bench first")
+    if not data_path.exists():  # a run writes its own folder's results.json, never this
+        raise data_error(f"{data_path} not found; copy a run's results.json "
+                         "(or results.json.xz) there")
     if not data_path.is_file():
-        raise UserError(f"{bench_path}: data: {data_path} is not a results file")
+        raise data_error(f"{data_path} is not a results file")
     try:
         results = results_io.load(data_path)
     except UserError as exc:
-        raise UserError(f"{bench_path}: data: {exc}") from None
+        raise data_error(exc.message) from None
     if results.bench != bench.name:
-        raise UserError(f"{bench_path}: data: {data_path.name} holds bench "
-                        f"{results.bench!r}, not {bench.name!r}")
+        raise data_error(f"{data_path.name} holds bench {results.bench!r}, not {bench.name!r}")
     drifted = spec_drift(results.spec, bench.model_dump(mode="json"))
     if drifted:
         print(f"note: {data_path.name} was measured with a different {', '.join(drifted)} "

@@ -1,16 +1,49 @@
-"""What must hold before a run measures: the device its bench requires, and over several
-hosts, cells that are each one job of all their ranks."""
+"""What must hold before a run measures: a folder of its own to write in, the device its
+bench requires, and over several hosts, cells that are each one job of all their ranks."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from kernbench.ab.outcomes import LOG_NAME
 from kernbench.errors import UserError
+from kernbench.execute.finish import RESULTS_NAME
 from kernbench.execute.hosts import Hosts
+from kernbench.execute.lock import LOCK_NAME
+from kernbench.execute.options import RUN_JSON_NAME, holds_a_run
 from kernbench.plan import Cell
 from kernbench.spec.loader import field_error
 from kernbench.spec.models import Bench
+
+
+def check_out(out: Path) -> None:
+    """A new run's folder: one kernbench can write, new or empty, so that no file of
+    someone else's is overwritten (as `kernbench ab --out` asks)."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out: {out} is a file; give a folder")
+    if holds_a_run(out):
+        raise UserError(f"--out: {out} already holds a run; use --resume {out} to finish it")
+    if (out / RESULTS_NAME).exists():
+        raise UserError(
+            f"--out: {out} holds a {RESULTS_NAME} that no run there wrote (no {RUN_JSON_NAME});"
+            " give a new folder"
+        )
+    if out.is_dir() and any(p.name not in _made_before_the_run() for p in out.iterdir()):
+        raise UserError(f"--out: {out} is not empty; give a new folder")
+    existing = next(p for p in (out.absolute(), *out.absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise UserError(f"--out: {existing} is a file; give a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UserError(f"--out: {existing}: cannot write there (permission denied)")
+
+
+def _made_before_the_run() -> set[str]:
+    """What a new run's folder may hold before the run writes to it: its lock (the run
+    checks the folder again under it, and a run refused there leaves it), and on a side
+    of a sequential A/B the log its runner opened there."""
+    return {LOCK_NAME, LOG_NAME} if os.environ.get("KERNBENCH_SIDE") else {LOCK_NAME}
 
 
 def _cuda_available() -> bool:

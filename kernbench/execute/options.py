@@ -24,9 +24,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kernbench.execute.hosts import Hosts
 from kernbench.results.jsonio import FileFormat
+from kernbench.results.kinds import RUN_JSON_NAME
 from kernbench.results.provenance import utc_now
 
-RUN_JSON_NAME = "run.json"
 RUN_JSON_VERSION = 1
 
 PinsMode = Literal["auto", "record", "replay"]

@@ -23,14 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernbench.errors import UserError
 from kernbench.execute import launch
 from kernbench.execute.cell_timers import read_timers, round_timers
 from kernbench.execute.gpus import Lane, choose_gpus, deal, estimator, lanes, visible_gpus
 from kernbench.execute.host_channel import HostChannel, Order
 from kernbench.execute.hosts import NODE_RANK_ENV, rendezvous_timeout_s, save_host_names
 from kernbench.execute.journal import (
-    FINISHED_LINE,
     TASK,
     JournalEntry,
     Task,
@@ -42,9 +40,10 @@ from kernbench.execute.journal import (
     read_journal,
     write_entry,
 )
+from kernbench.execute.last_words import death, log_tail
 from kernbench.execute.options import RunOptions, holds_a_run, save_options
 from kernbench.execute.progress import Progress
-from kernbench.plan import Cell, estimate_run_s, pick, plan, round_order, shard
+from kernbench.plan import Cell, estimate_run_s, pick, plan, refuse_empty, round_order, shard
 from kernbench.results.model import RoundResult
 from kernbench.results.provenance import device_model
 from kernbench.spec.models import Bench
@@ -223,12 +222,12 @@ class RoundRunner:
             self._record_failure(round_, by_index[index], reason, lane)
         elif process.returncode == launch.EXIT_RENDEZVOUS and self.options.hosts is not None:
             # A single-host worker never meets anyone: there, 4 is a kernel's own exit code.
-            self.hosts_lost = f"the hosts did not meet: {_log_tail(log_path, own_output_from, 1)}"
+            self.hosts_lost = f"the hosts did not meet: {log_tail(log_path, own_output_from, 1)}"
             for cell in cells:
                 if not is_journaled(self.journal, round_, cell.index):
                     self._record_failure(round_, cell, self.hosts_lost)
         else:
-            tail = _log_tail(log_path, own_output_from)
+            tail = log_tail(log_path, own_output_from)
             self._blame(round_, process.returncode, cells, by_index, tail, lane)
         self._report_new(round_, by_index, reported)
 
@@ -242,15 +241,14 @@ class RoundRunner:
         left = [c for c in cells if not is_journaled(self.journal, round_, c.index)]
         if not left:
             return
-        reason = f"worker exited with {_exit_text(code)}"
         in_flight = read_current(self.journal, round_, lane.slot if lane is not None else "")
         if in_flight is not None and in_flight.index in by_index:
             # A multi-rank worker ends itself after a failed (journaled) cell: then
             # there is nothing to blame, and a fresh worker takes the rest.
             if not is_journaled(self.journal, round_, in_flight.index):
-                self._record_failure(round_, by_index[in_flight.index], f"{reason}: {tail}", lane)
+                self._record_failure(round_, by_index[in_flight.index], death(code, tail), lane)
             return
-        why = f"{reason} before the cell: {tail}" if code else "worker finished without a result"
+        why = death(code, tail, " before the cell") if code else "worker finished without a result"
         for cell in left:
             self._record_failure(round_, cell, why, lane)
 
@@ -325,27 +323,6 @@ def kill_group(process: subprocess.Popen[Any]) -> None:
     process.wait()
 
 
-def _exit_text(code: int) -> str:
-    if code < 0:
-        name = signal.Signals(-code).name
-        hint = " (killed: out of memory?)" if -code == signal.SIGKILL else ""
-        return f"signal {name}{hint}"
-    return f"exit code {code}"
-
-
-def _log_tail(path: Path, start: int = 0, lines: int = 3) -> str:
-    """The last lines a worker wrote to the round's log from byte `start` on, less its
-    lines for the cells it finished: what it said as it died."""
-    try:
-        with open(path, "rb") as log:
-            log.seek(start)
-            written = log.read().decode(errors="replace").strip().splitlines()
-    except OSError:
-        return ""
-    text = [line for line in written if not FINISHED_LINE.match(line)]
-    return " | ".join(line.strip() for line in text[-lines:])[:400]
-
-
 def execute(run: RunFolder) -> list[Cell]:
     """Run every round's pending cells; the journal holds the results."""
     options = run.options
@@ -385,8 +362,7 @@ def execute(run: RunFolder) -> list[Cell]:
 def checked_plan(options: RunOptions, bench: Bench) -> list[Cell]:
     """The run's cells; an empty plan is an error."""
     cells = planned_cells(options, bench)
-    if not cells:
-        raise UserError(f"{options.bench_path}: the plan for device {options.device} is empty")
+    refuse_empty(cells, options.bench_path, options.device)
     return cells
 
 

@@ -23,7 +23,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernbench.analyze.collective import AlphaBeta, fit_series
-from kernbench.results.jsonio import FileFormat
+from kernbench.results import kinds
+from kernbench.results.jsonio import FileFormat, plain_or_packed, read_json
 from kernbench.spec.models import TimerSpec
 
 SCHEMA_VERSION = 4
@@ -207,11 +208,23 @@ RESULTS_NAME = "results.json"  # in a run folder
 
 def load(path: Path) -> Results:
     """A results file, plain or packed, or the one in a run folder, migrated to the
-    current version."""
+    current version. An A/B's file or folder, a run's run.json and a bench file are
+    refused as what they are."""
     path = Path(path)
-    if path.is_dir() and (path / RESULTS_NAME).is_file():
-        path = path / RESULTS_NAME
-    return RESULTS_FORMAT.read(path)
+    if path.is_dir():
+        found = results_in(path)
+        if found is None:
+            kinds.refuse_folder(path)  # else: a folder, not a results file, as read_json says
+        path = found or path
+    kinds.refuse_bench_file(path)
+    data = read_json(path, RESULTS_FORMAT.what)
+    kinds.refuse_data(path, data)
+    return RESULTS_FORMAT.parse(data, path)
+
+
+def results_in(folder: Path) -> Path | None:
+    """A run folder's results file, plain or packed; None if it has none."""
+    return plain_or_packed(Path(folder) / RESULTS_NAME)
 
 
 def results_json_schema() -> dict[str, Any]:

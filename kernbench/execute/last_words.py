@@ -1,0 +1,37 @@
+"""Why a worker ended with cells of its task unmeasured: how it exited, and the last
+lines it wrote to its round's log."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+from kernbench.execute.journal import FINISHED_LINE
+
+
+def death(code: int, tail: str, when: str = "") -> str:
+    """`worker exited with ...` and its last words; a worker that left none (a kernel's
+    quiet `sys.exit(3)`) is said to have printed nothing, not given an empty reason."""
+    reason = f"worker exited with {exit_text(code)}{when}"
+    return f"{reason}: {tail}" if tail else f"{reason}, printing nothing"
+
+
+def exit_text(code: int) -> str:
+    if code < 0:
+        name = signal.Signals(-code).name
+        hint = " (killed: out of memory?)" if -code == signal.SIGKILL else ""
+        return f"signal {name}{hint}"
+    return f"exit code {code}"
+
+
+def log_tail(path: Path, start: int = 0, lines: int = 3) -> str:
+    """The last lines a worker wrote to the round's log from byte `start` on, less its
+    lines for the cells it finished: what it said as it died."""
+    try:
+        with open(path, "rb") as log:
+            log.seek(start)
+            written = log.read().decode(errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    text = [line for line in written if not FINISHED_LINE.match(line)]
+    return " | ".join(line.strip() for line in text[-lines:])[:400]

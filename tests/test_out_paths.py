@@ -78,3 +78,11 @@ def test_calibrate_checks_its_out_before_measuring(tmp_path: Path, a_file: Path,
                        (inside, f"{inside}: {a_file} is a file, not a folder")):
         assert invoke("calibrate", "--device", "cpu", "--out", str(out)) == (
             EXIT_USAGE, "", f"--out: {error}\n")
+
+
+def test_render_of_a_run_folder_draws_into_its_figures(results: Path) -> None:
+    code, out, err = invoke("render", str(results.parent))
+    assert code == 0, err
+    drawn = [Path(line) for line in out.splitlines()]
+    assert drawn and all(path.parent == results.parent / "figures" for path in drawn)
+    assert not (results.parent.parent / "figures").exists()

@@ -29,7 +29,8 @@ def collect_command(
 def render_command(
     results: Annotated[Path, typer.Argument(help="A results file, or a run folder.")],
     out: Annotated[
-        Path | None, typer.Option("--out", help="Folder for the figures; default: beside it.")
+        Path | None, typer.Option("--out", help="Folder for the figures; default: figures/ "
+                                  "beside the results file, or in the run folder.")
     ] = None,
     reference: Annotated[
         list[Path] | None, typer.Option("--reference", help="Another tool's times (a "
@@ -44,7 +45,8 @@ def render_command(
 
     loaded = results_io.load(results)
     references = [load_reference(path) for path in reference or []]
-    for path in render_results(loaded, out_folder(out or results.parent / "figures"),
+    beside = results if results.is_dir() else results.parent  # a run folder's own figures/
+    for path in render_results(loaded, out_folder(out or beside / "figures"),
                                references=references):
         typer.echo(str(path))
 

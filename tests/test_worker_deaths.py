@@ -4,6 +4,7 @@ forks dies with its worker; a cell that times out gets its progress line."""
 from __future__ import annotations
 
 import os
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -170,3 +171,41 @@ def test_what_an_interleaved_side_forks_dies_with_it(tmp_path: Path) -> None:
     for pid in alive:
         os.kill(pid, 9)
     assert alive == []
+
+
+KILLED_ONCE = '''
+import os, signal, sys
+from pathlib import Path
+marker = Path(sys.argv[1])
+if not marker.exists():  # the first worker: killed from outside before it starts a cell
+    marker.write_text("killed")
+    os.kill(os.getpid(), signal.SIGKILL)
+os.execv(sys.argv[2], sys.argv[2:])
+'''
+
+
+@pytest.mark.parametrize("deaths", [1, 2])
+def test_a_worker_killed_before_its_first_cell_gets_one_fresh_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, deaths: int
+) -> None:
+    from kernbench.execute import launch
+
+    wrapper = tmp_path / "killed_once.py"
+    wrapper.write_text(KILLED_ONCE)
+    markers = [tmp_path / f"killed{i}" for i in range(deaths)]
+    real = launch.worker_argv
+
+    def argv(*args, **kwargs) -> list[str]:
+        marker = next((m for m in markers if not m.exists()), markers[-1])
+        return [sys.executable, str(wrapper), str(marker), *real(*args, **kwargs)]
+
+    monkeypatch.setattr(launch, "worker_argv", argv)
+    bench = write_bench(tmp_path / "b", "ok")
+    out = tmp_path / "out"
+    code = run(RunRequest(bench=str(bench), out=out, device="cpu"))
+    cells = results_io.load(out / "results.json").cells
+    if deaths == 1:  # the fresh worker measures every cell
+        assert code == EXIT_OK and [c.status for c in cells] == ["ok"] * 3
+    else:  # killed again before a cell: the cells fail, rather than retry for ever
+        assert code == EXIT_FAILED and [c.status for c in cells] == ["failed"] * 3
+        assert "signal SIGKILL" in (cells[0].reason or "")

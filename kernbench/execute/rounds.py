@@ -170,17 +170,21 @@ class RoundRunner:
         self, round_: int, world_size: int, cells: list[Cell], lane: Lane | None = None
     ) -> None:
         remaining = list(cells)
+        retried = False  # a worker that died before any cell: a fresh one tries once
         while remaining and not self.stopping.is_set():
-            self._spawn_and_watch(round_, world_size, remaining, lane)
+            retried |= self._spawn_and_watch(round_, world_size, remaining, lane, not retried)
             remaining = [c for c in remaining if not is_journaled(self.journal, round_, c.index)]
 
     def _spawn_and_watch(
-        self, round_: int, world_size: int, cells: list[Cell], lane: Lane | None = None
-    ) -> None:
+        self, round_: int, world_size: int, cells: list[Cell], lane: Lane | None = None,
+        may_retry: bool = False,
+    ) -> bool:
+        """One worker for `cells`; True when it died before any cell and, `may_retry`, its
+        cells were left for a fresh one."""
         if self.hosts_lost is not None:
             for cell in cells:
                 self._record_failure(round_, cell, f"not run: {self.hosts_lost}")
-            return
+            return False
         slot = lane.slot if lane is not None else ""
         task_path = write_task(self.run_folder, round_, cells, self.device_model, slot)
         spawn = self.spawns
@@ -216,7 +220,8 @@ class RoundRunner:
                 if self.channel is not None:
                     self.channel.ended(spawn)
         if self.stopping.is_set():
-            return  # interrupted: the cell in flight stays unmeasured, for --resume
+            return False  # interrupted: the cell in flight stays unmeasured, for --resume
+        retry = False
         if failure is not None:
             index, reason = failure
             self._record_failure(round_, by_index[index], reason, lane)
@@ -228,29 +233,37 @@ class RoundRunner:
                     self._record_failure(round_, cell, self.hosts_lost)
         else:
             tail = log_tail(log_path, own_output_from)
-            self._blame(round_, process.returncode, cells, by_index, tail, lane)
+            retry = self._blame(round_, process.returncode, cells, by_index, tail, lane,
+                                may_retry)
         self._report_new(round_, by_index, reported)
+        return retry
 
     def _blame(
         self, round_: int, code: int, cells: list[Cell], by_index: dict[int, Cell], tail: str,
-        lane: Lane | None = None,
-    ) -> None:
+        lane: Lane | None = None, may_retry: bool = False,
+    ) -> bool:
         """The worker ended with cells of its task unmeasured: the cell in flight fails
         (whatever the exit code: a kernel may end the process with `sys.exit(0)`), and a
-        fresh worker takes the rest; without one in flight, nothing would ever start."""
+        fresh worker takes the rest. Without one in flight, a worker killed from outside
+        (the OOM killer, a stray kill) is told from one that cannot start by a fresh
+        worker, once (`may_retry`, then True is returned); a second such death fails the
+        cells left, as nothing would ever start them."""
         left = [c for c in cells if not is_journaled(self.journal, round_, c.index)]
         if not left:
-            return
+            return False
         in_flight = read_current(self.journal, round_, lane.slot if lane is not None else "")
         if in_flight is not None and in_flight.index in by_index:
             # A multi-rank worker ends itself after a failed (journaled) cell: then
             # there is nothing to blame, and a fresh worker takes the rest.
             if not is_journaled(self.journal, round_, in_flight.index):
                 self._record_failure(round_, by_index[in_flight.index], death(code, tail), lane)
-            return
+            return False
+        if code and may_retry:
+            return True
         why = death(code, tail, " before the cell") if code else "worker finished without a result"
         for cell in left:
             self._record_failure(round_, cell, why, lane)
+        return False
 
     def _watch(
         self,

@@ -241,3 +241,24 @@ def test_the_run_summary_counts_unsteady_cells(tmp_path: Path, capsys) -> None:
                                                   for c in results.cells]})
     report(steady, tmp_path)
     assert "unsteady" not in capsys.readouterr().out
+
+
+def test_an_interrupt_while_the_outputs_are_written_says_how_to_finish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cli_helpers import invoke, nap_bench
+
+    from kernbench.errors import EXIT_INTERRUPTED
+    from kernbench.render import outputs
+
+    def interrupted(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt
+
+    bench, out = nap_bench(tmp_path / "b", "rounds: 1\n"), tmp_path / "out"
+    monkeypatch.setattr(outputs, "write_run_outputs", interrupted)
+    code, _, err = invoke("run", "--bench", str(bench), "--device", "cpu", "--out", str(out))
+    assert (code, err) == (EXIT_INTERRUPTED, "interrupted while writing the run's outputs; "
+                           f"finish with: kernbench run --resume {out}\n")
+    monkeypatch.undo()
+    assert invoke("run", "--resume", str(out))[0] == EXIT_OK
+    assert (out / "report.md").is_file()

@@ -269,7 +269,12 @@ def measure(run: RunFolder) -> int:
     except KeyboardInterrupt:
         interrupted = True
         cells = planned_cells(run.options, run.bench)
-    results, trouble = finish(run, cells, complete=not interrupted, started=started)
+    try:
+        results, trouble = finish(run, cells, complete=not interrupted, started=started)
+    except KeyboardInterrupt:  # while the figures and report were written
+        print(f"interrupted while writing the run's outputs; finish with: kernbench run "
+              f"--resume {run.path}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if interrupted:
         done = sum(c.status != "pending" for c in results.cells)
         print(f"interrupted: {sum(len(c.rounds) for c in results.cells)} cell rounds kept, "

@@ -336,11 +336,12 @@ def summarize_command(
     ] = None,
 ) -> None:
     """Rebuild ab.json, report.md and the figure of an A/B folder; runs nothing."""
-    from kernbench.ab.outputs import failure_lines, summarize_ab
+    from kernbench.ab.outputs import failure_lines, interrupted_line, summarize_ab
 
     report = summarize_ab(folder, min_effect)
     typer.echo(f"wrote {folder / 'ab.json'}, {folder / 'report.md'}")
-    for line in failure_lines(report):
+    interrupted = interrupted_line(folder, report)
+    for line in ([interrupted] if interrupted else []) + failure_lines(report):
         typer.echo(line, err=True)
     if report.failed_variants:
         raise typer.Exit(EXIT_FAILED)

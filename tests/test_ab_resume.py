@@ -226,6 +226,25 @@ def test_an_interrupted_ab_is_judged_on_the_rounds_every_side_finished(
     assert "2 rounds (interrupted: 3 asked for" in (folder / "report.md").read_text()
 
 
+def test_an_ab_interrupted_before_two_rounds_is_an_interruption_not_a_failure(
+    tmp_path: Path,
+) -> None:
+    folder, _ = interrupted_sequential(tmp_path, stop="r2_A")
+    result = CliRunner().invoke(cli.app, ["summarize", str(folder)])
+    assert result.exit_code == EXIT_OK, result.output
+    assert result.stderr == (f"interrupted: 1 of 3 rounds finished; continue with: "
+                             f"kernbench ab --resume {folder}\n")
+    report = AB_FORMAT.read(folder / "ab.json")
+    assert (report.rounds, report.planned_rounds) == (1, 3)
+    assert (report.failed_variants, report.failed_runs) == ({}, [])
+    assert [len(c.round_deltas_pct) for c in report.cells] == [1] * 4  # round 1's, kept
+    assert {c.verdict for c in report.cells} == {"unstable"}
+    assert report.summary.expected_false_calls == 0.0
+    text = (folder / "report.md").read_text()
+    assert "; 1 round (interrupted: 3 asked for" in text
+    assert "Failed" not in text and "r3_A" not in text
+
+
 def test_a_finished_ab_is_judged_on_all_its_rounds(tmp_path: Path) -> None:
     from kernbench.ab.outputs import summarize_ab
 

@@ -24,6 +24,7 @@ from kernbench.ab.schedule import AbManifest, SideRun, aa_sides
 from kernbench.ab.slots import start_slots, without_slots
 from kernbench.ab.verdicts import (
     CONFIDENCE,
+    MIN_ROUNDS,
     aa_floor,
     aa_p_value,
     geomean_ratio,
@@ -368,9 +369,13 @@ def summarize(cells: Sequence[AbCell], rounds: int) -> AbSummary:
     for cell in cells:
         by_variant.setdefault(cell.variant, []).append(cell.delta_pct)
     ratios = {v: geomean_ratio(deltas) for v, deltas in by_variant.items()}
-    interval = median_interval([0.0] * rounds, CONFIDENCE)
+    interval = median_interval([0.0] * max(rounds, 1), CONFIDENCE)
+    false_calls = len(cells) * (1 - pair_coverage(rounds, interval.rank))
     note = None
-    if not interval.reached:
+    if rounds < MIN_ROUNDS:  # no cell is called faster or slower
+        false_calls = 0.0
+        note = f"with {rounds} round(s) every cell is unstable: a verdict needs {MIN_ROUNDS}"
+    elif not interval.reached:
         note = (
             f"with {rounds} rounds no order-statistic pair covers the median with "
             f"{CONFIDENCE:.0%}; each interval is the min-max, coverage {interval.coverage:.1%}"
@@ -381,6 +386,6 @@ def summarize(cells: Sequence[AbCell], rounds: int) -> AbSummary:
         geomean_ratio=ratios,
         geomean_delta_pct={v: 100 * (r - 1) for v, r in ratios.items()},
         sign_flip_cells=[c.id for c in cells if c.sign_flips],
-        expected_false_calls=len(cells) * (1 - pair_coverage(rounds, interval.rank)),
+        expected_false_calls=false_calls,
         interval_note=note,
     )

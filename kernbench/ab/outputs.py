@@ -12,8 +12,6 @@ from kernbench.render.outputs import write_ab_outputs
 from kernbench.results.ab import AB_FORMAT, AbReport
 from kernbench.results.kinds import AB_JSON_NAME as AB_JSON
 
-MIN_ROUNDS = 2  # an A/B's least: fewer finished rounds are reported as they stand
-
 
 def is_ab_folder(folder: Path) -> bool:
     return (Path(folder) / MANIFEST_NAME).is_file()
@@ -30,12 +28,13 @@ def summarize_ab(folder: Path, min_effect: float | None = None) -> AbReport:
     """Rebuild ab.json, report.md and the figure from an A/B folder, running nothing.
 
     With the manifest's minimum effect this reproduces ab.json exactly. An A/B that was
-    interrupted (killed, out of time) after two rounds or more is judged on the rounds all
-    its sides finished, and says so; `kernbench ab --resume` runs the rest."""
+    interrupted (killed, out of time) is judged on the rounds all its sides finished, and
+    says so (with fewer than two, every cell is unstable but keeps its round's deltas);
+    `kernbench ab --resume` runs the rest."""
     folder = Path(folder)
     manifest = load_manifest(folder)
     planned, finished = manifest.rounds, finished_rounds(folder, manifest)
-    if MIN_ROUNDS <= finished < planned:
+    if finished < planned:
         manifest = manifest.model_copy(update={
             "rounds": finished, "max_rounds": None,
             "runs": [run for run in manifest.runs if run.round <= finished],
@@ -54,6 +53,14 @@ def load_report(folder: Path) -> AbReport:
     if not path.is_file():
         raise UserError(f"{folder}: no {AB_JSON}; run `kernbench summarize {folder}`")
     return AB_FORMAT.read(path)
+
+
+def interrupted_line(folder: Path, report: AbReport) -> str | None:
+    """What `summarize` says of an A/B that was interrupted, None of a finished one."""
+    if report.planned_rounds is None:
+        return None
+    return (f"interrupted: {report.rounds} of {report.planned_rounds} rounds finished; "
+            f"continue with: kernbench ab --resume {folder}")
 
 
 def failure_lines(report: AbReport) -> list[str]:

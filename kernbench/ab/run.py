@@ -20,7 +20,7 @@ from kernbench.ab.analysis import AbReport
 from kernbench.ab.compare import failing
 from kernbench.ab.interleaved import execute_rounds
 from kernbench.ab.outcomes import finished_rounds, found_turns, round_finished, side_finished
-from kernbench.ab.outputs import MIN_ROUNDS, failure_lines, summarize_ab
+from kernbench.ab.outputs import failure_lines, summarize_ab
 from kernbench.ab.pairing import CellPair, check_variants, pair_cells, switches_variant
 from kernbench.ab.schedule import (
     MANIFEST_NAME,
@@ -34,6 +34,7 @@ from kernbench.ab.schedule import (
 from kernbench.ab.schedule import schedule as sequential_schedule
 from kernbench.ab.sides import SideRunner, execute_runs, run_subprocess
 from kernbench.ab.switch_check import switch_warning
+from kernbench.ab.verdicts import MIN_ROUNDS
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
 from kernbench.execute.gpus import GPU_ENV

@@ -11,9 +11,11 @@ from kernbench.results.ab import AbReport, RunRecord
 TEMPLATE = """\
 # A/B of `{{ r.switch }}` on {{ r.bench }}
 
-A: `{{ r.switch }}={{ r.a }}`, B: `{{ r.switch }}={{ r.b }}`; {{ r.rounds }} rounds\
+A: `{{ r.switch }}={{ r.a }}`, B: `{{ r.switch }}={{ r.b }}`; {{ r.rounds }} \
+round{{ "s" if r.rounds != 1 }}\
 {{ (" (interrupted: " ~ r.planned_rounds ~ " asked for; judged on the rounds every side \
-finished)") if r.planned_rounds }}\
+finished" ~ ("; too few for a verdict, `kernbench ab --resume` runs the rest" \
+if r.rounds < 2 else "") ~ ")") if r.planned_rounds }}\
 {{ (" (auto: more while a cell was unstable, up to " ~ r.max_rounds ~ ")") if r.max_rounds }} on \
 {{ r.device }}, schedule **{{ r.schedule }}**: \
 {% if r.schedule == "interleaved" %}in each round the sides{{ " (A, B, A')" if r.aa }} are \
@@ -169,6 +171,8 @@ def pins_line(report: AbReport) -> str | None:
 def _turns(report: AbReport) -> str:
     """How many turns the cells took, e.g. '12 to 24 turns a side per round, 3 to 49 calls
     a turn'."""
+    if report.rounds == 0:
+        return "no round finished"
     records = [t for c in report.cells for t in (c.turns or []) if t.turns_per_side]
     if not records:
         return "no turns taken"

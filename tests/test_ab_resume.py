@@ -118,9 +118,13 @@ def test_the_recording_side_cut_short_runs_again_first(tmp_path: Path) -> None:
 
 def test_an_ab_folder_in_use_is_refused(tmp_path: Path) -> None:
     folder, _ = interrupted_sequential(tmp_path, stop="r2_A")
+    (folder / "ab.json").unlink(missing_ok=True)
     with folder_lock(folder, print):
         with pytest.raises(UserError, match=r"in use by another kernbench \(pid \d+\)"):
             resume_ab(folder, run_side=Sides(), echo=lambda line: None)
+        result = CliRunner().invoke(cli.app, ["summarize", str(folder)])
+        assert result.exit_code == EXIT_USAGE and "in use by another kernbench" in result.stderr
+        assert not (folder / "ab.json").exists()
 
 
 def test_resume_refuses_new_settings_and_a_changed_bench(tmp_path: Path) -> None:

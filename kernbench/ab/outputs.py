@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from kernbench.ab.analysis import analyze
 from kernbench.ab.outcomes import finished_rounds, load_outcomes, load_turns
 from kernbench.ab.schedule import MANIFEST_NAME, load_manifest
 from kernbench.errors import UserError
+from kernbench.execute.lock import folder_lock
 from kernbench.render.outputs import write_ab_outputs
 from kernbench.results.ab import AB_FORMAT, AbReport
 from kernbench.results.kinds import AB_JSON_NAME as AB_JSON
@@ -45,6 +47,16 @@ def summarize_ab(folder: Path, min_effect: float | None = None) -> AbReport:
         report = report.model_copy(update={"planned_rounds": planned})
     write_outputs(folder, report)
     return report
+
+
+def summarize_locked(
+    folder: Path, min_effect: float | None, note: Callable[[str], None]
+) -> AbReport:
+    """`summarize_ab` holding the folder's lock: a folder an A/B is still writing (or
+    resuming) is refused, not summarized half-way and written into."""
+    load_manifest(folder)  # a folder that is no A/B is refused before the lock creates it
+    with folder_lock(folder, note):
+        return summarize_ab(folder, min_effect)
 
 
 def load_report(folder: Path) -> AbReport:

@@ -129,25 +129,48 @@ def test_min_effect_override():
     assert {c.verdict for c in report.cells} == {"same"}
 
 
-def test_a_variant_failing_in_one_round_gets_no_verdicts():
+def test_a_failed_cell_round_leaves_the_cell_judged_on_its_other_rounds():
     plan = manifest(rounds=6)
 
     def median_of(run: str, variant: str, size: int) -> float | None:
-        if variant == "slow" and run.startswith("r2_"):
+        if (run, variant, size) == ("r2_B", "slow", 100):
             return None
         return size * 1e-6 * (1.1 if run.endswith("_B") else 1.0)
 
     report = analyze(plan, outcomes(plan, median_of))
     assert report.failed_variants == {"slow": [2]}
-    assert {c.variant for c in report.cells} == {"fast"}
-    assert [(f.run, f.log) for f in report.failed_runs] == [
-        ("r2_B", "r2_B/log.txt"),
-        ("r2_A", "r2_A/log.txt"),
+    assert [(f.run, f.log, f.reason) for f in report.failed_runs] == [
+        ("r2_B", "r2_B/log.txt", "slow/size=100: failed: RuntimeError: boom"),
     ]
-    assert "RuntimeError: boom" in report.failed_runs[0].reason
-    assert report.summary.cells == 2
+    cells = {c.id: c for c in report.cells}  # every cell keeps what was measured
+    assert list(cells) == ["fast/size=100", "fast/size=400", "slow/size=100", "slow/size=400"]
+    assert cells["slow/size=100"].failed_rounds == [2]
+    assert len(cells["slow/size=100"].round_deltas_pct) == 5
+    assert len(cells["slow/size=100"].a_first) == 5
+    assert (cells["slow/size=400"].failed_rounds, len(cells["slow/size=400"].a_medians_s)) == (
+        [], 6)
+    assert {c.verdict for c in report.cells} == {"slower"}
+    assert report.summary.cells == 4
     statuses = {run.name: run.status for run in report.runs}
-    assert statuses["r2_A"] == "failed" and statuses["r1_A"] == "ok"
+    assert (statuses["r2_B"], statuses["r2_A"]) == ("failed", "ok")
+
+
+def test_a_cell_left_with_one_round_is_unstable_and_one_with_none_is_left_out():
+    plan = manifest(rounds=2)
+
+    def median_of(run: str, variant: str, size: int) -> float | None:
+        if variant == "slow" and (size == 400 or run == "r2_A"):
+            return None
+        return size * 1e-6 * (1.1 if run.endswith("_B") else 1.0)
+
+    report = analyze(plan, outcomes(plan, median_of))
+    cells = {c.id: c for c in report.cells}
+    assert "slow/size=400" not in cells  # nothing measured: failed_runs alone
+    assert cells["slow/size=100"].verdict == "unstable"
+    assert cells["slow/size=100"].round_deltas_pct == pytest.approx([10.0])
+    assert cells["fast/size=100"].verdict == "slower"
+    assert report.failed_variants == {"slow": [1, 2]}
+    assert len(report.failed_runs) == 5  # slow/size=400 in 4 runs, slow/size=100 in r2_A
 
 
 def test_a_crashed_side_fails_every_variant_in_its_round():
@@ -157,8 +180,10 @@ def test_a_crashed_side_fails_every_variant_in_its_round():
     del runs["r5_A"]
     report = analyze(plan, runs)
     assert report.failed_variants == {"fast": [3, 5], "slow": [3, 5]}
-    assert report.cells == []
-    assert report.summary.verdicts == {"faster": 0, "slower": 0, "same": 0, "unstable": 0}
+    assert [(c.failed_rounds, c.verdict) for c in report.cells] == [([3, 5], "slower")] * 4
+    assert report.summary.verdicts == {"faster": 0, "slower": 4, "same": 0, "unstable": 0}
+    assert report.summary.expected_false_calls == pytest.approx(
+        4 * (1 - report.cells[0].ci_coverage))
     assert any("code -9" in f.reason for f in report.failed_runs)
 
 

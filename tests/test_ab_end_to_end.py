@@ -51,7 +51,7 @@ def test_a_switch_nothing_reads_is_never_faster_or_slower_with_an_aa_control(tmp
     assert any("KB_AB_NOBODY appears nowhere" in m for m in messages)
 
 
-def test_a_variant_failing_in_round_two_is_reported_without_verdicts(tmp_path):
+def test_a_variant_failing_in_round_two_is_reported_and_keeps_round_one(tmp_path):
     folder = tmp_path / "ab"
     outcome, _ = ab(FIXTURES / "ab-fail.yaml", folder)
     report = outcome.report
@@ -59,8 +59,12 @@ def test_a_variant_failing_in_round_two_is_reported_without_verdicts(tmp_path):
     assert report.failed_variants == {"broken": [2]}
     assert {f.log for f in report.failed_runs} == {"r2_A/log.txt", "r2_B/log.txt"}
     assert all("synthetic failure in round 2" in f.reason for f in report.failed_runs)
-    assert [c.id for c in report.cells] == ["steady/work_us=100", "steady/work_us=300"]
-    assert {c.verdict for c in report.cells} == {"slower"}
+    cells = {c.id: c for c in report.cells}
+    assert [cells[f"steady/work_us={w}"].verdict for w in (100, 300)] == ["slower"] * 2
+    for work in (100, 300):  # round 1 kept, too little for a verdict
+        broken = cells[f"broken/work_us={work}"]
+        assert (broken.verdict, broken.failed_rounds) == ("unstable", [2])
+        assert len(broken.round_deltas_pct) == 1
     for run in ("r1_A", "r1_B", "r2_B", "r2_A"):
         assert (folder / run / "results.json").is_file()
         assert (folder / run / "log.txt").is_file()

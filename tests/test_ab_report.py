@@ -37,7 +37,23 @@ def test_markdown_without_cells_says_so():
     report = analyze(plan, outcomes(plan, lambda run, variant, size: None))
     text = render_markdown(report, None)
     assert "No cell has a verdict." in text
-    assert "| fast | 1, 2, 3, 4, 5, 6 | r1_A | [r1_A/log.txt](r1_A/log.txt) |" in text
+    assert ("| fast | 1 | r1_A | [r1_A/log.txt](r1_A/log.txt) | "
+            "fast/size=100: failed: RuntimeError: boom |") in text
+
+
+def test_a_cell_judged_without_a_failed_round_keeps_its_row_and_says_so(tmp_path):
+    plan = manifest(rounds=3, aa=True)
+
+    def median_of(run: str, variant: str, size: int) -> float | None:
+        return None if (run, variant, size) == ("r2_A", "fast", 400) else slower_on_b(
+            run, variant, size)
+
+    report = analyze(plan, outcomes(plan, median_of))
+    text = render_markdown(report, None)
+    assert "| fast/size=400 | slower |" in text
+    assert "- Judged without a failed round: fast/size=400 (rounds 1, 3 of 3)." in text
+    assert "| fast | 2 | r2_A | [r2_A/log.txt](r2_A/log.txt) | fast/size=400: failed:" in text
+    assert draw_ab_figure(report, tmp_path / "ab.png") is not None
 
 
 def test_the_summary_says_who_recorded_the_pins_and_who_replayed_them():

@@ -151,7 +151,7 @@ def test_summarize_says_on_stderr_why_a_side_failed(tmp_path: Path, damage: str 
         (folder / "r1_B" / "results.json").write_text(damage)
     result = runner.invoke(cli.app, ["summarize", str(folder)])
     assert result.exit_code == EXIT_FAILED
-    line = "failed: cublas in round(s) 1; no verdicts (r1_B: " + \
+    line = "failed: cublas in round(s) 1, 1 failure(s), e.g. r1_B: " + \
         reason.format(folder / "r1_B" / "results.json")
     assert result.stderr.startswith(line) and result.stderr.count("\n") == 1, result.stderr
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
+from kernbench.ab.failures import Measured, RunOutcome, find_failures, measured
 from kernbench.ab.interleave import cell_pairs, order_split, round_delta
 from kernbench.ab.pairing import as_pair
 from kernbench.ab.schedule import AbManifest, SideRun, aa_sides
@@ -41,42 +41,11 @@ from kernbench.results.ab import (
     AbReport,
     AbSummary,
     CellTurns,
-    FailedRun,
     RoundTurns,
     RunRecord,
     TurnsSummary,
 )
-from kernbench.results.model import CellResult, Results
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    """What one side run left: its results, or why it left none."""
-
-    results: Results | None
-    problem: str = ""
-
-
-@dataclass(frozen=True)
-class _Side:
-    median_s: float
-    samples_s: list[float]
-    timer: str = ""
-
-
-def _measured(cell: CellResult | None) -> _Side | str:
-    """The cell's round median and samples in one run, or why there are none."""
-    if cell is None:
-        return "cell missing from the run's results"
-    if cell.status != "ok":
-        return f"{cell.status}: {cell.reason or 'no reason given'}"
-    for round_result in cell.rounds:
-        if round_result.status == "ok" and round_result.samples_s:
-            median = round_result.median_s
-            if median is None:
-                median = float(np.median(round_result.samples_s))
-            return _Side(median, list(round_result.samples_s), round_result.timer or "")
-    return "no ok round with samples"
+from kernbench.results.model import CellResult
 
 
 def analyze(
@@ -99,42 +68,15 @@ def analyze(
         if cell.variant not in variants:
             variants.append(cell.variant)
 
-    failed_runs: list[FailedRun] = []
-    statuses: dict[str, Literal["ok", "failed", "crashed"]] = {}
-    for run in manifest.runs:
-        outcome = outcomes.get(run.name)
-        if outcome is None or outcome.results is None:
-            statuses[run.name] = "crashed"
-            reason = outcome.problem if outcome else "the run left nothing"
-            failed_runs += [_failure(variant, run, reason) for variant in variants]
-            continue
-        table = tables[run.name]
-        statuses[run.name] = "ok"
-        seen: set[str] = set()
-        for cell_id, cell in order_of_cells.items():
-            found = _measured(table.get(cell_id))
-            if manifest.schedule == "interleaved" and not isinstance(found, str):
-                found = _paired(turns.get(run.round), cell_id, run.side) or found
-            if isinstance(found, str) and cell.variant not in seen:
-                seen.add(cell.variant)
-                statuses[run.name] = "failed"
-                failed_runs.append(_failure(cell.variant, run, f"{cell_id}: {found}"))
-
-    failed_variants: dict[str, list[int]] = {}
-    for failure in failed_runs:
-        failed_variants.setdefault(failure.variant, [])
-        if failure.round not in failed_variants[failure.variant]:
-            failed_variants[failure.variant].append(failure.round)
-    failed_variants = {v: sorted(rounds) for v, rounds in failed_variants.items()}
-
+    failures = find_failures(manifest, outcomes, tables, order_of_cells, variants, turns)
     slots = start_slots(manifest.runs)
     cells = [
-        _cell_report(manifest, tables, cell, min_effect, turns, slots)
+        _cell_report(manifest, tables, cell, min_effect, turns, slots, judged)
         for cell_id, cell in order_of_cells.items()
-        if cell.variant not in failed_variants
+        if (judged := failures.judged_rounds(manifest, cell_id))
     ]
     runs = [
-        RunRecord(**run.model_dump(), status=statuses[run.name],
+        RunRecord(**run.model_dump(), status=failures.statuses[run.name],
                   pins=_pin_actions(tables[run.name]))
         for run in manifest.runs
     ]
@@ -156,8 +98,8 @@ def analyze(
         order=_order(manifest),
         runs=runs,
         cells=cells,
-        failed_variants=failed_variants,
-        failed_runs=failed_runs,
+        failed_variants=failures.variants(),
+        failed_runs=failures.runs,
         summary=summarize(cells, manifest.rounds),
     )
 
@@ -187,28 +129,17 @@ def rounds_needed(
     return needed
 
 
-def _paired(record: RoundTurns | None, cell_id: str, side: str) -> str | None:
-    """Why an interleaved side has no paired turns for the cell, or None when it has."""
-    if record is None:
-        return "the round left no turns file"
-    turns = record.cells.get(cell_id)
-    if turns is None:
-        return "no turns recorded"
-    if side == "A" or cell_pairs(turns, side):
-        return None
-    return f"no paired turns ({turns.reason or 'none taken'})"
-
-
 def _turn_ratios(
-    manifest: AbManifest, turns: Mapping[int, RoundTurns], cell_id: str, side: str
+    rounds: Sequence[int], turns: Mapping[int, RoundTurns], cell_id: str, side: str
 ) -> tuple[list[float], list[CellTurns], float]:
-    """Per round, the median paired delta log(side/A); the turn records; and the order
-    effect (pooled paired deltas of A-first blocks minus side-first blocks, percent)."""
+    """Per round of `rounds`, the median paired delta log(side/A); the turn records; and
+    the order effect (pooled paired deltas of A-first blocks minus side-first blocks,
+    percent)."""
     logs: list[float] = []
     records: list[CellTurns] = []
     a_first: list[float] = []
     side_first: list[float] = []
-    for k in range(1, manifest.rounds + 1):
+    for k in rounds:
         record = turns[k].cells[cell_id]
         logs.append(round_delta(cell_pairs(record, side)))
         records.append(record)
@@ -218,12 +149,6 @@ def _turn_ratios(
     effect = (to_pct(float(np.median(a_first))) - to_pct(float(np.median(side_first)))
               if a_first and side_first else float("nan"))
     return logs, records, effect
-
-
-def _failure(variant: str, run: SideRun, reason: str) -> FailedRun:
-    return FailedRun(
-        variant=variant, round=run.round, run=run.name, log=f"{run.name}/log.txt", reason=reason
-    )
 
 
 def _pin_actions(table: Mapping[str, CellResult]) -> dict[str, int]:
@@ -270,17 +195,18 @@ def _log_ratios(
     tables: Mapping[str, Mapping[str, CellResult]],
     cell_id: str,
     sides: tuple[Any, Any],
-) -> tuple[list[float], list[_Side], list[_Side], list[bool]]:
+    rounds: Sequence[int],
+) -> tuple[list[float], list[Measured], list[Measured], list[bool]]:
     ratios: list[float] = []
-    firsts: list[_Side] = []
-    seconds: list[_Side] = []
+    firsts: list[Measured] = []
+    seconds: list[Measured] = []
     a_first: list[bool] = []
-    for k in range(1, manifest.rounds + 1):
+    for k in rounds:
         pair = manifest.pair(k, sides)
         assert pair is not None, f"round {k} has no {sides} pair"
-        one = _measured(tables[pair[0].name].get(cell_id))
-        two = _measured(tables[pair[1].name].get(cell_id))
-        assert isinstance(one, _Side) and isinstance(two, _Side), "failed cells are filtered"
+        one = measured(tables[pair[0].name].get(cell_id))
+        two = measured(tables[pair[1].name].get(cell_id))
+        assert isinstance(one, Measured) and isinstance(two, Measured), "failed rounds are out"
         ratios.append(math.log(two.median_s / one.median_s))
         firsts.append(one)
         seconds.append(two)
@@ -295,23 +221,27 @@ def _cell_report(
     min_effect: float,
     turns: Mapping[int, RoundTurns],
     slots: Sequence[Mapping[str, int]],
+    rounds: Sequence[int],
 ) -> AbCell:
-    """`slots`: per round, each side's start slot (`slots.start_slots`)."""
-    logs, a_sides, b_sides, a_first = _log_ratios(manifest, tables, cell.id, ("A", "B"))
+    """`slots`: per round, each side's start slot (`slots.start_slots`); `rounds`: those
+    the cell is judged on, in which every side measured it."""
+    logs, a_sides, b_sides, a_first = _log_ratios(manifest, tables, cell.id, ("A", "B"),
+                                                  rounds)
     records: list[CellTurns] | None = None
     aa_logs: list[float] | None = None
     slot_effects: list[float] | None = None
     interleaved = manifest.schedule == "interleaved"
     if interleaved:
-        logs, records, order = _turn_ratios(manifest, turns, cell.id, "B")
-        measured = {"B": logs}
+        logs, records, order = _turn_ratios(rounds, turns, cell.id, "B")
+        by_side = {"B": logs}
         if manifest.aa:
-            measured["AA1"] = _turn_ratios(manifest, turns, cell.id, "AA1")[0]
-        fit = without_slots(measured, slots)
+            by_side["AA1"] = _turn_ratios(rounds, turns, cell.id, "AA1")[0]
+        fit = without_slots(by_side, [slots[k - 1] for k in rounds])
         logs, aa_logs = fit.deltas["B"], fit.deltas.get("AA1")
         slot_effects = None if fit.effects is None else [to_pct(e) for e in fit.effects]
     elif manifest.aa:
-        aa_logs = _log_ratios(manifest, tables, cell.id, aa_sides(manifest.schedule))[0]
+        aa_logs = _log_ratios(manifest, tables, cell.id, aa_sides(manifest.schedule),
+                              rounds)[0]
     median_log = float(np.median(logs))
     interval = median_interval(logs, CONFIDENCE)
     deltas = [to_pct(d) for d in logs]
@@ -351,6 +281,7 @@ def _cell_report(
         threshold_pct=threshold,
         turns=None if records is None else [TurnsSummary.of(r) for r in records],
         timers=_mixed_timers(manifest, tables, cell.id),
+        failed_rounds=[k for k in range(1, manifest.rounds + 1) if k not in rounds],
     )
 
 
@@ -359,7 +290,7 @@ def _mixed_timers(
 ) -> dict[str, int]:
     """How many of the cell's runs each timer timed, where they were not all one."""
     timers = Counter(side.timer for run in manifest.runs if isinstance(
-        side := _measured(tables[run.name].get(cell_id)), _Side) and side.timer)
+        side := measured(tables[run.name].get(cell_id)), Measured) and side.timer)
     return dict(timers) if len(timers) > 1 else {}
 
 
@@ -370,7 +301,11 @@ def summarize(cells: Sequence[AbCell], rounds: int) -> AbSummary:
         by_variant.setdefault(cell.variant, []).append(cell.delta_pct)
     ratios = {v: geomean_ratio(deltas) for v, deltas in by_variant.items()}
     interval = median_interval([0.0] * max(rounds, 1), CONFIDENCE)
-    false_calls = len(cells) * (1 - pair_coverage(rounds, interval.rank))
+    whole = [c for c in cells if not c.failed_rounds]
+    # A cell judged on fewer rounds has its own, lower coverage; one of a round, none.
+    fewer = [c for c in cells if c.failed_rounds and len(c.round_deltas_pct) >= MIN_ROUNDS]
+    false_calls = (len(whole) * (1 - pair_coverage(rounds, interval.rank))
+                   + sum(1 - c.ci_coverage for c in fewer))
     note = None
     if rounds < MIN_ROUNDS:  # no cell is called faster or slower
         false_calls = 0.0

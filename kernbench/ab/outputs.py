@@ -76,11 +76,12 @@ def interrupted_line(folder: Path, report: AbReport) -> str | None:
 
 
 def failure_lines(report: AbReport) -> list[str]:
-    """A line per failed variant, with its first failed run's reason: what `ab` and
-    `summarize` print on stderr, report.md holding every failed run."""
+    """A line per failed variant, with its first failure's reason: what `ab` and
+    `summarize` print on stderr, report.md holding every failed cell run."""
     lines = []
     for variant, rounds in report.failed_variants.items():
-        first = next(f for f in report.failed_runs if f.variant == variant)
-        lines.append(f"failed: {variant} in round(s) {', '.join(map(str, rounds))}; no "
-                     f"verdicts ({first.run}: {first.reason})")
+        failed = [f for f in report.failed_runs if f.variant == variant]
+        lines.append(f"failed: {variant} in round(s) {', '.join(map(str, rounds))}, "
+                     f"{len(failed)} failure(s), e.g. {failed[0].run}: {failed[0].reason}; "
+                     "its cells are judged without those rounds")
     return lines

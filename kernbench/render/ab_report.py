@@ -43,17 +43,23 @@ minimum effect and the cell's A/A floor){% endif %}.
 {%- if mixed %}
 - Timers differ between the runs of {{ mixed }}: those deltas compare unlike samples.
 {%- endif %}
+{%- if fewer %}
+- Judged without a failed round: {{ fewer }}.
+{%- endif %}
 {%- if r.summary.interval_note %}
 - Note: {{ r.summary.interval_note }}.
 {%- endif %}
 {% if r.failed_variants %}
-## Failed variants (no verdicts)
+## Failures
 
-| variant | failed rounds | run | log | reason |
-| --- | --- | --- | --- | --- |
+Each cell run that failed (a run that left no results: once a variant); a cell is judged \
+without the rounds it failed in, on the others (unstable when fewer than two are left).
+
+| variant | round | run | log | reason |
+| --- | ---: | --- | --- | --- |
 {% for f in r.failed_runs -%}
-| {{ f.variant }} | {{ r.failed_variants[f.variant] | join(", ") }} | {{ f.run }} | \
-[{{ f.log }}]({{ f.log }}) | {{ f.reason | cell }} |
+| {{ f.variant }} | {{ f.round }} | {{ f.run }} | [{{ f.log }}]({{ f.log }}) | \
+{{ f.reason | cell }} |
 {% endfor %}
 {%- endif %}
 ## Cells
@@ -129,7 +135,18 @@ def render_markdown(report: AbReport, figure: str | None) -> str:
     return environment.from_string(TEMPLATE).render(
         r=report, order=order, turns=_turns(report), figure=figure, pins=pins_line(report),
         mixed=mixed_timers(report), slots=report.schedule == "interleaved",
+        fewer=fewer_rounds(report),
     )
+
+
+def fewer_rounds(report: AbReport) -> str:
+    """The cells judged without a round they failed in, e.g. 'c (rounds 1, 3 of 3)'."""
+    def judged(failed: list[int]) -> str:
+        kept = [str(k) for k in range(1, report.rounds + 1) if k not in failed]
+        return f"round{'s' if len(kept) != 1 else ''} {', '.join(kept)} of {report.rounds}"
+
+    return "; ".join(f"{cell.id} ({judged(cell.failed_rounds)})"
+                     for cell in report.cells if cell.failed_rounds)
 
 
 def mixed_timers(report: AbReport) -> str:
@@ -173,6 +190,8 @@ def _turns(report: AbReport) -> str:
     a turn'."""
     if report.rounds == 0:
         return "no round finished"
+    if not report.cells:
+        return "no cell measured by every side"
     records = [t for c in report.cells for t in (c.turns or []) if t.turns_per_side]
     if not records:
         return "no turns taken"

@@ -12,6 +12,9 @@ Format history (bump AB_VERSION and add a step to AB_FORMAT's `update_to`):
      their `slot_effects_pct` of None says. A cell's `turns` keep each round's turn size,
      timer and reason; the turns themselves are in `r<k>_turns.json` alone (version 2
      copied them there too).
+  4: a cell with a failed run is kept, judged without the rounds it failed in
+     (`failed_rounds`); version 3 left every cell of its variant out, so its cells have
+     none.
 
 `r<k>_turns.json` (TURNS_FORMAT, version 1) is what the parent of an interleaved round
 saw: each cell's turns in the order taken, each turn's median.
@@ -25,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernbench.results.jsonio import FileFormat
 
-AB_VERSION = 3
+AB_VERSION = 4
 TURNS_VERSION = 1
 Schedule = Literal["sequential", "interleaved"]
 Verdict = Literal["faster", "slower", "same", "unstable"]
@@ -106,6 +109,10 @@ class AbCell(_Model):
     # Where the cell's runs (every side, every round) did not all use one timer: how many
     # each timer timed; those deltas compare unlike samples (a graph's against events').
     timers: dict[str, int] = {}
+    # The report's rounds left out of this cell's numbers because one of its runs failed
+    # in them (failed_runs says why): the cell is judged on the others, `unstable` when
+    # fewer than two are left.
+    failed_rounds: list[int] = []
 
 
 class FailedRun(_Model):
@@ -179,5 +186,5 @@ def _turns_summarized(data: dict[str, Any]) -> dict[str, Any]:
 
 
 AB_FORMAT = FileFormat("A/B report", AB_VERSION, AbReport,
-                       update_to={2: _sequential, 3: _turns_summarized})
+                       update_to={2: _sequential, 3: _turns_summarized, 4: lambda data: data})
 TURNS_FORMAT = FileFormat("interleaved round's turns", TURNS_VERSION, RoundTurns)

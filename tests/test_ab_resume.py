@@ -149,9 +149,42 @@ def test_resume_refuses_new_settings_and_a_changed_bench(tmp_path: Path) -> None
         project_pins=tmp_path / "p.json",
     ))
     bench.write_text(BENCH.replace("work_us: 100", "work_us: 120"))
-    with pytest.raises(UserError, match=r"^--resume: .* changed since the A/B started; "
-                                        "start a new A/B$"):
+    with pytest.raises(UserError, match=r"^--resume: .* changed since the A/B started "
+                                        r"\(\(not recorded\)\); start a new A/B$"):
         resume_ab(folder, run_side=Sides(), echo=lambda line: None)
+
+
+def side_recorded_with_the_bench(tmp_path: Path, folder: Path) -> Path:
+    bench = tmp_path / "fake-ab.yaml"
+    measured = load_bench(bench)
+    save_options(folder / "r1_A", RunOptions(
+        bench_path=bench, spec_hash=spec_hash(measured), spec=measured.model_dump(mode="json"),
+        device="cpu", rounds=1, project_pins=tmp_path / "p.json",
+    ))
+    return bench
+
+
+def test_resume_names_the_fields_of_a_changed_bench(tmp_path: Path) -> None:
+    folder, _ = interrupted_sequential(tmp_path, stop="r2_A")
+    bench = side_recorded_with_the_bench(tmp_path, folder)
+    bench.write_text(BENCH.replace("work_us: 100", "work_us: 120"))
+    with pytest.raises(UserError, match=r"changed since the A/B started \(variants\); start"):
+        resume_ab(folder, run_side=Sides(), echo=lambda line: None)
+
+
+def test_resume_takes_a_bench_changed_only_in_its_metrics_with_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    folder, _ = interrupted_sequential(tmp_path, stop="r2_A")
+    bench = side_recorded_with_the_bench(tmp_path, folder)
+    bench.write_text(BENCH + "metrics: {flops: 2*size}\n")
+    sides = Sides()
+    assert resume_ab(folder, run_side=sides, echo=lambda line: None).exit_code == EXIT_OK
+    assert sides.ran == ["r2_A", "r3_A", "r3_B"]
+    assert capsys.readouterr().err == (
+        f"note: {bench} changed since the A/B started, only in what is computed from the "
+        "measurements; the verdicts are on time alone, the sides still to run compute the "
+        "rest with the bench as it is now\n")
 
 
 def test_resume_takes_a_side_recorded_before_a_field_kernbench_added_since(

@@ -47,9 +47,10 @@ from kernbench.results.ab import Schedule
 from kernbench.results.outpaths import out_folder
 from kernbench.results.provenance import utc_now, utc_stamp
 from kernbench.spec.discovery import find_bench
+from kernbench.spec.drift import REBUILT_ONLY, bench_drift
 from kernbench.spec.hardware import resolve_device
 from kernbench.spec.loader import load_bench
-from kernbench.spec.models import AbSpec, Bench, same_bench, spec_hash
+from kernbench.spec.models import AbSpec, Bench, spec_hash
 from kernbench.spec.op_factory import bench_source
 
 SCHEDULES = ("interleaved", "sequential")
@@ -348,7 +349,10 @@ def run_rounds(
 
 def _check_unchanged(folder: Path, manifest: AbManifest, spec: Bench) -> None:
     """The sides measured so far ran the bench as it is (fields kernbench added since, at
-    their defaults, are no change): a changed bench is refused."""
+    their defaults, are no change), or one changed only in what is computed from the
+    measurements, as `run --resume` takes it (the verdicts are on time alone); any other
+    change is refused, naming the fields."""
+    rebuilt_only = False
     for run in manifest.runs:
         if not holds_a_run(folder / run.name):
             continue
@@ -356,9 +360,15 @@ def _check_unchanged(folder: Path, manifest: AbManifest, spec: Bench) -> None:
             measured = load_options(folder / run.name)
         except UserError:
             continue  # a side cut short while writing it: run again anyway
-        if not same_bench(measured.spec, measured.spec_hash, spec):
-            raise UserError(f"--resume: {manifest.bench_path} changed since the A/B started; "
-                            "start a new A/B")
+        drifted = bench_drift(measured.spec, measured.spec_hash, spec)
+        if drifted:
+            raise UserError(f"--resume: {manifest.bench_path} changed since the A/B started "
+                            f"({', '.join(drifted)}); start a new A/B")
+        rebuilt_only = rebuilt_only or drifted is not None
+    if rebuilt_only:  # resume_ab gives no echo to this check: its default, stderr
+        _stderr(f"note: {manifest.bench_path} changed since the A/B started, {REBUILT_ONLY}; "
+                "the verdicts are on time alone, the sides still to run compute the rest "
+                "with the bench as it is now")
 
 
 def _clear_side(folder: Path, name: str) -> None:

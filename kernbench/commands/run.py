@@ -33,9 +33,9 @@ from kernbench.results import provenance
 from kernbench.results.build import describe
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench
-from kernbench.spec.drift import REBUILT_FIELDS, spec_drift
+from kernbench.spec.drift import REBUILT_ONLY, bench_drift, spec_drift
 from kernbench.spec.loader import field_error, load_bench
-from kernbench.spec.models import Bench, same_bench, spec_hash
+from kernbench.spec.models import Bench, spec_hash
 
 FAST_ENV = "MILESTONE_FAST"
 FAST_ON = ("1", "true", "yes", "on")
@@ -240,19 +240,15 @@ def open_run(out: Path, command: str) -> RunFolder:
     refused, for the journal holds what the old bench measured."""
     options = load_options(out)
     bench = load_bench(options.bench_path)
-    if same_bench(options.spec, options.spec_hash, bench):
-        return RunFolder(options, bench, out)
-    if options.spec is None:  # run.json from before `spec`: nothing to compare with
-        drifted = ["(not recorded)"]
-    else:
-        drifted = spec_drift(options.spec, bench.model_dump(mode="json"), REBUILT_FIELDS)
+    drifted = bench_drift(options.spec, options.spec_hash, bench)
     if drifted:
         raise UserError(
             f"{command}: {options.bench_path} changed since the run started "
             f"({', '.join(drifted)}); start a new run"
         )
-    note(f"note: {options.bench_path} changed since the run started, only in what is "
-         "computed from the measurements; its results are rebuilt with the bench as it is now")
+    if drifted is not None:
+        note(f"note: {options.bench_path} changed since the run started, {REBUILT_ONLY}; "
+             "its results are rebuilt with the bench as it is now")
     return RunFolder(options, bench, out)
 
 

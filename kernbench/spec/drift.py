@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
-from kernbench.spec.models import as_current_model
+from kernbench.spec.models import Bench, as_current_model, same_bench
+
+# What a note says of a bench changed only in fields computed from the measurements.
+REBUILT_ONLY = "only in what is computed from the measurements"
 
 # Bench fields that change what is measured; the others only change how it is shown.
 PRESENTATION_FIELDS = ("description", "figures", "data", "ab")
@@ -19,3 +23,18 @@ def spec_drift(measured: dict, current: dict, also_ignored: Sequence[str] = ()) 
     measured = as_current_model(measured)
     fields = (set(measured) | set(current)) - set(PRESENTATION_FIELDS) - set(also_ignored)
     return sorted(f for f in fields if measured.get(f) != current.get(f))
+
+
+
+def bench_drift(
+    recorded: dict[str, Any] | None, recorded_hash: str, bench: Bench
+) -> list[str] | None:
+    """How `bench` differs from the bench results were taken with (its recorded spec and
+    hash), for a resume or a collect: None, not at all; else the fields changed in what
+    is measured, which refuse going on, an empty list when only what is computed from
+    the measurements (REBUILT_FIELDS) or how it is shown (PRESENTATION_FIELDS) changed."""
+    if same_bench(recorded, recorded_hash, bench):
+        return None
+    if recorded is None:  # recorded before benches were kept: nothing to compare with
+        return ["(not recorded)"]
+    return spec_drift(recorded, bench.model_dump(mode="json"), REBUILT_FIELDS)

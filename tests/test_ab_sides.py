@@ -292,6 +292,28 @@ def test_summarize_needs_an_ab_folder(tmp_path):
         summarize_ab(tmp_path)
 
 
+def test_a_variant_option_naming_the_switch_counts_as_reading_it(tmp_path):
+    from kernbench.ab.switch_check import switch_warning
+
+    source = tmp_path / "kernel.py"
+    source.write_text("import os\n\ndef make(switch=None, **params):\n"
+                      "    return lambda: os.environ.get(switch)\n")
+    assert switch_warning("KB_X", "k", source, {"v": {"switch": "KB_X"}}) is None
+    assert switch_warning("KB_X", "k", source, {"v": {"switch": "KB_Y"}}) is not None
+
+
+def test_no_warning_for_the_sleep_kernel_reading_the_variable_its_switch_option_names(
+    tmp_path,
+):
+    bench = tmp_path / "fake-ab.yaml"
+    bench.write_text(BENCH.format(kernel="sleep", ab=AB_BLOCK).replace(
+        "fast: {work_us: 50}", "fast: {work_us: 50, switch: KB_X}"))
+    messages: list[str] = []
+    run_ab(str(bench), out=tmp_path / "ab", device="cpu", run_side=FakeSides(),
+           echo=messages.append, rounds=2, schedule="sequential")
+    assert not any("KB_X appears nowhere" in m for m in messages)
+
+
 def test_a_library_variable_gets_a_note_not_a_warning(tmp_path):
     from kernbench.ab.switch_check import switch_warning
 

@@ -173,7 +173,8 @@ def run_ab(
     by_variant = switches_variant(settings.switch)
     # Is the variable read at all? (Two variants run what their options say.)
     warning = None if by_variant else switch_warning(
-        settings.switch, spec.kernel_name, bench_source(spec, bench_path.parent))
+        settings.switch, spec.kernel_name, bench_source(spec, bench_path.parent),
+        spec.variants)
     if warning:
         echo(warning)
     chosen, note = choose_schedule(settings.schedule, [p.cell(s) for p in pairs for s in "AB"])

@@ -2,13 +2,17 @@
 
 If it is not, both sides run the same code and the A/B reports "no difference", a
 false result that looks like a real one. The check is textual: the switch's name must
-appear in the kernel factory's module file. Code that reads it indirectly (a library
-below the kernel, a name built at run time) is not seen, so a miss is a warning only.
+appear in the kernel factory's module file, or be the value of one of the bench's variant
+options (a kernel that reads the variable an option names, as the built-in `sleep` reads
+its `switch:`). Code that reads it indirectly (a library below the kernel, a name built at
+run time) is not seen, so a miss is a warning only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 # Variables read by the libraries under a kernel, not by its source: a textual check can
 # neither confirm nor refute them, so they get a note instead of a warning.
@@ -27,8 +31,15 @@ LIBRARY_PREFIXES = {
 }
 
 
-def switch_warning(switch: str, kernel: str, source: Path | None) -> str | None:
-    """A one-line warning, or None when the switch's name is in the kernel's source."""
+def switch_warning(
+    switch: str, kernel: str, source: Path | None,
+    variants: Mapping[str, Mapping[str, Any]] | None = None,
+) -> str | None:
+    """A one-line warning, or None when the switch's name is in the kernel's source or is
+    the value of an option of one of `variants` (the bench's)."""
+    if any(value == switch for options in (variants or {}).values()
+           for value in options.values()):
+        return None
     if source is None:
         return (
             f"note: cannot check that {switch} is read: the source of kernel {kernel!r} "

@@ -222,10 +222,17 @@ def test_a_crashed_side_fails_every_variant_and_exits_1(tmp_path):
     assert {tuple(c.failed_rounds) for c in outcome.report.cells} == {(2,)}  # rounds 1, 3, 4
     assert len(outcome.report.cells) == 4
     reasons = {f.reason for f in outcome.report.failed_runs}
-    assert reasons == {"exited with code 1 and wrote no results.json"}
+    assert reasons == {"exited with exit code 1 and wrote no results.json"}
     assert any("failed: fast in round(s) 2" in m for m in MESSAGES)
     report = (outcome.folder / "report.md").read_text()
     assert "r2_B/log.txt" in report and "## Failures" in report
+
+
+def test_a_side_killed_by_a_signal_is_said_so_as_run_says_it(tmp_path):
+    outcome = run(tmp_path, FakeSides(crash={"r2_B"}, code=-9), rounds=2)
+    reasons = {f.reason for f in outcome.report.failed_runs}
+    assert reasons == {"exited with signal SIGKILL (killed: out of memory?) and wrote no "
+                       "results.json"}
 
 
 def test_without_the_recording_run_the_rest_is_skipped(tmp_path):

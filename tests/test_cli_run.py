@@ -139,7 +139,7 @@ def test_summarize_reproduces_the_committed_ab_of_two_variants(
 
 @pytest.mark.parametrize(("damage", "reason"), [
     ("{\n", "unreadable results: {}:2: not valid JSON: Expecting property name"),
-    (None, "exited with code 0 and wrote no results.json"),
+    (None, "exited with exit code 0 and wrote no results.json"),
 ])
 def test_summarize_says_on_stderr_why_a_side_failed(tmp_path: Path, damage: str | None,
                                                     reason: str) -> None:

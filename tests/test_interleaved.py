@@ -17,6 +17,7 @@ pytestmark = pytest.mark.slow
 
 KERNEL = '''\
 import os
+import signal
 import time
 
 from kernbench.kernels.synthetic import spin
@@ -26,6 +27,8 @@ def make(work_us=200.0, mode="ok", **_):
     side = os.environ.get("KERNBENCH_SIDE")
     if mode == "die" and side == "B":
         os._exit(3)
+    if mode == "kill" and side == "B":
+        os.kill(os.getpid(), signal.SIGKILL)
     hang = mode == "hang" and side == "B"
     seconds = work_us * 1e-6 * (1.10 if os.environ.get("KB_T") == "1" else 1.0)
 
@@ -83,16 +86,19 @@ def test_sides_take_turns_one_at_a_time_and_record_every_turn(tmp_path: Path) ->
 def test_a_side_that_dies_fails_its_variant_and_a_fresh_one_takes_the_rest(
     tmp_path: Path,
 ) -> None:
-    bench = write_bench(tmp_path / "b", "  dies: {mode: die}\n  plain: {mode: ok}\n")
+    bench = write_bench(tmp_path / "b", "  dies: {mode: die}\n  killed: {mode: kill}\n"
+                        "  plain: {mode: ok}\n")
     lines: list[str] = []
     start = time.monotonic()
     outcome = run_ab(str(bench), out=tmp_path / "ab", device="cpu", echo=lines.append)
     assert time.monotonic() - start < 60
     assert outcome.exit_code == 1
     report = outcome.report
-    assert report.failed_variants == {"dies": [1, 2]}
+    assert report.failed_variants == {"dies": [1, 2], "killed": [1, 2]}
     assert [c.variant for c in report.cells] == ["plain"]
-    assert "exited with code 3" in " ".join(f.reason for f in report.failed_runs)
+    reasons = " ".join(f.reason for f in report.failed_runs)
+    assert "exited with exit code 3" in reasons
+    assert "exited with signal SIGKILL" in reasons  # as `run` names a signal
     assert any("starting it again" in line for line in lines)
 
 

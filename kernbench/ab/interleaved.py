@@ -39,6 +39,7 @@ from kernbench.ab.schedule import (
 )
 from kernbench.execute.finish import build_run_results
 from kernbench.execute.journal import JournalEntry, is_journaled, write_entry
+from kernbench.execute.last_words import exit_text  # `run`'s words for an exit
 from kernbench.execute.options import save_options
 from kernbench.execute.pins import save_pins
 from kernbench.execute.rounds import RunFolder, kill_group, write_task
@@ -85,7 +86,7 @@ class LiveSide:
         line = self.process.stdout.readline()
         if not line:
             self.process.wait()
-            self._lose(f"exited with code {self.process.returncode}")
+            self._lose(f"exited with {exit_text(self.process.returncode)}")
             return None
         reply: dict[str, Any] = json.loads(line)
         return reply

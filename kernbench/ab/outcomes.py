@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 from kernbench.ab.analysis import RunOutcome
 from kernbench.ab.schedule import AbManifest
 from kernbench.errors import UserError
+from kernbench.execute.last_words import exit_text  # `run`'s words for an exit
 from kernbench.results import model as results
 from kernbench.results.ab import TURNS_FORMAT, RoundTurns
 from kernbench.results.jsonio import FileFormat, plain_or_packed
@@ -76,7 +77,9 @@ def _why_no_results(run_dir: Path) -> str:
         return "no results.json"
     if status.skipped:
         return f"not run: {status.skipped}"
-    return f"exited with code {status.returncode} and wrote no results.json"
+    if status.returncode is None:
+        return "ended and wrote no results.json"
+    return f"exited with {exit_text(status.returncode)} and wrote no results.json"
 
 
 def side_finished(run_dir: Path) -> bool:

@@ -20,9 +20,9 @@ from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.ab.outcomes import turns_path
-from kernbench.ab.run import resume_ab, run_ab
+from kernbench.ab.run import AbOutcome, gated, resume_ab, run_ab
 from kernbench.ab.sides import SideRequest
-from kernbench.errors import EXIT_OK, EXIT_USAGE, UserError
+from kernbench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UserError
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import RunOptions, save_options
 from kernbench.results import model as results_io
@@ -69,11 +69,14 @@ def interrupted_sequential(tmp_path: Path, stop: str) -> tuple[Path, list[str]]:
     bench.write_text(BENCH)
     sides = Sides(stop=stop)
     lines: list[str] = []
-    with pytest.raises(KeyboardInterrupt):
-        run_ab(str(bench), out=tmp_path / "ab", device="cpu", run_side=sides,
-               echo=lines.append)
-    assert lines[-1] == f"interrupted; continue with: kernbench ab --resume {tmp_path / 'ab'}"
-    return tmp_path / "ab", sides.ran
+    outcome = run_ab(str(bench), out=tmp_path / "ab", device="cpu", run_side=sides,
+                     echo=lines.append)
+    assert outcome.exit_code == EXIT_INTERRUPTED
+    folder = tmp_path / "ab"
+    assert [line for line in lines if "interrupted" in line] == [
+        f"interrupted: {outcome.report.rounds} of 3 rounds finished, reported in "
+        f"{folder / 'report.md'}; continue with: kernbench ab --resume {folder}"]
+    return folder, sides.ran
 
 
 def test_a_sequential_ab_resumes_from_its_finished_sides(tmp_path: Path) -> None:
@@ -256,6 +259,8 @@ def test_an_interrupted_ab_is_judged_on_the_rounds_every_side_finished(
     assert ran == ["r1_A", "r1_B", "r2_B", "r2_A"]
     written = AB_FORMAT.read(folder / "ab.json")  # by the interrupted A/B itself
     assert (written.rounds, written.planned_rounds) == (2, 3)
+    stopped = AbOutcome(folder, written, EXIT_INTERRUPTED)
+    assert gated(stopped, "slower").exit_code == EXIT_INTERRUPTED  # not a failed gate
     report = summarize_ab(folder)
     assert (report.rounds, report.planned_rounds) == (2, 3)
     assert not report.failed_runs
@@ -303,9 +308,8 @@ def test_an_ab_of_chosen_cells_passes_the_choice_to_every_side_and_keeps_it(
             commands[request.run.name] = request.command
             return super().__call__(request)
 
-    with pytest.raises(KeyboardInterrupt):
-        run_ab(str(bench), out=tmp_path / "ab", device="cpu", only=["variant=slow"],
-               run_side=Recording(stop="r2_A"), echo=lambda line: None)
+    run_ab(str(bench), out=tmp_path / "ab", device="cpu", only=["variant=slow"],
+           run_side=Recording(stop="r2_A"), echo=lambda line: None)
     manifest = json.loads((tmp_path / "ab" / "ab-run.json").read_text())
     assert (manifest["only"], manifest["variants"]) == (["variant=slow"], ["slow"])
     resume_ab(tmp_path / "ab", run_side=Recording(), echo=lambda line: None)

@@ -16,7 +16,7 @@ from kernbench.ab.run import resume_ab, run_ab
 from kernbench.ab.schedule import add_round, interleaved_schedule, schedule
 from kernbench.ab.sides import SideRequest
 from kernbench.commands import run as run_command
-from kernbench.errors import EXIT_OK, SpecError, UserError
+from kernbench.errors import EXIT_INTERRUPTED, EXIT_OK, SpecError, UserError
 from kernbench.execute.cell_timers import read_timers
 from kernbench.execute.rounds import RunFolder
 from kernbench.plan import plan
@@ -212,10 +212,10 @@ def test_a_resumed_ab_of_two_variants_runs_the_sides_left_with_their_own_cells(t
 
     stopped: list[str] = []
     sides = Stopping()
-    with pytest.raises(KeyboardInterrupt):
-        run_ab(str(fake_bench(tmp_path)), switch="variant", a="base", b="slower", rounds=3,
-               schedule="sequential", device="cpu", out=tmp_path / "ab", run_side=sides,
-               echo=lambda _: None)
+    stopped_at = run_ab(str(fake_bench(tmp_path)), switch="variant", a="base", b="slower",
+                        rounds=3, schedule="sequential", device="cpu", out=tmp_path / "ab",
+                        run_side=sides, echo=lambda _: None)
+    assert stopped_at.exit_code == EXIT_INTERRUPTED
     sides.requests.clear()
     outcome = resume_ab(tmp_path / "ab", run_side=sides, echo=lambda _: None)
     assert [r.run.name for r in sides.requests] == ["r2_A", "r3_A", "r3_B"]

@@ -19,7 +19,7 @@ from typing import Any
 from kernbench.ab.analysis import AbReport
 from kernbench.ab.compare import failing
 from kernbench.ab.interleaved import execute_rounds
-from kernbench.ab.outcomes import finished_rounds, found_turns, round_finished, side_finished
+from kernbench.ab.outcomes import found_turns, round_finished, side_finished
 from kernbench.ab.outputs import failure_lines, summarize_ab
 from kernbench.ab.pairing import CellPair, check_variants, pair_cells, switches_variant
 from kernbench.ab.schedule import (
@@ -34,9 +34,8 @@ from kernbench.ab.schedule import (
 from kernbench.ab.schedule import schedule as sequential_schedule
 from kernbench.ab.sides import SideRunner, execute_runs, run_subprocess
 from kernbench.ab.switch_check import switch_warning
-from kernbench.ab.verdicts import MIN_ROUNDS
 from kernbench.analyze.checks import check_bench
-from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
+from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.gpus import GPU_ENV
 from kernbench.execute.hosts import NODE_RANK_ENV
 from kernbench.execute.lock import folder_lock
@@ -66,7 +65,7 @@ RUNNER_SET = frozenset({"KERNBENCH_SWITCH", "KERNBENCH_SIDE", "KERNBENCH_ROUND",
 class AbOutcome:
     folder: Path
     report: AbReport
-    exit_code: int  # 0, or 1 when some variant failed
+    exit_code: int  # 0, 1 when some variant failed, 130 when interrupted
 
 
 def _stderr(line: str) -> None:
@@ -263,7 +262,7 @@ def ab(
 
 def gated(outcome: AbOutcome, fail_on: str | None) -> AbOutcome:
     called = failing(outcome.report.cells, fail_on)
-    if not called:
+    if not called or outcome.exit_code == EXIT_INTERRUPTED:  # its 130 stands: calls partial
         return outcome
     _stderr(f"--fail-on {fail_on}: {len(called)} cell(s): {', '.join(c.id for c in called)}")
     return AbOutcome(outcome.folder, outcome.report, EXIT_FAILED)
@@ -315,7 +314,8 @@ def run_rounds(
     """Run the rounds `first` (but the sides `kept`), then, with `--rounds auto`, one
     more at a time while a cell is unstable; then the report."""
 
-    def run_some(rounds: Sequence[int], keep: Collection[str] = ()) -> None:
+    def run_some(rounds: Sequence[int], keep: Collection[str] = ()) -> bool:
+        """Whether the rounds ran to their end (False: interrupted)."""
         try:
             if manifest.schedule == "interleaved":
                 execute_rounds(folder, manifest, spec, pairs, echo, rounds)
@@ -323,14 +323,11 @@ def run_rounds(
                 execute_runs(folder, manifest, spec_hash(spec), pairs, run_side, echo, rounds,
                              keep)
         except KeyboardInterrupt:
-            if finished_rounds(folder, manifest) >= MIN_ROUNDS:
-                summarize_ab(folder)  # the verdicts of the rounds finished so far
-                echo(f"interrupted; the rounds finished so far: {folder / 'report.md'}")
-            echo(f"interrupted; continue with: kernbench ab --resume {folder}")
-            raise
+            return False
+        return True
 
-    if first:
-        run_some(first, kept)
+    if first and not run_some(first, kept):
+        return _interrupted(folder, echo)
     report = summarize_ab(folder)
     while manifest.max_rounds and manifest.rounds < manifest.max_rounds:
         unstable = [c.id for c in report.cells if c.verdict == "unstable"]
@@ -340,12 +337,22 @@ def run_rounds(
         save_manifest(folder, manifest)
         echo(f"{len(unstable)} cell(s) unstable after {manifest.rounds - 1} rounds: "
              f"round {manifest.rounds} of at most {manifest.max_rounds}")
-        run_some([manifest.rounds])
+        if not run_some([manifest.rounds]):
+            return _interrupted(folder, echo)
         report = summarize_ab(folder)
     for line in failure_lines(report):
         echo(line)
     echo(f"A/B report: {folder / 'report.md'}")
     return AbOutcome(folder, report, EXIT_FAILED if report.failed_variants else EXIT_OK)
+
+
+def _interrupted(folder: Path, echo: Callable[[str], None]) -> AbOutcome:
+    """The report of the rounds finished so far, and the one line saying so."""
+    report = summarize_ab(folder)
+    echo(f"interrupted: {report.rounds} of {report.planned_rounds or report.rounds} rounds "
+         f"finished, reported in {folder / 'report.md'}; continue with: kernbench ab "
+         f"--resume {folder}")
+    return AbOutcome(folder, report, EXIT_INTERRUPTED)
 
 
 def _check_unchanged(folder: Path, manifest: AbManifest, spec: Bench) -> None:

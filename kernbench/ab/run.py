@@ -356,10 +356,8 @@ def _interrupted(folder: Path, echo: Callable[[str], None]) -> AbOutcome:
 
 
 def _check_unchanged(folder: Path, manifest: AbManifest, spec: Bench) -> None:
-    """The sides measured so far ran the bench as it is (fields kernbench added since, at
-    their defaults, are no change), or one changed only in what is computed from the
-    measurements, as `run --resume` takes it (the verdicts are on time alone); any other
-    change is refused, naming the fields."""
+    """The sides measured so far ran the bench as it is, or as `run --resume` takes it
+    (changed only in what is computed from the measurements); else it is refused."""
     rebuilt_only = False
     for run in manifest.runs:
         if not holds_a_run(folder / run.name):

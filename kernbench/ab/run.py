@@ -59,6 +59,7 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Set by kernbench itself in every side's process: a switch of one would be overwritten.
 RUNNER_SET = frozenset({"KERNBENCH_SWITCH", "KERNBENCH_SIDE", "KERNBENCH_ROUND", GPU_ENV,
                         NODE_RANK_ENV})
+Echo = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -281,7 +282,7 @@ def resume_ab(
     manifest = load_manifest(folder)
     with folder_lock(folder, echo):
         spec = load_bench(Path(manifest.bench_path))
-        _check_unchanged(folder, manifest, spec)
+        _check_unchanged(folder, manifest, spec, echo)
         pairs = ab_cells(spec, manifest.device, manifest.only, manifest)
         if manifest.schedule == "interleaved":
             kept = {r for r in range(1, manifest.rounds + 1)
@@ -355,7 +356,7 @@ def _interrupted(folder: Path, echo: Callable[[str], None]) -> AbOutcome:
     return AbOutcome(folder, report, EXIT_INTERRUPTED)
 
 
-def _check_unchanged(folder: Path, manifest: AbManifest, spec: Bench) -> None:
+def _check_unchanged(folder: Path, manifest: AbManifest, spec: Bench, echo: Echo) -> None:
     """The sides measured so far ran the bench as it is, or as `run --resume` takes it
     (changed only in what is computed from the measurements); else it is refused."""
     rebuilt_only = False
@@ -371,8 +372,8 @@ def _check_unchanged(folder: Path, manifest: AbManifest, spec: Bench) -> None:
             raise UserError(f"--resume: {manifest.bench_path} changed since the A/B started "
                             f"({', '.join(drifted)}); start a new A/B")
         rebuilt_only = rebuilt_only or drifted is not None
-    if rebuilt_only:  # resume_ab gives no echo to this check: its default, stderr
-        _stderr(f"note: {manifest.bench_path} changed since the A/B started, {REBUILT_ONLY}; "
+    if rebuilt_only:
+        echo(f"note: {manifest.bench_path} changed since the A/B started, {REBUILT_ONLY}; "
                 "the verdicts are on time alone, the sides still to run compute the rest "
                 "with the bench as it is now")
 

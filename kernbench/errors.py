@@ -42,7 +42,8 @@ class SpecError(UserError):
 
     def __init__(self, path: str, line: int | None, field: str, message: str) -> None:
         where = f"{path}:{line}" if line else path
-        text = f"{where}: {field}: {message}" if field else f"{where}: {message}"
+        shown = field if field.isprintable() else repr(field)  # a key of "\n" stays one line
+        text = f"{where}: {shown}: {message}" if field else f"{where}: {message}"
         super().__init__(text, EXIT_USAGE)
         self.path = path
         self.line = line

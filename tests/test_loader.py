@@ -403,3 +403,12 @@ def test_readme_example_is_a_valid_bench(tmp_path: Path) -> None:
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     example = readme.split("```yaml\n", 1)[1].split("```", 1)[0]
     assert load_bench(write(tmp_path, example)).name == "my-gemm"
+
+
+def test_a_key_that_is_a_line_break_is_named_on_one_line(tmp_path: Path) -> None:
+    # Found by the random documents above once unknown keys came first: {"\n": null}.
+    path = tmp_path / "odd.yaml"
+    path.write_text('"\\n": null\n')
+    with pytest.raises(SpecError) as info:
+        load_bench(path)
+    assert "\n" not in str(info.value) and ": '\\n': unknown key" in str(info.value)

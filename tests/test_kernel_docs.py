@@ -24,7 +24,7 @@ from kernbench.spec.loader import load_bench
 DOC = Path(__file__).resolve().parent.parent / "docs" / "kernels.md"
 BLOCK = re.compile(r"^```(?:python|yaml)\n# file: (\S+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 BENCHES = ("axpy", "axpy_checked", "blocked", "staged")
-OP_BENCHES = ("moe_gate",)  # YAML only: no module
+OP_BENCHES = ("moe_gate", "embedding")  # YAML only: no module
 
 
 def doc_files() -> dict[str, str]:

@@ -57,6 +57,7 @@ def test_init_values() -> None:
     [
         ("bernoulli(2)", "needs 0 <= p <= 1"),
         ("randint(5, 1)", "needs low < high"),
+        ("randint(0.5, 3)", "needs whole numbers"),  # was drawn from 0 silently
         ("randn(1)", "randn takes 0 arguments"),
         ("randint(0, n)", "arguments must be numbers"),
         ("os.system", "cannot read init"),

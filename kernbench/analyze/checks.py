@@ -1,12 +1,12 @@
 """What only a bench's plan shows, checked before anything is measured: the hardware
-profile it names exists, its exclusions leave a cell, the kernel's own rule accepts every
-cell, every metric computes on every cell, and every figure it asks for fits it.
-`validate`, `plan`, `run` and `ab` share it."""
+profile it names exists, its exclusions leave a cell, the kernel's own rule (an op bench:
+its inputs, as its factory makes them) accepts every cell, every metric computes on
+every cell, and every figure it asks for fits it. `validate`, `plan`, `run` and `ab` share it."""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from kernbench.spec import hardware
 from kernbench.spec.figures import BenchFacts, misfit
 from kernbench.spec.loader import field_error
 from kernbench.spec.models import Bench
+from kernbench.spec.op_factory import CellInputError, cell_inputs
 
 # A function a kernel factory's module may define: `cell_problem(params) -> str | None`,
 # given each cell's parameters (as the factory gets them), says what no such cell can run.
@@ -65,16 +66,32 @@ def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
 def _check_cells_against_the_kernel(bench: Bench, path: Path, device: str | None) -> None:
     """The factory module's `cell_problem` on each cell of `device`'s plan, or of each
     device's (exclusions may name the device): gemm's numpy backend refuses bf16 here,
-    not in every cell of the run."""
+    not in every cell of the run. An op bench's inputs likewise: `randint(0, experts - 8)`
+    where `experts` is 8 is refused at the init's line."""
+    if bench.op is not None:
+        _check_op_inputs(bench, path, device)
+        return
     rule = _cell_rule(bench, path)
     if rule is None:
         return
+    for cell in _every_cell(bench, device):
+        message = rule(dict(cell.params))
+        if message:
+            raise field_error(path, _cell_field(bench, cell),
+                              f"{bench.kernel_name}: {message} (cell {cell.id})")
+
+
+def _check_op_inputs(bench: Bench, path: Path, device: str | None) -> None:
+    for cell in _every_cell(bench, device):
+        try:
+            cell_inputs(bench, dict(cell.params))
+        except CellInputError as exc:
+            raise field_error(path, exc.field, f"{exc.message} (cell {cell.id})") from None
+
+
+def _every_cell(bench: Bench, device: str | None) -> Iterator[Cell]:
     for plan_device in [device] if device else list(hardware.DEVICES):
-        for cell in iter_cells(bench, plan_device):
-            message = rule(dict(cell.params))
-            if message:
-                raise field_error(path, _cell_field(bench, cell),
-                                  f"{bench.kernel_name}: {message} (cell {cell.id})")
+        yield from iter_cells(bench, plan_device)
 
 
 def _cell_rule(bench: Bench, path: Path) -> Callable[[dict[str, Any]], str | None] | None:

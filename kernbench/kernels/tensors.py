@@ -1,15 +1,17 @@
 """The input tensors of an `op:` bench: how each is initialized, and making it.
 
-An `init` is a name or a call with number literals: `randn`, `rand`, `zeros`, `ones`,
-`randint(low, high)`, `bernoulli(p)`, `normal(mean, std)` (randn scaled: a layer's
-weights, whose scale sets how well conditioned what follows them is). It is parsed when
-the bench is validated (`parse_init`) and used when a cell is built (`make_tensor`,
-which imports torch).
+An `init` is a name or a call: `randn`, `rand`, `zeros`, `ones`, `randint(low, high)`,
+`bernoulli(p)`, `normal(mean, std)` (randn scaled: a layer's weights, whose scale sets how
+well conditioned what follows them is). Its form is read when the bench is validated
+(`read_init`); an argument may be an expression over the cell's parameters
+(`randint(0, experts)`), which the spec layer evaluates per cell and hands to `make_init`
+as a number. `make_tensor` (which imports torch) makes the tensor of one cell.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,40 +32,81 @@ class Init:
     args: tuple[float, ...] = ()
 
 
-def parse_init(text: str) -> Init:
-    """`randint(0, 8)` -> Init('randint', (0, 8)); anything else is a ValueError."""
+@dataclass(frozen=True)
+class InitCall:
+    """An init as written: its kind and the text of each argument (a number, or an
+    expression the spec layer evaluates per cell)."""
+
+    kind: str
+    args: tuple[str, ...] = ()
+
+
+def read_init(text: str) -> InitCall:
+    """`randint(0, vocab - 1)` -> InitCall('randint', ('0', 'vocab - 1')): a known kind with
+    its number of arguments, or a ValueError."""
     known = ", ".join(f"{k}({', '.join('x' * n)})" if n else k for k, n in INIT_ARITY.items())
+    source = text.strip()
     try:
-        node = ast.parse(text.strip(), mode="eval").body
+        node = ast.parse(source, mode="eval").body
     except SyntaxError:
+        if source.count("(") > source.count(")"):  # YAML's `{init: randint(0, n)}` cut at ','
+            raise ValueError(
+                f"cannot read init {text!r}: in a {{...}} mapping, quote an init with a "
+                'comma (init: "randint(0, n)")'
+            ) from None
         raise ValueError(f"cannot read init {text!r}; known: {known}") from None
-    args: tuple[float, ...] = ()
+    args: tuple[str, ...] = ()
     if isinstance(node, ast.Name):
         kind = node.id
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
-        kind, args = node.func.id, tuple(_number(arg, text) for arg in node.args)
+        kind = node.func.id
+        if any(isinstance(arg, ast.Starred) for arg in node.args):
+            raise ValueError(f"cannot read init {text!r}; known: {known}")
+        args = tuple(ast.unparse(arg) for arg in node.args)
     else:
         raise ValueError(f"cannot read init {text!r}; known: {known}")
     if kind not in INIT_ARITY:
         raise ValueError(f"unknown init {kind!r}; known: {known}")
     if len(args) != INIT_ARITY[kind]:
         raise ValueError(f"{kind} takes {INIT_ARITY[kind]} arguments, not {len(args)}")
+    return InitCall(kind, args)
+
+
+def make_init(kind: str, args: Sequence[float]) -> Init:
+    """The init of one cell, its arguments numbers; values it cannot draw from are a
+    ValueError."""
     if kind == "bernoulli" and not 0 <= args[0] <= 1:
         raise ValueError(f"bernoulli(p) needs 0 <= p <= 1, not {args[0]}")
     if kind == "normal" and not args[1] > 0:
         raise ValueError(f"normal(mean, std) needs std > 0, not {args[1]}")
-    if kind == "randint" and not args[0] < args[1]:
-        raise ValueError(f"randint(low, high) needs low < high, not {args[0]}, {args[1]}")
-    return Init(kind, args)
+    if kind == "randint":
+        if not all(float(arg).is_integer() for arg in args):
+            raise ValueError(
+                f"randint(low, high) needs whole numbers, not {args[0]}, {args[1]}"
+            )
+        if not args[0] < args[1]:
+            raise ValueError(f"randint(low, high) needs low < high, not {args[0]}, {args[1]}")
+    return Init(kind, tuple(args))
 
 
-def _number(node: ast.expr, text: str) -> float:
+def parse_init(text: str) -> Init:
+    """`randint(0, 8)` -> Init('randint', (0, 8)): an init whose arguments are numbers;
+    anything else is a ValueError."""
+    call = read_init(text)
+    numbers = [_number(ast.parse(arg, mode="eval").body) for arg in call.args]
+    if any(number is None for number in numbers):
+        raise ValueError(f"init {text!r}: arguments must be numbers")
+    return make_init(call.kind, [number for number in numbers if number is not None])
+
+
+def _number(node: ast.expr) -> float | None:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_number(node.operand, text)
+        number = _number(node.operand)
+        return None if number is None else -number
     if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
         if not isinstance(node.value, bool):
             return node.value
-    raise ValueError(f"init {text!r}: arguments must be numbers")
+    return None
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """What validate checks of an `op:` bench beyond its fields: the op and the reference
-resolve, every name in its shapes and arguments is a cell parameter, every keyword is
+resolve, every name in its shapes, inits and arguments is a cell parameter, every keyword is
 one the op takes and every one it needs is given, each input has a dtype, variants
 choose only a known `backend`, and `check.outputs` names outputs the op and its reference
 have, where what they return can be read without a call.
@@ -21,7 +21,7 @@ from kernbench.kernels.callables import (
     required_names,
     resolve_callable,
 )
-from kernbench.kernels.tensors import INIT_DTYPE, parse_init
+from kernbench.kernels.tensors import INIT_DTYPE, read_init
 from kernbench.spec import expr
 from kernbench.spec.checks import Problem
 from kernbench.spec.models import DERIVED_NAMES, Bench
@@ -52,11 +52,13 @@ def op_problem(bench: Bench, bench_dir: Path) -> Problem | None:
 
 
 def _expressions(bench: Bench) -> Iterator[tuple[tuple[str, ...], str]]:
-    """Every expression of the bench's shapes and arguments, with its field path."""
+    """Every expression of the bench's shapes, inits and arguments, with its field path."""
     for name, spec in bench.inputs.items():
         for index, dimension in enumerate(spec.shape):
             if isinstance(dimension, str):
                 yield ("inputs", name, "shape", str(index)), dimension
+        for argument in read_init(spec.init).args:
+            yield ("inputs", name, "init"), argument
     for key, value in bench.args.items():
         values = value if isinstance(value, list) else [value]
         for item in values:
@@ -83,7 +85,7 @@ def _names(bench: Bench) -> Problem | None:
 def _dtypes(bench: Bench) -> Problem | None:
     has_dtype = "dtype" in bench.parameter_names()
     for name, spec in bench.inputs.items():
-        kind = parse_init(spec.init).kind
+        kind = read_init(spec.init).kind
         if spec.dtype is None and kind not in INIT_DTYPE and not has_dtype:
             return ("inputs", name), "no dtype: give one here or a `dtypes` list"
     return None

@@ -1,8 +1,10 @@
 """The kernel factory of a bench: its `kernel:` resolved, or its `op:` turned into one.
 
-An op bench's factory evaluates the bench's shapes and arguments for each cell (with
-the same safe evaluator as its metrics) and hands concrete values to
+An op bench's factory evaluates the bench's shapes, inits and arguments for each cell
+(with the same safe evaluator as its metrics) and hands concrete values to
 `kernbench/kernels/op.py`, which makes the tensors and runs the op by its backend.
+Validate evaluates every cell's inputs the same way (`cell_inputs`), so a value that
+fails on some cells only is refused at its line before anything runs.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from kernbench.kernels import kernel_source_path, resolve_factory
 from kernbench.kernels.base import Kernel
 from kernbench.kernels.callables import callable_source_path, resolve_callable
 from kernbench.kernels.op import OpCall, OpCheckPlan, make_op_kernel
-from kernbench.kernels.tensors import INIT_DTYPE, TensorPlan, parse_init
+from kernbench.kernels.tensors import INIT_DTYPE, Init, TensorPlan
 from kernbench.spec import expr
 from kernbench.spec.models import Bench, derived_names
+from kernbench.spec.op_inits import cell_init
 from kernbench.spec.op_models import ArgValue
 
 
@@ -57,31 +60,61 @@ class OpFactory:
         )
 
     def __call__(self, *, device: str, backend: str = "torch", **params: Any) -> Kernel:
+        inputs = cell_inputs(self.bench, params)
         namespace = derived_names(params)
-        dtype = params.get("dtype")
-        inputs = {}
-        for name, spec in self.bench.inputs.items():
-            init = parse_init(spec.init)
-            shape = tuple(
-                _dimension(d, namespace, f"inputs.{name}.shape[{i}]")
-                for i, d in enumerate(spec.shape)
-            )
-            # validate made sure one of these is there
-            tensor_dtype = spec.dtype or INIT_DTYPE.get(init.kind) or str(dtype)
-            inputs[name] = TensorPlan(shape, tensor_dtype, init)
         kwargs = {key: _value(value, namespace) for key, value in self.bench.args.items()}
         call = OpCall(
-            op=self.op, name=str(self.bench.op), inputs=inputs, kwargs=kwargs, dtype=dtype
+            op=self.op,
+            name=str(self.bench.op),
+            inputs=inputs,
+            kwargs=kwargs,
+            dtype=params.get("dtype"),
         )
         return make_op_kernel(call, backend, device, self.check)
 
 
-def _dimension(value: int | str, namespace: dict[str, Any], where: str) -> int:
-    number = _value(value, namespace)
+class CellInputError(ValueError):
+    """An input one cell's parameters cannot make, at its field."""
+
+    def __init__(self, field: tuple[str, ...], message: str) -> None:
+        super().__init__(f"{'.'.join(field)}: {message}")
+        self.field = field
+        self.message = message
+
+
+def cell_inputs(bench: Bench, params: dict[str, Any]) -> dict[str, TensorPlan]:
+    """Each input of the cell whose parameters are `params`: its shape, dtype and init
+    evaluated; a CellInputError where a value cannot make one."""
+    namespace = derived_names(params)
+    inputs = {}
+    for name, spec in bench.inputs.items():
+        init = _init(spec.init, namespace, ("inputs", name, "init"))
+        shape = tuple(
+            _dimension(d, namespace, ("inputs", name, "shape", str(i)))
+            for i, d in enumerate(spec.shape)
+        )
+        # validate made sure one of these is there
+        tensor_dtype = spec.dtype or INIT_DTYPE.get(init.kind) or str(params.get("dtype"))
+        inputs[name] = TensorPlan(shape, tensor_dtype, init)
+    return inputs
+
+
+def _init(text: str, namespace: dict[str, Any], field: tuple[str, ...]) -> Init:
+    try:
+        return cell_init(text, namespace)
+    except ValueError as exc:  # an ExpressionError, or values the init cannot draw from
+        raise CellInputError(field, str(exc)) from None
+
+
+def _dimension(value: int | str, namespace: dict[str, Any], field: tuple[str, ...]) -> int:
+    try:
+        number = _value(value, namespace)
+    except expr.ExpressionError as exc:
+        raise CellInputError(field, str(exc)) from None
     if isinstance(number, bool) or not isinstance(number, int | float) or number != int(number):
-        raise ValueError(f"{where}: {value!r} is {number!r}, not a whole number")
+        raise CellInputError(field, f"{value!r} is {number!r}, not a whole number")
     if number < 0:
-        raise ValueError(f"{where}: {value!r} is {number}, a negative size")
+        raise CellInputError(field, f"{value!r} is {number}, a negative size")
     return int(number)
 
 

@@ -18,7 +18,7 @@ from pydantic import (
 )
 
 from kernbench.dtypes import DTYPES
-from kernbench.kernels.tensors import parse_init
+from kernbench.spec.op_inits import check_init
 
 DottedPath = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")]
 # A dimension, or a keyword's value: a number, or an expression over the cell's
@@ -41,7 +41,8 @@ class InputSpec(_Strict):
     init: str = Field(
         "randn",
         description="randn, rand, zeros, ones, normal(mean, std), randint(low, high) or "
-        "bernoulli(p) (a bool mask).",
+        "bernoulli(p) (a bool mask); each argument a number or an expression over the "
+        "axes (randint(0, experts)).",
     )
     dtype: Literal[INPUT_DTYPES] | None = Field(  # type: ignore[valid-type]
         None,
@@ -51,7 +52,7 @@ class InputSpec(_Strict):
     @field_validator("init")
     @classmethod
     def _known_init(cls, value: str) -> str:
-        parse_init(value)
+        check_init(value)
         return value
 
 

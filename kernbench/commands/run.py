@@ -36,6 +36,7 @@ from kernbench.spec.discovery import find_bench
 from kernbench.spec.drift import REBUILT_ONLY, bench_drift, spec_drift
 from kernbench.spec.loader import field_error, load_bench
 from kernbench.spec.models import Bench, spec_hash
+from kernbench.worker_env import SIDE_ENV
 
 FAST_ENV = "MILESTONE_FAST"
 FAST_ON = ("1", "true", "yes", "on")
@@ -210,7 +211,7 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
         save_pins=request.save_pins,
         timers=request.timers.resolve() if request.timers is not None else None,
         hardware=request.hardware,
-        side=os.environ.get("KERNBENCH_SIDE", ""),
+        side=os.environ.get(SIDE_ENV, ""),
         figures=True if request.figures is None else request.figures,
         only=tuple(request.only),
         cells=parse_indices(request.cells),

@@ -16,6 +16,7 @@ from kernbench.execute.options import RUN_JSON_NAME, holds_a_run
 from kernbench.plan import Cell
 from kernbench.spec.loader import field_error
 from kernbench.spec.models import Bench
+from kernbench.worker_env import SIDE_ENV
 
 
 def check_out(out: Path) -> None:
@@ -43,7 +44,7 @@ def _made_before_the_run() -> set[str]:
     """What a new run's folder may hold before the run writes to it: its lock (the run
     checks the folder again under it, and a run refused there leaves it), and on a side
     of a sequential A/B the log its runner opened there."""
-    return {LOCK_NAME, LOG_NAME} if os.environ.get("KERNBENCH_SIDE") else {LOCK_NAME}
+    return {LOCK_NAME, LOG_NAME} if os.environ.get(SIDE_ENV) else {LOCK_NAME}
 
 
 def _cuda_available() -> bool:

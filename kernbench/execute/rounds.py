@@ -27,7 +27,7 @@ from kernbench.execute import launch
 from kernbench.execute.cell_timers import read_timers, round_timers
 from kernbench.execute.gpus import Lane, choose_gpus, deal, estimator, lanes, visible_gpus
 from kernbench.execute.host_channel import HostChannel, Order
-from kernbench.execute.hosts import NODE_RANK_ENV, rendezvous_timeout_s, save_host_names
+from kernbench.execute.hosts import rendezvous_timeout_s, save_host_names
 from kernbench.execute.journal import (
     TASK,
     JournalEntry,
@@ -47,6 +47,7 @@ from kernbench.plan import Cell, estimate_run_s, pick, plan, refuse_empty, round
 from kernbench.results.model import RoundResult
 from kernbench.results.provenance import device_model
 from kernbench.spec.models import Bench
+from kernbench.worker_env import NODE_RANK_ENV, ROUND_ENV, SIDE_ENV
 
 POLL_S = 0.05
 
@@ -319,8 +320,8 @@ def worker_env(device: str, round_: int, side: str) -> dict[str, str]:
     return {
         **os.environ,
         **launch.launch_env(device),
-        "KERNBENCH_ROUND": str(round_),
-        "KERNBENCH_SIDE": side,
+        ROUND_ENV: str(round_),
+        SIDE_ENV: side,
         "PYTHONUNBUFFERED": "1",
     }
 

@@ -182,6 +182,9 @@ def test_a_side_command_of_an_ab_of_two_variants_plans_its_own_cells(tmp_path, m
                      rounds=2, schedule="sequential", device="cpu", out=tmp_path / "ab",
                      run_side=sides, echo=lambda _: None)
     request = next(r for r in sides.requests if r.run.name == "r2_B")
+    # B's run is given A's cells' timers too (its twins'): ids outside its own cells.
+    assert "base/size=100" in read_timers(outcome.folder / "timers.json")
+    assert "--timers" in request.command
     started: list[list[str]] = []
 
     def measure(run: RunFolder) -> int:

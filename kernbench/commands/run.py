@@ -12,7 +12,7 @@ from pathlib import Path
 from kernbench.analyze.checks import check_bench
 from kernbench.commands.run_checks import check_out, check_requirements, check_world_sizes
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
-from kernbench.execute.cell_timers import read_timers
+from kernbench.execute.cell_timers import check_timer_ids, read_timers
 from kernbench.execute.finish import RESULTS_NAME, build_run_results, select_profile
 from kernbench.execute.follow import follow, follower_folder
 from kernbench.execute.gpus import choose_gpus, visible_gpus
@@ -27,7 +27,7 @@ from kernbench.execute.options import (
 )
 from kernbench.execute.pins import bench_pins_path, load_pins
 from kernbench.execute.rounds import RunFolder, checked_plan, execute, planned_cells
-from kernbench.plan import Cell, parse_indices
+from kernbench.plan import Cell, parse_indices, plan
 from kernbench.results import model as results_io
 from kernbench.results import provenance
 from kernbench.results.build import describe
@@ -184,8 +184,8 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
     device = hardware.resolve_device(request.device)
     if request.hardware is not None:  # an unknown name, or another device's, fails early
         hardware.device_profile(request.hardware, device)
-    if request.timers is not None:
-        read_timers(request.timers)  # a missing or malformed file fails before measuring
+    if request.timers is not None:  # a missing, malformed or mistaken file: before measuring
+        check_timer_ids(request.timers, read_timers(request.timers), plan(bench, device))
     bench_path = bench_path.resolve()
     project_pins = None if pins else bench_pins_path(bench_path, bench.name)
     for option, path in (("--pins", pins), ("the bench's pins", project_pins)):

@@ -40,7 +40,7 @@ from kernbench.execute.journal import (
     read_journal,
     write_entry,
 )
-from kernbench.execute.last_words import death, log_tail
+from kernbench.execute.last_words import death, hosts_apart, log_tail
 from kernbench.execute.options import RunOptions, holds_a_run, save_options
 from kernbench.execute.progress import Progress
 from kernbench.plan import Cell, estimate_run_s, pick, plan, refuse_empty, round_order, shard
@@ -228,7 +228,8 @@ class RoundRunner:
             self._record_failure(round_, by_index[index], reason, lane)
         elif process.returncode == launch.EXIT_RENDEZVOUS and self.options.hosts is not None:
             # A single-host worker never meets anyone: there, 4 is a kernel's own exit code.
-            self.hosts_lost = f"the hosts did not meet: {log_tail(log_path, own_output_from, 1)}"
+            self.hosts_lost = hosts_apart(process.returncode,
+                                          log_tail(log_path, own_output_from, 1))
             for cell in cells:
                 if not is_journaled(self.journal, round_, cell.index):
                     self._record_failure(round_, cell, self.hosts_lost)

@@ -10,7 +10,12 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
-from kernbench.commands.run_checks import check_out, check_requirements, check_world_sizes
+from kernbench.commands.run_checks import (
+    check_fast_out,
+    check_out,
+    check_requirements,
+    check_world_sizes,
+)
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.cell_timers import check_timer_ids, read_timers
 from kernbench.execute.finish import RESULTS_NAME, build_run_results, select_profile
@@ -39,6 +44,7 @@ from kernbench.spec.models import Bench, spec_hash
 from kernbench.worker_env import SIDE_ENV
 
 FAST_ENV = "MILESTONE_FAST"
+FIGURES_DIR = "figures"  # fast mode's only output, in --out
 FAST_ON = ("1", "true", "yes", "on")
 FAST_OFF = ("", "0", "false", "no", "off")
 
@@ -353,7 +359,8 @@ def render_fast(bench: Bench, bench_path: Path, out: Path) -> int:
     if drifted:
         print(f"note: {data_path.name} was measured with a different {', '.join(drifted)} "
               f"than {bench_path.name} now has; re-run the bench to refresh it", file=sys.stderr)
-    written = render_results(results, out / "figures", bench.figures or None, parallel=True)
+    check_fast_out(out, FIGURES_DIR)
+    written = render_results(results, out / FIGURES_DIR, bench.figures or None, parallel=True)
     print(f"{bench.name}: fast mode, {len(written)} figures from {data_path}")
     for path in written:
         print(f"  {path}")

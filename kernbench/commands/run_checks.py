@@ -39,6 +39,28 @@ def check_out(out: Path) -> None:
         raise UserError(f"--out: {existing}: cannot write there (permission denied)")
 
 
+def check_fast_out(out: Path, figures: str) -> None:
+    """Fast mode's folder: new, empty, or one it drew before (only its `figures` folder of
+    .png and .json files), which it redraws: scripts time fast mode into one folder again and
+    again. A run's folder is refused above all (its figures would be replaced by the
+    committed data's, beside the results they no longer show), and any other file."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out: {out} is a file; give a folder")
+    if holds_a_run(out) or (out / RESULTS_NAME).exists():
+        raise UserError(f"--out: {out} holds a run; fast mode would draw the committed data "
+                        "over its figures: give a new folder")
+    drawn = out / figures
+    strangers = [p for p in out.iterdir() if p != drawn] if out.is_dir() else []
+    if drawn.is_dir():
+        strangers += [p for p in drawn.iterdir()
+                      if not p.is_file() or p.suffix not in (".png", ".json")]
+    elif drawn.exists():
+        strangers.append(drawn)
+    if strangers:
+        raise UserError(f"--out: {out} holds {strangers[0].relative_to(out)}, which fast mode "
+                        "did not draw; give a new folder")
+
+
 def _made_before_the_run(out: Path) -> set[str]:
     """What a new run's folder may hold before the run writes to it: its lock (the run
     checks the folder again under it, and a run refused there leaves it), and the log a

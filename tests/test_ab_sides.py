@@ -94,9 +94,11 @@ def test_schedule_pins_and_environment(tmp_path):
     assert modes == ["auto"] + ["replay"] * 7
     first = sides.requests[0]
     switch = {"KERNBENCH_SWITCH": "KB_X"}
-    assert first.env == {"KB_X": "0", "KERNBENCH_SIDE": "A", "KERNBENCH_ROUND": "1", **switch}
+    assert first.env == {"KB_X": "0", "KERNBENCH_SIDE": "A", "KERNBENCH_ROUND": "1", **switch,
+                         "KERNBENCH_SIDE_LOG": str(first.log_path)}
     assert sides.requests[2].env == {
-        "KB_X": "1", "KERNBENCH_SIDE": "B", "KERNBENCH_ROUND": "2", **switch
+        "KB_X": "1", "KERNBENCH_SIDE": "B", "KERNBENCH_ROUND": "2", **switch,
+        "KERNBENCH_SIDE_LOG": str(outcome.folder / "r2_B" / "log.txt"),
     }
     command = sides.requests[3].command
     assert command[1:4] == ["-m", "kernbench", "run"]
@@ -119,7 +121,8 @@ def test_a_side_command_starts_a_run_with_the_sides_options(tmp_path, monkeypatc
     started: list[RunFolder] = []
     monkeypatch.setattr(run_command, "measure", lambda run: started.append(run) or EXIT_OK)
     monkeypatch.delenv("MILESTONE_FAST", raising=False)
-    monkeypatch.setenv("KERNBENCH_SIDE", request.env["KERNBENCH_SIDE"])
+    for name, value in request.env.items():
+        monkeypatch.setenv(name, value)
     assert request.command[:4] == [sys.executable, "-m", "kernbench", "run"]
     for made_after in request.run_dir.iterdir():  # the fake's: a run wants a new folder,
         if made_after != request.log_path:  # but for the log its runner opened there

@@ -182,6 +182,9 @@ def test_a_side_command_of_an_ab_of_two_variants_plans_its_own_cells(tmp_path, m
                      rounds=2, schedule="sequential", device="cpu", out=tmp_path / "ab",
                      run_side=sides, echo=lambda _: None)
     request = next(r for r in sides.requests if r.run.name == "r2_B")
+    # B's run is given A's cells' timers too (its twins'): ids outside its own cells.
+    assert "base/size=100" in read_timers(outcome.folder / "timers.json")
+    assert "--timers" in request.command
     started: list[list[str]] = []
 
     def measure(run: RunFolder) -> int:
@@ -190,7 +193,8 @@ def test_a_side_command_of_an_ab_of_two_variants_plans_its_own_cells(tmp_path, m
 
     monkeypatch.setattr(run_command, "measure", measure)
     monkeypatch.delenv("MILESTONE_FAST", raising=False)
-    monkeypatch.setenv("KERNBENCH_SIDE", request.env["KERNBENCH_SIDE"])
+    for name, value in request.env.items():
+        monkeypatch.setenv(name, value)
     for made_after in request.run_dir.iterdir():  # the fake's: a run wants a new folder,
         if made_after != request.log_path:  # but for the log its runner opened there
             made_after.unlink()

@@ -119,3 +119,32 @@ def test_a_newer_results_file_is_refused(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli.app, ["render", str(data)])
     assert result.exit_code == EXIT_USAGE
     assert "schema_version: 99 is newer than this kernbench understands" in result.stderr
+
+
+def test_fast_mode_redraws_its_own_folder_and_refuses_any_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+
+    def fast(out: Path) -> tuple[int, str]:
+        result = CliRunner().invoke(cli.app, ["run", "--bench", "milestone-1h-ccl", "--fast",
+                                              "--out", str(out)])
+        return result.exit_code, result.stderr.strip()
+
+    out = tmp_path / "drawn"
+    assert fast(out)[0] == EXIT_OK
+    assert fast(out)[0] == EXIT_OK  # drawn again over its own figures
+    run = tmp_path / "run"
+    (run / "figures").mkdir(parents=True)
+    (run / "figures" / "busbw.png").write_bytes(b"a measured run's figure")
+    (run / "results.json").write_text("{}")
+    assert fast(run) == (EXIT_USAGE, f"--out: {run} holds a run; fast mode would draw the "
+                                     "committed data over its figures: give a new folder")
+    assert (run / "figures" / "busbw.png").read_bytes() == b"a measured run's figure"
+    (out / "notes.txt").write_text("mine")
+    assert fast(out) == (EXIT_USAGE, f"--out: {out} holds notes.txt, which fast mode did not "
+                                     "draw; give a new folder")
+    (out / "notes.txt").unlink()
+    (out / "figures" / "plot.py").write_text("mine")
+    assert fast(out) == (EXIT_USAGE, f"--out: {out} holds figures/plot.py, which fast mode did not "
+                                     "draw; give a new folder")

@@ -15,7 +15,6 @@ from kernbench.commands.run import measure
 from kernbench.errors import EXIT_OK, EXIT_USAGE, UserError
 from kernbench.execute import rounds
 from kernbench.execute.gpus import (
-    GPU_ENV,
     choose_gpus,
     deal,
     estimator,
@@ -29,6 +28,7 @@ from kernbench.plan import Cell
 from kernbench.results import model as results_io
 from kernbench.results.model import GpuId, RoundResult
 from kernbench.spec.loader import load_bench
+from kernbench.worker_env import GPU_ENV
 from tests.test_options import options_for, tiny_bench
 
 LISTING = """\

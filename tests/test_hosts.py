@@ -131,3 +131,29 @@ def test_host_names_keep_what_an_earlier_start_heard(tmp_path: Path) -> None:
 def test_an_order_round_trips_as_json() -> None:
     order = Order(spec_hash="h", device="cpu", round=2, world_size=4, cells=[3, 1])
     assert Order.model_validate_json(order.model_dump_json()) == order
+
+
+@pytest.mark.parametrize(("said", "reason"), [
+    ("rendezvous r at h:1 failed: not all 2 hosts joined",
+     "the hosts did not meet: rendezvous r at h:1 failed: not all 2 hosts joined"),
+    ("", "the hosts did not meet: the launcher exited with exit code 4, printing nothing"),
+])
+def test_hosts_that_did_not_meet_are_given_a_reason_even_by_a_silent_launcher(
+    tmp_path, monkeypatch, said, reason
+) -> None:
+    from kernbench.execute import launch
+    from kernbench.execute.progress import Progress
+    from kernbench.execute.rounds import RoundRunner, RunFolder
+    from kernbench.plan import plan
+    from kernbench.spec.loader import load_bench
+
+    bench = tiny_bench(tmp_path)
+    options = options_for(bench, hosts=flags(nnodes=2, node_rank=0, nproc_per_node=1,
+                                             endpoint="127.0.0.1:29500"))
+    code = f"import sys; print({said!r}) if {said!r} else None; sys.exit({launch.EXIT_RENDEZVOUS})"
+    monkeypatch.setattr(launch, "worker_argv", lambda *_: [sys.executable, "-c", code])
+    cells = plan(load_bench(bench), "cpu")
+    runner = RoundRunner(RunFolder(options, load_bench(bench), tmp_path / "out"), cells,
+                         Progress(len(cells), "tiny"), "cpu")
+    runner._spawn_and_watch(1, 1, cells)
+    assert runner.hosts_lost == reason

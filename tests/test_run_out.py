@@ -80,15 +80,21 @@ def test_out_holding_only_a_lock_is_a_new_folder(tmp_path: Path) -> None:
     check_out(tmp_path)  # checked again under the lock; a refused run leaves it
 
 
-def test_a_sides_log_is_no_stranger_on_an_ab_side_only(
+def test_only_the_log_the_ab_runner_names_is_no_stranger(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "log.txt").write_text("")  # the sequential A/B runner opens it first
-    monkeypatch.delenv("KERNBENCH_SIDE", raising=False)
+    out = tmp_path / "r1_B"
+    out.mkdir()
+    (out / "log.txt").write_text("")  # the sequential A/B runner opens it first
+    monkeypatch.delenv("KERNBENCH_SIDE_LOG", raising=False)
+    monkeypatch.setenv("KERNBENCH_SIDE", "B")  # a side alone does not excuse a stranger
     with pytest.raises(UserError, match="is not empty"):
-        check_out(tmp_path)
-    monkeypatch.setenv("KERNBENCH_SIDE", "B")
-    check_out(tmp_path)
+        check_out(out)
+    monkeypatch.setenv("KERNBENCH_SIDE_LOG", str(tmp_path / "elsewhere" / "log.txt"))
+    with pytest.raises(UserError, match="is not empty"):
+        check_out(out)
+    monkeypatch.setenv("KERNBENCH_SIDE_LOG", str(out / "log.txt"))
+    check_out(out)
 
 
 @pytest.mark.parametrize(

@@ -130,3 +130,57 @@ def test_run_refuses_a_missing_timers_file_before_measuring(tmp_path: Path) -> N
     assert result.exit_code == EXIT_USAGE
     assert result.stderr.startswith("--timers: ") and result.stderr.count("\n") == 1
     assert not (tmp_path / "run" / "results.json").exists()
+
+
+@pytest.mark.parametrize("command", [["run"], ["plan"], ["ab", "--switch", "KB_X"]])
+@pytest.mark.parametrize(
+    ("kind", "duty"), [("event", ""), ("graph", ""), ("cupti", ", duty: isolated")]
+)
+def test_a_cuda_timer_on_the_cpu_is_refused_before_anything_runs(tmp_path, command, kind, duty):
+    from cli_helpers import nap_bench
+    from typer.testing import CliRunner
+
+    from kernbench import cli
+    from kernbench.errors import EXIT_USAGE
+
+    bench = nap_bench(tmp_path, "ab: {switch: KB_X}\n")
+    bench.write_text(bench.read_text().replace("timer: {", f"timer: {{kind: {kind}{duty}, "))
+    out = tmp_path / "out"
+    argv = [*command, "--bench", str(bench), "--device", "cpu"]
+    if command[0] != "plan":
+        argv += ["--out", str(out)]
+    result = CliRunner().invoke(cli.app, argv)
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert result.stderr.strip() == (
+        f"{bench}:5: timer.kind: {kind} times CUDA work; on cpu every cell gets the cpu "
+        "timer: use auto or cpu, or --device cuda"
+    )
+    assert not out.exists()
+
+
+def test_a_timers_file_naming_a_cell_the_plan_lacks_is_refused(tmp_path, monkeypatch):
+    import json
+
+    from cli_helpers import nap_bench
+    from typer.testing import CliRunner
+
+    from kernbench import cli
+    from kernbench.commands import run as run_command
+    from kernbench.errors import EXIT_OK, EXIT_USAGE
+
+    bench = nap_bench(tmp_path, work_us=(1, 2, 3, 4, 5, 6))
+    monkeypatch.setattr(run_command, "measure", lambda run: EXIT_OK)
+    timers = tmp_path / "timers.json"
+    argv = ["run", "--bench", str(bench), "--device", "cpu", "--cells", "0",
+            "--timers", str(timers), "--out", str(tmp_path / "out")]
+    # Cells outside the run's selection are known: an A/B side's file names its twins.
+    timers.write_text(json.dumps({"default/work_us=6": "cpu"}))
+    result = CliRunner().invoke(cli.app, argv)
+    assert result.exit_code == EXIT_OK, result.output
+    timers.write_text(json.dumps({"default/work_us=6": "cpu", "default/work_us=7": "cpu"}))
+    result = CliRunner().invoke(cli.app, [*argv[:-1], str(tmp_path / "out2")])
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert result.stderr.strip() == (
+        f"--timers: {timers}: the plan has no cell 'default/work_us=7'; known: default/work_us=1, "
+        "default/work_us=2, default/work_us=3, default/work_us=4, default/work_us=5 (6 in all)"
+    )

@@ -36,8 +36,6 @@ from kernbench.ab.sides import SideRunner, execute_runs, run_subprocess
 from kernbench.ab.switch_check import switch_warning
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
-from kernbench.execute.gpus import GPU_ENV
-from kernbench.execute.hosts import NODE_RANK_ENV
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import holds_a_run, load_options
 from kernbench.execute.pins import bench_pins_path, load_pins, save_pins
@@ -51,14 +49,12 @@ from kernbench.spec.hardware import resolve_device
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import AbSpec, Bench, spec_hash
 from kernbench.spec.op_factory import bench_source
+from kernbench.worker_env import RUNNER_SET
 
 SCHEDULES = ("interleaved", "sequential")
 AUTO_ROUNDS = 6  # `--rounds auto` starts with these, as a fixed A/B would
 AUTO_MAX_ROUNDS = 20
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# Set by kernbench itself in every side's process: a switch of one would be overwritten.
-RUNNER_SET = frozenset({"KERNBENCH_SWITCH", "KERNBENCH_SIDE", "KERNBENCH_ROUND", GPU_ENV,
-                        NODE_RANK_ENV})
 Echo = Callable[[str], None]
 
 

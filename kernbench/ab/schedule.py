@@ -26,6 +26,7 @@ from kernbench.execute.options import RunOptions
 from kernbench.results.ab import Schedule
 from kernbench.results.jsonio import FileFormat
 from kernbench.results.kinds import AB_MANIFEST_NAME as MANIFEST_NAME
+from kernbench.worker_env import ROUND_ENV, SIDE_ENV, SWITCH_ENV
 
 MANIFEST_VERSION = 2
 PINS_NAME = "pins.json"  # the A/B folder's pins: the bench's, and what round 1 tunes (ADR 0068)
@@ -185,9 +186,9 @@ def side_env(manifest: AbManifest, run: SideRun) -> dict[str, str]:
     switch = {} if switches_variant(manifest.switch) else {manifest.switch: run.value}
     return {
         **switch,
-        "KERNBENCH_SWITCH": manifest.switch,
-        "KERNBENCH_SIDE": side_name(run),
-        "KERNBENCH_ROUND": str(run.round),
+        SWITCH_ENV: manifest.switch,
+        SIDE_ENV: side_name(run),
+        ROUND_ENV: str(run.round),
     }
 
 

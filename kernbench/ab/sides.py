@@ -34,6 +34,7 @@ from kernbench.execute.options import RunOptions
 from kernbench.execute.pins import save_pins
 from kernbench.results.jsonio import write_json
 from kernbench.results.model import load as load_results
+from kernbench.worker_env import SIDE_LOG_ENV
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,7 @@ def execute_runs(
                 manifest, run, pins_path, bench_hash, timers_path,
                 side_indices(pairs, manifest.switch, run.side),
             ), run_dir),
-            env=side_env(manifest, run),
+            env={**side_env(manifest, run), SIDE_LOG_ENV: str(run_dir / LOG_NAME)},
             log_path=run_dir / LOG_NAME,
         )
         label = f"r{run.round} {run.side} ({manifest.switch}={run.value}, {run.pins_mode})"

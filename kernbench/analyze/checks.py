@@ -1,7 +1,8 @@
 """What only a bench's plan shows, checked before anything is measured: the hardware
-profile it names exists, its exclusions leave a cell, the kernel's own rule (an op bench:
-its inputs, as its factory makes them) accepts every cell, every metric computes on
-every cell, and every figure it asks for fits it. `validate`, `plan`, `run` and `ab` share it."""
+profile it names exists, its timer times the device, its exclusions leave a cell, the
+kernel's own rule (an op bench: its inputs, as its factory makes them) accepts every
+cell, every metric computes on every cell, and every figure it asks for fits it.
+`validate`, `plan`, `run` and `ab` share it."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from kernbench.plan import Cell, iter_cells
 from kernbench.spec import hardware
 from kernbench.spec.figures import BenchFacts, misfit
 from kernbench.spec.loader import field_error
-from kernbench.spec.models import Bench
+from kernbench.spec.models import CUDA_TIMERS, Bench
 from kernbench.spec.op_factory import CellInputError, cell_inputs
 
 # A function a kernel factory's module may define: `cell_problem(params) -> str | None`,
@@ -27,7 +28,8 @@ CELL_RULE = "cell_problem"
 
 def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
     """What only the plan shows, as `PATH:LINE: field: message`: the hardware profile the
-    bench names exists (and, on `device`, is one of its kind), some cell is left on some
+    bench names exists (and, on `device`, is one of its kind), on `device` the timer the
+    bench names times it, some cell is left on some
     device (one excluded on `device` only is the run's to say), every metric computes on
     every cell (on `device`'s plan, or without a device: every cell any device could
     have), and each figure fits the bench's model and cells."""
@@ -41,6 +43,10 @@ def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
             raise
         except UserError as exc:
             raise field_error(path, ("hardware",), exc.message) from None
+    if device is not None and device != "cuda" and bench.timer.kind in CUDA_TIMERS:
+        raise field_error(path, ("timer", "kind"), f"{bench.timer.kind} times CUDA work; on "
+                          f"{device} every cell gets the cpu timer: use auto or cpu, or "
+                          "--device cuda")
     if next(iter_cells(bench), None) is None:
         raise field_error(path, ("exclude",), "the exclusions drop every cell")
     _check_cells_against_the_kernel(bench, path, device)

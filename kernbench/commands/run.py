@@ -10,9 +10,14 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
-from kernbench.commands.run_checks import check_out, check_requirements, check_world_sizes
+from kernbench.commands.run_checks import (
+    check_fast_out,
+    check_out,
+    check_requirements,
+    check_world_sizes,
+)
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
-from kernbench.execute.cell_timers import read_timers
+from kernbench.execute.cell_timers import check_timer_ids, read_timers
 from kernbench.execute.finish import RESULTS_NAME, build_run_results, select_profile
 from kernbench.execute.follow import follow, follower_folder
 from kernbench.execute.gpus import choose_gpus, visible_gpus
@@ -27,7 +32,7 @@ from kernbench.execute.options import (
 )
 from kernbench.execute.pins import bench_pins_path, load_pins
 from kernbench.execute.rounds import RunFolder, checked_plan, execute, planned_cells
-from kernbench.plan import Cell, parse_indices
+from kernbench.plan import Cell, parse_indices, plan
 from kernbench.results import model as results_io
 from kernbench.results import provenance
 from kernbench.results.build import describe
@@ -36,8 +41,10 @@ from kernbench.spec.discovery import find_bench
 from kernbench.spec.drift import REBUILT_ONLY, bench_drift, spec_drift
 from kernbench.spec.loader import field_error, load_bench
 from kernbench.spec.models import Bench, spec_hash
+from kernbench.worker_env import SIDE_ENV
 
 FAST_ENV = "MILESTONE_FAST"
+FIGURES_DIR = "figures"  # fast mode's only output, in --out
 FAST_ON = ("1", "true", "yes", "on")
 FAST_OFF = ("", "0", "false", "no", "off")
 
@@ -183,8 +190,8 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
     device = hardware.resolve_device(request.device)
     if request.hardware is not None:  # an unknown name, or another device's, fails early
         hardware.device_profile(request.hardware, device)
-    if request.timers is not None:
-        read_timers(request.timers)  # a missing or malformed file fails before measuring
+    if request.timers is not None:  # a missing, malformed or mistaken file: before measuring
+        check_timer_ids(request.timers, read_timers(request.timers), plan(bench, device))
     bench_path = bench_path.resolve()
     project_pins = None if pins else bench_pins_path(bench_path, bench.name)
     for option, path in (("--pins", pins), ("the bench's pins", project_pins)):
@@ -210,7 +217,7 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
         save_pins=request.save_pins,
         timers=request.timers.resolve() if request.timers is not None else None,
         hardware=request.hardware,
-        side=os.environ.get("KERNBENCH_SIDE", ""),
+        side=os.environ.get(SIDE_ENV, ""),
         figures=True if request.figures is None else request.figures,
         only=tuple(request.only),
         cells=parse_indices(request.cells),
@@ -352,7 +359,8 @@ def render_fast(bench: Bench, bench_path: Path, out: Path) -> int:
     if drifted:
         print(f"note: {data_path.name} was measured with a different {', '.join(drifted)} "
               f"than {bench_path.name} now has; re-run the bench to refresh it", file=sys.stderr)
-    written = render_results(results, out / "figures", bench.figures or None, parallel=True)
+    check_fast_out(out, FIGURES_DIR)
+    written = render_results(results, out / FIGURES_DIR, bench.figures or None, parallel=True)
     print(f"{bench.name}: fast mode, {len(written)} figures from {data_path}")
     for path in written:
         print(f"  {path}")

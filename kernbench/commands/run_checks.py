@@ -7,7 +7,6 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from kernbench.ab.outcomes import LOG_NAME
 from kernbench.errors import UserError
 from kernbench.execute.finish import RESULTS_NAME
 from kernbench.execute.hosts import Hosts
@@ -16,6 +15,7 @@ from kernbench.execute.options import RUN_JSON_NAME, holds_a_run
 from kernbench.plan import Cell
 from kernbench.spec.loader import field_error
 from kernbench.spec.models import Bench
+from kernbench.worker_env import SIDE_LOG_ENV
 
 
 def check_out(out: Path) -> None:
@@ -30,7 +30,7 @@ def check_out(out: Path) -> None:
             f"--out: {out} holds a {RESULTS_NAME} that no run there wrote (no {RUN_JSON_NAME});"
             " give a new folder"
         )
-    if out.is_dir() and any(p.name not in _made_before_the_run() for p in out.iterdir()):
+    if out.is_dir() and any(p.name not in _made_before_the_run(out) for p in out.iterdir()):
         raise UserError(f"--out: {out} is not empty; give a new folder")
     existing = next(p for p in (out.absolute(), *out.absolute().parents) if p.exists())
     if not existing.is_dir():
@@ -39,11 +39,36 @@ def check_out(out: Path) -> None:
         raise UserError(f"--out: {existing}: cannot write there (permission denied)")
 
 
-def _made_before_the_run() -> set[str]:
+def check_fast_out(out: Path, figures: str) -> None:
+    """Fast mode's folder: new, empty, or one it drew before (only its `figures` folder of
+    .png and .json files), which it redraws: scripts time fast mode into one folder again and
+    again. A run's folder is refused above all (its figures would be replaced by the
+    committed data's, beside the results they no longer show), and any other file."""
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out: {out} is a file; give a folder")
+    if holds_a_run(out) or (out / RESULTS_NAME).exists():
+        raise UserError(f"--out: {out} holds a run; fast mode would draw the committed data "
+                        "over its figures: give a new folder")
+    drawn = out / figures
+    strangers = [p for p in out.iterdir() if p != drawn] if out.is_dir() else []
+    if drawn.is_dir():
+        strangers += [p for p in drawn.iterdir()
+                      if not p.is_file() or p.suffix not in (".png", ".json")]
+    elif drawn.exists():
+        strangers.append(drawn)
+    if strangers:
+        raise UserError(f"--out: {out} holds {strangers[0].relative_to(out)}, which fast mode "
+                        "did not draw; give a new folder")
+
+
+def _made_before_the_run(out: Path) -> set[str]:
     """What a new run's folder may hold before the run writes to it: its lock (the run
-    checks the folder again under it, and a run refused there leaves it), and on a side
-    of a sequential A/B the log its runner opened there."""
-    return {LOCK_NAME, LOG_NAME} if os.environ.get("KERNBENCH_SIDE") else {LOCK_NAME}
+    checks the folder again under it, and a run refused there leaves it), and the log a
+    sequential A/B's runner opened there and named in KERNBENCH_SIDE_LOG."""
+    log = os.environ.get(SIDE_LOG_ENV)
+    if log and Path(log).resolve().parent == out.resolve():
+        return {LOCK_NAME, Path(log).name}
+    return {LOCK_NAME}
 
 
 def _cuda_available() -> bool:

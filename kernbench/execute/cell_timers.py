@@ -22,6 +22,7 @@ from kernbench.results.model import Results
 from kernbench.spec.models import TIMERS
 
 TIMERS_NAME = "timers.json"  # an A/B folder's: the timer each cell was first timed with
+KNOWN_SHOWN = 5  # cell ids an unknown one's error lists
 
 
 def read_timers(path: Path) -> dict[str, str]:
@@ -36,6 +37,19 @@ def read_timers(path: Path) -> dict[str, str]:
         known = ", ".join(sorted(TIMERS))
         raise UserError(f"--timers: {path}: not a map of cell id to a timer ({known})")
     return data
+
+
+def check_timer_ids(path: Path, timers: Mapping[str, str], cells: Sequence[Cell]) -> None:
+    """Every id the timers file names is a cell of `cells`: the bench's whole plan on the
+    device, not the run's selection (an A/B side's file names its twins, the other side's
+    cells, too). A typo would otherwise time its cell with a timer no one chose."""
+    known = [cell.id for cell in cells]
+    unknown = sorted(set(timers) - set(known))
+    if unknown:
+        shown = ", ".join(known[:KNOWN_SHOWN]) or "none"
+        more = f" ({len(known)} in all)" if len(known) > KNOWN_SHOWN else ""
+        raise UserError(f"--timers: {path}: the plan has no cell {unknown[0]!r}; "
+                        f"known: {shown}{more}")
 
 
 def record_timers(path: Path, results: Results, twins: Mapping[str, str] | None = None) -> None:

@@ -17,10 +17,11 @@ from pathlib import Path
 from kernbench.errors import EXIT_FAILED, EXIT_OK
 from kernbench.execute import launch
 from kernbench.execute.host_channel import HostChannel, LeaderGone, Order
-from kernbench.execute.hosts import NODE_RANK_ENV, Hosts, rendezvous_timeout_s
+from kernbench.execute.hosts import Hosts, rendezvous_timeout_s
 from kernbench.execute.rounds import RunFolder, kill_group, worker_env, write_task
 from kernbench.plan import plan
 from kernbench.results.provenance import device_model
+from kernbench.worker_env import NODE_RANK_ENV
 
 POLL_S = 0.1
 # A follower's ranks left running this long after the leader's worker ended are killed:

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from kernbench.errors import UserError
 from kernbench.plan import Cell
 from kernbench.results.model import GpuId, RoundResult
-
-GPU_ENV = "KERNBENCH_GPU"  # the worker's GPU (GpuId as JSON), for its round results
+from kernbench.worker_env import GPU_ENV
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from kernbench.errors import UserError
 from kernbench.results.jsonio import FileFormat
 
-NODE_RANK_ENV = "KERNBENCH_NODE_RANK"  # tells a worker which host it runs on
 RENDEZVOUS_TIMEOUT_ENV = "KERNBENCH_RENDEZVOUS_TIMEOUT_S"
 # torchrun's default join timeout: hosts of a batch job may start minutes apart.
 DEFAULT_RENDEZVOUS_TIMEOUT_S = 600.0

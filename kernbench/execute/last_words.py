@@ -16,6 +16,13 @@ def death(code: int, tail: str, when: str = "") -> str:
     return f"{reason}: {tail}" if tail else f"{reason}, printing nothing"
 
 
+def hosts_apart(code: int, tail: str) -> str:
+    """Why the hosts' workers never met: the launcher's last line, or, when it left none
+    (its output lost, a launcher killed mid-rendezvous), how it exited."""
+    said = tail or f"the launcher exited with {exit_text(code)}, printing nothing"
+    return f"the hosts did not meet: {said}"
+
+
 def exit_text(code: int) -> str:
     if code < 0:
         name = signal.Signals(-code).name

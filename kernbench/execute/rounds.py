@@ -27,7 +27,7 @@ from kernbench.execute import launch
 from kernbench.execute.cell_timers import read_timers, round_timers
 from kernbench.execute.gpus import Lane, choose_gpus, deal, estimator, lanes, visible_gpus
 from kernbench.execute.host_channel import HostChannel, Order
-from kernbench.execute.hosts import NODE_RANK_ENV, rendezvous_timeout_s, save_host_names
+from kernbench.execute.hosts import rendezvous_timeout_s, save_host_names
 from kernbench.execute.journal import (
     TASK,
     JournalEntry,
@@ -40,13 +40,14 @@ from kernbench.execute.journal import (
     read_journal,
     write_entry,
 )
-from kernbench.execute.last_words import death, log_tail
+from kernbench.execute.last_words import death, hosts_apart, log_tail
 from kernbench.execute.options import RunOptions, holds_a_run, save_options
 from kernbench.execute.progress import Progress
 from kernbench.plan import Cell, estimate_run_s, pick, plan, refuse_empty, round_order, shard
 from kernbench.results.model import RoundResult
 from kernbench.results.provenance import device_model
 from kernbench.spec.models import Bench
+from kernbench.worker_env import NODE_RANK_ENV, ROUND_ENV, SIDE_ENV
 
 POLL_S = 0.05
 
@@ -227,7 +228,8 @@ class RoundRunner:
             self._record_failure(round_, by_index[index], reason, lane)
         elif process.returncode == launch.EXIT_RENDEZVOUS and self.options.hosts is not None:
             # A single-host worker never meets anyone: there, 4 is a kernel's own exit code.
-            self.hosts_lost = f"the hosts did not meet: {log_tail(log_path, own_output_from, 1)}"
+            self.hosts_lost = hosts_apart(process.returncode,
+                                          log_tail(log_path, own_output_from, 1))
             for cell in cells:
                 if not is_journaled(self.journal, round_, cell.index):
                     self._record_failure(round_, cell, self.hosts_lost)
@@ -319,8 +321,8 @@ def worker_env(device: str, round_: int, side: str) -> dict[str, str]:
     return {
         **os.environ,
         **launch.launch_env(device),
-        "KERNBENCH_ROUND": str(round_),
-        "KERNBENCH_SIDE": side,
+        ROUND_ENV: str(round_),
+        SIDE_ENV: side,
         "PYTHONUNBUFFERED": "1",
     }
 

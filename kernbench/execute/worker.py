@@ -23,7 +23,6 @@ from kernbench.execute import pins as pinning
 from kernbench.execute.autotune_pins import AutotunePins, install_if_loaded
 from kernbench.execute.failure import one_line, raised_at
 from kernbench.execute.gpus import worker_gpu
-from kernbench.execute.hosts import NODE_RANK_ENV
 from kernbench.execute.journal import (
     TASK,
     CurrentCell,
@@ -43,6 +42,7 @@ from kernbench.spec.loader import load_bench
 from kernbench.spec.models import TIMERS, TimerSpec
 from kernbench.spec.op_factory import bench_factory, bench_source
 from kernbench.timing import choose_timer
+from kernbench.worker_env import NODE_RANK_ENV, SIDE_ENV
 
 EXIT_GROUP_BROKEN = 3
 # Tuning times each candidate with a share of the cell's budget.
@@ -105,7 +105,7 @@ class CellRunner:
     def prepare(self, cell: Cell, round_: int) -> tuple[Kernel | None, RoundResult]:
         """Build, check and tune (or replay) a cell: the kernel ready to time, or None and
         the result failed with its reason."""
-        result = RoundResult(round=round_, status="ok", side=os.environ.get("KERNBENCH_SIDE", ""))
+        result = RoundResult(round=round_, status="ok", side=os.environ.get(SIDE_ENV, ""))
         kernel: Kernel | None = None
         try:
             kernel = as_kernel(self.factory(**cell.params))

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kernbench.kernels.base import PositiveReal
+from kernbench.worker_env import ROUND_ENV
 
 
 def spin(seconds: float) -> None:
@@ -47,7 +48,7 @@ def make_sleep(
 ) -> Callable[[], None]:
     if work_us <= 0 or scale <= 0:
         raise ValueError(f"work_us and scale must be positive, not {work_us} and {scale}")
-    if fail_round is not None and os.environ.get("KERNBENCH_ROUND") == str(fail_round):
+    if fail_round is not None and os.environ.get(ROUND_ENV) == str(fail_round):
         raise RuntimeError(f"synthetic failure in round {fail_round}")
     seconds = work_us * scale * 1e-6
     if switch and os.environ.get(switch) == "1":

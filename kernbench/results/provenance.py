@@ -17,6 +17,7 @@ from typing import Any
 from kernbench.errors import UserError
 from kernbench.results.jsonio import read_json, write_json
 from kernbench.spec.discovery import project_root, source_tree
+from kernbench.worker_env import SWITCH_ENV
 
 # Environment variables that can change what a kernel does; recorded with every result.
 ENV_PREFIXES = (
@@ -120,7 +121,7 @@ def _git(folder: Path, *args: str) -> str | None:
 
 def switch_environment() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIXES)}
-    switch = os.environ.get("KERNBENCH_SWITCH")
+    switch = os.environ.get(SWITCH_ENV)
     if switch and switch in os.environ:
         env[switch] = os.environ[switch]
     return dict(sorted(env.items()))

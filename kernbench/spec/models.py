@@ -48,6 +48,9 @@ TIMERS = {
     "cupti": "kernbench.timing.cupti:CuptiTimer",  # isolated samples, CUPTI's kernel times
 }
 TIMER_KINDS = ("auto", *TIMERS)
+# The kinds that time CUDA work: off CUDA every cell gets the CPU timer, so `check_bench`
+# refuses a bench that names one of these rather than report its cells as `cpu`.
+CUDA_TIMERS = frozenset(TIMERS) - {"cpu"}
 # Names a metric expression may use besides the cell's parameters.
 DERIVED_NAMES = ("itemsize",)
 # The most cells a bench may plan (the product of its axes, times its variants, before

@@ -148,6 +148,7 @@ def list_command(bench_dir: BenchDirs = None, as_json: AsJson = False) -> None:
     width = max((len(row["name"]) for row in rows), default=0)
     for row in rows:
         about = row.get("description") or f"(invalid: {row.get('error')})"
+        about += f" (not usable here: {row['unavailable']})" if "unavailable" in row else ""
         typer.echo(f"{row['name']:<{width}}  {about}")
 
 

@@ -10,12 +10,14 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
-def test_ci_installs_torch_as_the_readme_says() -> None:
-    readme = (REPO / "README.md").read_text()
-    (torch_line,) = {part.strip() for line in readme.splitlines()
-                     for part in line.split("&&") if part.strip().startswith("pip install torch")}
-    assert "--index-url https://download.pytorch.org/whl/cpu" in torch_line  # no CUDA build
-    assert torch_line in (REPO / ".ci" / "run").read_text().splitlines()
+def torch_pin(text: str) -> str:
+    (pin,) = set(re.findall(r"^\s*pip install '?torch==([^'\s]+)", text, re.MULTILINE))
+    return str(pin)
+
+
+def test_ci_installs_the_readmes_torch_as_its_cpu_build() -> None:
+    readme = torch_pin((REPO / "README.md").read_text().replace(" && ", "\n"))
+    assert torch_pin((REPO / ".ci" / "run").read_text()) == f"{readme}+cpu"  # never CUDA's
 
 
 def test_ci_pins_every_tool_of_the_test_extra() -> None:

@@ -58,7 +58,9 @@ from kernbench.commands.schema import (
 )
 from kernbench.commands.streams import pipe_closed
 from kernbench.commands.validate import list_benches, validate_files
+from kernbench.commands.version import VersionFlag
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, NeedsExtra, UserError
+from kernbench.spec.discovery import bench_files, no_benches_found
 from kernbench.spec.loader import shown_path
 
 
@@ -102,6 +104,11 @@ app = ReadableTyper(
     help="Declarative benchmarks for compute kernels.",
 )
 
+
+@app.callback()
+def _root(version: VersionFlag = False) -> None:
+    """Declarative benchmarks for compute kernels."""
+
 # Options shared by several commands, declared once.
 BenchDirs = Annotated[
     list[Path] | None,
@@ -136,9 +143,12 @@ def list_command(bench_dir: BenchDirs = None, as_json: AsJson = False) -> None:
     if as_json:
         typer.echo(json.dumps(rows, indent=1))
         return
+    if not rows:
+        typer.echo(no_benches_found(), err=True)
     width = max((len(row["name"]) for row in rows), default=0)
     for row in rows:
         about = row.get("description") or f"(invalid: {row.get('error')})"
+        about += f" (not usable here: {row['unavailable']})" if "unavailable" in row else ""
         typer.echo(f"{row['name']:<{width}}  {about}")
 
 
@@ -149,6 +159,8 @@ def validate_command(
 ) -> None:
     """Check bench files (default: every bench found, and the hardware profiles; a bench
     that needs an optional dependency missing here is skipped, with why)."""
+    if not paths and not bench_files(bench_dir or ()):
+        typer.echo(no_benches_found(), err=True)
     failed = False
     for path, error in validate_files(paths or None, bench_dir or ()):
         if error is None:

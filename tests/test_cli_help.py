@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kernbench import cli
+from kernbench.commands import version
 
 runner = CliRunner()
 COMMANDS = sorted(cli.typer.main.get_command(cli.app).commands)
@@ -36,3 +37,16 @@ def test_shell_completion_is_on() -> None:
            "COMP_CWORD": "2"}
     result = runner.invoke(cli.app, [], env=env, prog_name="kernbench")
     assert result.output.split() == ["--save-pins"]
+
+
+@pytest.mark.parametrize(("git", "line"), [
+    ({"commit": "3002826758" + "0" * 30, "dirty": True}, "kernbench 0.1.0 @ 3002826758 (dirty)\n"),
+    ({}, "kernbench 0.1.0, no git commit\n"),  # an installed wheel
+])
+def test_version_names_the_version_and_the_commit(
+    monkeypatch: pytest.MonkeyPatch, git: dict[str, object], line: str
+) -> None:
+    monkeypatch.setattr(version, "kernbench_version", lambda: "0.1.0")
+    monkeypatch.setattr(version, "git_commit", lambda: git)
+    shown = CliRunner().invoke(cli.app, ["--version"])
+    assert (shown.exit_code, shown.stdout) == (0, line)

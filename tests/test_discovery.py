@@ -175,6 +175,24 @@ def test_unknown_bench_lists_the_known_ones(project: Path) -> None:
         assert str(info.value) == f"{there}: cannot read: not a regular file"
 
 
+def test_an_installed_kernbench_outside_a_checkout_says_where_it_looked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(discovery, "source_tree", lambda: None)  # a wheel, not a checkout
+    monkeypatch.delenv(discovery.BENCH_PATH_ENV, raising=False)
+    said = (f"no benches found in {tmp_path.resolve() / 'benches'}, --bench-dir or "
+            "KERNBENCH_BENCH_PATH (an installed kernbench ships none: run from a kernbench "
+            "checkout, or give a bench file's path)\n")
+    runner = CliRunner()
+    ran = runner.invoke(cli.app, ["run", "--bench", "milestone-1h-gemm"])
+    assert (ran.exit_code, ran.stderr) == (EXIT_USAGE, "unknown bench 'milestone-1h-gemm'; " + said)
+    for command in (["list"], ["validate"]):
+        listed = runner.invoke(cli.app, command)
+        assert (listed.exit_code, listed.stderr) == (0, said), command
+    assert runner.invoke(cli.app, ["list", "--json"]).stdout == "[]\n"
+
+
 def test_dropped_in_bench_is_listed_validated_and_planned(project: Path, tmp_path: Path) -> None:
     folder = tmp_path / "mine"
     shutil.copytree(CUSTOM, folder)

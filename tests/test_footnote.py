@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kernbench.render.style import code_label
+from kernbench.results.provenance import code_label
 
 SHA = "aee041d60de5592a21dac19c10231718304e4ed7"
 

@@ -159,6 +159,20 @@ def test_without_torch_validating_every_bench_skips_the_op_benches_that_need_it(
     assert "ok benches/milestone-1h-gemm.yaml" in done.stdout
 
 
+def test_without_torch_list_shows_the_op_benches_as_not_usable_here_not_invalid() -> None:
+    code = (
+        "import sys; sys.modules['torch'] = None; from kernbench.cli import main; "
+        "sys.argv = ['kernbench', 'list']; main()"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    (topk,) = [line for line in done.stdout.splitlines() if line.startswith("ops-moe-topk ")]
+    assert topk.split(None, 1)[1] == (
+        "torch.topk over each token's expert scores, eager and under FlagGems (not usable "
+        "here: cannot import 'torch': no module named 'torch' (pip install 'kernbench[torch]'))")
+
+
 def test_shapes_and_args_use_expressions(tmp_path: Path) -> None:
     text = textwrap.dedent("""\
         name: softmax

@@ -11,10 +11,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
-from kernbench.errors import SpecError
+from kernbench.errors import NeedsExtra, SpecError
 from kernbench.spec.discovery import bench_files, benches_by_name, name_clash
 from kernbench.spec.hardware import profile_files
-from kernbench.spec.loader import load_bench, load_hardware
+from kernbench.spec.loader import load_bench, load_hardware, read_document
 from kernbench.spec.models import Bench
 
 
@@ -58,7 +58,8 @@ def load_and_check(path: Path) -> Bench:
 
 def list_benches(extra: Sequence[Path] = ()) -> list[dict[str, str]]:
     """Each bench found: its name, file and description (or why it does not load: a name
-    two files define is shown once, as invalid, naming both)."""
+    two files define is shown once, as invalid, naming both; a bench that needs an optional
+    dependency missing here keeps its description, and says so under `unavailable`)."""
     rows = []
     for name, files in benches_by_name(extra).items():
         path = files[0]
@@ -69,6 +70,10 @@ def list_benches(extra: Sequence[Path] = ()) -> list[dict[str, str]]:
         try:
             rows.append({"name": name, "path": str(path),
                          "description": load_bench(path).description})
+        except NeedsExtra as exc:  # not wrong, as `validate` says: its description, and why
+            rows.append({"name": name, "path": str(path),
+                         "description": str(read_document(path).data.get("description", "")),
+                         "unavailable": exc.detail})
         except SpecError as exc:
             rows.append({"name": name, "path": str(path), "error": str(exc)})
     return rows

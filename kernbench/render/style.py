@@ -7,7 +7,6 @@ global state, no display), so rendering works headless and in parallel tests.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from matplotlib.transforms import blended_transform_factory
 from kernbench.render import cache
 from kernbench.results.jsonio import write_json
 from kernbench.results.model import Results
+from kernbench.results.provenance import code_label
 
 # matplotlib's tab10, in a fixed order so a variant keeps its color across figures.
 PALETTE = (
@@ -118,21 +118,6 @@ def footnote(results: Results) -> str:
         parts.append("INCOMPLETE run")
     # Two lines: where and when it ran, then what defines the data.
     return "  ·  ".join(parts[:split]) + "\n" + "  ·  ".join(parts[split:])
-
-
-def code_label(prov: Mapping[str, Any]) -> str:
-    """The code that measured: `kernbench VERSION @ COMMIT`, with the tree's state."""
-    version = prov.get("kernbench") or "(version unknown)"
-    git = prov.get("git") or {}
-    commit = git.get("commit")
-    if not (isinstance(commit, str) and _COMMIT.fullmatch(commit)):
-        return f"kernbench {version}, no git commit"  # a wheel, or a tree without .git
-    state = {True: " (dirty)", False: "", None: " (tree state not recorded)"}
-    return f"kernbench {version} @ {commit[:10]}{state.get(git.get('dirty'), '')}"
-
-
-# A commit id; files written before git's exit code was honoured hold its "HEAD" instead.
-_COMMIT = re.compile(r"[0-9a-f]{7,40}")
 
 
 def not_plotted_lines(entries: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -8,6 +8,7 @@ import re
 import socket
 import subprocess
 import sys
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from functools import lru_cache
 from importlib import metadata
@@ -83,6 +84,21 @@ def pyproject_version(path: Path) -> str | None:
 
 
 _VERSION_LINE = re.compile(r"""^version\s*=\s*["']([^"']+)["']""")
+
+
+def code_label(prov: Mapping[str, Any]) -> str:
+    """The code that measured: `kernbench VERSION @ COMMIT`, with the tree's state."""
+    version = prov.get("kernbench") or "(version unknown)"
+    git = prov.get("git") or {}
+    commit = git.get("commit")
+    if not (isinstance(commit, str) and _COMMIT.fullmatch(commit)):
+        return f"kernbench {version}, no git commit"  # a wheel, or a tree without .git
+    state = {True: " (dirty)", False: "", None: " (tree state not recorded)"}
+    return f"kernbench {version} @ {commit[:10]}{state.get(git.get('dirty'), '')}"
+
+
+# A commit id; files written before git's exit code was honoured hold its "HEAD" instead.
+_COMMIT = re.compile(r"[0-9a-f]{7,40}")
 
 
 @lru_cache(maxsize=1)

@@ -76,6 +76,14 @@ def bench_dirs(extra: Sequence[Path] = ()) -> list[Path]:
     return list(unique.values())
 
 
+def no_benches_found() -> str:
+    """What a search that found no bench says: where it looked, and that an installed
+    kernbench brings none (its benches live in the repository's benches/)."""
+    return (f"no benches found in {project_root() / 'benches'}, --bench-dir or "
+            f"{BENCH_PATH_ENV} (an installed kernbench ships none: run from a kernbench "
+            "checkout, or give a bench file's path)")
+
+
 def bench_files(extra: Sequence[Path] = ()) -> list[Path]:
     """Every bench file in the searched folders, sorted within each folder."""
     files = []
@@ -162,7 +170,9 @@ def find_bench(name: str, extra: Sequence[Path] = ()) -> tuple[Bench, Path]:
             return bench, named[0]
     known = benches_by_name(extra)  # a clash of another name is not this bench's error
     if name not in known:
-        raise UserError(f"unknown bench {name!r}; known: {', '.join(known) or '(none)'}")
+        if not known:
+            raise UserError(f"unknown bench {name!r}; {no_benches_found()}")
+        raise UserError(f"unknown bench {name!r}; known: {', '.join(known)}")
     clash = name_clash(name, known[name])
     if clash is not None:
         raise clash

@@ -25,7 +25,6 @@ __all__ = ["FIGURE_DATA", "draw", "figure_data"]
 LOG_SCALE_RANGE = 30.0  # values spanning more than this factor get a log axis
 # SI prefixes for rates, largest first: a rate is shown with the largest that keeps it >= 1.
 PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
-TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 # The rate metrics the results store, in their stored unit, and what a second of it is.
 RATES = {"flops": ("tflops", 1e12, "FLOP/s"), "bytes": ("gbs", 1e9, "B/s")}
 
@@ -119,7 +118,7 @@ def _unit(values: list[float], unit: str) -> tuple[float, str]:
     """The scale and unit that show the largest value with one to three integer digits."""
     largest = max(values, default=0.0)
     if unit == "s":
-        return next(((s, u) for s, u in TIME_UNITS if largest >= s), TIME_UNITS[-1])
+        return style.time_unit(largest)
     return next(((p, f"{prefix}{unit}") for p, prefix in PREFIXES if largest >= p), (1.0, unit))
 
 

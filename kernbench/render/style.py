@@ -58,6 +58,7 @@ UNSTEADY_RING: dict[str, Any] = {"marker": "o", "markersize": 9, "fillstyle": "n
 MISSING_COLOR = "#b22222"
 FOOTNOTE_LIMIT = 6  # cells listed by name under a figure; the rest are counted
 DPI = 120
+TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))  # largest first
 
 
 def variant_colors(variants: Sequence[str]) -> dict[str, str]:
@@ -75,14 +76,17 @@ def stage_color(name: str, position: int) -> str:
     return STAGE_COLORS.get(name, PALETTE[(position + 4) % len(PALETTE)])
 
 
+def time_unit(seconds: float) -> tuple[float, str]:
+    """The scale and unit that show `seconds` with one to three integer digits (ns below)."""
+    return next(((s, u) for s, u in TIME_UNITS if seconds >= s), TIME_UNITS[-1])
+
+
 def format_seconds(seconds: float) -> str:
     """A duration with a unit chosen so the number has one to three integer digits."""
     if not math.isfinite(seconds):
         return str(seconds)
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
-        if abs(seconds) >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
+    scale, unit = time_unit(abs(seconds))
+    return f"{seconds / scale:.3g} {unit}"
 
 
 def significant(value: float | None, digits: int = 6) -> float | None:

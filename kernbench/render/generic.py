@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kernbench.analyze.collective import GB
+from kernbench.analyze.metrics import TFLOP
 from kernbench.errors import UserError
 from kernbench.render import series, style
 from kernbench.render.generic_draw import draw
@@ -26,7 +28,7 @@ LOG_SCALE_RANGE = 30.0  # values spanning more than this factor get a log axis
 # SI prefixes for rates, largest first: a rate is shown with the largest that keeps it >= 1.
 PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 # The rate metrics the results store, in their stored unit, and what a second of it is.
-RATES = {"flops": ("tflops", 1e12, "FLOP/s"), "bytes": ("gbs", 1e9, "B/s")}
+RATES = {"flops": ("tflops", TFLOP, "FLOP/s"), "bytes": ("gbs", GB, "B/s")}
 
 
 def figure_data(results: Results, name: str) -> dict[str, Any]:

@@ -12,7 +12,6 @@ from matplotlib.patches import Patch
 from kernbench.render import style
 
 MAX_LABELLED_BARS = 48  # more value labels than this per panel overlap; leave them out
-MAX_PANEL_WIDTH_IN = 16.0  # wider sweeps get thinner bars and slanted labels
 CROWDED_TOTALS = 10  # stage-breakdown bars per panel past which the totals stand upright
 
 
@@ -27,7 +26,7 @@ def _draw_bars(data: dict[str, Any]) -> Figure:
     colors = style.variant_colors(data["variants"])
     panels = data["panels"]
     widest = max(len(p["shapes"]) * max(1, len(p["variants"])) for p in panels)
-    room = min(MAX_PANEL_WIDTH_IN, 2.0 + 0.4 * widest)
+    room = style.bars_width(widest)
     figure = style.new_figure(len(panels), 1, room, 3.8)
     axes = figure.subplots(len(panels), 1, squeeze=False)[:, 0]
     for ax, panel in zip(axes, panels, strict=True):
@@ -182,7 +181,7 @@ def _draw_stages(data: dict[str, Any]) -> Figure:
     variants = list(dict.fromkeys(p["variant"] for p in panels))
     dtypes = list(dict.fromkeys(p["dtype"] for p in panels))
     widest = max(len(p["shapes"]) for p in panels)
-    room = min(MAX_PANEL_WIDTH_IN / 2, 2.0 + 0.8 * widest)
+    room = min(style.MAX_PANEL_WIDTH_IN / 2, 2.0 + 0.8 * widest)
     figure = style.new_figure(len(variants), len(dtypes), room, 3.6)
     grid = figure.subplots(len(variants), len(dtypes), squeeze=False)
     for ax in grid.flat:

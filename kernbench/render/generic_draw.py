@@ -13,7 +13,6 @@ from matplotlib.ticker import FuncFormatter
 from kernbench.render import style
 
 LINE_PANEL_IN = (7.0, 4.2)
-MAX_PANEL_WIDTH_IN = 16.0  # wider sweeps get thinner bars and slanted labels
 
 
 def draw(data: dict[str, Any]) -> Figure:
@@ -28,7 +27,7 @@ def draw(data: dict[str, Any]) -> Figure:
         _draw_lines(ax, data, colors)
     else:
         categories = list(dict.fromkeys(p["x"] for s in data["series"] for p in s["points"]))
-        room = min(MAX_PANEL_WIDTH_IN, 2.0 + 0.4 * len(categories) * len(labels))
+        room = style.bars_width(len(categories) * len(labels))
         figure = style.new_figure(1, 1, room, LINE_PANEL_IN[1])
         ax = figure.add_subplot()
         _draw_bars(ax, data, colors, categories, room)

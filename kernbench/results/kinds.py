@@ -14,9 +14,12 @@ from typing import Any
 
 from kernbench.errors import UserError
 
+RESULTS_NAME = "results.json"  # a run's results (kernbench.results.model)
 RUN_JSON_NAME = "run.json"  # a run's options (kernbench.execute.options)
 AB_JSON_NAME = "ab.json"  # an A/B's verdicts (kernbench.results.ab)
 AB_MANIFEST_NAME = "ab-run.json"  # an A/B's settings and sides (kernbench.ab.schedule)
+REPORT_MD = "report.md"  # a run's or an A/B's report (kernbench.render.report, .outputs)
+REPORT_HTML = "report.html"  # its self-contained HTML twin
 BENCH_SUFFIXES = (".yaml", ".yml")
 
 
@@ -25,7 +28,7 @@ def refuse_folder(folder: Path) -> None:
     if any((folder / name).is_file() for name in (AB_MANIFEST_NAME, AB_JSON_NAME)):
         raise UserError(_an_ab(folder, f"{folder}: an A/B's folder, not a run's"))
     if (folder / RUN_JSON_NAME).is_file():
-        raise UserError(f"{folder}: a run without a results.json (cut short?); "
+        raise UserError(f"{folder}: a run without a {RESULTS_NAME} (cut short?); "
                         f"`kernbench collect {folder}` builds it from the journal")
 
 
@@ -43,9 +46,9 @@ def refuse_data(path: Path, data: Any) -> None:
         raise UserError(_an_ab(path.parent, f"{path}: an A/B's file, not a run's results"))
     if "bench_path" in data and "pins_mode" in data:
         raise UserError(f"{path}: a run's options ({RUN_JSON_NAME}), not its results; "
-                        f"give the run folder ({path.parent}) or its results.json")
+                        f"give the run folder ({path.parent}) or its {RESULTS_NAME}")
 
 
 def _an_ab(folder: Path, what: str) -> str:
-    return (f"{what}; its report is {folder / 'report.md'} "
+    return (f"{what}; its report is {folder / REPORT_MD} "
             f"(`kernbench summarize {folder}` rebuilds it)")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from kernbench.errors import UserError
+from kernbench.spec.models import YAML_SUFFIXES
 
 RESULTS_NAME = "results.json"  # a run's results (kernbench.results.model)
 RUN_JSON_NAME = "run.json"  # a run's options (kernbench.execute.options)
@@ -20,7 +21,6 @@ AB_JSON_NAME = "ab.json"  # an A/B's verdicts (kernbench.results.ab)
 AB_MANIFEST_NAME = "ab-run.json"  # an A/B's settings and sides (kernbench.ab.schedule)
 REPORT_MD = "report.md"  # a run's or an A/B's report (kernbench.render.report, .outputs)
 REPORT_HTML = "report.html"  # its self-contained HTML twin
-BENCH_SUFFIXES = (".yaml", ".yml")
 
 
 def refuse_folder(folder: Path) -> None:
@@ -33,7 +33,7 @@ def refuse_folder(folder: Path) -> None:
 
 
 def refuse_bench_file(path: Path) -> None:
-    if path.suffix.lower() in BENCH_SUFFIXES and path.is_file():
+    if path.suffix.lower() in YAML_SUFFIXES and path.is_file():
         raise UserError(f"{path}: a bench file, not results; "
                         f"`kernbench run --bench {path}` measures it")
 

@@ -15,10 +15,9 @@ from pathlib import Path
 
 from kernbench.errors import SpecError, UserError
 from kernbench.spec.loader import load_bench, read_document, shown_path
-from kernbench.spec.models import Bench
+from kernbench.spec.models import YAML_SUFFIXES, Bench
 
 BENCH_PATH_ENV = "KERNBENCH_BENCH_PATH"
-BENCH_SUFFIXES = (".yaml", ".yml")
 _PROJECT_NAME = re.compile(r'^name\s*=\s*["\']kernbench["\']\s*$', re.MULTILINE)
 # A top-level `name: x` line (plain or quoted, maybe a comment after): enough to find a
 # bench by name without parsing every file; the file found is then parsed in full.
@@ -81,7 +80,7 @@ def bench_files(extra: Sequence[Path] = ()) -> list[Path]:
     files = []
     for folder in bench_dirs(extra):
         files.extend(
-            sorted(p for p in folder.iterdir() if p.suffix in BENCH_SUFFIXES and p.is_file())
+            sorted(p for p in folder.iterdir() if p.suffix in YAML_SUFFIXES and p.is_file())
         )
     return files
 
@@ -134,7 +133,7 @@ def _name_line(path: Path) -> int | None:
 
 
 def is_bench_path(name: str) -> bool:
-    return name.endswith(BENCH_SUFFIXES) or os.sep in name
+    return name.endswith(YAML_SUFFIXES) or os.sep in name
 
 
 def find_bench(name: str, extra: Sequence[Path] = ()) -> tuple[Bench, Path]:

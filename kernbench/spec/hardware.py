@@ -24,12 +24,11 @@ from pathlib import Path
 from kernbench.errors import UserError
 from kernbench.spec.discovery import project_root
 from kernbench.spec.loader import field_error, load_hardware, shown_path
-from kernbench.spec.models import Ceiling, HardwareProfile
+from kernbench.spec.models import YAML_SUFFIXES, Ceiling, HardwareProfile
 
 GENERIC_CPU = "cpu-generic"
 DEVICES = ("cpu", "cuda")
 CONFIG_PATH_ENV = "KERNBENCH_CONFIG_PATH"
-PROFILE_SUFFIXES = (".yaml", ".yml")
 
 
 def hardware_dir(root: Path | None = None) -> Path:
@@ -98,7 +97,7 @@ def _folder_profiles(folder: Path) -> dict[str, HardwareProfile]:
 
 
 def profile_files_in(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.suffix in PROFILE_SUFFIXES and p.is_file())
+    return sorted(p for p in folder.iterdir() if p.suffix in YAML_SUFFIXES and p.is_file())
 
 
 def select_profile(

@@ -21,7 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from kernbench.dtypes import TOLERANCE
+from kernbench.dtypes import TOLERANCE, TORCH_NAMES
 from kernbench.kernels.base import CheckResult, CorrectnessError, Kernel, TuneReport
 
 JIT_SOURCE = Path(__file__).with_name("gemm_triton_jit.py")
@@ -122,7 +122,7 @@ def make(
         raise ValueError(f"the triton gemm supports {', '.join(DTYPES)}, not {dtype!r}")
     from kernbench.kernels import gemm_triton_jit as jit
 
-    operands = _Operands(M, N, K, {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype])
+    operands = _Operands(M, N, K, getattr(torch, TORCH_NAMES[dtype]))
     key = jit.tuning_key(M, N, K, operands.a.dtype)
     check = _checker(operands, dtype)
     info = _info(M, N, K, dtype)

@@ -17,6 +17,7 @@ from typing import Any
 
 from kernbench.dtypes import TOLERANCE, TORCH_NAMES
 from kernbench.kernels.base import CheckResult, Kernel
+from kernbench.kernels.events import elapsed_s
 
 # cuBLAS chooses its own tile per shape; this is the nominal Hopper tile its large-GEMM
 # kernels use (128x128 output, K step 64), good enough to mark shapes that cannot fill one.
@@ -179,9 +180,9 @@ class Staged:
         start, copied_in, multiplied, copied_out = self.events
         copied_out.synchronize()
         return {
-            "h2d": start.elapsed_time(copied_in) * 1e-3,
-            "gemm": copied_in.elapsed_time(multiplied) * 1e-3,
-            "d2h": multiplied.elapsed_time(copied_out) * 1e-3,
+            "h2d": elapsed_s(start, copied_in),
+            "gemm": elapsed_s(copied_in, multiplied),
+            "d2h": elapsed_s(multiplied, copied_out),
         }
 
 

@@ -18,7 +18,7 @@ import jinja2
 
 from kernbench.render import render_results
 from kernbench.render.ab import AB_FIGURE
-from kernbench.render.ab_report import mixed_timers, pins_line, slot_text, table_cell
+from kernbench.render.ab_report import mixed_timers, pct_text, pins_line, slot_text, table_cell
 from kernbench.render.style import format_seconds
 from kernbench.results.ab import AbReport
 from kernbench.results.kinds import REPORT_HTML, REPORT_MD
@@ -213,7 +213,7 @@ def write_ab_html(report: AbReport, folder: Path) -> list[Path]:
     figure = folder / AB_FIGURE
     encoded = base64.b64encode(figure.read_bytes()).decode() if figure.is_file() else None
     environment = _environment(REPORT_HTML)
-    environment.filters["pct"] = lambda v: "n/a" if v != v else f"{v:+.2f} %"
+    environment.filters["pct"] = pct_text
     environment.filters["slots"] = slot_text
     path = folder / REPORT_HTML
     path.write_text(environment.get_template("ab_report.html.j2").render(

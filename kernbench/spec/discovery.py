@@ -94,16 +94,6 @@ def benches_by_name(extra: Sequence[Path] = ()) -> dict[str, list[Path]]:
     return dict(sorted(found.items()))
 
 
-def discover(extra: Sequence[Path] = ()) -> dict[str, Path]:
-    """Bench name -> file, sorted by name. Two files with one name are an error."""
-    found = benches_by_name(extra)
-    for name, paths in found.items():
-        clash = name_clash(name, paths)
-        if clash is not None:
-            raise clash
-    return {name: paths[0] for name, paths in found.items()}
-
-
 def name_clash(name: str, paths: Sequence[Path]) -> SpecError | None:
     """Two files of one bench name: which one a name means would depend on the search
     order (a `--bench-dir` bench hidden by a shipped one), so every command refuses it;

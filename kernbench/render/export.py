@@ -18,6 +18,7 @@ from typing import Any
 
 from kernbench.analyze.metrics import cell_metrics
 from kernbench.errors import UserError
+from kernbench.results.jsonio import json_text
 from kernbench.results.model import CellResult, Results, RoundResult
 from kernbench.spec.models import Bench, HardwareProfile
 
@@ -62,7 +63,7 @@ def to_csv(results: Results) -> str:
 
 
 def to_json(results: Results) -> str:
-    return json.dumps(rows(results), indent=1, sort_keys=True) + "\n"
+    return json_text(rows(results))
 
 
 def to_bench(results: Results, metric: str | None = None) -> str:

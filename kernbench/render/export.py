@@ -19,7 +19,7 @@ from typing import Any
 from kernbench.analyze.metrics import cell_metrics
 from kernbench.errors import UserError
 from kernbench.results.jsonio import json_text
-from kernbench.results.model import CellResult, Results, RoundResult
+from kernbench.results.model import CellResult, Results, RoundResult, recorded_git
 from kernbench.spec.models import Bench, HardwareProfile
 
 FORMATS = ("csv", "json", "bench")
@@ -126,7 +126,7 @@ def _flat(params: dict[str, Any]) -> dict[str, Any]:
 
 def _provenance_columns(results: Results) -> dict[str, Any]:
     prov = results.provenance
-    git = prov["git"] if isinstance(prov.get("git"), dict) else {}
+    git = recorded_git(prov)
     return {
         "device": results.device,
         "device_name": prov.get("device_name"),

@@ -22,7 +22,7 @@ from kernbench.render.ab_report import mixed_timers, pct_text, pins_line, slot_t
 from kernbench.render.style import format_seconds
 from kernbench.results.ab import AbReport
 from kernbench.results.kinds import REPORT_HTML, REPORT_MD
-from kernbench.results.model import CellResult, Results
+from kernbench.results.model import CellResult, Results, recorded_git
 
 TEMPLATES = Path(__file__).parent / "templates"
 # The metrics a table shows, in this order, when the cells have them; then those the bench
@@ -55,7 +55,7 @@ def report_results(results: Results, folder: Path) -> list[Path]:
 
 def report_context(results: Results, figures: Sequence[Path], folder: Path) -> dict[str, Any]:
     prov = results.provenance
-    git = prov["git"] if isinstance(prov.get("git"), dict) else {}
+    git = recorded_git(prov)
     commit = str(git.get("commit") or "unknown") + (" (dirty)" if git.get("dirty") else "")
     return {
         "r": results,

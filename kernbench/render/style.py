@@ -22,7 +22,7 @@ from matplotlib.transforms import blended_transform_factory
 
 from kernbench.render import cache
 from kernbench.results.jsonio import write_json
-from kernbench.results.model import CellResult, Results
+from kernbench.results.model import CellResult, Results, recorded_git
 
 # matplotlib's tab10, in a fixed order so a variant keeps its color across figures.
 PALETTE = (
@@ -154,7 +154,7 @@ def footnote(results: Results) -> str:
 def code_label(prov: Mapping[str, Any]) -> str:
     """The code that measured: `kernbench VERSION @ COMMIT`, with the tree's state."""
     version = prov.get("kernbench") or "(version unknown)"
-    git = prov.get("git") or {}
+    git = recorded_git(prov)
     commit = git.get("commit")
     if not (isinstance(commit, str) and _COMMIT.fullmatch(commit)):
         return f"kernbench {version}, no git commit"  # a wheel, or a tree without .git

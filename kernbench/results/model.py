@@ -200,6 +200,13 @@ RESULTS_FORMAT = FileFormat(
 )
 
 
+def recorded_git(provenance: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The `{"commit", "dirty"}` a run's provenance recorded (`provenance.git_state`); {}
+    where it recorded none, or something else."""
+    git = provenance.get("git")
+    return git if isinstance(git, dict) else {}
+
+
 def save(results: Results, path: Path) -> None:
     RESULTS_FORMAT.write(path, results)
 

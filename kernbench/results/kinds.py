@@ -3,8 +3,8 @@
 A run's folder also holds `run.json`, an A/B's folder `ab.json` and `ab-run.json`, and a
 bench is a YAML file: given to `render`, `report`, `export` or `compare`, each would fail
 on the first field results have and it lacks. `refuse_folder` and `refuse_data` name
-what was given instead, and what to give. The file names are declared here, below the
-stages that write them, so the results reader can know them.
+what was given instead, and what to give. The folders' file names are declared here,
+below the stages that write them, so the results reader and every writer share them.
 """
 
 from __future__ import annotations

@@ -66,8 +66,16 @@ def bench_dirs(extra: Sequence[Path] = ()) -> list[Path]:
         if not Path(folder).is_dir():
             raise UserError(f"--bench-dir {folder}: not a folder")
         folders.append(Path(folder))
-    env = os.environ.get(BENCH_PATH_ENV, "")
-    folders.extend(Path(part) for part in env.split(os.pathsep) if part)
+    return existing_once([*folders, *path_variable(BENCH_PATH_ENV)])
+
+
+def path_variable(name: str) -> list[Path]:
+    """The folders a search-path variable lists, `os.pathsep` between them."""
+    return [Path(part) for part in os.environ.get(name, "").split(os.pathsep) if part]
+
+
+def existing_once(folders: Sequence[Path]) -> list[Path]:
+    """The folders that exist, in order, each once (two spellings of one folder too)."""
     unique: dict[Path, Path] = {}
     for folder in folders:
         if folder.is_dir():

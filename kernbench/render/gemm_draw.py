@@ -149,21 +149,14 @@ def _finish_bar_axes(ax: Axes, panel: dict[str, Any], data: dict[str, Any], room
     tops += [b["model"] for b in panel["bars"] if b.get("model") is not None]
     if data["unit"] == "%":
         ax.set_ylabel(f"utilization (% of {dtype} peak)")
-        ax.axhline(100.0, color="#555555", linestyle=":", linewidth=1)
+        style.ceiling_line(ax, 100.0)
         ax.set_ylim(0, max([100.0, *tops]) * 1.22)
     else:
         scale = ", log scale" if data["log_y"] else ""
         ax.set_ylabel(f"{data['unit']} ({dtype}{scale})")
         if peak is not None:
-            ax.axhline(peak, color="#555555", linestyle=":", linewidth=1)
-            ax.annotate(
-                f"{dtype} peak {peak:.4g} {data['unit']} ({panel['peak_source']})",
-                (0.005, peak),
-                xycoords=("axes fraction", "data"),
-                ha="left",
-                va="bottom",
-                fontsize=7,
-                color="#555555",
+            style.ceiling_line(
+                ax, peak, f"{dtype} peak {peak:.4g} {data['unit']} ({panel['peak_source']})"
             )
             tops.append(peak)
         if data["log_y"]:

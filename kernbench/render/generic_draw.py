@@ -106,15 +106,10 @@ def _finish_value_axis(ax: Axes, data: dict[str, Any]) -> None:
     ]
     ceiling = data.get("ceiling")
     if ceiling:
-        ax.axhline(ceiling["value"], color="#555555", linestyle=":", linewidth=1)
-        ax.annotate(
+        style.ceiling_line(
+            ax,
+            ceiling["value"],
             f"{ceiling['label']} {ceiling['value']:.4g} GB/s ({ceiling['source']})",
-            (0.005, ceiling["value"]),
-            xycoords=("axes fraction", "data"),
-            ha="left",
-            va="bottom",
-            fontsize=7,
-            color="#555555",
         )
         values.append(ceiling["value"])
     if data["log_y"]:

@@ -56,6 +56,7 @@ UNSTEADY_COLOR = "#b35900"
 UNSTEADY_RING: dict[str, Any] = {"marker": "o", "markersize": 9, "fillstyle": "none",
                                  "linestyle": "none", "color": UNSTEADY_COLOR}
 MISSING_COLOR = "#b22222"
+CEILING_COLOR = "#555555"
 FOOTNOTE_LIMIT = 6  # cells listed by name under a figure; the rest are counted
 DPI = 120
 TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))  # largest first
@@ -274,6 +275,15 @@ def ring_unsteady(ax: Axes, x: Sequence[float], y: Sequence[float]) -> None:
 
 def unsteady_ring_handle() -> Line2D:
     return Line2D([], [], **UNSTEADY_RING, label="unsteady (rounds disagree)")
+
+
+def ceiling_line(ax: Axes, value: float, label: str | None = None) -> None:
+    """A dotted line at a ceiling (a peak rate, the memory bandwidth, 100 %), its label
+    written above the line's left end."""
+    ax.axhline(value, color=CEILING_COLOR, linestyle=":", linewidth=1)
+    if label is not None:
+        ax.annotate(label, (0.005, value), xycoords=("axes fraction", "data"), ha="left",
+                    va="bottom", fontsize=7, color=CEILING_COLOR)
 
 
 def mark_missing(ax: Axes, x: float, text: str) -> None:

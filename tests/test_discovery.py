@@ -53,10 +53,10 @@ def test_project_root_ignores_other_projects(
     assert discovery.project_root() == REPO
 
 
-def test_discover_reads_yaml_and_yml(project: Path) -> None:
-    assert discovery.discover() == {
-        "alpha": project / "benches" / "alpha.yaml",
-        "beta": project / "benches" / "beta.yml",
+def test_discovery_reads_yaml_and_yml(project: Path) -> None:
+    assert discovery.benches_by_name() == {
+        "alpha": [project / "benches" / "alpha.yaml"],
+        "beta": [project / "benches" / "beta.yml"],
     }
 
 
@@ -83,16 +83,15 @@ def test_env_path_adds_benches(
     (tmp_path / "more").mkdir()
     (tmp_path / "more" / "gamma.yaml").write_text(bench_text("gamma"))
     monkeypatch.setenv(discovery.BENCH_PATH_ENV, str(tmp_path / "more"))
-    assert list(discovery.discover()) == ["alpha", "beta", "gamma"]
+    assert list(discovery.benches_by_name()) == ["alpha", "beta", "gamma"]
 
 
 def test_duplicate_names_across_files(project: Path, tmp_path: Path) -> None:
     (tmp_path / "more").mkdir()
     other = tmp_path / "more" / "copy.yaml"
     other.write_text("# same name\n" + bench_text("alpha"))
-    with pytest.raises(SpecError) as info:
-        discovery.discover([tmp_path / "more"])
-    assert str(info.value) == f"{other}:2: name: bench 'alpha' is also defined in alpha.yaml"
+    clash = discovery.name_clash("alpha", discovery.benches_by_name([tmp_path / "more"])["alpha"])
+    assert str(clash) == f"{other}:2: name: bench 'alpha' is also defined in alpha.yaml"
 
 
 def test_a_name_defined_twice_is_refused_by_every_command_but_list(
@@ -149,8 +148,7 @@ def test_a_bench_dir_bench_named_like_a_project_one_is_refused(
 def test_broken_file_does_not_hide_the_others(project: Path) -> None:
     (project / "benches" / "zeta.yaml").write_text("name: [unclosed\n")
     (project / "benches" / "eta.yaml").write_text("- a list\n")
-    found = discovery.discover()
-    assert list(found) == ["alpha", "beta", "eta", "zeta"]
+    assert list(discovery.benches_by_name()) == ["alpha", "beta", "eta", "zeta"]
     with pytest.raises(SpecError):
         discovery.find_bench("zeta")
 
@@ -196,7 +194,7 @@ def test_an_installed_kernbench_outside_a_checkout_says_where_it_looked(
 def test_dropped_in_bench_is_listed_validated_and_planned(project: Path, tmp_path: Path) -> None:
     folder = tmp_path / "mine"
     shutil.copytree(CUSTOM, folder)
-    assert "custom-sum" in discovery.discover([folder])
+    assert "custom-sum" in discovery.benches_by_name([folder])
     bench, path = discovery.find_bench("custom-sum", [folder])
     cells = plan(bench, "cpu")
     assert [cell.id for cell in cells] == [

@@ -24,6 +24,8 @@ SHA = "aee041d60de5592a21dac19c10231718304e4ed7"
         ({"kernbench": None, "git": {"commit": "HEAD", "dirty": False}},
          "kernbench (version unknown), no git commit"),
         ({}, "kernbench (version unknown), no git commit"),
+        # A provenance edited by hand: a git that is not a mapping is no commit, not a crash.
+        ({"kernbench": "0.2.0", "git": SHA}, "kernbench 0.2.0, no git commit"),
     ],
 )
 def test_code_label(prov: dict[str, Any], label: str) -> None:

@@ -83,6 +83,14 @@ def test_compare_tuples_by_name_and_exactly() -> None:
         compare(ours, reference, ["weights"], False, 1e-4)
 
 
+def test_a_nan_in_any_output_fails_the_check() -> None:
+    # The worst error over outputs is a max, which would drop a NaN error as if it were 0.
+    reference = (torch.ones(4), torch.ones(4))
+    ours = (torch.ones(4), torch.tensor([1.0, float("nan"), 1.0, 1.0]))
+    result = compare(ours, reference, [], False, 1e-4)
+    assert not result.ok and math.isinf(result.rel_err)
+
+
 def bench_file(tmp_path: Path, backend: str, extra: str = "") -> Path:
     path = tmp_path / "b.yaml"
     path.write_text(

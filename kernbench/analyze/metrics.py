@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kernbench.analyze.collective import BUSBW_FACTOR, bandwidths
+from kernbench.analyze.collective import BUSBW_FACTOR, GB, bandwidths
 from kernbench.plan import Cell
 from kernbench.spec import expr
 from kernbench.spec.figures import RATE_METRICS
@@ -22,6 +22,9 @@ from kernbench.spec.models import Bench, HardwareProfile, derived_names
 # Measured time may undercut the datasheet roofline by this much before we call it invalid
 # (clock boost and rounding in datasheet figures).
 INVALID_MARGIN = 0.03
+# The units of the stored rates and of the profile's ceilings: `tflops` in TFLOP/s (here),
+# `gbs` in GB/s (`GB`, beside the collective model's algbw and busbw).
+TFLOP = 1e12
 
 
 class MetricError(ValueError):
@@ -122,9 +125,9 @@ def _measured_metrics(
     metrics["time_s"] = median_s
     flops, moved = metrics.get("flops"), metrics.get("bytes")
     if flops:
-        metrics["tflops"] = flops / median_s / 1e12
+        metrics["tflops"] = flops / median_s / TFLOP
     if moved:
-        metrics["gbs"] = moved / median_s / 1e9
+        metrics["gbs"] = moved / median_s / GB
     if flops and moved:
         metrics["intensity"] = flops / moved
     if moved and params.get("op") in _collective_ops():
@@ -143,7 +146,7 @@ def _measured_metrics(
     if model_time is None:
         return metrics, None
     metrics["model_time_s"] = model_time
-    metrics["model_util"] = flops / (peak * 1e12) / model_time
+    metrics["model_util"] = flops / (peak * TFLOP) / model_time
     floor = roofline_time(profile, dtype, flops, moved or 0.0, staged, use_datasheet=True)
     if floor and median_s < floor * (1 - INVALID_MARGIN):
         return metrics, (
@@ -181,12 +184,12 @@ def roofline_time(
     bandwidth = rate(profile.memory_gbs)
     if peak is None or bandwidth is None:
         return None
-    seconds = max(flops / (peak * 1e12), moved / (bandwidth * 1e9))
+    seconds = max(flops / (peak * TFLOP), moved / (bandwidth * GB))
     if staged:
         # On a CPU "staging" copies memory to memory: the link is the memory itself.
         link = rate(profile.host_to_device_gbs or (profile.memory_gbs if profile.kind == "cpu"
                                                    else None))
         if link is None:
             return None
-        seconds += moved / (link * 1e9)
+        seconds += moved / (link * GB)
     return seconds

@@ -18,6 +18,8 @@ import numpy as np
 # which every worker process pays.
 from scipy.special import bdtr, ndtri
 
+CONFIDENCE = 0.95  # the coverage a median interval aims at, unless its caller asks another
+
 
 @dataclass(frozen=True)
 class MedianInterval:
@@ -29,7 +31,7 @@ class MedianInterval:
 
 
 def median_interval(
-    values: Sequence[float] | np.ndarray, confidence: float = 0.95
+    values: Sequence[float] | np.ndarray, confidence: float = CONFIDENCE
 ) -> MedianInterval:
     """The narrowest order-statistic pair covering the median with >= `confidence`.
 
@@ -93,7 +95,7 @@ class Summary:
         return (self.ci_high - self.ci_low) / 2 / self.median if self.median else float("inf")
 
 
-def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary:
+def summarize(values: Sequence[float], confidence: float = CONFIDENCE) -> Summary:
     data = np.asarray(values, dtype=float)
     interval = median_interval(data, confidence)
     q1, median, q3 = np.percentile(data, [25, 50, 75])
@@ -111,7 +113,7 @@ def summarize(values: Sequence[float], confidence: float = 0.95) -> Summary:
     )
 
 
-def rel_ci_halfwidth(values: Sequence[float], confidence: float = 0.95) -> float:
+def rel_ci_halfwidth(values: Sequence[float], confidence: float = CONFIDENCE) -> float:
     """Half-width of the median's CI relative to the median: the timers' stop rule."""
     data = np.asarray(values, dtype=float)
     if len(data) < 2:

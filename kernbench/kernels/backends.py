@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 BACKENDS = ("torch", "compile", "flag_gems")
-# Libraries a backend loads, whose versions the pins' fingerprint records.
-BACKEND_LIBRARIES = {"flag_gems": "flag_gems"}
 # FlagGems' tuner keeps every choice in an on-disk database that later processes read
 # instead of tuning, so its choices would bypass kernbench's pins: on the H200 an A/B's B
 # side took A's choices from it and recorded no replay. An in-memory database, private to

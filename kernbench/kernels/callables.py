@@ -88,18 +88,34 @@ def _missing(exc: ModuleNotFoundError, name: str) -> FactoryError:
     return MissingExtra(f"{text} ({hint})") if hint else FactoryError(text)
 
 
+KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def signature_keywords(func: Callable[..., Any]) -> set[str] | None:
+    """The names `func`'s signature takes as keywords, or None when it takes any
+    (`**kwargs`). Raises TypeError or ValueError where `func` has no signature."""
+    parameters = inspect.signature(func).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return {p.name for p in parameters if p.kind in KEYWORD_KINDS}
+
+
+def signature_required(func: Callable[..., Any]) -> set[str]:
+    """The keywords a call of `func` must give by its signature: those without a default.
+    Raises TypeError or ValueError where `func` has no signature."""
+    parameters = inspect.signature(func).parameters.values()
+    return {p.name for p in parameters
+            if p.kind in KEYWORD_KINDS and p.default is inspect.Parameter.empty}
+
+
 def keyword_names(func: Callable[..., Any]) -> set[str] | None:
     """The names `func` takes as keywords, or None when it takes any (`**kwargs`) or they
     cannot be read. Builtins without a signature (torch's operators) are read from the
     first lines of their docstring, which torch writes as `topk(input, k, dim=None, ...)`."""
     try:
-        parameters = inspect.signature(func).parameters.values()
+        return signature_keywords(func)
     except (TypeError, ValueError):
         return _names_from_doc(func)
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return None
-    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return {p.name for p in parameters if p.kind in keyword}
 
 
 def required_names(func: Callable[..., Any]) -> set[str]:
@@ -107,14 +123,11 @@ def required_names(func: Callable[..., Any]) -> set[str]:
     builtin documented with several signatures, those every one of them needs); none
     where they cannot be read."""
     try:
-        parameters = inspect.signature(func).parameters.values()
+        return signature_required(func)
     except (TypeError, ValueError):
         signatures = _signatures_from_doc(func)
         needed = [_without_default(arguments) for arguments in signatures]
         return set.intersection(*needed) if needed else set()
-    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return {p.name for p in parameters
-            if p.kind in keyword and p.default is inspect.Parameter.empty}
 
 
 def _without_default(arguments: ast.arguments) -> set[str]:

@@ -37,7 +37,7 @@ from typing import Any, Literal, get_args
 from kernbench.dtypes import ITEMSIZE, TOLERANCE, TORCH_NAMES
 from kernbench.kernels.base import CheckResult, Kernel
 from kernbench.kernels.collective_buffers import Buffers, rotation_slots
-from kernbench.kernels.collective_check import Expected, exact, relative_error
+from kernbench.kernels.collective_check import EXACT_INTEGER, Expected, exact, relative_error
 from kernbench.kernels.collective_cuda import CudaBatches
 from kernbench.kernels.collective_graphs import (
     capture_mode,
@@ -51,10 +51,8 @@ from kernbench.kernels.nccl_direct import UNIQUE_ID_BYTES, bind, loaded, shared_
 Op = Literal["allreduce", "allgather", "reduce_scatter"]
 OPS: tuple[str, ...] = get_args(Op)
 BACKENDS = {"cpu": "gloo", "cuda": "nccl"}
-# The dtypes a collective takes (those with an exact integer range: collective_check).
-TORCH_DTYPES = {
-    name: TORCH_NAMES[name] for name in ("fp64", "fp32", "bf16", "fp16", "int32", "int64")
-}
+# The dtypes a collective takes: those whose exact integer range the check knows.
+TORCH_DTYPES = {name: TORCH_NAMES[name] for name in EXACT_INTEGER}
 TIMEOUT_ENV = "KERNBENCH_COLLECTIVE_TIMEOUT_S"
 API_ENV = "KERNBENCH_COLLECTIVE_API"
 Api = Literal["torch", "nccl"]

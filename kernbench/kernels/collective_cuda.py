@@ -33,6 +33,7 @@ from typing import Any
 from kernbench.kernels import gpu_hold
 from kernbench.kernels.collective_graphs import GRAPH_CALLS
 from kernbench.kernels.driver_graph import DriverGraph
+from kernbench.kernels.events import elapsed_s
 
 
 class CudaBatches:
@@ -158,7 +159,7 @@ class CudaBatches:
         # support, or too many distinct graphs queued, made them: collective_graphs).
         self._past_hold.queued()
         torch.cuda.synchronize()
-        seconds = [start.elapsed_time(end) / 1e3 for start, end in events]
+        seconds = [elapsed_s(start, end) for start, end in events]
         self._pace.ran(seconds)
         return seconds
 

@@ -58,11 +58,14 @@ def compare(
 
 
 def relative_error(out: Any, ref: Any) -> float:
-    """||out - ref|| / ||ref|| in float64 (||out - ref|| when the reference is all zeros)."""
+    """||out - ref|| / ||ref|| in float64 (||out - ref|| when the reference is all zeros);
+    inf when that is not a finite number, so that a NaN output never passes: `max` over
+    outputs would drop a NaN."""
     out64, ref64 = out.double(), ref.double()
     difference = float((out64 - ref64).norm())
     scale = float(ref64.norm())
-    return difference / scale if scale else difference
+    error = difference / scale if scale else difference
+    return error if math.isfinite(error) else math.inf
 
 
 def _is_tensor(value: Any) -> bool:

@@ -15,8 +15,9 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from kernbench.dtypes import TOLERANCE
+from kernbench.dtypes import TOLERANCE, TORCH_NAMES
 from kernbench.kernels.base import CheckResult, Kernel
+from kernbench.kernels.events import elapsed_s
 
 # cuBLAS chooses its own tile per shape; this is the nominal Hopper tile its large-GEMM
 # kernels use (128x128 output, K step 64), good enough to mark shapes that cannot fill one.
@@ -91,11 +92,11 @@ class Operands:
         self.dtype = dtype
         self.tf32 = dtype == "tf32"
         self.generator = torch.Generator(device="cuda")
-        storage = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(dtype, torch.float32)
+        storage = getattr(torch, TORCH_NAMES[dtype])
         if dtype == "fp8":
-            self.a = torch.empty((M, K), dtype=torch.float8_e4m3fn, device="cuda")
+            self.a = torch.empty((M, K), dtype=storage, device="cuda")
             # _scaled_mm wants B column-major: the transpose of a contiguous (N, K).
-            self.b_rows = torch.empty((N, K), dtype=torch.float8_e4m3fn, device="cuda")
+            self.b_rows = torch.empty((N, K), dtype=storage, device="cuda")
             self.b = self.b_rows.t()
             self.scale_a = torch.ones((), dtype=torch.float32, device="cuda")
             self.scale_b = torch.ones((), dtype=torch.float32, device="cuda")
@@ -179,9 +180,9 @@ class Staged:
         start, copied_in, multiplied, copied_out = self.events
         copied_out.synchronize()
         return {
-            "h2d": start.elapsed_time(copied_in) * 1e-3,
-            "gemm": copied_in.elapsed_time(multiplied) * 1e-3,
-            "d2h": multiplied.elapsed_time(copied_out) * 1e-3,
+            "h2d": elapsed_s(start, copied_in),
+            "gemm": elapsed_s(copied_in, multiplied),
+            "d2h": elapsed_s(multiplied, copied_out),
         }
 
 

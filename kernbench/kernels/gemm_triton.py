@@ -21,8 +21,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from kernbench.dtypes import TOLERANCE
+from kernbench.dtypes import TOLERANCE, TORCH_NAMES
 from kernbench.kernels.base import CheckResult, CorrectnessError, Kernel, TuneReport
+from kernbench.kernels.events import SECONDS_PER_MS
 
 JIT_SOURCE = Path(__file__).with_name("gemm_triton_jit.py")
 KERNEL_FUNCTION = "matmul_kernel"
@@ -101,7 +102,7 @@ def candidates_from_timings(timings: Mapping[Any, Any]) -> list[dict[str, Any]]:
     out = []
     for config, value in timings.items():
         ms = value[0] if isinstance(value, list | tuple) else value
-        seconds = float(ms) * 1e-3 if math.isfinite(float(ms)) else None
+        seconds = float(ms) * SECONDS_PER_MS if math.isfinite(float(ms)) else None
         out.append({"config": config_dict(config), "time_s": seconds})
     return out
 
@@ -122,7 +123,7 @@ def make(
         raise ValueError(f"the triton gemm supports {', '.join(DTYPES)}, not {dtype!r}")
     from kernbench.kernels import gemm_triton_jit as jit
 
-    operands = _Operands(M, N, K, {"bf16": torch.bfloat16, "fp16": torch.float16}[dtype])
+    operands = _Operands(M, N, K, getattr(torch, TORCH_NAMES[dtype]))
     key = jit.tuning_key(M, N, K, operands.a.dtype)
     check = _checker(operands, dtype)
     info = _info(M, N, K, dtype)

@@ -107,7 +107,8 @@ crosses the threshold (it looks like the A/A control).{% endif %}
 """
 
 
-def _pct(value: float) -> str:
+def pct_text(value: float) -> str:
+    """A delta in percent with its sign, e.g. '+1.85 %'; 'n/a' for NaN."""
     return "n/a" if math.isnan(value) else f"{value:+.2f} %"
 
 
@@ -130,7 +131,7 @@ def render_markdown(report: AbReport, figure: str | None) -> str:
     environment = jinja2.Environment(
         autoescape=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined
     )
-    environment.filters.update(pct=_pct, num=_num, cell=table_cell, slots=slot_text)
+    environment.filters.update(pct=pct_text, num=_num, cell=table_cell, slots=slot_text)
     order = ", ".join(f"r{k} {'/'.join(sides)}" for k, sides in enumerate(report.order, 1))
     return environment.from_string(TEMPLATE).render(
         r=report, order=order, turns=_turns(report), figure=figure, pins=pins_line(report),

@@ -63,11 +63,7 @@ def figure_data(results: Results, name: str) -> dict[str, Any]:
         "title": style.title(results, _WHAT[name]),
         "footnote": style.footnote(results),
         "panels": panels,
-        "not_plotted": [
-            {"cell": cell.id, "status": cell.status, "reason": cell.reason}
-            for cell in results.cells
-            if not _plottable(cell)
-        ],
+        "not_plotted": style.not_plotted(c for c in results.cells if not _plottable(c)),
     }
     if not panels:
         data["note"] = "No collective cell finished: nothing to plot."

@@ -18,7 +18,9 @@ from typing import Any
 
 from kernbench.analyze.metrics import cell_metrics
 from kernbench.errors import UserError
+from kernbench.results.jsonio import json_text
 from kernbench.results.model import CellResult, Results, RoundResult
+from kernbench.results.provenance import recorded_git
 from kernbench.spec.models import Bench, HardwareProfile
 
 FORMATS = ("csv", "json", "bench")
@@ -62,7 +64,7 @@ def to_csv(results: Results) -> str:
 
 
 def to_json(results: Results) -> str:
-    return json.dumps(rows(results), indent=1, sort_keys=True) + "\n"
+    return json_text(rows(results))
 
 
 def to_bench(results: Results, metric: str | None = None) -> str:
@@ -125,7 +127,7 @@ def _flat(params: dict[str, Any]) -> dict[str, Any]:
 
 def _provenance_columns(results: Results) -> dict[str, Any]:
     prov = results.provenance
-    git = prov["git"] if isinstance(prov.get("git"), dict) else {}
+    git = recorded_git(prov)
     return {
         "device": results.device,
         "device_name": prov.get("device_name"),

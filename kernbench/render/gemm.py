@@ -23,7 +23,6 @@ from kernbench.spec.models import HardwareProfile
 __all__ = ["FIGURE_DATA", "draw", "figure_data", "shape_label"]
 
 NO_DTYPE = "-"
-LOG_SCALE_RANGE = 30.0  # bars spanning more than this factor get a log axis
 
 
 @dataclass
@@ -100,21 +99,13 @@ def _header(results: Results, name: str, what: str, table: _Table) -> dict[str, 
     return {
         "figure": name,
         "bench": results.bench,
-        "device_name": results.provenance.get("device_name") or results.device,
+        "device_name": style.device_name(results),
         "title": style.title(results, what),
         "footnote": style.footnote(results),
         "variants": table.variants,
         "panels": [],
         "not_plotted": [],
     }
-
-
-def _not_plotted(cells: Sequence[CellResult]) -> list[dict[str, Any]]:
-    return [
-        {"cell": cell.id, "status": cell.status, "reason": cell.reason}
-        for cell in cells
-        if cell.status != "ok"
-    ]
 
 
 def _peak(results: Results, dtype: str) -> tuple[float | None, str | None]:
@@ -162,7 +153,7 @@ def _bar_data(
     data = _header(results, name, what, table)
     data["unit"] = unit
     data["metric"] = metric
-    data["not_plotted"] = _not_plotted(results.cells)
+    data["not_plotted"] = style.not_plotted(c for c in results.cells if c.status != "ok")
     for dtype in table.dtypes:
         bars = [
             _bar(table.cells[(dtype, shape, variant)], shape, metric, scale)
@@ -185,13 +176,13 @@ def _bar_data(
     if not values:
         data["panels"] = []
         data["note"] = _empty_note(results, metric)
-    data["log_y"] = bool(values) and max(values) / min(values) > LOG_SCALE_RANGE
+    data["log_y"] = style.log_scale_fits(values)
     return data
 
 
 def _empty_note(results: Results, metric: str) -> str:
-    if all(cell.status != "ok" for cell in results.cells):
-        return "Nothing measured: every cell failed or was invalid (listed below)."
+    if nothing := style.nothing_measured(results):
+        return nothing
     missing = "" if results.hardware else " (no hardware profile, so no peak rates)"
     return f"No cell has a {metric!r} metric to plot{missing}."
 
@@ -246,7 +237,7 @@ def stage_breakdown_data(results: Results) -> dict[str, Any]:
     table = _table(cells)
     data = _header(results, "stage_breakdown", "stage breakdown of staged variants", table)
     data["unit"] = "% of the staged time"
-    data["not_plotted"] = _not_plotted(cells)
+    data["not_plotted"] = style.not_plotted(c for c in cells if c.status != "ok")
     stages = style.ordered_stages(name for cell in cells for name in cell.stages_s)
     data["stages"] = stages
     for variant in table.variants:

@@ -12,7 +12,6 @@ from matplotlib.patches import Patch
 from kernbench.render import style
 
 MAX_LABELLED_BARS = 48  # more value labels than this per panel overlap; leave them out
-MAX_PANEL_WIDTH_IN = 16.0  # wider sweeps get thinner bars and slanted labels
 CROWDED_TOTALS = 10  # stage-breakdown bars per panel past which the totals stand upright
 
 
@@ -27,7 +26,7 @@ def _draw_bars(data: dict[str, Any]) -> Figure:
     colors = style.variant_colors(data["variants"])
     panels = data["panels"]
     widest = max(len(p["shapes"]) * max(1, len(p["variants"])) for p in panels)
-    room = min(MAX_PANEL_WIDTH_IN, 2.0 + 0.4 * widest)
+    room = style.bars_width(widest)
     figure = style.new_figure(len(panels), 1, room, 3.8)
     axes = figure.subplots(len(panels), 1, squeeze=False)[:, 0]
     for ax, panel in zip(axes, panels, strict=True):
@@ -150,21 +149,14 @@ def _finish_bar_axes(ax: Axes, panel: dict[str, Any], data: dict[str, Any], room
     tops += [b["model"] for b in panel["bars"] if b.get("model") is not None]
     if data["unit"] == "%":
         ax.set_ylabel(f"utilization (% of {dtype} peak)")
-        ax.axhline(100.0, color="#555555", linestyle=":", linewidth=1)
+        style.ceiling_line(ax, 100.0)
         ax.set_ylim(0, max([100.0, *tops]) * 1.22)
     else:
         scale = ", log scale" if data["log_y"] else ""
         ax.set_ylabel(f"{data['unit']} ({dtype}{scale})")
         if peak is not None:
-            ax.axhline(peak, color="#555555", linestyle=":", linewidth=1)
-            ax.annotate(
-                f"{dtype} peak {peak:.4g} {data['unit']} ({panel['peak_source']})",
-                (0.005, peak),
-                xycoords=("axes fraction", "data"),
-                ha="left",
-                va="bottom",
-                fontsize=7,
-                color="#555555",
+            style.ceiling_line(
+                ax, peak, f"{dtype} peak {peak:.4g} {data['unit']} ({panel['peak_source']})"
             )
             tops.append(peak)
         if data["log_y"]:
@@ -182,7 +174,7 @@ def _draw_stages(data: dict[str, Any]) -> Figure:
     variants = list(dict.fromkeys(p["variant"] for p in panels))
     dtypes = list(dict.fromkeys(p["dtype"] for p in panels))
     widest = max(len(p["shapes"]) for p in panels)
-    room = min(MAX_PANEL_WIDTH_IN / 2, 2.0 + 0.8 * widest)
+    room = min(style.MAX_PANEL_WIDTH_IN / 2, 2.0 + 0.8 * widest)
     figure = style.new_figure(len(variants), len(dtypes), room, 3.6)
     grid = figure.subplots(len(variants), len(dtypes), squeeze=False)
     for ax in grid.flat:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kernbench.analyze.collective import GB
+from kernbench.analyze.metrics import TFLOP
 from kernbench.errors import UserError
 from kernbench.render import series, style
 from kernbench.render.generic_draw import draw
@@ -22,12 +24,10 @@ from kernbench.spec.models import HardwareProfile
 # A renderer module offers figure_data and draw (kernbench.render); draw lives beside.
 __all__ = ["FIGURE_DATA", "draw", "figure_data"]
 
-LOG_SCALE_RANGE = 30.0  # values spanning more than this factor get a log axis
 # SI prefixes for rates, largest first: a rate is shown with the largest that keeps it >= 1.
 PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
-TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 # The rate metrics the results store, in their stored unit, and what a second of it is.
-RATES = {"flops": ("tflops", 1e12, "FLOP/s"), "bytes": ("gbs", 1e9, "B/s")}
+RATES = {"flops": ("tflops", TFLOP, "FLOP/s"), "bytes": ("gbs", GB, "B/s")}
 
 
 def figure_data(results: Results, name: str) -> dict[str, Any]:
@@ -67,19 +67,15 @@ def _data(results: Results, name: str, what: str, value: series.Value, unit: str
     data: dict[str, Any] = {
         "figure": name,
         "bench": results.bench,
-        "device_name": results.provenance.get("device_name") or results.device,
+        "device_name": style.device_name(results),
         "title": style.title(results, f"{what} vs {axis}" if axis else f"{what} per cell"),
         "footnote": style.footnote(results),
         "y_label": f"{what} ({shown_unit})",
         "x_label": axis or "cell",
         **arranged,
-        "log_x": axis is not None and _spans([p["x"] for p in points]),
-        "log_y": _spans(values),
-        "not_plotted": [
-            {"cell": cell.id, "status": cell.status, "reason": cell.reason}
-            for cell in results.cells
-            if cell.status != "ok"
-        ],
+        "log_x": axis is not None and style.log_scale_fits([p["x"] for p in points]),
+        "log_y": style.log_scale_fits(values),
+        "not_plotted": style.not_plotted(c for c in results.cells if c.status != "ok"),
     }
     if not values:
         data["note"] = _empty_note(results, what)
@@ -119,15 +115,8 @@ def _unit(values: list[float], unit: str) -> tuple[float, str]:
     """The scale and unit that show the largest value with one to three integer digits."""
     largest = max(values, default=0.0)
     if unit == "s":
-        return next(((s, u) for s, u in TIME_UNITS if largest >= s), TIME_UNITS[-1])
+        return style.time_unit(largest)
     return next(((p, f"{prefix}{unit}") for p, prefix in PREFIXES if largest >= p), (1.0, unit))
-
-
-def _spans(values: list[Any]) -> bool:
-    """All positive numbers, spanning more than LOG_SCALE_RANGE: a log axis reads best."""
-    if not values or not all(isinstance(v, int | float) and v > 0 for v in values):
-        return False
-    return bool(max(values) / min(values) > LOG_SCALE_RANGE)
 
 
 def _memory_ceiling(results: Results) -> dict[str, Any] | None:
@@ -143,9 +132,7 @@ def _memory_ceiling(results: Results) -> dict[str, Any] | None:
 
 
 def _empty_note(results: Results, what: str) -> str:
-    if all(cell.status != "ok" for cell in results.cells):
-        return "Nothing measured: every cell failed or was invalid (listed below)."
-    return f"No cell has a {what} to plot."
+    return style.nothing_measured(results) or f"No cell has a {what} to plot."
 
 
 FIGURE_DATA: dict[str, Callable[[Results], dict[str, Any]]] = {

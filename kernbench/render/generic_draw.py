@@ -13,7 +13,6 @@ from matplotlib.ticker import FuncFormatter
 from kernbench.render import style
 
 LINE_PANEL_IN = (7.0, 4.2)
-MAX_PANEL_WIDTH_IN = 16.0  # wider sweeps get thinner bars and slanted labels
 
 
 def draw(data: dict[str, Any]) -> Figure:
@@ -28,7 +27,7 @@ def draw(data: dict[str, Any]) -> Figure:
         _draw_lines(ax, data, colors)
     else:
         categories = list(dict.fromkeys(p["x"] for s in data["series"] for p in s["points"]))
-        room = min(MAX_PANEL_WIDTH_IN, 2.0 + 0.4 * len(categories) * len(labels))
+        room = style.bars_width(len(categories) * len(labels))
         figure = style.new_figure(1, 1, room, LINE_PANEL_IN[1])
         ax = figure.add_subplot()
         _draw_bars(ax, data, colors, categories, room)
@@ -107,15 +106,10 @@ def _finish_value_axis(ax: Axes, data: dict[str, Any]) -> None:
     ]
     ceiling = data.get("ceiling")
     if ceiling:
-        ax.axhline(ceiling["value"], color="#555555", linestyle=":", linewidth=1)
-        ax.annotate(
+        style.ceiling_line(
+            ax,
+            ceiling["value"],
             f"{ceiling['label']} {ceiling['value']:.4g} GB/s ({ceiling['source']})",
-            (0.005, ceiling["value"]),
-            xycoords=("axes fraction", "data"),
-            ha="left",
-            va="bottom",
-            fontsize=7,
-            color="#555555",
         )
         values.append(ceiling["value"])
     if data["log_y"]:

@@ -16,13 +16,11 @@ from kernbench.render.ab_report import render_markdown
 from kernbench.render.export import write_csv
 from kernbench.render.report import write_ab_html, write_report
 from kernbench.results.ab import AbReport
+from kernbench.results.kinds import REPORT_MD
 from kernbench.results.model import Results
 
 RunWriter = Callable[[Results, Path], list[Path]]
 AbWriter = Callable[[AbReport, Path], list[Path]]
-
-AB_REPORT = "report.md"
-
 
 def write_figures(results: Results, folder: Path) -> list[Path]:
     """The bench's figures, in `figures/`."""
@@ -38,7 +36,7 @@ def write_ab_figure(report: AbReport, folder: Path) -> list[Path]:
 
 
 def write_ab_markdown(report: AbReport, folder: Path) -> list[Path]:
-    path = Path(folder) / AB_REPORT
+    path = Path(folder) / REPORT_MD
     figure = AB_FIGURE if (Path(folder) / AB_FIGURE).is_file() else None
     path.write_text(render_markdown(report, figure))
     return [path]

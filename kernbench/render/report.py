@@ -18,15 +18,14 @@ import jinja2
 
 from kernbench.render import render_results
 from kernbench.render.ab import AB_FIGURE
-from kernbench.render.ab_report import mixed_timers, pins_line, slot_text, table_cell
+from kernbench.render.ab_report import mixed_timers, pct_text, pins_line, slot_text, table_cell
 from kernbench.render.style import format_seconds
 from kernbench.results.ab import AbReport
+from kernbench.results.kinds import REPORT_HTML, REPORT_MD
 from kernbench.results.model import CellResult, Results
+from kernbench.results.provenance import recorded_git
 
 TEMPLATES = Path(__file__).parent / "templates"
-REPORT_MD = "report.md"
-REPORT_HTML = "report.html"
-AB_HTML = "report.html"
 # The metrics a table shows, in this order, when the cells have them; then those the bench
 # declares itself beyond the model's inputs (an arithmetic intensity, tokens per second).
 SHOWN_METRICS = ("tflops", "gbs", "busbw_gbs", "algbw_gbs", "util")
@@ -57,7 +56,7 @@ def report_results(results: Results, folder: Path) -> list[Path]:
 
 def report_context(results: Results, figures: Sequence[Path], folder: Path) -> dict[str, Any]:
     prov = results.provenance
-    git = prov["git"] if isinstance(prov.get("git"), dict) else {}
+    git = recorded_git(prov)
     commit = str(git.get("commit") or "unknown") + (" (dirty)" if git.get("dirty") else "")
     return {
         "r": results,
@@ -214,10 +213,10 @@ def write_ab_html(report: AbReport, folder: Path) -> list[Path]:
     folder = Path(folder)
     figure = folder / AB_FIGURE
     encoded = base64.b64encode(figure.read_bytes()).decode() if figure.is_file() else None
-    environment = _environment(AB_HTML)
-    environment.filters["pct"] = lambda v: "n/a" if v != v else f"{v:+.2f} %"
+    environment = _environment(REPORT_HTML)
+    environment.filters["pct"] = pct_text
     environment.filters["slots"] = slot_text
-    path = folder / AB_HTML
+    path = folder / REPORT_HTML
     path.write_text(environment.get_template("ab_report.html.j2").render(
         r=report, figure=encoded, pins=pins_line(report), mixed=mixed_timers(report),
         slots=report.schedule == "interleaved",

@@ -21,7 +21,7 @@ from matplotlib.transforms import blended_transform_factory
 
 from kernbench.render import cache
 from kernbench.results.jsonio import write_json
-from kernbench.results.model import Results
+from kernbench.results.model import CellResult, Results
 from kernbench.results.provenance import code_label
 
 # matplotlib's tab10, in a fixed order so a variant keeps its color across figures.
@@ -56,8 +56,13 @@ UNSTEADY_COLOR = "#b35900"
 UNSTEADY_RING: dict[str, Any] = {"marker": "o", "markersize": 9, "fillstyle": "none",
                                  "linestyle": "none", "color": UNSTEADY_COLOR}
 MISSING_COLOR = "#b22222"
+CEILING_COLOR = "#555555"
 FOOTNOTE_LIMIT = 6  # cells listed by name under a figure; the rest are counted
 DPI = 120
+TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))  # largest first
+LOG_SCALE_RANGE = 30.0  # values spanning more than this factor get a log axis
+MAX_PANEL_WIDTH_IN = 16.0  # wider sweeps get thinner bars and slanted labels
+NOTHING_MEASURED = "Nothing measured: every cell failed or was invalid (listed below)."
 
 
 def variant_colors(variants: Sequence[str]) -> dict[str, str]:
@@ -75,14 +80,17 @@ def stage_color(name: str, position: int) -> str:
     return STAGE_COLORS.get(name, PALETTE[(position + 4) % len(PALETTE)])
 
 
+def time_unit(seconds: float) -> tuple[float, str]:
+    """The scale and unit that show `seconds` with one to three integer digits (ns below)."""
+    return next(((s, u) for s, u in TIME_UNITS if seconds >= s), TIME_UNITS[-1])
+
+
 def format_seconds(seconds: float) -> str:
     """A duration with a unit chosen so the number has one to three integer digits."""
     if not math.isfinite(seconds):
         return str(seconds)
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
-        if abs(seconds) >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
+    scale, unit = time_unit(abs(seconds))
+    return f"{seconds / scale:.3g} {unit}"
 
 
 def significant(value: float | None, digits: int = 6) -> float | None:
@@ -92,16 +100,40 @@ def significant(value: float | None, digits: int = 6) -> float | None:
     return float(f"{value:.{digits}g}")
 
 
+def device_name(results: Results) -> str:
+    return results.provenance.get("device_name") or results.device
+
+
 def title(results: Results, what: str) -> str:
-    device = results.provenance.get("device_name") or results.device
-    return f"{results.bench}: {what} on {device}"
+    return f"{results.bench}: {what} on {device_name(results)}"
+
+
+def not_plotted(cells: Iterable[CellResult]) -> list[dict[str, Any]]:
+    """The figure data's list of cells left out, each with its status and why."""
+    return [{"cell": cell.id, "status": cell.status, "reason": cell.reason} for cell in cells]
+
+
+def nothing_measured(results: Results) -> str | None:
+    """A figure's note when no cell of the results was measured."""
+    return NOTHING_MEASURED if all(cell.status != "ok" for cell in results.cells) else None
+
+
+def log_scale_fits(values: Sequence[Any]) -> bool:
+    """All positive numbers, spanning more than LOG_SCALE_RANGE: a log axis reads best."""
+    if not values or not all(isinstance(v, int | float) and v > 0 for v in values):
+        return False
+    return bool(max(values) / min(values) > LOG_SCALE_RANGE)
+
+
+def bars_width(bars: int) -> float:
+    """The width, in inches, of a panel of `bars` bars side by side."""
+    return min(MAX_PANEL_WIDTH_IN, 2.0 + 0.4 * bars)
 
 
 def footnote(results: Results) -> str:
     """Where the data came from: device, host, date, spec hash, rounds, model constants."""
     prov = results.provenance
-    device = prov.get("device_name") or results.device
-    parts = [f"device {device}"]
+    parts = [f"device {device_name(results)}"]
     if prov.get("host"):
         parts.append(f"host {prov['host']}")
     parts.append(f"run {results.created_utc[:16].replace('T', ' ')} UTC")
@@ -228,6 +260,15 @@ def ring_unsteady(ax: Axes, x: Sequence[float], y: Sequence[float]) -> None:
 
 def unsteady_ring_handle() -> Line2D:
     return Line2D([], [], **UNSTEADY_RING, label="unsteady (rounds disagree)")
+
+
+def ceiling_line(ax: Axes, value: float, label: str | None = None) -> None:
+    """A dotted line at a ceiling (a peak rate, the memory bandwidth, 100 %), its label
+    written above the line's left end."""
+    ax.axhline(value, color=CEILING_COLOR, linestyle=":", linewidth=1)
+    if label is not None:
+        ax.annotate(label, (0.005, value), xycoords=("axes fraction", "data"), ha="left",
+                    va="bottom", fontsize=7, color=CEILING_COLOR)
 
 
 def mark_missing(ax: Axes, x: float, text: str) -> None:

@@ -125,8 +125,13 @@ def _first_line(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
+def json_text(data: Any) -> str:
+    """kernbench's JSON: indented, keys sorted, so diffs stay clean; a final line break."""
+    return json.dumps(data, indent=1, sort_keys=True, allow_nan=True) + "\n"
+
+
 def write_json(path: Path, data: Any) -> None:
-    """Write atomically (temp file + rename), sorted keys, so diffs stay clean."""
+    """Write `json_text` atomically (temp file + rename)."""
     path = Path(path)
     if path.is_dir():
         raise UserError(f"{path}: is a folder; give a file to write")
@@ -137,8 +142,7 @@ def write_json(path: Path, data: Any) -> None:
         raise UserError(f"{path}: cannot write: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, indent=1, sort_keys=True, allow_nan=True)
-            handle.write("\n")
+            handle.write(json_text(data))
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)  # mkstemp makes it private; results are meant to be shared
@@ -151,7 +155,7 @@ def write_json(path: Path, data: Any) -> None:
 def write_packed_json(path: Path, data: Any) -> None:
     """`.xz` or `.gz` by the path's suffix, deterministic (gzip without name or mtime): the
     same data gives the same bytes."""
-    text = (json.dumps(data, indent=1, sort_keys=True) + "\n").encode()
+    text = json_text(data).encode()
     path = Path(path)
     if path.suffix not in PACKED_SUFFIXES:
         raise ValueError(f"{path}: a packed file ends in {' or '.join(PACKED_SUFFIXES)}")

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kernbench.analyze.collective import AlphaBeta, fit_series
 from kernbench.results import kinds
 from kernbench.results.jsonio import FileFormat, plain_or_packed, read_json
+from kernbench.results.kinds import RESULTS_NAME
 from kernbench.spec.models import TimerSpec
 
 SCHEMA_VERSION = 4
@@ -201,9 +202,6 @@ RESULTS_FORMAT = FileFormat(
 
 def save(results: Results, path: Path) -> None:
     RESULTS_FORMAT.write(path, results)
-
-
-RESULTS_NAME = "results.json"  # in a run folder
 
 
 def load(path: Path) -> Results:

@@ -86,10 +86,17 @@ def pyproject_version(path: Path) -> str | None:
 _VERSION_LINE = re.compile(r"""^version\s*=\s*["']([^"']+)["']""")
 
 
+def recorded_git(provenance: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The `{"commit", "dirty"}` a run's provenance recorded (`provenance.git_state`); {}
+    where it recorded none, or something else."""
+    git = provenance.get("git")
+    return git if isinstance(git, dict) else {}
+
+
 def code_label(prov: Mapping[str, Any]) -> str:
     """The code that measured: `kernbench VERSION @ COMMIT`, with the tree's state."""
     version = prov.get("kernbench") or "(version unknown)"
-    git = prov.get("git") or {}
+    git = recorded_git(prov)
     commit = git.get("commit")
     if not (isinstance(commit, str) and _COMMIT.fullmatch(commit)):
         return f"kernbench {version}, no git commit"  # a wheel, or a tree without .git

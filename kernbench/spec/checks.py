@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
+from kernbench.kernels.callables import signature_keywords, signature_required
 from kernbench.spec.model_metrics import model_metrics_problem
 from kernbench.spec.models import MAX_CELLS, Bench, check_metrics
 
@@ -290,12 +291,9 @@ def required_keywords(func: Callable[..., object]) -> set[str]:
     """The parameters of `func` a call by keywords must give: those without a default
     (none where its signature cannot be read)."""
     try:
-        parameters = inspect.signature(func).parameters.values()
+        return signature_required(func)
     except (TypeError, ValueError):
         return set()
-    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return {p.name for p in parameters
-            if p.kind in keyword and p.default is inspect.Parameter.empty}
 
 
 def _value_problem(bench: Bench, factory: Callable[..., object]) -> Problem | None:
@@ -351,10 +349,6 @@ def _keywords_taken(factory: Callable[..., object]) -> set[str] | None:
     """The keyword parameters of `factory`, or None when it takes any (`**kwargs`) or its
     signature cannot be read."""
     try:
-        parameters = inspect.signature(factory).parameters.values()
+        return signature_keywords(factory)
     except (TypeError, ValueError):
         return None
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return None
-    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return {p.name for p in parameters if p.kind in keyword}

@@ -15,10 +15,9 @@ from pathlib import Path
 
 from kernbench.errors import SpecError, UserError
 from kernbench.spec.loader import load_bench, read_document, shown_path
-from kernbench.spec.models import Bench
+from kernbench.spec.models import YAML_SUFFIXES, Bench
 
 BENCH_PATH_ENV = "KERNBENCH_BENCH_PATH"
-BENCH_SUFFIXES = (".yaml", ".yml")
 _PROJECT_NAME = re.compile(r'^name\s*=\s*["\']kernbench["\']\s*$', re.MULTILINE)
 # A top-level `name: x` line (plain or quoted, maybe a comment after): enough to find a
 # bench by name without parsing every file; the file found is then parsed in full.
@@ -67,8 +66,16 @@ def bench_dirs(extra: Sequence[Path] = ()) -> list[Path]:
         if not Path(folder).is_dir():
             raise UserError(f"--bench-dir {folder}: not a folder")
         folders.append(Path(folder))
-    env = os.environ.get(BENCH_PATH_ENV, "")
-    folders.extend(Path(part) for part in env.split(os.pathsep) if part)
+    return existing_once([*folders, *path_variable(BENCH_PATH_ENV)])
+
+
+def path_variable(name: str) -> list[Path]:
+    """The folders a search-path variable lists, `os.pathsep` between them."""
+    return [Path(part) for part in os.environ.get(name, "").split(os.pathsep) if part]
+
+
+def existing_once(folders: Sequence[Path]) -> list[Path]:
+    """The folders that exist, in order, each once (two spellings of one folder too)."""
     unique: dict[Path, Path] = {}
     for folder in folders:
         if folder.is_dir():
@@ -89,7 +96,7 @@ def bench_files(extra: Sequence[Path] = ()) -> list[Path]:
     files = []
     for folder in bench_dirs(extra):
         files.extend(
-            sorted(p for p in folder.iterdir() if p.suffix in BENCH_SUFFIXES and p.is_file())
+            sorted(p for p in folder.iterdir() if p.suffix in YAML_SUFFIXES and p.is_file())
         )
     return files
 
@@ -101,16 +108,6 @@ def benches_by_name(extra: Sequence[Path] = ()) -> dict[str, list[Path]]:
     for path in bench_files(extra):
         found.setdefault(bench_name(path), []).append(path)
     return dict(sorted(found.items()))
-
-
-def discover(extra: Sequence[Path] = ()) -> dict[str, Path]:
-    """Bench name -> file, sorted by name. Two files with one name are an error."""
-    found = benches_by_name(extra)
-    for name, paths in found.items():
-        clash = name_clash(name, paths)
-        if clash is not None:
-            raise clash
-    return {name: paths[0] for name, paths in found.items()}
 
 
 def name_clash(name: str, paths: Sequence[Path]) -> SpecError | None:
@@ -142,7 +139,7 @@ def _name_line(path: Path) -> int | None:
 
 
 def is_bench_path(name: str) -> bool:
-    return name.endswith(BENCH_SUFFIXES) or os.sep in name
+    return name.endswith(YAML_SUFFIXES) or os.sep in name
 
 
 def find_bench(name: str, extra: Sequence[Path] = ()) -> tuple[Bench, Path]:

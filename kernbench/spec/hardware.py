@@ -16,20 +16,18 @@ no profile of its own gets `cpu-generic`.
 from __future__ import annotations
 
 import importlib.util
-import os
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
 from kernbench.errors import UserError
-from kernbench.spec.discovery import project_root
+from kernbench.spec.discovery import existing_once, path_variable, project_root
 from kernbench.spec.loader import field_error, load_hardware, shown_path
-from kernbench.spec.models import Ceiling, HardwareProfile
+from kernbench.spec.models import YAML_SUFFIXES, Ceiling, HardwareProfile
 
 GENERIC_CPU = "cpu-generic"
 DEVICES = ("cpu", "cuda")
 CONFIG_PATH_ENV = "KERNBENCH_CONFIG_PATH"
-PROFILE_SUFFIXES = (".yaml", ".yml")
 
 
 def hardware_dir(root: Path | None = None) -> Path:
@@ -49,17 +47,12 @@ def profile_dirs(root: Path | None = None) -> list[Path]:
     if root is not None:
         folders = [hardware_dir(root)]
     else:
-        env = os.environ.get(CONFIG_PATH_ENV, "")
         folders = [
             hardware_dir(),
-            *(Path(part) / "hardware" for part in env.split(os.pathsep) if part),
+            *(part / "hardware" for part in path_variable(CONFIG_PATH_ENV)),
             packaged_hardware_dir(),
         ]
-    unique: dict[Path, Path] = {}
-    for folder in folders:
-        if folder.is_dir():
-            unique.setdefault(folder.resolve(), folder)
-    return list(unique.values())
+    return existing_once(folders)
 
 
 def profile_files(root: Path | None = None) -> list[Path]:
@@ -98,7 +91,7 @@ def _folder_profiles(folder: Path) -> dict[str, HardwareProfile]:
 
 
 def profile_files_in(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.suffix in PROFILE_SUFFIXES and p.is_file())
+    return sorted(p for p in folder.iterdir() if p.suffix in YAML_SUFFIXES and p.is_file())
 
 
 def select_profile(

@@ -56,6 +56,7 @@ DERIVED_NAMES = ("itemsize",)
 # The most cells a bench may plan (the product of its axes, times its variants, before
 # exclusions): enough for any sweep worth measuring, small enough to plan in a second.
 MAX_CELLS = 100_000
+YAML_SUFFIXES = (".yaml", ".yml")  # of a bench file and of a hardware profile
 
 
 class Strict(BaseModel):

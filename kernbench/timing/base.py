@@ -12,7 +12,7 @@ from kernbench.timing.stop import StopReason
 
 @dataclass
 class Measurement:
-    timer: str  # "cpu", "event", "graph", "collective"
+    timer: str  # its `name`: a key of spec.models.TIMERS, or "collective" (timing.ranks)
     samples_s: list[float]  # every raw sample, in the order taken, seconds per call
     warmup_calls: int
     stop_reason: StopReason

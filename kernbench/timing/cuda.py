@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernbench.kernels.base import Kernel
+from kernbench.kernels.events import elapsed_s
 from kernbench.kernels.gpu_hold import FIRST_HOLD_S, KernelPace
 from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement, Timer
@@ -141,7 +142,7 @@ class EventTimer:
 
             def collect() -> Batch:
                 ahead.wait(n, pairs[0][0], pairs[-1][1])
-                seconds = [start.elapsed_time(end) * 1e-3 for start, end in pairs]
+                seconds = [elapsed_s(start, end) for start, end in pairs]
                 if idle is not None:
                     idle.saw(seconds)
                 stages = [dict(kernel.stage_times())] if kernel.stage_times is not None else []
@@ -182,7 +183,7 @@ def eager_estimate(kernel: Kernel, device: Any, calls: int = ESTIMATE_CALLS) -> 
         kernel.run()
         end.record()
     device.synchronize()
-    return statistics.median(start.elapsed_time(end) * 1e-3 for start, end in pairs)
+    return statistics.median(elapsed_s(start, end) for start, end in pairs)
 
 
 def flush_estimate(device: Any, calls: int = 3) -> float:
@@ -194,7 +195,7 @@ def flush_estimate(device: Any, calls: int = 3) -> float:
         device.flush()
         end.record()
     device.synchronize()
-    return statistics.median(start.elapsed_time(end) * 1e-3 for start, end in pairs)
+    return statistics.median(elapsed_s(start, end) for start, end in pairs)
 
 
 @dataclass
@@ -316,11 +317,11 @@ class GraphTimer:
                 seconds = []
                 for i in range(n):
                     start, end = pairs[2 * i]
-                    graph_s = start.elapsed_time(end) * 1e-3
+                    graph_s = elapsed_s(start, end)
                     flush_graph_s = 0.0
                     if flush_graph is not None:
                         start, end = pairs[2 * i + 1]
-                        flush_graph_s = start.elapsed_time(end) * 1e-3
+                        flush_graph_s = elapsed_s(start, end)
                     seconds.append(per_launch(graph_s, flush_graph_s, launches))
                 if idle is not None:
                     idle.saw([graph_s])

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernbench.kernels.events import SECONDS_PER_MS, elapsed_s
 from kernbench.kernels.gpu_hold import HostPace, PastHold
 from kernbench.spec.models import TimerSpec
 from kernbench.timing.base import Measurement
@@ -92,7 +93,7 @@ class AheadPace:
         for in the order they were queued); the host keeps ahead of the GPU's time per
         sample, flushes included."""
         last.synchronize()
-        self.pace.ran([first.elapsed_time(last) * 1e-3 / n])
+        self.pace.ran([elapsed_s(first, last) / n])
         behind, dry = self._queued.popleft() if self._queued else (False, False)
         if behind:
             self._spans.append((self._origin.elapsed_time(first),
@@ -106,8 +107,8 @@ class AheadPace:
         spans = self._spans
         between = [b[0] - a[1] for a, b in zip(spans, spans[1:], strict=False)]
         if between:
-            found.update(between_batches_s=statistics.median(between) * 1e-3,
-                         max_between_batches_s=max(between) * 1e-3,
+            found.update(between_batches_s=statistics.median(between) * SECONDS_PER_MS,
+                         max_between_batches_s=max(between) * SECONDS_PER_MS,
                          batches_found_gpu_idle=f"{sum(s[2] for s in spans)} of {len(spans)}")
         return found
 

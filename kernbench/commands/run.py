@@ -36,6 +36,7 @@ from kernbench.plan import Cell, parse_indices, plan
 from kernbench.results import model as results_io
 from kernbench.results import provenance
 from kernbench.results.build import describe
+from kernbench.results.kinds import REPORT_HTML
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.drift import REBUILT_ONLY, bench_drift, spec_drift
@@ -329,8 +330,8 @@ def report(results: results_io.Results, out_dir: Path, trouble: str | None = Non
     if trouble:
         print(f"{out_dir}: {trouble}", file=sys.stderr)
     print(f"results: {out_dir / RESULTS_NAME}")
-    if (out_dir / "report.html").is_file():
-        print(f"report: {out_dir / 'report.html'}")
+    if (out_dir / REPORT_HTML).is_file():
+        print(f"report: {out_dir / REPORT_HTML}")
     return EXIT_FAILED if bad or trouble else EXIT_OK
 
 

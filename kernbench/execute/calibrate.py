@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from kernbench.analyze.collective import GB
+from kernbench.analyze.metrics import TFLOP
 from kernbench.execute.calibrate_rounds import Candidate, best_rates, peaks_by_dtype
 from kernbench.kernels import gemm_cuda
 from kernbench.kernels.base import Kernel
@@ -34,7 +36,6 @@ from kernbench.spec.models import Ceiling, HardwareProfile, Scalar, TimerSpec
 from kernbench.timing import Measurement, choose_timer
 
 MODELINE = "# yaml-language-server: $schema=../../schemas/hardware.schema.json\n"
-CUDA_GEMM_DTYPES = ("bf16", "fp16", "tf32", "fp32", "fp8")
 CPU_GEMM_DTYPES = ("fp32", "fp64")
 # A sweep cell's timer, as milestone-1h-gemm's (tests/test_calibrate.py holds them equal).
 SWEEP_TIMER = TimerSpec(warmup_s=0.05, budget_s=0.3, min_time_s=0.2, rel_ci=0.01,
@@ -191,7 +192,7 @@ def measure_cpu(sizes: Sizes) -> Measured:
         b = rng.standard_normal((n, n)).astype(np_dtype)
         c = np.empty((n, n), dtype=np_dtype)
         seconds = _median_seconds(partial(np.matmul, a, b, out=c), sizes.reps, _none)
-        peaks[dtype] = 2.0 * n**3 / seconds / 1e12
+        peaks[dtype] = 2.0 * n**3 / seconds / TFLOP
     count = sizes.cpu_copy_bytes // 8
     src = rng.standard_normal(count)
     dst = np.empty_like(src)
@@ -200,7 +201,7 @@ def measure_cpu(sizes: Sizes) -> Measured:
         device_name=cpu_model(),
         kind="cpu",
         peak_tflops=peaks,
-        memory_gbs=2.0 * src.nbytes / seconds / 1e9,
+        memory_gbs=2.0 * src.nbytes / seconds / GB,
         method=(
             f"numpy matmul {n}^3 and np.copyto of {src.nbytes >> 20} MiB (read + write), "
             f"median of {sizes.reps} after one warm-up call"
@@ -228,7 +229,7 @@ def _copy_gbs(
     src, dst = buffer(source), buffer(target)
     src.normal_()
     seconds = median_s(Kernel(run=lambda: dst.copy_(src, non_blocking=True)))
-    return (2 if read_and_write else 1) * src.nbytes / seconds / 1e9
+    return (2 if read_and_write else 1) * src.nbytes / seconds / GB
 
 
 def _none() -> None:
@@ -282,7 +283,7 @@ def measure_cuda(sizes: Sizes) -> Measured:
     if spec.duty == "sustained":  # the settle phase each visit starts with (ADR 0053)
         notes["settle_min_s"] = spec.settle_min_s
     candidates: list[tuple[Candidate, Kernel]] = []
-    for dtype in CUDA_GEMM_DTYPES:
+    for dtype in gemm_cuda.DTYPES:
         for m, k_n, k in gemm_candidates(n):
             try:
                 kernel = gemm_cuda.make(M=m, N=k_n, K=k, dtype=dtype)

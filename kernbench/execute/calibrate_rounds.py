@@ -16,6 +16,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from kernbench.analyze.metrics import TFLOP
 from kernbench.execute.turns import turn_spec
 from kernbench.kernels.base import Kernel
 from kernbench.spec.models import TimerSpec
@@ -65,6 +66,6 @@ def peaks_by_dtype(rates: dict[Candidate, list[float]]) -> dict[str, float]:
     peaks: dict[str, float] = {}
     for candidate, per_round in rates.items():
         if per_round:
-            best = max(per_round) / 1e12
+            best = max(per_round) / TFLOP
             peaks[candidate.dtype] = max(peaks.get(candidate.dtype, 0.0), best)
     return peaks

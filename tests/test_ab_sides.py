@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.ab.outputs import load_report, summarize_ab
-from kernbench.ab.run import AbOutcome, ab, parse_rounds, run_ab
+from kernbench.ab.run import AbOutcome, ab, run_ab
 from kernbench.ab.schedule import load_manifest, side_options
+from kernbench.ab.settings import parse_rounds
 from kernbench.ab.sides import SideRequest
 from kernbench.commands import run as run_command
 from kernbench.errors import EXIT_OK, SpecError, UserError
@@ -386,9 +387,32 @@ def test_bad_rounds_are_one_line_errors(value):
 def test_fail_on_turns_a_verdict_into_a_ci_failure(tmp_path, fail_on, code):
     bench = write_bench(tmp_path)
     outcome = ab(str(bench), None, fail_on=fail_on, out=tmp_path / "ab", device="cpu",
-                 run_side=FakeSides(), echo=MESSAGES.append, schedule="sequential")
+                 run_side=FakeSides(), echo=MESSAGES.append, schedule="sequential", rounds=6)
     assert {c.verdict for c in outcome.report.cells} == {"slower"}
     assert outcome.exit_code == code
+
+
+def test_a_gate_is_refused_before_anything_runs_where_no_interval_reaches_95_percent(
+    tmp_path,
+):
+    # 4 rounds: each interval is the min-max, 87.5 %; a switch that does nothing would be
+    # called faster or slower by chance in up to 1 cell in 8, which a gate would act on.
+    with pytest.raises(UserError, match=r"^--fail-on slower: a gate needs intervals of 95% "
+                       r"coverage, which take 6 rounds; 4 give 87.5%, .*: give more "
+                       r"--rounds, or auto$"):
+        ab(str(write_bench(tmp_path)), None, fail_on="slower", out=tmp_path / "ab",
+           device="cpu", run_side=FakeSides(), echo=MESSAGES.append, schedule="sequential")
+    assert not (tmp_path / "ab").exists()
+    auto = ab(str(write_bench(tmp_path)), None, fail_on="slower", out=tmp_path / "auto",
+              device="cpu", run_side=FakeSides(), echo=MESSAGES.append,
+              schedule="sequential", rounds="auto")
+    assert auto.exit_code == 1  # auto starts at 6 rounds: the gate stands
+
+
+def test_resuming_a_short_ab_under_a_gate_is_refused(tmp_path):
+    outcome = run(tmp_path, FakeSides(), rounds=2)
+    with pytest.raises(UserError, match=r"2 give 50\.0%.*: resume .* without --fail-on$"):
+        ab(None, outcome.folder, fail_on="any")
 
 
 def test_a_bad_fail_on_is_refused_before_anything_runs(tmp_path):

@@ -70,10 +70,11 @@ def analyze(
 
     failures = find_failures(manifest, outcomes, tables, order_of_cells, variants, turns)
     slots = start_slots(manifest.runs)
+    judged = {cell_id: failures.judged_rounds(manifest, cell_id) for cell_id in order_of_cells}
     cells = [
-        _cell_report(manifest, tables, cell, min_effect, turns, slots, judged)
+        _cell_report(manifest, tables, cell, min_effect, turns, slots, judged[cell_id])
         for cell_id, cell in order_of_cells.items()
-        if (judged := failures.judged_rounds(manifest, cell_id))
+        if judged[cell_id]
     ]
     runs = [
         RunRecord(**run.model_dump(), status=failures.statuses[run.name],
@@ -100,7 +101,8 @@ def analyze(
         cells=cells,
         failed_variants=failures.variants(),
         failed_runs=failures.runs,
-        summary=summarize(cells, manifest.rounds),
+        summary=summarize(cells, manifest.rounds,
+                          [cell_id for cell_id, rounds in judged.items() if not rounds]),
     )
 
 
@@ -294,7 +296,8 @@ def _mixed_timers(
     return dict(timers) if len(timers) > 1 else {}
 
 
-def summarize(cells: Sequence[AbCell], rounds: int) -> AbSummary:
+def summarize(cells: Sequence[AbCell], rounds: int, unjudged: Sequence[str] = ()) -> AbSummary:
+    """`unjudged`: the cells some run measured but no round measured on every side."""
     counts = {name: sum(1 for c in cells if c.verdict == name) for name in VERDICTS}
     by_variant: dict[str, list[float]] = {}
     for cell in cells:
@@ -323,4 +326,5 @@ def summarize(cells: Sequence[AbCell], rounds: int) -> AbSummary:
         sign_flip_cells=[c.id for c in cells if c.sign_flips],
         expected_false_calls=false_calls,
         interval_note=note,
+        unjudged_cells=list(unjudged),
     )

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kernbench.analyze.stats import median_interval
 from kernbench.results.ab import Verdict
 
 CONFIDENCE = 0.95
@@ -25,6 +26,15 @@ AA_MIN_ROUNDS = 6
 # interval is a single point, coverage 0, and calling it faster, slower or same would
 # rest on no evidence, so such a cell is `unstable`.
 MIN_ROUNDS = 2
+
+
+def rounds_for_confidence(confidence: float = CONFIDENCE) -> int:
+    """The fewest rounds whose order-statistic interval of the median reaches `confidence`
+    (6 at 95 %: their min-max)."""
+    rounds = MIN_ROUNDS
+    while not median_interval([0.0] * rounds, confidence).reached:
+        rounds += 1
+    return rounds
 
 
 def to_pct(log_ratio: float) -> float:

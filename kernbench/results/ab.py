@@ -145,6 +145,9 @@ class AbSummary(_Model):
     sign_flip_cells: list[str]
     expected_false_calls: float  # cells * (1 - coverage): calls to expect with no effect
     interval_note: str | None = None
+    # Cells left out of `cells`: a run measured them, but in no round did every side (each
+    # failed in every round; failed_runs says why). Optional: older files have none.
+    unjudged_cells: list[str] = []
 
 
 class AbReport(_Model):

@@ -46,6 +46,9 @@ minimum effect and the cell's A/A floor){% endif %}.
 {%- if fewer %}
 - Judged without a failed round: {{ fewer }}.
 {%- endif %}
+{%- if r.summary.unjudged_cells %}
+- No verdict (no round measured by every side): {{ r.summary.unjudged_cells | join(", ") }}.
+{%- endif %}
 {%- if r.summary.interval_note %}
 - Note: {{ r.summary.interval_note }}.
 {%- endif %}

@@ -255,6 +255,20 @@ def test_warns_when_the_kernel_source_never_names_the_switch(tmp_path):
     assert any(m.startswith("warning: KB_X appears nowhere in") for m in MESSAGES)
 
 
+def test_a_switch_nothing_reads_is_said_in_the_reports_and_beside_the_verdicts(tmp_path):
+    # Every cell of such an A/B reads `same`; a warning printed only before the rounds
+    # scrolls away, and ab.json, report.md and report.html would show a clean pass.
+    outcome = run(tmp_path, FakeSides(), rounds=2)
+    warning = next(m for m in MESSAGES if m.startswith("warning: KB_X appears nowhere in"))
+    closing = MESSAGES[[m.startswith("verdicts: ") for m in MESSAGES].index(True):]
+    assert closing[1] == warning  # said again beside the verdicts
+    folder = outcome.folder
+    assert summarize_ab(folder).switch_note == warning
+    assert f"- Switch check: {warning}" in (folder / "report.md").read_text()
+    assert "<li>Switch check: warning: KB_X appears nowhere" in (
+        folder / "report.html").read_text()
+
+
 def test_no_warning_when_the_kernel_module_reads_the_switch(tmp_path):
     (tmp_path / "reads.py").write_text(
         "import os\n\ndef make(**params):\n    slow = os.environ.get('KB_X') == '1'\n"

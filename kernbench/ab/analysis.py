@@ -90,6 +90,7 @@ def analyze(
         bench=manifest.bench,
         device=manifest.device,
         switch=manifest.switch,
+        switch_note=manifest.switch_note,
         a=manifest.a,
         b=manifest.b,
         rounds=manifest.rounds,

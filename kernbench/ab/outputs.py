@@ -84,6 +84,8 @@ def closing_lines(report: AbReport) -> list[str]:
     counts = ", ".join(f"{name} {count}" for name, count in summary.verdicts.items())
     lines = [f"verdicts: {counts} (of {summary.cells} cells); false faster/slower calls to "
              f"expect with no effect at all: at most {summary.expected_false_calls:.2f}"]
+    if report.switch_note:
+        lines.append(report.switch_note)
     if summary.interval_note:
         lines.append(f"note: {summary.interval_note}")
     if summary.unjudged_cells:

@@ -116,6 +116,7 @@ def run_ab(
     manifest = AbManifest(
         schedule=chosen,
         schedule_note=note,
+        switch_note=warning,
         turn_s=settings.turn_ms / 1000 if settings.turn_ms else None,
         bench=spec.name,
         bench_path=str(Path(bench_path).resolve()),

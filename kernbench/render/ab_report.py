@@ -27,6 +27,8 @@ minimum effect and the cell's A/A floor){% endif %}.
 
 ## Summary
 
+{% if r.switch_note %}- Switch check: {{ r.switch_note }}
+{% endif -%}
 - Verdicts: {% for name, count in r.summary.verdicts.items() %}{{ name }} {{ count }}\
 {{ ", " if not loop.last }}{% endfor %} (of {{ r.summary.cells }} cells).
 {%- for variant, ratio in r.summary.geomean_ratio.items() %}

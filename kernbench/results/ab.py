@@ -163,6 +163,9 @@ class AbReport(_Model):
     # An A/B interrupted mid-way is judged on the rounds every side finished: the rounds
     # it was asked for, when more than `rounds`.
     planned_rounds: int | None = None
+    # The switch check's warning or note, made before the A/B ran (ab-run.json's): a
+    # switch nothing reads makes every cell `same`.
+    switch_note: str | None = None
     aa: bool
     min_effect_pct: float
     created_utc: str

@@ -293,6 +293,11 @@ def test_no_warning_when_the_kernel_module_reads_the_switch(tmp_path):
         ({"a": "1"}, AB_BLOCK, r"--a/--b: both sides would set KB_X=1"),
         ({"rounds": 1}, AB_BLOCK, r"--rounds: 1: give 2 to 100"),
         ({"min_effect": -1.0}, AB_BLOCK, r"--min-effect: -1.0: must not be negative"),
+        # a default (or the block's value for its own switch) is no variant: name the
+        # option not given, not a '1' the user never typed
+        ({"switch": "variant", "a": "fast"}, AB_BLOCK, r"^--b: an A/B of the variant names "
+         r"two of bench 'fake-ab''s variants: fast, slow$"),
+        ({"switch": "variant"}, "", r"^--a/--b: an A/B of the variant"),
     ],
 )
 def test_bad_options_are_user_errors(tmp_path, options, ab, message):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kernbench.ab.pairing import check_variants
+from kernbench.ab.pairing import check_variants, switches_variant
 from kernbench.errors import UserError
 from kernbench.execute.gpus import GPU_ENV
 from kernbench.execute.hosts import NODE_RANK_ENV
@@ -45,6 +45,12 @@ def resolve_settings(
         raise UserError(f"--switch: {switch} is set by kernbench in every side's process; "
                         "switch a variable the code under test reads")
     defaults = block or AbSpec(switch=switch)
+    if switches_variant(switch) and not (block and switches_variant(block.switch)):
+        # The defaults (0 and 1, or the block's values of another switch) name no variant.
+        missing = [f"--{side}" for side, given in (("a", a), ("b", b)) if given is None]
+        if missing:
+            raise UserError(f"{'/'.join(missing)}: an A/B of the variant names two of bench "
+                            f"{bench.name!r}'s variants: {', '.join(bench.variants)}")
     chosen: dict[str, Any] = {
         "switch": switch,
         "a": defaults.a if a is None else a,

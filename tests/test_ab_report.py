@@ -3,7 +3,7 @@ from __future__ import annotations
 from ab_fixtures.build import manifest, outcomes
 
 from kernbench.ab.analysis import analyze
-from kernbench.render.ab import draw_ab_figure
+from kernbench.render.ab import draw_ab_figure, round_marker
 from kernbench.render.ab_report import render_markdown
 from kernbench.render.report import write_ab_html
 
@@ -106,3 +106,12 @@ def test_both_reports_name_a_cell_left_without_a_verdict_and_keep_the_variants_o
     assert "no verdicts" not in page
     assert "<h2>Failures</h2>" in page
     assert "<li>Judged without a failed round" not in page
+
+
+def test_the_figure_marks_rounds_by_which_side_ran_first_only_where_one_did():
+    # An interleaved round's sides take turns in ABBA blocks: its a_first is always True
+    # (the sides' numbering), and every round was drawn and labelled "A first".
+    assert round_marker("interleaved", True) == round_marker("interleaved", False)
+    assert "first" not in round_marker("interleaved", True)[1]
+    assert round_marker("sequential", True) == ("o", "round, A first")
+    assert round_marker("sequential", False) == ("^", "round, B first")

@@ -116,7 +116,9 @@ def test_the_aa_floor_raises_the_threshold():
     assert cell.aa_deltas_pct == pytest.approx([100 * (r - 1) for r in aa_noise])
     assert cell.aa_floor_pct == pytest.approx(3.0)
     assert cell.threshold_pct == pytest.approx(3.0)
-    assert cell.verdict == "same"
+    # Every round's +2% clears the 1% minimum effect, under the 3% floor: not `same`
+    # (nor `slower`): the A/B cannot tell it from noise (ADR 0020, 2026-12-03).
+    assert cell.verdict == "unstable"
     # Without the control the same deltas clear the 1 % minimum effect.
     plain = manifest(rounds=6)
     assert analyze(plain, outcomes(plain, median_of)).cells[0].verdict == "slower"
@@ -222,6 +224,23 @@ def test_verdict_rules(low, high, expected):
 )
 def test_an_interval_across_the_edge_is_same_when_it_looks_like_the_aa(delta, aa_p, expected):
     assert verdict(-0.5, 1.5, 1.0, delta, aa_p) == expected
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "delta", "aa_p", "expected"),
+    [
+        # the audited CPU A/B: +15% of extra work, a noisy A/A round raising the threshold
+        # to 24.4%: every value the interval allows is beyond the 1% minimum effect
+        (2.09, 18.64, 9.36, 0.03, "unstable"),
+        (-18.0, -2.0, -9.0, 0.6, "unstable"),  # the same faster, looking like the A/A
+        (-0.5, 18.64, 9.36, 0.6, "same"),  # an interval reaching no effect: the A/A decides
+        (-0.8, 0.9, 0.1, 0.03, "same"),  # within the minimum effect itself
+    ],
+)
+def test_an_interval_beyond_the_minimum_effect_is_never_same_under_a_raised_threshold(
+    low, high, delta, aa_p, expected,
+):
+    assert verdict(low, high, 24.44, delta, aa_p, rounds=6, min_effect_pct=1.0) == expected
 
 
 def test_aa_p_value_separates_a_shift_from_noise():

@@ -3,8 +3,9 @@ from __future__ import annotations
 from ab_fixtures.build import manifest, outcomes
 
 from kernbench.ab.analysis import analyze
-from kernbench.render.ab import draw_ab_figure
+from kernbench.render.ab import draw_ab_figure, round_marker
 from kernbench.render.ab_report import render_markdown
+from kernbench.render.report import write_ab_html
 
 
 def slower_on_b(run: str, variant: str, size: int) -> float:
@@ -84,3 +85,33 @@ def test_the_summary_names_cells_whose_runs_used_different_timers():
     assert timers["slow/size=400"] == {}  # one timer: nothing to say
     assert ("- Timers differ between the runs of fast/size=100 (graph 3, event 1): those "
             "deltas compare unlike samples.") in render_markdown(report, None)
+
+
+def test_both_reports_name_a_cell_left_without_a_verdict_and_keep_the_variants_others(
+    tmp_path,
+):
+    plan = manifest(rounds=3)
+
+    def median_of(run: str, variant: str, size: int) -> float | None:
+        return None if run.endswith("_B") and (variant, size) == ("fast", 400) else (
+            slower_on_b(run, variant, size))
+
+    report = analyze(plan, outcomes(plan, median_of))
+    line = "No verdict (no round measured by every side): fast/size=400."
+    assert f"- {line}" in render_markdown(report, None)
+    page = write_ab_html(report, tmp_path)[0].read_text()
+    assert f"<li>{line}</li>" in page
+    # The variant's other cell keeps its verdict: the page must not say it has none.
+    assert "<tr class=\"slower\"><td>fast/size=100</td>" in page
+    assert "no verdicts" not in page
+    assert "<h2>Failures</h2>" in page
+    assert "<li>Judged without a failed round" not in page
+
+
+def test_the_figure_marks_rounds_by_which_side_ran_first_only_where_one_did():
+    # An interleaved round's sides take turns in ABBA blocks: its a_first is always True
+    # (the sides' numbering), and every round was drawn and labelled "A first".
+    assert round_marker("interleaved", True) == round_marker("interleaved", False)
+    assert "first" not in round_marker("interleaved", True)[1]
+    assert round_marker("sequential", True) == ("o", "round, A first")
+    assert round_marker("sequential", False) == ("^", "round, B first")

@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.ab.outputs import load_report, summarize_ab
-from kernbench.ab.run import AbOutcome, ab, parse_rounds, run_ab
+from kernbench.ab.run import AbOutcome, ab, run_ab
 from kernbench.ab.schedule import load_manifest, side_options
+from kernbench.ab.settings import parse_rounds
 from kernbench.ab.sides import SideRequest
 from kernbench.commands import run as run_command
 from kernbench.errors import EXIT_OK, SpecError, UserError
@@ -257,6 +258,20 @@ def test_warns_when_the_kernel_source_never_names_the_switch(tmp_path):
     assert any(m.startswith("warning: KB_X appears nowhere in") for m in MESSAGES)
 
 
+def test_a_switch_nothing_reads_is_said_in_the_reports_and_beside_the_verdicts(tmp_path):
+    # Every cell of such an A/B reads `same`; a warning printed only before the rounds
+    # scrolls away, and ab.json, report.md and report.html would show a clean pass.
+    outcome = run(tmp_path, FakeSides(), rounds=2)
+    warning = next(m for m in MESSAGES if m.startswith("warning: KB_X appears nowhere in"))
+    closing = MESSAGES[[m.startswith("verdicts: ") for m in MESSAGES].index(True):]
+    assert closing[1] == warning  # said again beside the verdicts
+    folder = outcome.folder
+    assert summarize_ab(folder).switch_note == warning
+    assert f"- Switch check: {warning}" in (folder / "report.md").read_text()
+    assert "<li>Switch check: warning: KB_X appears nowhere" in (
+        folder / "report.html").read_text()
+
+
 def test_no_warning_when_the_kernel_module_reads_the_switch(tmp_path):
     (tmp_path / "reads.py").write_text(
         "import os\n\ndef make(**params):\n    slow = os.environ.get('KB_X') == '1'\n"
@@ -281,6 +296,11 @@ def test_no_warning_when_the_kernel_module_reads_the_switch(tmp_path):
         ({"a": "1"}, AB_BLOCK, r"--a/--b: both sides would set KB_X=1"),
         ({"rounds": 1}, AB_BLOCK, r"--rounds: 1: give 2 to 100"),
         ({"min_effect": -1.0}, AB_BLOCK, r"--min-effect: -1.0: must not be negative"),
+        # a default (or the block's value for its own switch) is no variant: name the
+        # option not given, not a '1' the user never typed
+        ({"switch": "variant", "a": "fast"}, AB_BLOCK, r"^--b: an A/B of the variant names "
+         r"two of bench 'fake-ab''s variants: fast, slow$"),
+        ({"switch": "variant"}, "", r"^--a/--b: an A/B of the variant"),
     ],
 )
 def test_bad_options_are_user_errors(tmp_path, options, ab, message):
@@ -389,9 +409,32 @@ def test_bad_rounds_are_one_line_errors(value):
 def test_fail_on_turns_a_verdict_into_a_ci_failure(tmp_path, fail_on, code):
     bench = write_bench(tmp_path)
     outcome = ab(str(bench), None, fail_on=fail_on, out=tmp_path / "ab", device="cpu",
-                 run_side=FakeSides(), echo=MESSAGES.append, schedule="sequential")
+                 run_side=FakeSides(), echo=MESSAGES.append, schedule="sequential", rounds=6)
     assert {c.verdict for c in outcome.report.cells} == {"slower"}
     assert outcome.exit_code == code
+
+
+def test_a_gate_is_refused_before_anything_runs_where_no_interval_reaches_95_percent(
+    tmp_path,
+):
+    # 4 rounds: each interval is the min-max, 87.5 %; a switch that does nothing would be
+    # called faster or slower by chance in up to 1 cell in 8, which a gate would act on.
+    with pytest.raises(UserError, match=r"^--fail-on slower: a gate needs intervals of 95% "
+                       r"coverage, which take 6 rounds; 4 give 87.5%, .*: give more "
+                       r"--rounds, or auto$"):
+        ab(str(write_bench(tmp_path)), None, fail_on="slower", out=tmp_path / "ab",
+           device="cpu", run_side=FakeSides(), echo=MESSAGES.append, schedule="sequential")
+    assert not (tmp_path / "ab").exists()
+    auto = ab(str(write_bench(tmp_path)), None, fail_on="slower", out=tmp_path / "auto",
+              device="cpu", run_side=FakeSides(), echo=MESSAGES.append,
+              schedule="sequential", rounds="auto")
+    assert auto.exit_code == 1  # auto starts at 6 rounds: the gate stands
+
+
+def test_resuming_a_short_ab_under_a_gate_is_refused(tmp_path):
+    outcome = run(tmp_path, FakeSides(), rounds=2)
+    with pytest.raises(UserError, match=r"2 give 50\.0%.*: resume .* without --fail-on$"):
+        ab(None, outcome.folder, fail_on="any")
 
 
 def test_a_bad_fail_on_is_refused_before_anything_runs(tmp_path):

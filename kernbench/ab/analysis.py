@@ -70,10 +70,11 @@ def analyze(
 
     failures = find_failures(manifest, outcomes, tables, order_of_cells, variants, turns)
     slots = start_slots(manifest.runs)
+    judged = {cell_id: failures.judged_rounds(manifest, cell_id) for cell_id in order_of_cells}
     cells = [
-        _cell_report(manifest, tables, cell, min_effect, turns, slots, judged)
+        _cell_report(manifest, tables, cell, min_effect, turns, slots, judged[cell_id])
         for cell_id, cell in order_of_cells.items()
-        if (judged := failures.judged_rounds(manifest, cell_id))
+        if judged[cell_id]
     ]
     runs = [
         RunRecord(**run.model_dump(), status=failures.statuses[run.name],
@@ -89,6 +90,7 @@ def analyze(
         bench=manifest.bench,
         device=manifest.device,
         switch=manifest.switch,
+        switch_note=manifest.switch_note,
         a=manifest.a,
         b=manifest.b,
         rounds=manifest.rounds,
@@ -100,7 +102,8 @@ def analyze(
         cells=cells,
         failed_variants=failures.variants(),
         failed_runs=failures.runs,
-        summary=summarize(cells, manifest.rounds),
+        summary=summarize(cells, manifest.rounds,
+                          [cell_id for cell_id, rounds in judged.items() if not rounds]),
     )
 
 
@@ -261,7 +264,8 @@ def _cell_report(
         variant=cell.variant,
         axes=cell.axes,
         params=cell.params,
-        verdict=verdict(low, high, threshold, delta, aa_p, rounds=len(logs)),
+        verdict=verdict(low, high, threshold, delta, aa_p, rounds=len(logs),
+                        min_effect_pct=min_effect),
         delta_pct=delta,
         ci_pct=[low, high],
         ci_coverage=interval.coverage,
@@ -294,7 +298,8 @@ def _mixed_timers(
     return dict(timers) if len(timers) > 1 else {}
 
 
-def summarize(cells: Sequence[AbCell], rounds: int) -> AbSummary:
+def summarize(cells: Sequence[AbCell], rounds: int, unjudged: Sequence[str] = ()) -> AbSummary:
+    """`unjudged`: the cells some run measured but no round measured on every side."""
     counts = {name: sum(1 for c in cells if c.verdict == name) for name in VERDICTS}
     by_variant: dict[str, list[float]] = {}
     for cell in cells:
@@ -323,4 +328,5 @@ def summarize(cells: Sequence[AbCell], rounds: int) -> AbSummary:
         sign_flip_cells=[c.id for c in cells if c.sign_flips],
         expected_false_calls=false_calls,
         interval_note=note,
+        unjudged_cells=list(unjudged),
     )

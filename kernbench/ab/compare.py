@@ -21,7 +21,15 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
-from kernbench.ab.verdicts import CONFIDENCE, MIN_ROUNDS, geomean_ratio, to_pct, verdict
+from kernbench.ab.verdicts import (
+    CONFIDENCE,
+    MIN_ROUNDS,
+    geomean_ratio,
+    rounds_for_confidence,
+    to_pct,
+    verdict,
+)
+from kernbench.analyze.stats import median_interval
 from kernbench.errors import UserError
 from kernbench.results.ab import VERDICTS, Verdict
 from kernbench.results.model import CellResult, Results
@@ -160,6 +168,20 @@ def failing(cells: Iterable[CalledCell], fail_on: str | None) -> list[CalledCell
     if fail_on not in FAIL_ON:
         raise UserError(f"--fail-on: {fail_on!r} is not one of slower, faster, any")
     return [c for c in cells if c.verdict in FAIL_ON[fail_on]]
+
+
+def gate_rounds_problem(fail_on: str | None, rounds: int) -> str | None:
+    """Why `ab --fail-on` cannot gate an A/B of `rounds` rounds, None where it can: under
+    the rounds a 95 % interval takes, a switch that does nothing is called faster or
+    slower by chance in up to 1 - coverage of the cells (half of them at 2 rounds), so
+    the gate's failures and passes would say little (ADR 0020, rounds and a gate)."""
+    needed = rounds_for_confidence()
+    if fail_on is None or rounds >= needed:
+        return None
+    coverage = median_interval([0.0] * rounds, CONFIDENCE).coverage
+    return (f"--fail-on {fail_on}: a gate needs intervals of {CONFIDENCE:.0%} coverage, "
+            f"which take {needed} rounds; {rounds} give {coverage:.1%}, so a switch that does "
+            f"nothing could fail it by chance")
 
 
 def gate(comparison: Comparison, fail_on: str | None) -> list[str]:

@@ -13,6 +13,7 @@ from kernbench.execute.lock import folder_lock
 from kernbench.render.outputs import write_ab_outputs
 from kernbench.results.ab import AB_FORMAT, AbReport
 from kernbench.results.kinds import AB_JSON_NAME as AB_JSON
+from kernbench.results.model import NOT_TIMED
 
 
 def is_ab_folder(folder: Path) -> bool:
@@ -75,13 +76,34 @@ def interrupted_line(folder: Path, report: AbReport) -> str | None:
             f"continue with: kernbench ab --resume {folder}")
 
 
+def closing_lines(report: AbReport) -> list[str]:
+    """What `ab` says on stderr once its report is written: the verdicts and the false
+    calls to expect, why the intervals are weak when the rounds were too few for 95 %, the
+    cells left without a verdict, and a line per failed variant."""
+    summary = report.summary
+    counts = ", ".join(f"{name} {count}" for name, count in summary.verdicts.items())
+    lines = [f"verdicts: {counts} (of {summary.cells} cells); false faster/slower calls to "
+             f"expect with no effect at all: at most {summary.expected_false_calls:.2f}"]
+    if report.switch_note:
+        lines.append(report.switch_note)
+    if summary.interval_note:
+        lines.append(f"note: {summary.interval_note}")
+    if summary.unjudged_cells:
+        lines.append(f"no verdict (no round measured by every side): "
+                     f"{', '.join(summary.unjudged_cells)}")
+    return lines + failure_lines(report)
+
+
 def failure_lines(report: AbReport) -> list[str]:
-    """A line per failed variant, with its first failure's reason: what `ab` and
-    `summarize` print on stderr, report.md holding every failed cell run."""
+    """A line per failed variant, with a failure's reason: what `ab` and `summarize` print
+    on stderr, report.md holding every failed cell run. The example is a run that failed
+    of itself where there is one: the other sides of an interleaved round only say that
+    it left them nothing to time ("not timed: side B could not prepare the cell")."""
     lines = []
     for variant, rounds in report.failed_variants.items():
         failed = [f for f in report.failed_runs if f.variant == variant]
+        cause = next((f for f in failed if NOT_TIMED not in f.reason), failed[0])
         lines.append(f"failed: {variant} in round(s) {', '.join(map(str, rounds))}, "
-                     f"{len(failed)} failure(s), e.g. {failed[0].run}: {failed[0].reason}; "
+                     f"{len(failed)} failure(s), e.g. {cause.run}: {cause.reason}; "
                      "its cells are judged without those rounds")
     return lines

@@ -8,7 +8,6 @@ round's sides live side by side and take turns per cell (`ab.interleaved`), and
 
 from __future__ import annotations
 
-import re
 import shutil
 import sys
 from collections.abc import Callable, Collection, Sequence
@@ -17,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from kernbench.ab.analysis import AbReport
-from kernbench.ab.compare import failing
+from kernbench.ab.compare import failing, gate_rounds_problem
 from kernbench.ab.interleaved import execute_rounds
 from kernbench.ab.outcomes import found_turns, round_finished, side_finished
-from kernbench.ab.outputs import failure_lines, summarize_ab
-from kernbench.ab.pairing import CellPair, check_variants, pair_cells, switches_variant
+from kernbench.ab.outputs import closing_lines, summarize_ab
+from kernbench.ab.pairing import CellPair, pair_cells, switches_variant
 from kernbench.ab.schedule import (
     MANIFEST_NAME,
     PINS_NAME,
@@ -32,8 +31,10 @@ from kernbench.ab.schedule import (
     save_manifest,
 )
 from kernbench.ab.schedule import schedule as sequential_schedule
+from kernbench.ab.settings import resolve_settings
 from kernbench.ab.sides import SideRunner, execute_runs, run_subprocess
 from kernbench.ab.switch_check import switch_warning
+from kernbench.ab.verdicts import CONFIDENCE
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.lock import folder_lock
@@ -49,12 +50,7 @@ from kernbench.spec.hardware import resolve_device
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import AbSpec, Bench, spec_hash
 from kernbench.spec.op_factory import bench_source
-from kernbench.worker_env import RUNNER_SET
 
-SCHEDULES = ("interleaved", "sequential")
-AUTO_ROUNDS = 6  # `--rounds auto` starts with these, as a fixed A/B would
-AUTO_MAX_ROUNDS = 20
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 Echo = Callable[[str], None]
 
 
@@ -67,71 +63,6 @@ class AbOutcome:
 
 def _stderr(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
-
-
-def resolve_settings(
-    bench: Bench,
-    switch: str | None = None,
-    a: str | None = None,
-    b: str | None = None,
-    rounds: int | str | None = None,
-    aa: bool | None = None,
-    min_effect: float | None = None,
-    schedule: str | None = None,
-    turn_ms: float | None = None,
-) -> AbSpec:
-    """Command-line values over the bench's `ab:` block over the defaults."""
-    block = bench.ab
-    switch = switch or (block.switch if block else None)
-    if not switch:
-        raise UserError(
-            f"--switch: bench {bench.name!r} has no ab: block naming a switch; give --switch VAR"
-        )
-    if not _ENV_NAME.match(switch):
-        raise UserError(f"--switch: {switch!r} is not an environment variable name")
-    if switch in RUNNER_SET:
-        raise UserError(f"--switch: {switch} is set by kernbench in every side's process; "
-                        "switch a variable the code under test reads")
-    defaults = block or AbSpec(switch=switch)
-    chosen: dict[str, Any] = {
-        "switch": switch,
-        "a": defaults.a if a is None else a,
-        "b": defaults.b if b is None else b,
-        "rounds": defaults.rounds,
-        "max_rounds": defaults.max_rounds,
-        "aa": defaults.aa if aa is None else aa,
-        "min_effect": defaults.min_effect if min_effect is None else min_effect,
-        "schedule": defaults.schedule if schedule is None else schedule,
-        "turn_ms": defaults.turn_ms if turn_ms is None else turn_ms,
-    }
-    if chosen["turn_ms"] is not None and not 0 < chosen["turn_ms"] <= 10_000:
-        raise UserError(f"--turn-ms: {chosen['turn_ms']}: give a length in (0, 10000] ms")
-    if chosen["schedule"] not in SCHEDULES:
-        raise UserError(f"--schedule: {chosen['schedule']!r} is not one of {', '.join(SCHEDULES)}")
-    if chosen["a"] == chosen["b"]:
-        raise UserError(f"--a/--b: both sides would set {switch}={chosen['a']}")
-    check_variants(switch, chosen["a"], chosen["b"], bench)
-    if rounds is not None:
-        chosen["rounds"], chosen["max_rounds"] = parse_rounds(rounds)
-    if not 2 <= chosen["rounds"] <= 100:
-        raise UserError(f"--rounds: {chosen['rounds']}: give 2 to 100 (6 is the default)")
-    if chosen["min_effect"] < 0:
-        raise UserError(f"--min-effect: {chosen['min_effect']}: must not be negative")
-    if chosen["max_rounds"] is not None and not chosen["rounds"] <= chosen["max_rounds"] <= 100:
-        raise UserError(f"--rounds: auto:{chosen['max_rounds']}: give {chosen['rounds']} to 100")
-    return AbSpec(**chosen)
-
-
-def parse_rounds(value: int | str) -> tuple[int, int | None]:
-    """`--rounds`: N, `auto` (6, then more while a cell is unstable, up to 20) or
-    `auto:MAX`. Returns (rounds, max_rounds)."""
-    text = str(value).strip()
-    if text.isdigit():
-        return int(text), None
-    head, colon, tail = text.partition(":")
-    if head == "auto" and (tail.isdigit() if colon else True):
-        return AUTO_ROUNDS, int(tail) if colon else AUTO_MAX_ROUNDS
-    raise UserError(f"--rounds: {value!r}: give a number, auto or auto:MAX")
 
 
 def run_ab(
@@ -151,13 +82,17 @@ def run_ab(
     only: Sequence[str] | None = (),
     run_side: SideRunner = run_subprocess,
     echo: Callable[[str], None] = _stderr,
+    fail_on: str | None = None,
 ) -> AbOutcome:
     """Run an A/B of `switch` on `bench` and write ab.json and the report.
 
     Options left None come from the bench's `ab:` block, then the defaults; `only` chooses
-    cells as `kernbench run --only` does."""
+    cells as `kernbench run --only` does; `fail_on` (the gate `ab` applies) is refused
+    where the rounds cannot reach a 95 % interval."""
     spec, bench_path = find_bench(bench, bench_dirs)
     settings = resolve_settings(spec, switch, a, b, rounds, aa, min_effect, schedule, turn_ms)
+    if problem := gate_rounds_problem(fail_on, settings.rounds):
+        raise UserError(f"{problem}: give more --rounds, or auto")
     device = resolve_device(device)
     check_bench(spec, bench_path, device)  # a metric or profile error: before any side runs
     only = tuple(only or ())
@@ -181,6 +116,7 @@ def run_ab(
     manifest = AbManifest(
         schedule=chosen,
         schedule_note=note,
+        switch_note=warning,
         turn_s=settings.turn_ms / 1000 if settings.turn_ms else None,
         bench=spec.name,
         bench_path=str(Path(bench_path).resolve()),
@@ -247,13 +183,15 @@ def ab(
     if resume is None:
         if not bench:
             raise UserError("--bench: give a bench name (see `kernbench list`) or --resume DIR")
-        return gated(run_ab(bench, **options), fail_on)
+        return gated(run_ab(bench, fail_on=fail_on, **options), fail_on)
     given = (["--bench"] if bench else []) + [
         f"--{name.replace('_', '-')}" for name in SETTINGS if options.get(name) is not None
     ]
     if given:
         raise UserError(f"--resume: the A/B goes on with its own settings ({MANIFEST_NAME}); "
                         f"drop {', '.join(given)}")
+    if problem := gate_rounds_problem(fail_on, load_manifest(resume).rounds):
+        raise UserError(f"{problem}: resume {resume} without --fail-on")
     return gated(resume_ab(resume), fail_on)
 
 
@@ -261,7 +199,10 @@ def gated(outcome: AbOutcome, fail_on: str | None) -> AbOutcome:
     called = failing(outcome.report.cells, fail_on)
     if not called or outcome.exit_code == EXIT_INTERRUPTED:  # its 130 stands: calls partial
         return outcome
-    _stderr(f"--fail-on {fail_on}: {len(called)} cell(s): {', '.join(c.id for c in called)}")
+    weak = sum(c.ci_coverage < CONFIDENCE for c in called)  # judged without a failed round
+    caveat = f" ({weak} of them on intervals under {CONFIDENCE:.0%} coverage)" if weak else ""
+    _stderr(f"--fail-on {fail_on}: {len(called)} cell(s){caveat}: "
+            f"{', '.join(c.id for c in called)}")
     return AbOutcome(outcome.folder, outcome.report, EXIT_FAILED)
 
 
@@ -337,7 +278,7 @@ def run_rounds(
         if not run_some([manifest.rounds]):
             return _interrupted(folder, echo)
         report = summarize_ab(folder)
-    for line in failure_lines(report):
+    for line in closing_lines(report):
         echo(line)
     echo(f"A/B report: {folder / 'report.md'}")
     return AbOutcome(folder, report, EXIT_FAILED if report.failed_variants else EXIT_OK)

@@ -58,6 +58,9 @@ class AbManifest(_Strict):
     schema_version: int = MANIFEST_VERSION
     schedule: Schedule = "sequential"
     schedule_note: str | None = None  # why this schedule, when it is not the one asked for
+    # What the check that the switch is read (ab/switch_check.py) said before the A/B ran;
+    # None: it found the switch, or the switch is `variant`.
+    switch_note: str | None = None
     turn_s: float | None = None  # interleaved: the turn length asked for (None: the default)
     max_rounds: int | None = None  # rounds added while a cell is unstable, up to this many
     bench: str

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kernbench.analyze.stats import median_interval
 from kernbench.results.ab import Verdict
 
 CONFIDENCE = 0.95
@@ -25,6 +26,15 @@ AA_MIN_ROUNDS = 6
 # interval is a single point, coverage 0, and calling it faster, slower or same would
 # rest on no evidence, so such a cell is `unstable`.
 MIN_ROUNDS = 2
+
+
+def rounds_for_confidence(confidence: float = CONFIDENCE) -> int:
+    """The fewest rounds whose order-statistic interval of the median reaches `confidence`
+    (6 at 95 %: their min-max)."""
+    rounds = MIN_ROUNDS
+    while not median_interval([0.0] * rounds, confidence).reached:
+        rounds += 1
+    return rounds
 
 
 def to_pct(log_ratio: float) -> float:
@@ -43,17 +53,25 @@ def verdict(
     delta_pct: float = 0.0,
     aa_p: float | None = None,
     rounds: int = MIN_ROUNDS,
+    min_effect_pct: float | None = None,
 ) -> Verdict:
     """faster/slower when the whole interval is beyond the threshold; same when it lies
     within it, or when the median delta does and the per-round deltas are
     indistinguishable from the A/A control's (`aa_p`, see `aa_p_value`); unstable
-    otherwise, and always with fewer than MIN_ROUNDS `rounds` (the fewest of a side)."""
+    otherwise, and always with fewer than MIN_ROUNDS `rounds` (the fewest of a side).
+
+    Never same where the whole interval is beyond the minimum effect (`min_effect_pct`,
+    under a threshold the A/A floor raised): the rounds show an effect worth a call, only
+    smaller than the floor, so the A/B cannot tell it from noise, not that there is none."""
     if rounds < MIN_ROUNDS:
         return "unstable"
     if high_pct < -threshold_pct:
         return "faster"
     if low_pct > threshold_pct:
         return "slower"
+    least = threshold_pct if min_effect_pct is None else min_effect_pct
+    if low_pct > least or high_pct < -least:
+        return "unstable"
     if -threshold_pct <= low_pct and high_pct <= threshold_pct:
         return "same"
     if aa_p is not None and aa_p >= AA_ALPHA and abs(delta_pct) <= threshold_pct:

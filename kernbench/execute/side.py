@@ -33,7 +33,7 @@ from kernbench.execute.lifetime import die_with_parent
 from kernbench.execute.worker import CellRunner, fail, record
 from kernbench.kernels.base import Kernel
 from kernbench.plan import Cell, plan
-from kernbench.results.model import RoundResult
+from kernbench.results.model import NOT_TIMED, RoundResult
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import TimerSpec
 from kernbench.spec.op_factory import bench_factory, bench_source
@@ -189,7 +189,7 @@ class Side:
             result.extra["turn_medians_s"] = held.turn_medians_s
             if not held.samples_s:
                 result.status = "failed"
-                result.reason = f"not timed: {reason}" if reason else "no turns taken"
+                result.reason = f"{NOT_TIMED}{reason}" if reason else "no turns taken"
         self.runner.release(held.kernel)
         log(f"finished {held.cell.id}: {len(held.turn_medians_s)} turns,"
             f" {len(held.samples_s)} samples, {time.perf_counter() - held.started:.1f} s"

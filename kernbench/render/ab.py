@@ -23,6 +23,15 @@ AB_FIGURE = "ab.png"  # the figure in an A/B folder
 SYMLOG_ABOVE_PCT = 20  # widest delta, in thresholds, past which the x axis goes symlog
 
 
+def round_marker(schedule: str, a_first: bool) -> tuple[str, str]:
+    """A round's marker and legend label. Sequential rounds alternate which side ran
+    first; an interleaved round's sides take turns in ABBA blocks, so no side runs first
+    (its `a_first` only reflects the sides' fixed numbering)."""
+    if schedule == "interleaved":
+        return "o", "round (ABBA turns)"
+    return ("o", "round, A first") if a_first else ("^", "round, B first")
+
+
 def draw_ab_figure(report: AbReport, path: Path) -> Path | None:
     """Write the figure to `path` (PNG); None when no cell has a verdict to draw."""
     cells = report.cells
@@ -52,7 +61,7 @@ def draw_ab_figure(report: AbReport, path: Path) -> Path | None:
                 linestyle="none",
                 color=color,
                 alpha=0.8,
-                marker="o" if a_first else "^",
+                marker=round_marker(report.schedule, a_first)[0],
                 markersize=5,
             )
     axes.axvline(0.0, color="black", linewidth=0.8)
@@ -75,11 +84,10 @@ def draw_ab_figure(report: AbReport, path: Path) -> Path | None:
     handles: list[Artist] = [
         Patch(color=color, label=name) for name, color in VERDICT_COLORS.items()
     ]
-    handles += [
-        Patch(color="#9e9e9e", alpha=0.25, label="±threshold"),
-        Line2D([], [], linestyle="none", marker="o", color="black", label="round, A first"),
-        Line2D([], [], linestyle="none", marker="^", color="black", label="round, B first"),
-    ]
+    handles.append(Patch(color="#9e9e9e", alpha=0.25, label="±threshold"))
+    markers = dict(round_marker(report.schedule, first) for first in (True, False))
+    handles += [Line2D([], [], linestyle="none", marker=marker, color="black", label=label)
+                for marker, label in markers.items()]
     axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     axes.grid(axis="x", alpha=0.3)
     path.parent.mkdir(parents=True, exist_ok=True)

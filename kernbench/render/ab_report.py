@@ -27,6 +27,8 @@ minimum effect and the cell's A/A floor){% endif %}.
 
 ## Summary
 
+{% if r.switch_note %}- Switch check: {{ r.switch_note }}
+{% endif -%}
 - Verdicts: {% for name, count in r.summary.verdicts.items() %}{{ name }} {{ count }}\
 {{ ", " if not loop.last }}{% endfor %} (of {{ r.summary.cells }} cells).
 {%- for variant, ratio in r.summary.geomean_ratio.items() %}
@@ -45,6 +47,9 @@ minimum effect and the cell's A/A floor){% endif %}.
 {%- endif %}
 {%- if fewer %}
 - Judged without a failed round: {{ fewer }}.
+{%- endif %}
+{%- if r.summary.unjudged_cells %}
+- No verdict (no round measured by every side): {{ r.summary.unjudged_cells | join(", ") }}.
 {%- endif %}
 {%- if r.summary.interval_note %}
 - Note: {{ r.summary.interval_note }}.

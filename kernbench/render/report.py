@@ -18,7 +18,14 @@ import jinja2
 
 from kernbench.render import render_results
 from kernbench.render.ab import AB_FIGURE
-from kernbench.render.ab_report import mixed_timers, pct_text, pins_line, slot_text, table_cell
+from kernbench.render.ab_report import (
+    fewer_rounds,
+    mixed_timers,
+    pct_text,
+    pins_line,
+    slot_text,
+    table_cell,
+)
 from kernbench.render.style import format_seconds
 from kernbench.results.ab import AbReport
 from kernbench.results.kinds import REPORT_HTML, REPORT_MD
@@ -219,6 +226,6 @@ def write_ab_html(report: AbReport, folder: Path) -> list[Path]:
     path = folder / REPORT_HTML
     path.write_text(environment.get_template("ab_report.html.j2").render(
         r=report, figure=encoded, pins=pins_line(report), mixed=mixed_timers(report),
-        slots=report.schedule == "interleaved",
+        slots=report.schedule == "interleaved", fewer=fewer_rounds(report),
     ))
     return [path]

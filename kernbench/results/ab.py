@@ -145,6 +145,9 @@ class AbSummary(_Model):
     sign_flip_cells: list[str]
     expected_false_calls: float  # cells * (1 - coverage): calls to expect with no effect
     interval_note: str | None = None
+    # Cells left out of `cells`: a run measured them, but in no round did every side (each
+    # failed in every round; failed_runs says why). Optional: older files have none.
+    unjudged_cells: list[str] = []
 
 
 class AbReport(_Model):
@@ -160,6 +163,9 @@ class AbReport(_Model):
     # An A/B interrupted mid-way is judged on the rounds every side finished: the rounds
     # it was asked for, when more than `rounds`.
     planned_rounds: int | None = None
+    # The switch check's warning or note, made before the A/B ran (ab-run.json's): a
+    # switch nothing reads makes every cell `same`.
+    switch_note: str | None = None
     aa: bool
     min_effect_pct: float
     created_utc: str

@@ -49,6 +49,11 @@ class GpuId(_Model):
     uuid: str | None = None
 
 
+# Begins a round's reason where an A/B side could not time the cell for another side's
+# failure (the side itself was fine): a report names the side that failed instead.
+NOT_TIMED = "not timed: "
+
+
 class RoundResult(_Model):
     """One cell measured in one round (one worker process)."""
 

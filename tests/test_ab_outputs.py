@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+from ab_fixtures.build import manifest, outcomes
+
+from kernbench.ab.analysis import analyze
+from kernbench.ab.outputs import closing_lines, failure_lines
+from kernbench.results.ab import FailedRun
+
+
+def b_fails_one_cell(run: str, variant: str, size: int) -> float | None:
+    """B 10% slower everywhere, and failing slow/size=400 in every round."""
+    if run.endswith("_B") and (variant, size) == ("slow", 400):
+        return None
+    return size * 1e-6 * (1.1 if run.endswith("_B") else 1.0)
+
+
+def test_ab_closes_with_its_verdicts_and_the_cells_left_without_one():
+    plan = manifest(rounds=2)
+    report = analyze(plan, outcomes(plan, b_fails_one_cell))
+    assert report.summary.unjudged_cells == ["slow/size=400"]
+    lines = closing_lines(report)
+    assert lines[:3] == [
+        "verdicts: faster 0, slower 3, same 0, unstable 0 (of 3 cells); false faster/slower "
+        "calls to expect with no effect at all: at most 1.50",
+        "note: with 2 rounds no order-statistic pair covers the median with 95%; each "
+        "interval is the min-max, coverage 50.0%",
+        "no verdict (no round measured by every side): slow/size=400",
+    ]
+    assert lines[3].startswith("failed: slow in round(s) 1, 2, 2 failure(s), e.g. r1_B: ")
+
+
+def test_a_failure_is_shown_by_the_side_that_failed_not_by_those_it_left_untimed():
+    plan = manifest(rounds=2)
+    report = analyze(plan, outcomes(plan, b_fails_one_cell))
+    untimed, own = (
+        FailedRun(variant="slow", round=1, run=run, log=f"{run}/log.txt",
+                  reason=f"slow/size=400: failed: round 1: {why}")
+        for run, why in (("r1_A", "not timed: side B could not prepare the cell: boom"),
+                         ("r1_B", "RuntimeError: boom"))
+    )
+    report = report.model_copy(update={"failed_runs": [untimed, own],
+                                       "failed_variants": {"slow": [1]}})
+    assert failure_lines(report) == [
+        "failed: slow in round(s) 1, 2 failure(s), e.g. r1_B: slow/size=400: failed: round 1: "
+        "RuntimeError: boom; its cells are judged without those rounds"
+    ]

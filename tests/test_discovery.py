@@ -179,9 +179,9 @@ def test_an_installed_kernbench_outside_a_checkout_says_where_it_looked(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(discovery, "source_tree", lambda: None)  # a wheel, not a checkout
     monkeypatch.delenv(discovery.BENCH_PATH_ENV, raising=False)
-    said = (f"no benches found in {tmp_path.resolve() / 'benches'}, --bench-dir or "
-            "KERNBENCH_BENCH_PATH (an installed kernbench ships none: run from a kernbench "
-            "checkout, or give a bench file's path)\n")
+    said = (f"no benches found in {tmp_path.resolve() / 'benches'}, --bench-dir, "
+            "KERNBENCH_BENCH_PATH (give a bench file's path, or run from a kernbench "
+            "checkout)\n")
     runner = CliRunner()
     ran = runner.invoke(cli.app, ["run", "--bench", "milestone-1h-gemm"])
     assert (ran.exit_code, ran.stderr) == (EXIT_USAGE, "unknown bench 'milestone-1h-gemm'; " + said)
@@ -189,6 +189,64 @@ def test_an_installed_kernbench_outside_a_checkout_says_where_it_looked(
         listed = runner.invoke(cli.app, command)
         assert (listed.exit_code, listed.stderr) == (0, said), command
     assert runner.invoke(cli.app, ["list", "--json"]).stdout == "[]\n"
+
+
+@pytest.fixture
+def wheel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An installed wheel, run from a plain folder: its shipped benches are `alpha` and
+    `gamma`; the folder's own benches/ holds another `alpha`. Returns the plain folder."""
+    shipped = tmp_path / "site-packages" / "benches"
+    shipped.mkdir(parents=True)
+    (shipped / "alpha.yaml").write_text(bench_text("alpha", "shipped"))
+    (shipped / "gamma.yaml").write_text(bench_text("gamma", "shipped"))
+    here = tmp_path / "work"
+    (here / "benches").mkdir(parents=True)
+    (here / "benches" / "mine.yaml").write_text(bench_text("alpha", "mine"))
+    monkeypatch.chdir(here)
+    monkeypatch.setattr(discovery, "source_tree", lambda: None)
+    monkeypatch.setattr(discovery, "shipped_bench_dir", lambda: shipped)
+    monkeypatch.delenv(discovery.BENCH_PATH_ENV, raising=False)
+    return here
+
+
+def test_the_shipped_benches_come_last_and_a_bench_of_their_name_shadows_them(
+    wheel: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped = tmp_path / "site-packages" / "benches"
+    assert discovery.benches_by_name() == {"alpha": [wheel / "benches" / "mine.yaml"],
+                                           "gamma": [shipped / "gamma.yaml"]}
+    assert discovery.find_bench("gamma")[1] == shipped / "gamma.yaml"
+    env = tmp_path / "env"
+    env.mkdir()
+    (env / "g.yaml").write_text(bench_text("gamma", "from the path variable"))
+    monkeypatch.setenv(discovery.BENCH_PATH_ENV, str(env))
+    bench, path = discovery.find_bench("gamma")
+    assert (bench.description, path) == ("from the path variable", env / "g.yaml")
+    listed = CliRunner().invoke(cli.app, ["list"])
+    assert listed.stdout.splitlines() == ["alpha  mine", "gamma  from the path variable"]
+    validated = CliRunner().invoke(cli.app, ["validate"])
+    assert validated.exit_code == 0, validated.output
+    checked = [line for line in validated.stdout.splitlines() if "hardware" not in line]
+    assert checked == ["ok benches/mine.yaml", f"ok {env / 'g.yaml'}"]  # no shadowed one
+
+
+def test_a_checkout_does_not_search_the_shipped_benches(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "shipped").mkdir()
+    (tmp_path / "shipped" / "gamma.yaml").write_text(bench_text("gamma"))
+    monkeypatch.setattr(discovery, "shipped_bench_dir", lambda: tmp_path / "shipped")
+    assert list(discovery.benches_by_name()) == ["alpha", "beta"]
+
+
+def test_save_pins_is_refused_for_a_shipped_bench(wheel: Path, tmp_path: Path) -> None:
+    ran = CliRunner().invoke(cli.app, ["run", "--bench", "gamma", "--save-pins"])
+    shipped = tmp_path / "site-packages" / "benches"
+    assert (ran.exit_code, ran.stderr) == (
+        EXIT_USAGE, f"--save-pins: gamma is shipped with kernbench, which is not written to; "
+        f"copy {shipped} to ./benches (a bench there shadows the shipped one of its name) "
+        "and save its pins there\n")
+    assert not (wheel / "runs").exists() and not (shipped / "pins").exists()
 
 
 def test_dropped_in_bench_is_listed_validated_and_planned(project: Path, tmp_path: Path) -> None:

@@ -1,5 +1,7 @@
-"""What a packager gets: the sdist builds a wheel that holds every file of the package,
-with no deprecated setting on the way; the tests stay in the repository (MANIFEST.in).
+"""What a packager gets: the sdist builds a wheel that holds every file of the package
+and the shipped benches (the repository's benches/ with their kernel modules, pins and the
+committed data their `data:` fields name, nothing more), with no deprecated setting on the
+way; the tests stay in the repository (MANIFEST.in).
 
 Built offline, as tests/test_wheel_install.py builds (setuptools' backend called without
 build isolation), in a copy, so the checkout is left untouched; about two seconds.
@@ -16,12 +18,14 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("setuptools") is None,
                                 reason="building offline needs setuptools installed")
 
 REPO = Path(__file__).resolve().parent.parent
 SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc")
+SHIPPED = "kernbench/data/benches/"
 
 
 def build(kind: str, source: Path, out: Path) -> Path:
@@ -44,7 +48,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], list[str
     source.mkdir()
     for name in ("pyproject.toml", "README.md", "MANIFEST.in"):
         shutil.copy2(REPO / name, source / name)
-    for folder in ("kernbench", "tests"):
+    for folder in ("kernbench", "tests", "benches"):  # benches/ whole: its big data stays out
         shutil.copytree(REPO / folder, source / folder, ignore=SKIPPED)
     sdist = build("sdist", source, work / "dist")
     with tarfile.open(sdist) as archive:
@@ -62,9 +66,28 @@ def package_files() -> set[str]:
             if path.is_file() and "__pycache__" not in path.parts}
 
 
+def shipped_files() -> set[str]:
+    """The repository's benches, kernel modules and pins, and the data files those benches
+    name, as the wheel holds them."""
+    benches = REPO / "benches"
+    named = [yaml.safe_load(path.read_text()).get("data") for path in benches.glob("*.yaml")]
+    files = [*benches.glob("*.yaml"), *benches.glob("*.py"), *benches.glob("pins/*.json"),
+             *(benches / data for data in named if data)]
+    return {SHIPPED + path.relative_to(benches).as_posix() for path in files}
+
+
 def test_the_wheel_from_the_sdist_holds_every_file_of_the_package(built: tuple) -> None:
     _, wheel_names, _ = built
-    assert {name for name in wheel_names if name.startswith("kernbench/")} == package_files()
+    packaged = {name for name in wheel_names if name.startswith("kernbench/")}
+    assert packaged - shipped_files() == package_files()
+
+
+def test_the_wheel_ships_the_benches_and_only_the_data_they_name(built: tuple) -> None:
+    _, wheel_names, _ = built
+    shipped = {name for name in wheel_names if name.startswith(SHIPPED)}
+    assert shipped == shipped_files()
+    assert {SHIPPED + "milestone-1h-gemm.yaml", SHIPPED + "pins/milestone-1h-gemm.json",
+            SHIPPED + "data/milestone-1h-gemm.json.xz"} <= shipped
 
 
 def test_the_sdist_leaves_out_the_tests_whose_data_stays_in_the_repository(built: tuple) -> None:

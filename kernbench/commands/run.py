@@ -38,7 +38,7 @@ from kernbench.results import provenance
 from kernbench.results.build import describe
 from kernbench.results.kinds import REPORT_HTML
 from kernbench.spec import hardware
-from kernbench.spec.discovery import find_bench
+from kernbench.spec.discovery import find_bench, is_shipped
 from kernbench.spec.drift import REBUILT_ONLY, bench_drift, spec_drift
 from kernbench.spec.loader import field_error, load_bench
 from kernbench.spec.models import Bench, spec_hash
@@ -188,6 +188,10 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
             "--save-pins: writes the bench's own pins file; with --pins FILE, "
             "use --pins-mode record (or auto) to write FILE"
         )
+    if request.save_pins and is_shipped(bench_path):
+        raise UserError(f"--save-pins: {bench.name} is shipped with kernbench, which is not "
+                        f"written to; copy {bench_path.parent} to ./benches (a bench there "
+                        "shadows the shipped one of its name) and save its pins there")
     device = hardware.resolve_device(request.device)
     if request.hardware is not None:  # an unknown name, or another device's, fails early
         hardware.device_profile(request.hardware, device)

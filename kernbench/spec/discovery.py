@@ -1,5 +1,8 @@
 """Find benches: the project's `benches/`, then `--bench-dir` folders, then
-`KERNBENCH_BENCH_PATH` (folders separated by `os.pathsep`).
+`KERNBENCH_BENCH_PATH` (folders separated by `os.pathsep`), then, outside a checkout only,
+the benches an installed wheel ships (the repository's `benches/`, mapped into the package
+at build time: pyproject.toml). A bench of those folders shadows the shipped one of its
+name; in a checkout the shipped folder is not searched, so its `benches/` alone counts.
 
 A bench is any `*.yaml`/`*.yml` file directly in one of those folders. Discovery reads
 only each file's `name` key, so one broken file never hides the others: a file whose
@@ -11,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from importlib import resources
 from pathlib import Path
 
 from kernbench.errors import SpecError, UserError
@@ -69,6 +73,24 @@ def bench_dirs(extra: Sequence[Path] = ()) -> list[Path]:
     return existing_once([*folders, *path_variable(BENCH_PATH_ENV)])
 
 
+def shipped_bench_dir() -> Path:
+    # kernbench is installed as files, never zipped: the resource is a real folder.
+    return Path(str(resources.files("kernbench").joinpath("data", "benches")))
+
+
+def shipped_benches_searched() -> Path | None:
+    """The shipped benches' folder where it is searched: an installed wheel run outside
+    a kernbench checkout (a checkout has its own `benches/`, and no shipped copy)."""
+    folder = shipped_bench_dir()
+    return folder if checkout_root() is None and folder.is_dir() else None
+
+
+def is_shipped(bench_path: Path) -> bool:
+    """Whether the bench file is one the installed package ships (read-only, as
+    site-packages is: `--save-pins` refuses to write beside it)."""
+    return Path(bench_path).resolve().parent == shipped_bench_dir().resolve()
+
+
 def path_variable(name: str) -> list[Path]:
     """The folders a search-path variable lists, `os.pathsep` between them."""
     return [Path(part) for part in os.environ.get(name, "").split(os.pathsep) if part]
@@ -84,21 +106,26 @@ def existing_once(folders: Sequence[Path]) -> list[Path]:
 
 
 def no_benches_found() -> str:
-    """What a search that found no bench says: where it looked, and that an installed
-    kernbench brings none (its benches live in the repository's benches/)."""
-    return (f"no benches found in {project_root() / 'benches'}, --bench-dir or "
-            f"{BENCH_PATH_ENV} (an installed kernbench ships none: run from a kernbench "
-            "checkout, or give a bench file's path)")
+    """What a search that found no bench says: where it looked."""
+    shipped = shipped_benches_searched()
+    return (f"no benches found in {project_root() / 'benches'}, --bench-dir, "
+            f"{BENCH_PATH_ENV}{f' or {shipped}' if shipped else ''} (give a bench file's "
+            "path, or run from a kernbench checkout)")
 
 
 def bench_files(extra: Sequence[Path] = ()) -> list[Path]:
-    """Every bench file in the searched folders, sorted within each folder."""
-    files = []
-    for folder in bench_dirs(extra):
-        files.extend(
-            sorted(p for p in folder.iterdir() if p.suffix in YAML_SUFFIXES and p.is_file())
-        )
+    """Every bench file in the searched folders, sorted within each folder; then the
+    shipped benches (where searched) that no bench of those folders shadows by name."""
+    files = [path for folder in bench_dirs(extra) for path in _bench_files_in(folder)]
+    shipped = shipped_benches_searched()
+    if shipped is not None:
+        taken = {bench_name(path) for path in files}
+        files += [path for path in _bench_files_in(shipped) if bench_name(path) not in taken]
     return files
+
+
+def _bench_files_in(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.suffix in YAML_SUFFIXES and p.is_file())
 
 
 def benches_by_name(extra: Sequence[Path] = ()) -> dict[str, list[Path]]:
@@ -112,7 +139,7 @@ def benches_by_name(extra: Sequence[Path] = ()) -> dict[str, list[Path]]:
 
 def name_clash(name: str, paths: Sequence[Path]) -> SpecError | None:
     """Two files of one bench name: which one a name means would depend on the search
-    order (a `--bench-dir` bench hidden by a shipped one), so every command refuses it;
+    order (a `--bench-dir` bench hidden by the project's one), so every command refuses it;
     the error is at the second file's `name`, and names the others."""
     if len(paths) < 2:
         return None
@@ -146,8 +173,9 @@ def find_bench(name: str, extra: Sequence[Path] = ()) -> tuple[Bench, Path]:
     """The bench called `name` (or the bench file at path `name`), loaded and checked.
 
     Only the files whose `name:` line says NAME are parsed in full (and those without
-    such a line, to read their name); every file is parsed only when none is found (an
-    unknown name). Two files of the name are an error, as in `validate` (`list` shows
+    such a line, to read their name; outside a checkout, every file, to know which
+    shipped bench it shadows); every file is parsed only when none is found (an unknown
+    name). Two files of the name are an error, as in `validate` (`list` shows
     them as invalid); two files of another name are not.
     """
     if is_bench_path(name):

@@ -25,7 +25,7 @@ from kernbench.spec import expr
 from kernbench.spec.figures import FIGURE_NAMES
 from kernbench.spec.kernel_ref import KernelRef
 from kernbench.spec.op_models import ArgValue, DottedPath, InputSpec, OpCheck
-from kernbench.spec.problems import FieldProblem, check_zip
+from kernbench.spec.problems import FieldProblem, check_collective_timer, check_zip
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)]
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
@@ -241,6 +241,7 @@ class Bench(Strict):
         if self.dtypes and "dtype" in self.axes:
             raise ValueError("give the dtypes either as `dtypes` or as a `dtype` axis, not both")
         check_zip(self.axes, self.zip)
+        check_collective_timer(self.kernel, self.timer.kind)
         return self
 
     @property

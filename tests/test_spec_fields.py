@@ -63,3 +63,16 @@ def test_an_error_at_its_own_line_comes_before_a_missing_field(
 
 def test_a_missing_field_alone_is_still_reported(tmp_path: Path) -> None:
     assert spec_error_of(tmp_path, NO_DESCRIPTION) == "1: description: Field required"
+
+
+COLLECTIVE = "name: c\ndescription: d\nkernel: collective\naxes:\n  op: [allreduce]\n"
+
+
+@pytest.mark.parametrize("kind", ["cpu", "event", "graph"])
+def test_a_collective_refuses_a_timer_kind_its_ranks_timer_would_ignore(
+    tmp_path: Path, kind: str
+) -> None:
+    assert spec_error_of(tmp_path, COLLECTIVE + f"timer: {{budget_s: 1, kind: {kind}}}\n") == (
+        f"6: timer.kind: the collective kernel is timed by its ranks, not by {kind}: use auto "
+        "(duty and l2 choose how its samples are taken)"
+    )

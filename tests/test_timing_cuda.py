@@ -241,6 +241,18 @@ def test_a_sustained_batch_is_read_without_draining_the_one_queued_behind_it(tim
     assert batches[1] > batches[0] and syncs[1] == syncs[0]  # set-up's syncs only
 
 
+def test_the_estimates_time_their_call_after_an_untimed_one() -> None:
+    # The kernel's calls are queued behind a hold (a kernel shorter than its launch would
+    # read the launch rate); the flush, longer than its launch, is not.
+    clock = Clock()
+    device = FakeDevice(clock, flush_s=40e-6)
+    assert cuda.eager_estimate(_kernel(clock, 2e-6), device) == pytest.approx(2e-6)
+    assert device.holds == [gpu_hold.FIRST_HOLD_S] and device.flushes == 0
+    assert cuda.flush_estimate(device) == pytest.approx(40e-6)
+    assert device.holds == [gpu_hold.FIRST_HOLD_S]
+    assert device.flushes == 1 + cuda.FLUSH_ESTIMATE_CALLS
+
+
 @pytest.mark.parametrize("timer", [cuda.EventTimer, cuda.GraphTimer])
 def test_a_batch_behind_one_that_already_finished_gets_a_full_hold(timer) -> None:
     # A short batch can finish while the host reads the one before it: the GPU is then

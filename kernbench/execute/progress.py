@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 from kernbench.results.model import RoundResult
+from kernbench.units import time_unit
 
 
 class Progress:
@@ -65,7 +66,6 @@ class Progress:
 def format_time(seconds: float | None) -> str:
     if seconds is None:
         return "-"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.4g} {unit}"
-    return f"{seconds / 1e-9:.4g} ns"
+    scale, unit = time_unit(seconds)
+    # Plain lines land in logs and CI output, where a µ may not survive: us, in ASCII.
+    return f"{seconds / scale:.4g} {unit.replace('µ', 'u')}"

@@ -23,6 +23,7 @@ from kernbench.render import cache
 from kernbench.results.jsonio import write_json
 from kernbench.results.model import CellResult, Results
 from kernbench.results.provenance import code_label
+from kernbench.units import time_unit
 
 # matplotlib's tab10, in a fixed order so a variant keeps its color across figures.
 PALETTE = (
@@ -59,7 +60,6 @@ MISSING_COLOR = "#b22222"
 CEILING_COLOR = "#555555"
 FOOTNOTE_LIMIT = 6  # cells listed by name under a figure; the rest are counted
 DPI = 120
-TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))  # largest first
 LOG_SCALE_RANGE = 30.0  # values spanning more than this factor get a log axis
 MAX_PANEL_WIDTH_IN = 16.0  # wider sweeps get thinner bars and slanted labels
 NOTHING_MEASURED = "Nothing measured: every cell failed or was invalid (listed below)."
@@ -78,11 +78,6 @@ def ordered_stages(names: Iterable[str]) -> list[str]:
 
 def stage_color(name: str, position: int) -> str:
     return STAGE_COLORS.get(name, PALETTE[(position + 4) % len(PALETTE)])
-
-
-def time_unit(seconds: float) -> tuple[float, str]:
-    """The scale and unit that show `seconds` with one to three integer digits (ns below)."""
-    return next(((s, u) for s, u in TIME_UNITS if seconds >= s), TIME_UNITS[-1])
 
 
 def format_seconds(seconds: float) -> str:

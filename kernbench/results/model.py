@@ -26,7 +26,7 @@ from kernbench.analyze.collective import AlphaBeta, fit_series
 from kernbench.results import kinds
 from kernbench.results.jsonio import FileFormat, plain_or_packed, read_json
 from kernbench.results.kinds import RESULTS_NAME
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.models import Duty, TimerSpec
 
 SCHEMA_VERSION = 4
 
@@ -76,7 +76,7 @@ class RoundResult(_Model):
     extra: dict[str, Any] = Field(default_factory=dict)
     # The state the samples were taken in (timing.steady): None where the timer applies
     # no duty cycle (the CPU timer) or the file predates it.
-    duty: Literal["sustained", "isolated"] | None = None
+    duty: Duty | None = None
     settle: dict[str, Any] | None = None  # settled, seconds, calls, block_medians_s
     blocks: list[dict[str, Any]] = Field(default_factory=list)  # timing.steady.Block each
     position: int | None = None  # the cell's place in its round's order (0-based)

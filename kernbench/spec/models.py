@@ -25,7 +25,7 @@ from kernbench.spec import expr
 from kernbench.spec.figures import FIGURE_NAMES
 from kernbench.spec.kernel_ref import KernelRef
 from kernbench.spec.op_models import ArgValue, DottedPath, InputSpec, OpCheck
-from kernbench.spec.problems import FieldProblem, check_zip
+from kernbench.spec.problems import FieldProblem, check_collective_timer, check_zip
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)]
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
@@ -38,6 +38,7 @@ Count = Annotated[int, Field(strict=True)]
 Real = Annotated[float, Field(strict=True)]
 PositiveFloat = Annotated[float, Field(strict=True, gt=0)]
 Flag = Annotated[bool, Field(strict=True)]
+Duty = Literal["sustained", "isolated"]  # the state GPU samples are taken in (timing.steady)
 
 # The timer registry: each timer `timer.kind` may name, as module:class (imported only when
 # chosen; "auto" picks one). Adding a timer: a line here, and its class under timing/.
@@ -88,8 +89,8 @@ class TimerSpec(Strict):
                              "not: a round spans the device's power episodes. <= budget_s.")
     turns: Count = Field(1, ge=1, le=100, description="Over 1: a round holds all its cells "
                          "and visits each this many times, a share of the budget a visit.")
-    duty: Literal["sustained", "isolated"] = Field("sustained", description="GPU timers: "
-                                                   "back to back, or an idle gap per sample.")
+    duty: Duty = Field("sustained", description="GPU timers: back to back, or an idle gap "
+                       "per sample.")
     settle_s: Real = Field(0.5, ge=0, description="Sustained: blocks of calls until two "
                            "medians agree within settle_tol, at most this long past "
                            "settle_min_s (0: none).")
@@ -241,6 +242,7 @@ class Bench(Strict):
         if self.dtypes and "dtype" in self.axes:
             raise ValueError("give the dtypes either as `dtypes` or as a `dtype` axis, not both")
         check_zip(self.axes, self.zip)
+        check_collective_timer(self.kernel, self.timer.kind)
         return self
 
     @property

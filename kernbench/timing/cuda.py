@@ -39,7 +39,8 @@ GRAPH_THRESHOLD_S = 20e-6  # auto: an eager median under this is timed with grap
 GRAPH_TARGET_S = 1e-3  # kernel time captured in one graph
 GRAPH_MAX_S = 20e-3  # one graph replay, flushes included
 MAX_GRAPH_LAUNCHES = 1000
-ESTIMATE_CALLS = 5
+ESTIMATE_CALLS = 5  # eager calls whose median sizes a graph (and picks auto's timer)
+FLUSH_ESTIMATE_CALLS = 3
 
 
 def graph_launches(
@@ -174,25 +175,26 @@ def eager_estimate(kernel: Kernel, device: Any, calls: int = ESTIMATE_CALLS) -> 
     The calls are queued behind a hold, so they run back to back: a kernel shorter than
     its launch shows its own time, not the launch rate (which would hide it from the
     graph timer it needs)."""
-    kernel.run()
-    device.synchronize()
-    pairs = device.events(calls)
-    device.hold(FIRST_HOLD_S)
-    for start, end in pairs:
-        start.record()
-        kernel.run()
-        end.record()
-    device.synchronize()
-    return statistics.median(elapsed_s(start, end) for start, end in pairs)
+    return _event_median(kernel.run, device, calls, hold_s=FIRST_HOLD_S)
 
 
-def flush_estimate(device: Any, calls: int = 3) -> float:
-    device.flush()
+def flush_estimate(device: Any, calls: int = FLUSH_ESTIMATE_CALLS) -> float:
+    """Median of a few event-timed L2 flushes (after one untimed flush), seconds; a flush
+    outlasts its launch, so it needs no hold."""
+    return _event_median(device.flush, device, calls)
+
+
+def _event_median(
+    call: Callable[[], object], device: Any, calls: int, hold_s: float = 0.0
+) -> float:
+    call()
     device.synchronize()
     pairs = device.events(calls)
+    if hold_s > 0:
+        device.hold(hold_s)
     for start, end in pairs:
         start.record()
-        device.flush()
+        call()
         end.record()
     device.synchronize()
     return statistics.median(elapsed_s(start, end) for start, end in pairs)

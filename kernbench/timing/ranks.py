@@ -140,7 +140,7 @@ def settle_ranks(
 
 
 def warm_up(
-    run: Callable[[], object], ranks: RankGroup, warmup_s: float, l2: str = "cold"
+    run: Callable[[], object], ranks: RankGroup, warmup_s: float, l2: str
 ) -> tuple[int, float]:
     """Run batches of doubling length until `warmup_s` is spent and a batch is long enough
     to time; return (calls, seconds per call of the last batch), agreed by all ranks."""
@@ -155,7 +155,7 @@ def warm_up(
 
 
 def sustained_calls(
-    ranks: RankGroup, eager_per_call_s: float, l2: str = "cold"
+    ranks: RankGroup, eager_per_call_s: float, l2: str
 ) -> tuple[int, int, float]:
     """(calls probed, calls per sustained sample, seconds per call): a sample is about
     SAMPLE_TARGET_S of calls.

@@ -25,12 +25,10 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from kernbench.timing.nvml import Reading, reason_names
 
-Duty = Literal["sustained", "isolated"]
-DUTIES: tuple[Duty, ...] = ("sustained", "isolated")
 SETTLE_BLOCK_S = 0.02  # one settle block: long enough for a stable median of short kernels
 SETTLE_MIN_BLOCKS = 3  # the first block (clocks ramping from idle) never counts
 # Two settle blocks' SM clocks agree within this: the clock steps by 15 MHz and dithers a

@@ -30,7 +30,7 @@ from kernbench.render.style import format_seconds
 from kernbench.results.ab import AbReport
 from kernbench.results.kinds import REPORT_HTML, REPORT_MD
 from kernbench.results.model import CellResult, Results
-from kernbench.results.provenance import recorded_git
+from kernbench.results.provenance import code_label
 
 TEMPLATES = Path(__file__).parent / "templates"
 # The metrics a table shows, in this order, when the cells have them; then those the bench
@@ -63,13 +63,11 @@ def report_results(results: Results, folder: Path) -> list[Path]:
 
 def report_context(results: Results, figures: Sequence[Path], folder: Path) -> dict[str, Any]:
     prov = results.provenance
-    git = recorded_git(prov)
-    commit = str(git.get("commit") or "unknown") + (" (dirty)" if git.get("dirty") else "")
     return {
         "r": results,
         "prov": prov,
         "device": prov.get("device_name") or prov.get("cpu") or results.device,
-        "commit": commit,
+        "code": code_label(prov),  # as the figures' footer says it
         "timer": _timer_text(results.spec.get("timer", {})) + _duty_text(results),
         "counts": sorted(Counter(c.status for c in results.cells).items()),
         "groups": _groups(results.cells, _declared_metrics(results)),

@@ -287,6 +287,8 @@ def run_rounds(
 def _interrupted(folder: Path, echo: Callable[[str], None]) -> AbOutcome:
     """The report of the rounds finished so far, and the one line saying so."""
     report = summarize_ab(folder)
+    for line in closing_lines(report):
+        echo(line)
     echo(f"interrupted: {report.rounds} of {report.planned_rounds or report.rounds} rounds "
          f"finished, reported in {folder / 'report.md'}; continue with: kernbench ab "
          f"--resume {folder}")

@@ -108,7 +108,10 @@ widened for the fit's degrees of freedom (n/a: the rounds cannot separate it).{%
 . A/A p: two-sided Wilcoxon signed-rank p-value of each round's delta minus its A/A delta \
 (from 6 rounds; n/a below); at \
 0.05 or more, with the delta inside the threshold, the cell is `same` even where its interval \
-crosses the threshold (it looks like the A/A control).{% endif %}
+crosses the threshold (it looks like the A/A control).{% endif %}\
+{% if r.max_rounds %} rounds needed: the round from which on the cell's verdict was the final \
+one, never fewer than the rounds whose interval reaches 95 % (a verdict of fewer rounds rests \
+on an interval that misses a no-effect median too often to count).{% endif %}
 """
 
 

@@ -23,6 +23,7 @@ from kernbench.render.ab_report import (
     mixed_timers,
     pct_text,
     pins_line,
+    setting_text,
     slot_text,
     table_cell,
 )
@@ -221,6 +222,7 @@ def write_ab_html(report: AbReport, folder: Path) -> list[Path]:
     environment = _environment(REPORT_HTML)
     environment.filters["pct"] = pct_text
     environment.filters["slots"] = slot_text
+    environment.filters["setting"] = setting_text
     path = folder / REPORT_HTML
     path.write_text(environment.get_template("ab_report.html.j2").render(
         r=report, figure=encoded, pins=pins_line(report), mixed=mixed_timers(report),

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 
 import typer
 
+from kernbench.commands.ab_options import SideA, SideB, Switch, UnsetA, UnsetB
 from kernbench.commands.envvars import checked_option, known_device
 from kernbench.commands.files import COMMANDS as FILE_COMMANDS
 from kernbench.commands.help import ReadableHelp, ReadableTyper
@@ -278,14 +279,11 @@ for _name, _command in FILE_COMMANDS.items():
 @app.command("ab")
 def ab_command(
     bench: RunBench = None,
-    switch: Annotated[
-        str | None, typer.Option("--switch", help="Environment variable switched A -> B, or "
-                                 "`variant`: A and B are two of the bench's variants.")
-    ] = None,
-    a: Annotated[str | None, typer.Option("--a", help="Value (or variant) on side A "
-                                          "(default 0).")] = None,
-    b: Annotated[str | None, typer.Option("--b", help="Value (or variant) on side B "
-                                          "(default 1).")] = None,
+    switch: Switch = None,
+    a: SideA = None,
+    b: SideB = None,
+    a_unset: UnsetA = None,
+    b_unset: UnsetB = None,
     rounds: Annotated[
         str | None,
         typer.Option("--rounds", help="Rounds (default 6); auto[:MAX]: 6, then one more at a "
@@ -327,13 +325,13 @@ def ab_command(
 ) -> None:
     """A/B a switch over rounds of fresh processes; a verdict per cell.
 
-    Unset options come from the bench's `ab:` block, then the defaults."""
+    Options not given come from the bench's `ab:` block, then the defaults."""
     from kernbench.ab.run import ab
 
     outcome = ab(
-        bench, resume, fail_on, switch=switch, a=a, b=b, rounds=rounds, aa=aa,
-        min_effect=min_effect, schedule=schedule, turn_ms=turn_ms, out=out, device=device,
-        bench_dirs=bench_dir or (), only=only or None,
+        bench, resume, fail_on, switch=switch, a=a, b=b, a_unset=a_unset, b_unset=b_unset,
+        rounds=rounds, aa=aa, min_effect=min_effect, schedule=schedule, turn_ms=turn_ms,
+        out=out, device=device, bench_dirs=bench_dir or (), only=only or None,
     )
     raise typer.Exit(outcome.exit_code)
 
@@ -348,12 +346,12 @@ def summarize_command(
     ] = None,
 ) -> None:
     """Rebuild ab.json, report.md and the figure of an A/B folder; runs nothing."""
-    from kernbench.ab.outputs import failure_lines, interrupted_line, summarize_locked
+    from kernbench.ab.outputs import closing_lines, interrupted_line, summarize_locked
 
     report = summarize_locked(folder, min_effect, lambda line: typer.echo(line, err=True))
     typer.echo(f"wrote {folder / 'ab.json'}, {folder / 'report.md'}")
     interrupted = interrupted_line(folder, report)
-    for line in ([interrupted] if interrupted else []) + failure_lines(report):
+    for line in closing_lines(report) + ([interrupted] if interrupted else []):
         typer.echo(line, err=True)
     if report.failed_variants:
         raise typer.Exit(EXIT_FAILED)

@@ -273,9 +273,14 @@ def test_an_ab_interrupted_before_two_rounds_is_an_interruption_not_a_failure(
     folder, _ = interrupted_sequential(tmp_path, stop="r2_A")
     result = CliRunner().invoke(cli.app, ["summarize", str(folder)])
     assert result.exit_code == EXIT_OK, result.output
-    assert result.stderr == (f"interrupted: 1 of 3 rounds finished; continue with: "
-                             f"kernbench ab --resume {folder}\n")
     report = AB_FORMAT.read(folder / "ab.json")
+    # The lines `ab` closes with (the verdicts, the switch check, the coverage), then how to go on.
+    assert result.stderr == (
+        "verdicts: faster 0, slower 0, same 0, unstable 4 (of 4 cells); false faster/slower "
+        "calls to expect with no effect at all: at most 0.00\n"
+        f"{report.switch_note}\n"
+        "note: with 1 round(s) every cell is unstable: a verdict needs 2\n"
+        f"interrupted: 1 of 3 rounds finished; continue with: kernbench ab --resume {folder}\n")
     assert (report.rounds, report.planned_rounds) == (1, 3)
     assert (report.failed_variants, report.failed_runs) == ({}, [])
     assert [len(c.round_deltas_pct) for c in report.cells] == [1] * 4  # round 1's, kept

@@ -381,6 +381,8 @@ def test_rounds_auto_adds_rounds_until_every_cell_is_decided(tmp_path):
     assert report.rounds == 9 and report.max_rounds == 12
     assert {c.verdict for c in report.cells} == {"slower"}
     assert {c.rounds_needed for c in report.cells if c.variant == "slow"} == {9}
+    # `fast` is slower from round 1 on, but 6 rounds are the fewest whose interval reaches 95 %.
+    assert {c.rounds_needed for c in report.cells if c.variant == "fast"} == {6}
     assert load_manifest(outcome.folder).rounds == 9
     assert any("unstable after 6 rounds: round 7 of at most 12" in m for m in MESSAGES)
 

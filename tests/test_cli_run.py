@@ -153,7 +153,10 @@ def test_summarize_says_on_stderr_why_a_side_failed(tmp_path: Path, damage: str 
     assert result.exit_code == EXIT_FAILED
     line = "failed: cublas in round(s) 1, 1 failure(s), e.g. r1_B: " + \
         reason.format(folder / "r1_B" / "results.json")
-    assert result.stderr.startswith(line) and result.stderr.count("\n") == 1, result.stderr
+    verdicts, failed = result.stderr.splitlines()  # as `ab` closes, the verdicts first
+    assert verdicts == ("verdicts: faster 0, slower 4, same 1, unstable 3 (of 8 cells); false "
+                        "faster/slower calls to expect with no effect at all: at most 0.50")
+    assert failed.startswith(line), result.stderr
 
 
 def test_summarize_of_a_plain_folder_is_a_clear_error(tmp_path: Path) -> None:

@@ -136,3 +136,18 @@ def test_a_reason_with_pipes_stays_one_table_cell_and_pending_cells_are_not_fail
     failures = text.split("## Failed cells")[1].split("## Cells not finished")[0]
     assert pending.id not in failures
     assert f"| {pending.id} | 2 of 3 rounds measured |" in text.split("## Cells not finished")[1]
+
+
+@pytest.mark.parametrize(("git", "label"), [
+    ({"commit": "HEAD", "dirty": False}, "kernbench 0.1.0, no git commit"),  # git failed
+    ({"commit": "aee041d60de5592a21dac19c10231718304e4ed7", "dirty": True},
+     "kernbench 0.1.0 @ aee041d60d (dirty)"),
+])
+def test_both_pages_name_the_code_as_the_figure_footer_does(tmp_path, git, label):
+    results = results_io.load(DATA / "milestone-1h-gemm.json.xz")
+    results = results.model_copy(update={"provenance": {**results.provenance,
+                                                        "kernbench": "0.1.0", "git": git}})
+    for page in write_report(results, tmp_path):
+        text = page.read_text()
+        assert f"{label}; python" in text, page.name
+        assert "HEAD" not in text

@@ -36,6 +36,7 @@ from kernbench.ab.schedule import (
     side_env,
     side_options,
     start_order,
+    with_changes,
 )
 from kernbench.execute.finish import build_run_results
 from kernbench.execute.journal import JournalEntry, is_journaled, write_entry
@@ -133,7 +134,7 @@ def start_side(
     process = subprocess.Popen(
         [sys.executable, "-m", SIDE_MODULE, str(task)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1,
-        env={**os.environ, **side_env(manifest, run), "PYTHONUNBUFFERED": "1"},
+        env=with_changes(os.environ, {**side_env(manifest, run), "PYTHONUNBUFFERED": "1"}),
         start_new_session=True,
     )
     return LiveSide(run, run_folder, process, log)

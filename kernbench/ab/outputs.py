@@ -77,9 +77,10 @@ def interrupted_line(folder: Path, report: AbReport) -> str | None:
 
 
 def closing_lines(report: AbReport) -> list[str]:
-    """What `ab` says on stderr once its report is written: the verdicts and the false
-    calls to expect, why the intervals are weak when the rounds were too few for 95 %, the
-    cells left without a verdict, and a line per failed variant."""
+    """What `ab` (finished or interrupted) and `summarize` say on stderr once the report is
+    written: the verdicts and the false calls to expect, the switch check's note, why the
+    intervals are weak when the rounds were too few for 95 %, the cells left without a
+    verdict, and a line per failed variant."""
     summary = report.summary
     counts = ", ".join(f"{name} {count}" for name, count in summary.verdicts.items())
     lines = [f"verdicts: {counts} (of {summary.cells} cells); false faster/slower calls to "

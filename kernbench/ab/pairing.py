@@ -45,11 +45,11 @@ class CellPair:
 
 
 def pair_cells(
-    cells: Sequence[Cell], switch: str, a: str, b: str
+    cells: Sequence[Cell], switch: str, a: str | None, b: str | None
 ) -> tuple[list[CellPair], list[Cell]]:
     """The cells of the A/B in plan order, and (an A/B of the variant) the cells of A or B
     that have no twin of the other variant (an exclusion dropped it), which are not run."""
-    if not switches_variant(switch):
+    if not switches_variant(switch) or a is None or b is None:  # None: unset, no variant
         return [CellPair(cell.id, cell, cell) for cell in cells], []
     twins = {_axes_part(cell.id, b): cell for cell in cells if cell.variant == b}
     pairs: list[CellPair] = []
@@ -66,7 +66,7 @@ def pair_cells(
     return pairs, alone
 
 
-def check_variants(switch: str, a: str, b: str, bench: Bench) -> None:
+def check_variants(switch: str, a: str | None, b: str | None, bench: Bench) -> None:
     """An A/B of the variant names two of the bench's variants (`--a`, `--b`)."""
     unknown = unknown_ab_variant(bench, a, b) if switches_variant(switch) else None
     if unknown is not None:
@@ -92,9 +92,9 @@ def twin_ids(pairs: Sequence[CellPair]) -> dict[str, str]:
     return twins | {b: a for a, b in twins.items()}
 
 
-def as_pair(cell: CellResult, switch: str, a: str, b: str) -> CellResult:
+def as_pair(cell: CellResult, switch: str, a: str | None, b: str | None) -> CellResult:
     """A side's result of a cell under the id and variant of its pair."""
-    if not switches_variant(switch) or cell.variant not in (a, b):
+    if not switches_variant(switch) or a is None or b is None or cell.variant not in (a, b):
         return cell
     label = pair_label(a, b)
     return cell.model_copy(update={"id": label + _axes_part(cell.id, cell.variant),

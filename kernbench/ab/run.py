@@ -76,6 +76,8 @@ def run_ab(
     min_effect: float | None = None,
     schedule: str | None = None,
     turn_ms: float | None = None,
+    a_unset: bool | None = None,
+    b_unset: bool | None = None,
     out: Path | None = None,
     device: str = "auto",
     bench_dirs: Sequence[Path] = (),
@@ -90,7 +92,8 @@ def run_ab(
     cells as `kernbench run --only` does; `fail_on` (the gate `ab` applies) is refused
     where the rounds cannot reach a 95 % interval."""
     spec, bench_path = find_bench(bench, bench_dirs)
-    settings = resolve_settings(spec, switch, a, b, rounds, aa, min_effect, schedule, turn_ms)
+    settings = resolve_settings(spec, switch, a, b, rounds, aa, min_effect, schedule, turn_ms,
+                                a_unset, b_unset)
     if problem := gate_rounds_problem(fail_on, settings.rounds):
         raise UserError(f"{problem}: give more --rounds, or auto")
     device = resolve_device(device)
@@ -170,8 +173,8 @@ def ab_cells(
 
 
 # Settings of a new A/B; `--resume` goes on with those in ab-run.json.
-SETTINGS = ("switch", "a", "b", "rounds", "aa", "min_effect", "schedule", "turn_ms", "out",
-            "only")
+SETTINGS = ("switch", "a", "b", "a_unset", "b_unset", "rounds", "aa", "min_effect", "schedule",
+            "turn_ms", "out", "only")
 
 
 def ab(
@@ -287,6 +290,8 @@ def run_rounds(
 def _interrupted(folder: Path, echo: Callable[[str], None]) -> AbOutcome:
     """The report of the rounds finished so far, and the one line saying so."""
     report = summarize_ab(folder)
+    for line in closing_lines(report):
+        echo(line)
     echo(f"interrupted: {report.rounds} of {report.planned_rounds or report.rounds} rounds "
          f"finished, reported in {folder / 'report.md'}; continue with: kernbench ab "
          f"--resume {folder}")

@@ -10,11 +10,12 @@ Format history (bump MANIFEST_VERSION and add a step to MANIFEST_FORMAT's `updat
      (a round's sides live together and take turns per cell; A' is AA1). Version 1 was
      sequential. Later a run's `pins_mode` may be "auto" (the first run, and B's first in
      an A/B of the variant; before, the first run was "record"), and `pins_from`.
+  3: `a`, `b` and a run's `value` may be null: the side leaves the switch unset.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,7 +29,7 @@ from kernbench.results.jsonio import FileFormat
 from kernbench.results.kinds import AB_MANIFEST_NAME as MANIFEST_NAME
 from kernbench.worker_env import ROUND_ENV, SIDE_ENV, SWITCH_ENV
 
-MANIFEST_VERSION = 2
+MANIFEST_VERSION = 3
 PINS_NAME = "pins.json"  # the A/B folder's pins: the bench's, and what round 1 tunes (ADR 0068)
 
 Side = Literal["A", "B", "AA1", "AA2"]
@@ -45,7 +46,7 @@ class SideRun(_Strict):
     name: str  # the run's folder, r<k>_<side>
     round: int
     side: Side
-    value: str  # what the switch is set to
+    value: str | None  # what the switch is set to; None: unset
     position: int  # 1-based place in the whole sequence of runs
     slot: Literal[1, 2]  # first or second of its pair
     # Round 1's A replays the bench's committed pins that hold and tunes the rest (auto),
@@ -68,8 +69,8 @@ class AbManifest(_Strict):
     bench_dirs: list[str] = Field(default_factory=list)
     device: str
     switch: str
-    a: str
-    b: str
+    a: str | None  # None: the side leaves the switch unset
+    b: str | None
     rounds: int = Field(ge=2)
     aa: bool
     min_effect: float = Field(ge=0)
@@ -105,14 +106,14 @@ def pins_mode(runs: Sequence[SideRun], side: Side, own_b_pins: bool) -> PinsMode
 
 
 def interleaved_schedule(
-    rounds: int, a: str, b: str, aa: bool, own_b_pins: bool = False
+    rounds: int, a: str | None, b: str | None, aa: bool, own_b_pins: bool = False
 ) -> list[SideRun]:
     """Per round, the sides that live side by side: A, B and (A/A) A' as AA1. Their
     turns are ordered per cell (`ab.interleave.turn_order`), so `position` only numbers
     them. Round 1's A side tunes what the pins lack (`pins_mode`)."""
     runs: list[SideRun] = []
     for k in range(1, rounds + 1):
-        sides: list[tuple[Side, str]] = [("A", a), ("B", b)]
+        sides: list[tuple[Side, str | None]] = [("A", a), ("B", b)]
         if aa:
             sides.append(("AA1", a))
         for side, value in sides:
@@ -124,13 +125,15 @@ def interleaved_schedule(
     return runs
 
 
-def schedule(rounds: int, a: str, b: str, aa: bool, own_b_pins: bool = False) -> list[SideRun]:
+def schedule(
+    rounds: int, a: str | None, b: str | None, aa: bool, own_b_pins: bool = False
+) -> list[SideRun]:
     """Odd rounds run A then B, even rounds B then A, so drift in one direction
     lands on both sides equally; each round's A/A pair (if any) follows its A/B pair.
     Round 1's A side is the first run and tunes what the pins lack (`pins_mode`)."""
     runs: list[SideRun] = []
 
-    def add(round: int, side: Side, value: str, slot: Literal[1, 2]) -> None:
+    def add(round: int, side: Side, value: str | None, slot: Literal[1, 2]) -> None:
         runs.append(
             SideRun(
                 name=f"r{round}_{side}",
@@ -144,7 +147,7 @@ def schedule(rounds: int, a: str, b: str, aa: bool, own_b_pins: bool = False) ->
         )
 
     for k in range(1, rounds + 1):
-        pair: list[tuple[Side, str]] = [("A", a), ("B", b)]
+        pair: list[tuple[Side, str | None]] = [("A", a), ("B", b)]
         if k % 2 == 0:
             pair.reverse()
         for slot, (side, value) in zip((1, 2), pair, strict=True):
@@ -183,7 +186,8 @@ def side_name(run: SideRun) -> str:
     return "B" if run.side == "B" else "A"
 
 
-def side_env(manifest: AbManifest, run: SideRun) -> dict[str, str]:
+def side_env(manifest: AbManifest, run: SideRun) -> dict[str, str | None]:
+    """What a side changes in the environment it inherits; None: a variable removed."""
     # KERNBENCH_SWITCH names the switch, so each side's provenance records its value (an
     # A/B of the variant: the cells' own variant says it).
     switch = {} if switches_variant(manifest.switch) else {manifest.switch: run.value}
@@ -193,6 +197,13 @@ def side_env(manifest: AbManifest, run: SideRun) -> dict[str, str]:
         SIDE_ENV: side_name(run),
         ROUND_ENV: str(run.round),
     }
+
+
+def with_changes(base: Mapping[str, str], changes: Mapping[str, str | None]) -> dict[str, str]:
+    """`base` with `changes` (`side_env`) applied: a None removes the variable, so a side
+    that leaves the switch unset does not inherit it from the shell that started the A/B."""
+    merged = {**base, **changes}
+    return {name: value for name, value in merged.items() if value is not None}
 
 
 def add_round(manifest: AbManifest) -> AbManifest:
@@ -211,7 +222,8 @@ def _sequential(data: dict[str, Any]) -> dict[str, Any]:
 
 
 MANIFEST_FORMAT = FileFormat(
-    "A/B manifest", MANIFEST_VERSION, AbManifest, update_to={2: _sequential}
+    "A/B manifest", MANIFEST_VERSION, AbManifest,
+    update_to={2: _sequential, 3: lambda data: data},
 )
 
 

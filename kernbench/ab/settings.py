@@ -8,6 +8,7 @@ from typing import Any
 
 from kernbench.ab.pairing import check_variants, switches_variant
 from kernbench.errors import UserError
+from kernbench.results.ab import side_setting
 from kernbench.spec.models import AbSpec, Bench
 from kernbench.worker_env import RUNNER_SET
 
@@ -27,8 +28,11 @@ def resolve_settings(
     min_effect: float | None = None,
     schedule: str | None = None,
     turn_ms: float | None = None,
+    a_unset: bool | None = None,
+    b_unset: bool | None = None,
 ) -> AbSpec:
-    """Command-line values over the bench's `ab:` block over the defaults."""
+    """Command-line values over the bench's `ab:` block over the defaults. A side's value
+    None (`--a-unset`, or `a: null` in the block) leaves the switch unset on that side."""
     block = bench.ab
     switch = switch or (block.switch if block else None)
     if not switch:
@@ -41,6 +45,11 @@ def resolve_settings(
         raise UserError(f"--switch: {switch} is set by kernbench in every side's process; "
                         "switch a variable the code under test reads")
     defaults = block or AbSpec(switch=switch)
+    values = {side: _side_value(side, given, unset, getattr(defaults, side))
+              for side, given, unset in (("a", a, a_unset), ("b", b, b_unset))}
+    if switches_variant(switch) and None in values.values():
+        raise UserError(f"--{'/'.join(k for k, v in values.items() if v is None)}: an A/B of "
+                        "the variant names a variant on each side; none can be unset")
     if switches_variant(switch) and not (block and switches_variant(block.switch)):
         # The defaults (0 and 1, or the block's values of another switch) name no variant.
         missing = [f"--{side}" for side, given in (("a", a), ("b", b)) if given is None]
@@ -49,8 +58,8 @@ def resolve_settings(
                             f"{bench.name!r}'s variants: {', '.join(bench.variants)}")
     chosen: dict[str, Any] = {
         "switch": switch,
-        "a": defaults.a if a is None else a,
-        "b": defaults.b if b is None else b,
+        "a": values["a"],
+        "b": values["b"],
         "rounds": defaults.rounds,
         "max_rounds": defaults.max_rounds,
         "aa": defaults.aa if aa is None else aa,
@@ -63,7 +72,9 @@ def resolve_settings(
     if chosen["schedule"] not in SCHEDULES:
         raise UserError(f"--schedule: {chosen['schedule']!r} is not one of {', '.join(SCHEDULES)}")
     if chosen["a"] == chosen["b"]:
-        raise UserError(f"--a/--b: both sides would set {switch}={chosen['a']}")
+        raise UserError(f"--a/--b: both sides would leave {side_setting(switch, chosen['a'])}"
+                        if chosen["a"] is None else
+                        f"--a/--b: both sides would set {side_setting(switch, chosen['a'])}")
     check_variants(switch, chosen["a"], chosen["b"], bench)
     if rounds is not None:
         chosen["rounds"], chosen["max_rounds"] = parse_rounds(rounds)
@@ -74,6 +85,16 @@ def resolve_settings(
     if chosen["max_rounds"] is not None and not chosen["rounds"] <= chosen["max_rounds"] <= 100:
         raise UserError(f"--rounds: auto:{chosen['max_rounds']}: give {chosen['rounds']} to 100")
     return AbSpec(**chosen)
+
+
+def _side_value(side: str, given: str | None, unset: bool | None, default: str | None
+                ) -> str | None:
+    """A side's value: `--a VALUE`, `--a-unset` (None), or the block's or default one."""
+    if unset and given is not None:
+        raise UserError(f"--{side}/--{side}-unset: give one: a value, or the variable unset")
+    if unset:
+        return None
+    return default if given is None else given
 
 
 def parse_rounds(value: int | str) -> tuple[int, int | None]:

@@ -26,12 +26,20 @@ from kernbench.ab.outcomes import (
     SideStatus,
 )
 from kernbench.ab.pairing import CellPair, side_indices, twin_ids
-from kernbench.ab.schedule import PINS_NAME, AbManifest, SideRun, side_env, side_options
+from kernbench.ab.schedule import (
+    PINS_NAME,
+    AbManifest,
+    SideRun,
+    side_env,
+    side_options,
+    with_changes,
+)
 from kernbench.errors import EXIT_OK, EXIT_USAGE, UserError
 from kernbench.execute.cell_timers import TIMERS_NAME, record_timers
 from kernbench.execute.lifetime import die_with_parent
 from kernbench.execute.options import RunOptions
 from kernbench.execute.pins import save_pins
+from kernbench.results.ab import side_setting
 from kernbench.results.jsonio import write_json
 from kernbench.results.model import load as load_results
 from kernbench.worker_env import SIDE_LOG_ENV
@@ -42,7 +50,7 @@ class SideRequest:
     run: SideRun
     run_dir: Path
     command: list[str]
-    env: dict[str, str]  # set on top of the parent's environment
+    env: dict[str, str | None]  # set on top of the parent's environment; None: removed
     log_path: Path
 
 
@@ -56,7 +64,7 @@ def run_subprocess(request: SideRequest) -> int:
     with request.log_path.open("wb") as log:
         completed = subprocess.run(
             request.command,
-            env={**os.environ, **request.env},
+            env=with_changes(os.environ, request.env),
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -121,7 +129,8 @@ def execute_runs(
             env={**side_env(manifest, run), SIDE_LOG_ENV: str(run_dir / LOG_NAME)},
             log_path=run_dir / LOG_NAME,
         )
-        label = f"r{run.round} {run.side} ({manifest.switch}={run.value}, {run.pins_mode})"
+        label = f"r{run.round} {run.side} ({side_setting(manifest.switch, run.value)}, " \
+            f"{run.pins_mode})"
         start = time.perf_counter()
         code = run_side(request)
         wall = time.perf_counter() - start

@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from kernbench.results.ab import AbReport
+from kernbench.results.ab import AbReport, side_setting
 
 VERDICT_COLORS = {
     "faster": "#2e7d32",
@@ -76,11 +76,10 @@ def draw_ab_figure(report: AbReport, path: Path) -> Path | None:
         axes.set_xlim(min(min(values) * 1.5, -linthresh), max(max(values) * 1.5, linthresh))
     axes.set_yticks(range(len(cells)), [cell.id for cell in reversed(cells)])
     axes.set_ylim(-0.7, len(cells) - 0.3)
-    axes.set_xlabel(f"time delta of B vs A (%), positive: B ({report.switch}={report.b}) slower")
+    b_side, a_side = (side_setting(report.switch, value) for value in (report.b, report.a))
+    axes.set_xlabel(f"time delta of B vs A (%), positive: B ({b_side}) slower")
     axes.set_ylabel("cell")
-    axes.set_title(
-        f"{report.bench}: {report.switch}={report.b} vs {report.a}, {report.rounds} rounds"
-    )
+    axes.set_title(f"{report.bench}: {b_side} vs {a_side}, {report.rounds} rounds")
     handles: list[Artist] = [
         Patch(color=color, label=name) for name, color in VERDICT_COLORS.items()
     ]

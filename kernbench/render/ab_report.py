@@ -6,12 +6,12 @@ import math
 
 import jinja2
 
-from kernbench.results.ab import AbReport, RunRecord
+from kernbench.results.ab import AbReport, RunRecord, side_setting
 
 TEMPLATE = """\
 # A/B of `{{ r.switch }}` on {{ r.bench }}
 
-A: `{{ r.switch }}={{ r.a }}`, B: `{{ r.switch }}={{ r.b }}`; {{ r.rounds }} \
+A: `{{ r.a | setting(r.switch) }}`, B: `{{ r.b | setting(r.switch) }}`; {{ r.rounds }} \
 round{{ "s" if r.rounds != 1 }}\
 {{ (" (interrupted: " ~ r.planned_rounds ~ " asked for; judged on the rounds every side \
 finished" ~ ("; too few for a verdict, `kernbench ab --resume` runs the rest" \
@@ -108,13 +108,21 @@ widened for the fit's degrees of freedom (n/a: the rounds cannot separate it).{%
 . A/A p: two-sided Wilcoxon signed-rank p-value of each round's delta minus its A/A delta \
 (from 6 rounds; n/a below); at \
 0.05 or more, with the delta inside the threshold, the cell is `same` even where its interval \
-crosses the threshold (it looks like the A/A control).{% endif %}
+crosses the threshold (it looks like the A/A control).{% endif %}\
+{% if r.max_rounds %} rounds needed: the round from which on the cell's verdict was the final \
+one, never fewer than the rounds whose interval reaches 95 % (a verdict of fewer rounds rests \
+on an interval that misses a no-effect median too often to count).{% endif %}
 """
 
 
 def pct_text(value: float) -> str:
     """A delta in percent with its sign, e.g. '+1.85 %'; 'n/a' for NaN."""
     return "n/a" if math.isnan(value) else f"{value:+.2f} %"
+
+
+def setting_text(value: str | None, switch: str) -> str:
+    """A side's value as the reports show it: `VAR=0`, or `VAR unset`."""
+    return side_setting(switch, value)
 
 
 def _num(value: float | None) -> str:
@@ -136,7 +144,8 @@ def render_markdown(report: AbReport, figure: str | None) -> str:
     environment = jinja2.Environment(
         autoescape=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined
     )
-    environment.filters.update(pct=pct_text, num=_num, cell=table_cell, slots=slot_text)
+    environment.filters.update(pct=pct_text, num=_num, cell=table_cell, slots=slot_text,
+                               setting=setting_text)
     order = ", ".join(f"r{k} {'/'.join(sides)}" for k, sides in enumerate(report.order, 1))
     return environment.from_string(TEMPLATE).render(
         r=report, order=order, turns=_turns(report), figure=figure, pins=pins_line(report),

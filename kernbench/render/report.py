@@ -23,6 +23,7 @@ from kernbench.render.ab_report import (
     mixed_timers,
     pct_text,
     pins_line,
+    setting_text,
     slot_text,
     table_cell,
 )
@@ -30,7 +31,7 @@ from kernbench.render.style import format_seconds
 from kernbench.results.ab import AbReport
 from kernbench.results.kinds import REPORT_HTML, REPORT_MD
 from kernbench.results.model import CellResult, Results
-from kernbench.results.provenance import recorded_git
+from kernbench.results.provenance import code_label
 
 TEMPLATES = Path(__file__).parent / "templates"
 # The metrics a table shows, in this order, when the cells have them; then those the bench
@@ -63,13 +64,11 @@ def report_results(results: Results, folder: Path) -> list[Path]:
 
 def report_context(results: Results, figures: Sequence[Path], folder: Path) -> dict[str, Any]:
     prov = results.provenance
-    git = recorded_git(prov)
-    commit = str(git.get("commit") or "unknown") + (" (dirty)" if git.get("dirty") else "")
     return {
         "r": results,
         "prov": prov,
         "device": prov.get("device_name") or prov.get("cpu") or results.device,
-        "commit": commit,
+        "code": code_label(prov),  # as the figures' footer says it
         "timer": _timer_text(results.spec.get("timer", {})) + _duty_text(results),
         "counts": sorted(Counter(c.status for c in results.cells).items()),
         "groups": _groups(results.cells, _declared_metrics(results)),
@@ -223,6 +222,7 @@ def write_ab_html(report: AbReport, folder: Path) -> list[Path]:
     environment = _environment(REPORT_HTML)
     environment.filters["pct"] = pct_text
     environment.filters["slots"] = slot_text
+    environment.filters["setting"] = setting_text
     path = folder / REPORT_HTML
     path.write_text(environment.get_template("ab_report.html.j2").render(
         r=report, figure=encoded, pins=pins_line(report), mixed=mixed_timers(report),

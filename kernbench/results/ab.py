@@ -15,6 +15,8 @@ Format history (bump AB_VERSION and add a step to AB_FORMAT's `update_to`):
   4: a cell with a failed run is kept, judged without the rounds it failed in
      (`failed_rounds`); version 3 left every cell of its variant out, so its cells have
      none.
+  5: `a`, `b` and a run's `value` may be null: the side leaves the switch unset (ADR 0020,
+     a side without the switch); versions 1 to 4 set it on both sides.
 
 `r<k>_turns.json` (TURNS_FORMAT, version 1) is what the parent of an interleaved round
 saw: each cell's turns in the order taken, each turn's median.
@@ -28,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernbench.results.jsonio import FileFormat
 
-AB_VERSION = 4
+AB_VERSION = 5
 TURNS_VERSION = 1
 Schedule = Literal["sequential", "interleaved"]
 Verdict = Literal["faster", "slower", "same", "unstable"]
@@ -127,7 +129,7 @@ class RunRecord(_Model):
     name: str
     round: int
     side: str
-    value: str
+    value: str | None  # None: the switch unset
     position: int
     slot: int
     pins_mode: str
@@ -157,8 +159,8 @@ class AbReport(_Model):
     bench: str
     device: str
     switch: str
-    a: str
-    b: str
+    a: str | None  # None: side A leaves the switch unset (`side_setting`)
+    b: str | None
     rounds: int
     # An A/B interrupted mid-way is judged on the rounds every side finished: the rounds
     # it was asked for, when more than `rounds`.
@@ -177,6 +179,16 @@ class AbReport(_Model):
     summary: AbSummary
 
 
+def side_setting(switch: str, value: str | None) -> str:
+    """What a side does with the switch, as every output says it: `VAR=value`, or `VAR
+    unset` (not the same as `VAR=`, which sets it to the empty string)."""
+    return f"{switch} unset" if value is None else f"{switch}={value}"
+
+
+def _same(data: dict[str, Any]) -> dict[str, Any]:
+    return data
+
+
 def _sequential(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schedule": "sequential"}
 
@@ -192,5 +204,5 @@ def _turns_summarized(data: dict[str, Any]) -> dict[str, Any]:
 
 
 AB_FORMAT = FileFormat("A/B report", AB_VERSION, AbReport,
-                       update_to={2: _sequential, 3: _turns_summarized, 4: lambda data: data})
+                       update_to={2: _sequential, 3: _turns_summarized, 4: _same, 5: _same})
 TURNS_FORMAT = FileFormat("interleaved round's turns", TURNS_VERSION, RoundTurns)

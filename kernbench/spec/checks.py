@@ -189,12 +189,14 @@ def _variant_options(bench: Bench) -> Problem | None:
     return None
 
 
-def unknown_ab_variant(bench: Bench, a: str, b: str) -> tuple[str, str] | None:
+def unknown_ab_variant(bench: Bench, a: str | None, b: str | None) -> tuple[str, str] | None:
     """With switch `variant`: the side (`a` or `b`) that names none of the bench's
-    variants, and the message; `validate` and `kernbench ab --a/--b` both ask."""
+    variants (None, unset, names none), and the message; `validate` and `kernbench ab
+    --a/--b` both ask."""
     for side, name in (("a", a), ("b", b)):
         if name not in bench.variants:
-            return side, (f"{name!r} is not a variant of bench {bench.name!r}; with switch "
+            shown = "null (unset)" if name is None else repr(name)
+            return side, (f"{shown} is not a variant of bench {bench.name!r}; with switch "
                           f"{VARIANT_SWITCH}, a and b name two of: {', '.join(bench.variants)}")
     return None
 

@@ -1,0 +1,89 @@
+"""A side that leaves the switch unset (`--a-unset`, `a: null`): not the empty string."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_ab_sides import FakeSides, write_bench
+from typer.testing import CliRunner
+
+from kernbench import cli
+from kernbench.ab.run import resume_ab, run_ab
+from kernbench.ab.schedule import MANIFEST_NAME, load_manifest, with_changes
+from kernbench.ab.settings import resolve_settings
+from kernbench.ab.sides import SideRequest
+from kernbench.errors import EXIT_USAGE, UserError
+from kernbench.spec.loader import load_bench
+
+
+class Interrupting(FakeSides):
+    """FakeSides that stops the A/B (Ctrl-C) at the run named `stop`."""
+
+    def __init__(self, stop: str) -> None:
+        super().__init__()
+        self.stop = stop
+
+    def __call__(self, request: SideRequest) -> int:
+        if request.run.name == self.stop:
+            raise KeyboardInterrupt
+        return super().__call__(request)
+
+
+def test_side_a_runs_without_the_switch_and_every_output_says_unset(tmp_path: Path) -> None:
+    sides, lines = FakeSides(), []
+    outcome = run_ab(str(write_bench(tmp_path)), out=tmp_path / "ab", device="cpu",
+                     run_side=sides, echo=lines.append, schedule="sequential", rounds=2,
+                     a_unset=True)
+    a_env = next(r.env for r in sides.requests if r.run.side == "A")
+    assert a_env["KB_X"] is None
+    # Set in the shell that started the A/B, it is still gone from side A's process.
+    assert "KB_X" not in with_changes({"KB_X": "0", "PATH": "/bin"}, a_env)
+    assert with_changes({"KB_X": "0"}, {"KB_X": ""}) == {"KB_X": ""}  # empty: set, not unset
+    assert json.loads((outcome.folder / MANIFEST_NAME).read_text())["a"] is None
+    assert (outcome.report.a, outcome.report.b) == (None, "1")
+    assert {c.verdict for c in outcome.report.cells} == {"slower"}
+    assert any(line.startswith("[1/4] r1 A (KB_X unset, auto)") for line in lines)
+    assert "A: `KB_X unset`, B: `KB_X=1`;" in (outcome.folder / "report.md").read_text()
+    assert "A: <code>KB_X unset</code>, B: <code>KB_X=1</code>;" in \
+        (outcome.folder / "report.html").read_text()
+
+
+def test_a_resumed_ab_keeps_the_side_unset(tmp_path: Path) -> None:
+    bench = write_bench(tmp_path, ab="ab:\n  switch: KB_X\n  a: '1'\n  b: null\n")
+    run_ab(str(bench), out=tmp_path / "ab", device="cpu", run_side=Interrupting("r2_A"),
+           echo=lambda line: None, schedule="sequential", rounds=3)
+    sides = FakeSides()
+    outcome = resume_ab(tmp_path / "ab", run_side=sides, echo=lambda line: None)
+    assert load_manifest(outcome.folder).b is None
+    resumed = {r.run.name: r.env["KB_X"] for r in sides.requests}
+    assert "r3_B" in resumed
+    assert resumed == {name: None if name.endswith("B") else "1" for name in resumed}
+    assert (outcome.report.a, outcome.report.b) == ("1", None)
+    result = CliRunner().invoke(cli.app, ["ab", "--resume", str(outcome.folder), "--a-unset"])
+    assert result.exit_code == EXIT_USAGE and "drop --a-unset" in result.stderr
+
+
+@pytest.mark.parametrize(("block", "options", "message"), [
+    ("", {"a": "0", "a_unset": True},
+     "--a/--a-unset: give one: a value, or the variable unset"),
+    ("ab:\n  switch: KB_X\n  a: null\n", {"b_unset": True},
+     "--a/--b: both sides would leave KB_X unset"),
+    ("", {"switch": "variant", "a": "fast", "b_unset": True},
+     "--b: an A/B of the variant names a variant on each side; none can be unset"),
+])
+def test_unset_sides_that_make_no_ab_are_refused(
+    tmp_path: Path, block: str, options: dict[str, object], message: str
+) -> None:
+    bench = load_bench(write_bench(tmp_path, ab=block))
+    with pytest.raises(UserError) as caught:
+        resolve_settings(bench, **{"switch": "KB_X", **options})  # type: ignore[arg-type]
+    assert caught.value.message == message
+
+
+def test_the_bench_block_says_unset_with_null_and_empty_with_quotes(tmp_path: Path) -> None:
+    bench = load_bench(write_bench(tmp_path, ab="ab:\n  switch: KB_X\n  a: null\n  b: ''\n"))
+    settings = resolve_settings(bench)
+    assert (settings.a, settings.b) == (None, "")
+    assert resolve_settings(bench, a="2").a == "2"  # the command line over the block

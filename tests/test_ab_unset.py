@@ -87,3 +87,17 @@ def test_the_bench_block_says_unset_with_null_and_empty_with_quotes(tmp_path: Pa
     settings = resolve_settings(bench)
     assert (settings.a, settings.b) == (None, "")
     assert resolve_settings(bench, a="2").a == "2"  # the command line over the block
+
+
+def test_the_bench_block_takes_a_whole_number_as_its_digits(tmp_path: Path) -> None:
+    bench = load_bench(write_bench(tmp_path, ab="ab:\n  switch: KB_X\n  a: 0\n  b: 8\n"))
+    assert (bench.ab.a, bench.ab.b) == ("0", "8")
+
+
+@pytest.mark.parametrize("value", ["on", "1.50", "true"])
+def test_the_bench_block_refuses_a_value_yaml_reads_as_other_text(
+    tmp_path: Path, value: str
+) -> None:
+    path = write_bench(tmp_path, ab=f"ab:\n  switch: KB_X\n  a: {value}\n")
+    with pytest.raises(UserError, match=r"fake-ab.yaml:\d+: ab.a: .*quote the value"):
+        load_bench(path)

@@ -22,6 +22,7 @@ from pydantic import (
 
 from kernbench.dtypes import DTYPES, ITEMSIZE
 from kernbench.spec import expr
+from kernbench.spec.env_value import EnvValue
 from kernbench.spec.figures import FIGURE_NAMES
 from kernbench.spec.kernel_ref import KernelRef
 from kernbench.spec.op_models import ArgValue, DottedPath, InputSpec, OpCheck
@@ -124,9 +125,9 @@ class AbSpec(Strict):
 
     switch: EnvVarName = Field(description="The environment variable A and B set, or "
                                "`variant`: then a and b name two of the bench's variants.")
-    a: str | None = Field("0", description="Side A's value (or variant); null: side A leaves "
+    a: EnvValue | None = Field("0", description="Side A's value (or variant); null: side A leaves "
                           "the variable unset, which is not the empty string.")
-    b: str | None = Field("1", description="Side B's value (or variant); null: unset.")
+    b: EnvValue | None = Field("1", description="Side B's value (or variant); null: unset.")
     rounds: Count = Field(6, ge=2, le=100)
     max_rounds: Count | None = Field(None, ge=2, le=100, description="Keep adding rounds, "
                                      "past `rounds`, while a cell is unstable, up to this.")

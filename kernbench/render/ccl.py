@@ -36,6 +36,10 @@ MODEL_POINTS = 64
 PANEL_WIDTH_IN, PANEL_HEIGHT_IN = 5.2, 4.0
 MAX_SIZE_TICKS = 6
 _WHAT = {"busbw": "bus bandwidth vs message size", "latency": "latency vs message size"}
+# Where each figure's curves are not: bandwidth climbs from the lower left to the upper
+# right (the upper left holds the algbw lines once they flatten); latency is flat at the
+# bottom and then climbs at the right.
+FIT_BOX_CORNER = {"busbw": ("right", "bottom"), "latency": ("left", "top")}
 
 
 def figure_data(results: Results, name: str) -> dict[str, Any]:
@@ -188,7 +192,7 @@ def draw(data: dict[str, Any]) -> Figure:
             else:
                 _draw_latency(ax, series, colors[series["label"]])
         ax.set_title(panel["op"], fontsize=11)
-        _fit_box(ax, panel["series"])
+        _fit_box(ax, panel["series"], *FIT_BOX_CORNER[data["figure"]])
         sizes = [b for s in panel["series"] for b in s["bytes"]]
         _size_axis(ax, sizes + [m["bytes"] for m in panel["missing"]])
         for missing in panel["missing"]:
@@ -269,16 +273,17 @@ def _legend_handles(data: dict[str, Any], colors: dict[str, str]) -> list[Any]:
     return handles
 
 
-def _fit_box(ax: Axes, series: Sequence[dict[str, Any]]) -> None:
+def _fit_box(ax: Axes, series: Sequence[dict[str, Any]], side: str, end: str) -> None:
     lines = [f"{s['label']}: {_fit_text(s['model'])}" for s in series if s["model"]]
     if lines:
         ax.text(
-            0.02,
-            0.98,
+            0.98 if side == "right" else 0.02,
+            0.98 if end == "top" else 0.02,
             "\n".join(lines),
             transform=ax.transAxes,
-            ha="left",
-            va="top",
+            ha=side,
+            va=end,
+            multialignment="left",
             fontsize=7,
             bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "#cccccc"},
         )

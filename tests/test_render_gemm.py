@@ -244,3 +244,15 @@ def test_stages_follow_the_pipeline_then_their_names():
 def test_paths_are_pathlib(small, tmp_path):
     (path,) = render_results(small, str(tmp_path), ["utilization"])  # type: ignore[arg-type]
     assert isinstance(path, Path) and path.parent == tmp_path
+
+
+def test_bar_labels_are_plain_numbers_without_exponents() -> None:
+    # fp8 on the committed H200 data reaches 1537 TFLOP/s, which `.3g` wrote as 1.54e+03.
+    from kernbench.render.gemm_draw import draw
+
+    data = Path(__file__).resolve().parent.parent / "benches/data/milestone-1h-gemm.json.xz"
+    results = load(data)
+    figure = draw(figure_data(results, "throughput"))
+    labels = [t.get_text() for ax in figure.axes for t in ax.texts]
+    assert "1537" in labels
+    assert not [label for label in labels if "e+" in label or "e-" in label]

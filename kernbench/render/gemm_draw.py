@@ -119,9 +119,9 @@ def _label_bars(
         if data["figure"] == "theory_vs_measured":
             text = f"{bar['of_model']:.0%}" if bar.get("of_model") else ""
         elif data["unit"] == "%":
-            text = f"{bar['value']:.3g}%"
+            text = f"{_three_digits(bar['value'])}%"
         else:
-            text = f"{bar['value']:.3g}"
+            text = _three_digits(bar["value"])
         top = max(bar.get("high") or bar["value"], bar.get("model") or 0.0)
         ax.annotate(
             text,
@@ -133,6 +133,12 @@ def _label_bars(
             va="bottom",
             fontsize=6.5,
         )
+
+
+def _three_digits(value: float) -> str:
+    """About three significant digits, never an exponent: 1537 TFLOP/s is '1537', not
+    '1.54e+03' (a reader compares these labels digit by digit)."""
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
 def _finish_bar_axes(ax: Axes, panel: dict[str, Any], data: dict[str, Any], room: float) -> None:

@@ -115,3 +115,20 @@ def test_the_figure_marks_rounds_by_which_side_ran_first_only_where_one_did():
     assert "first" not in round_marker("interleaved", True)[1]
     assert round_marker("sequential", True) == ("o", "round, A first")
     assert round_marker("sequential", False) == ("^", "round, B first")
+
+
+def test_the_delta_axis_reads_as_signed_plain_percentages():
+    # +100% pushes the axis to symlog, whose own labels were 10^0, 10^1 and no minus side.
+    from kernbench.render.ab import ab_figure
+
+    plan = manifest(rounds=4)
+    report = analyze(plan, outcomes(
+        plan, lambda run, variant, size: size * 1e-6 * (2.0 if run.endswith("_B") else 1.0)))
+    figure = ab_figure(report)
+    assert figure is not None
+    figure.canvas.draw()
+    (axes,) = figure.axes
+    assert axes.get_xscale() == "symlog"
+    labels = [label.get_text() for label in axes.get_xticklabels() if label.get_text()]
+    assert {"-1", "0", "+1", "+10", "+100"} <= set(labels), labels
+    assert not [label for label in labels if "$" in label or "^" in label]

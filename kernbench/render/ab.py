@@ -8,6 +8,7 @@ from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import FixedLocator, FuncFormatter
 
 from kernbench.results.ab import AbReport
 
@@ -34,6 +35,16 @@ def round_marker(schedule: str, a_first: bool) -> tuple[str, str]:
 
 def draw_ab_figure(report: AbReport, path: Path) -> Path | None:
     """Write the figure to `path` (PNG); None when no cell has a verdict to draw."""
+    figure = ab_figure(report)
+    if figure is None:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    return path
+
+
+def ab_figure(report: AbReport) -> Figure | None:
+    """The figure of `report`; None when no cell has a verdict to draw."""
     cells = report.cells
     if not cells:
         return None
@@ -73,7 +84,16 @@ def draw_ab_figure(report: AbReport, path: Path) -> Path | None:
         linthresh = max(2 * thresholds, 1.0)
         axes.set_xscale("symlog", linthresh=linthresh)
         values = [d for cell in cells for d in [*cell.round_deltas_pct, *cell.ci_pct]]
-        axes.set_xlim(min(min(values) * 1.5, -linthresh), max(max(values) * 1.5, linthresh))
+        # Past ±linthresh on both sides, so both of its ticks are drawn and labelled.
+        low, high = (min(min(values) * 1.5, -1.5 * linthresh),
+                     max(max(values) * 1.5, 1.5 * linthresh))
+        axes.set_xlim(low, high)
+        # Unlabelled 2s and 5s between the decades (labels there collide on a narrow axis).
+        steps = [sign * m * 10.0**e for sign in (-1, 1) for e in range(-1, 6) for m in (2, 5)]
+        axes.xaxis.set_minor_locator(FixedLocator(
+            [v for v in steps if abs(v) > linthresh and low < v < high]))
+    # Signed plain numbers (+10, -1), never symlog's 10^1 with the sign left to the eye.
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:+g}" if value else "0"))
     axes.set_yticks(range(len(cells)), [cell.id for cell in reversed(cells)])
     axes.set_ylim(-0.7, len(cells) - 0.3)
     axes.set_xlabel(f"time delta of B vs A (%), positive: B ({report.switch}={report.b}) slower")
@@ -90,6 +110,4 @@ def draw_ab_figure(report: AbReport, path: Path) -> Path | None:
                 for marker, label in markers.items()]
     axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     axes.grid(axis="x", alpha=0.3)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
-    return path
+    return figure

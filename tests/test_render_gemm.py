@@ -256,3 +256,21 @@ def test_bar_labels_are_plain_numbers_without_exponents() -> None:
     labels = [t.get_text() for ax in figure.axes for t in ax.texts]
     assert "1537" in labels
     assert not [label for label in labels if "e+" in label or "e-" in label]
+
+
+def test_an_unsteady_staged_cell_is_marked_in_the_stage_breakdown_too():
+    from kernbench.render.gemm_draw import draw
+
+    results = make_gemm_results(
+        shapes=[(256, 256, 256), (512, 512, 512)], dtypes=["bf16"], variants=["staged_pinned"]
+    )
+    results.cells[1].unsteady = True
+    data = figure_data(results, "stage_breakdown")
+    assert [bool(b.get("unsteady")) for b in data["panels"][0]["bars"]] == [False, True]
+    figure = draw(data)
+    ax = figure.axes[0]
+    hatched = {round(p.get_x() + p.get_width() / 2) for p in ax.patches
+               if "..." in (p.get_hatch() or "")}
+    assert hatched == {1}  # every stage of the second bar, none of the first
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "unsteady (rounds disagree)" in labels

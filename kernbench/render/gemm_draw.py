@@ -195,6 +195,8 @@ def _draw_stages(data: dict[str, Any]) -> Figure:
     handles = [Patch(facecolor=colors[s], label=s) for s in data["stages"]]
     if data["not_plotted"]:
         handles.append(Patch(facecolor="none", edgecolor="none", label="× not measured"))
+    if any(b.get("unsteady") for p in panels for b in p["bars"]):
+        handles.append(style.unsteady_handle())
     style.legend(grid[0, -1], handles)
     style.finish(figure, data["title"], data)
     return figure
@@ -209,6 +211,7 @@ def _draw_stage_panel(
         shares = [b["percent"].get(stage) or 0.0 for b in panel["bars"]]
         bars = ax.bar(xs, shares, 0.6, bottom=bottom, color=colors[stage])
         style.mark_under_tile(bars, [b["under_tile"] for b in panel["bars"]])
+        style.mark_unsteady(bars, [bool(b.get("unsteady")) for b in panel["bars"]])
         for x, share, base in zip(xs, shares, bottom, strict=True):
             if share >= 8:
                 ax.text(

@@ -274,3 +274,14 @@ def test_an_unsteady_staged_cell_is_marked_in_the_stage_breakdown_too():
     assert hatched == {1}  # every stage of the second bar, none of the first
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "unsteady (rounds disagree)" in labels
+
+
+@pytest.mark.parametrize("name", ["utilization", "theory_vs_measured"])
+def test_the_100_percent_line_names_the_peak_it_stands_for(small, name):
+    from kernbench.render.gemm_draw import draw
+
+    data = figure_data(small, name)
+    (panel,) = data["panels"]
+    title = draw(data).axes[0].get_title(loc="left")
+    peak = f"{panel['peak_tflops']:.4g}"
+    assert title == f"dtype bf16  ·  100% = peak {peak} TFLOP/s ({panel['peak_source']})"

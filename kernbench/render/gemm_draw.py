@@ -170,7 +170,12 @@ def _finish_bar_axes(ax: Axes, panel: dict[str, Any], data: dict[str, Any], room
             ax.set_ylim(min(b["value"] for b in panel["bars"] if b["value"]) / 3, max(tops) * 6)
         elif tops:
             ax.set_ylim(0, max(tops) * 1.25)
-    ax.set_title(f"dtype {dtype}", fontsize=10, loc="left")
+    heading = f"dtype {dtype}"
+    if data["unit"] == "%" and peak is not None:
+        # Which peak: a measured one makes the best cell read ~100% by construction. In the
+        # title, not on the line, where the labels of the tallest bars would run into it.
+        heading += f"  ·  100% = peak {peak:.4g} TFLOP/s ({panel['peak_source']})"
+    ax.set_title(heading, fontsize=10, loc="left")
     if data["figure"] == "theory_vs_measured" and len(panel["bars"]) <= MAX_LABELLED_BARS:
         ax.set_title("label: measured ÷ model", fontsize=8, loc="right", color="#555555")
 

@@ -132,3 +132,16 @@ def test_the_delta_axis_reads_as_signed_plain_percentages():
     labels = [label.get_text() for label in axes.get_xticklabels() if label.get_text()]
     assert {"-1", "0", "+1", "+10", "+100"} <= set(labels), labels
     assert not [label for label in labels if "$" in label or "^" in label]
+
+
+def test_the_figure_says_where_when_and_how_the_ab_ran():
+    from kernbench.render.ab import ab_figure
+
+    plan = manifest(rounds=4, aa=True)
+    report = analyze(plan, outcomes(plan, slower_on_b))
+    figure = ab_figure(report)
+    assert figure is not None
+    text = figure.get_supxlabel()
+    when = report.created_utc[:16].replace("T", " ")
+    assert text == (f"device {report.device}  ·  run {when} UTC  ·  {report.schedule} schedule"
+                    f"  ·  min effect {report.min_effect_pct:g}%  ·  A/A side for the noise floor")

@@ -110,4 +110,14 @@ def ab_figure(report: AbReport) -> Figure | None:
                 for marker, label in markers.items()]
     axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     axes.grid(axis="x", alpha=0.3)
+    figure.supxlabel(_footnote(report), fontsize=7, x=0.01, ha="left", color="#444444")
     return figure
+
+
+def _footnote(report: AbReport) -> str:
+    """Where and when it ran, and how it was judged: a saved PNG must say so on its own."""
+    parts = [f"device {report.device}", f"run {report.created_utc[:16].replace('T', ' ')} UTC",
+             f"{report.schedule} schedule", f"min effect {report.min_effect_pct:g}%"]
+    if report.aa:
+        parts.append("A/A side for the noise floor")
+    return "  ·  ".join(parts)

@@ -161,9 +161,7 @@ def _finish_bar_axes(ax: Axes, panel: dict[str, Any], data: dict[str, Any], room
         scale = ", log scale" if data["log_y"] else ""
         ax.set_ylabel(f"{data['unit']} ({dtype}{scale})")
         if peak is not None:
-            style.ceiling_line(
-                ax, peak, f"{dtype} peak {peak:.4g} {data['unit']} ({panel['peak_source']})"
-            )
+            style.ceiling_line(ax, peak)
             tops.append(peak)
         if data["log_y"]:
             ax.set_yscale("log")
@@ -171,10 +169,11 @@ def _finish_bar_axes(ax: Axes, panel: dict[str, Any], data: dict[str, Any], room
         elif tops:
             ax.set_ylim(0, max(tops) * 1.25)
     heading = f"dtype {dtype}"
-    if data["unit"] == "%" and peak is not None:
+    if peak is not None:
         # Which peak: a measured one makes the best cell read ~100% by construction. In the
         # title, not on the line, where the labels of the tallest bars would run into it.
-        heading += f"  ·  100% = peak {peak:.4g} TFLOP/s ({panel['peak_source']})"
+        line = "100%" if data["unit"] == "%" else "dotted line"
+        heading += f"  ·  {line} = peak {peak:.4g} TFLOP/s ({panel['peak_source']})"
     ax.set_title(heading, fontsize=10, loc="left")
     if data["figure"] == "theory_vs_measured" and len(panel["bars"]) <= MAX_LABELLED_BARS:
         ax.set_title("label: measured ÷ model", fontsize=8, loc="right", color="#555555")

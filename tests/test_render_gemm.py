@@ -289,3 +289,20 @@ def test_each_panel_title_names_the_peak_its_line_stands_for(small, name, line):
     assert ax.get_title(loc="left") == (
         f"dtype bf16  ·  {line} = peak {peak} TFLOP/s ({panel['peak_source']})")
     assert not [t for t in ax.texts if "peak" in t.get_text()]
+
+
+def test_an_unsteady_bar_is_ringed_above_where_its_dots_would_not_show():
+    # A staged bf16 GEMM at 2% utilization is a few pixels tall: its dots are invisible.
+    from kernbench.render.gemm_draw import draw
+
+    results = make_gemm_results(
+        shapes=[(256, 256, 256)], dtypes=["bf16"], variants=["resident", "staged_pinned"]
+    )
+    (staged,) = [c for c in results.cells if c.variant == "staged_pinned"]
+    staged.unsteady = True
+    ax = draw(figure_data(results, "utilization")).axes[0]
+    rings = [line for line in ax.get_lines()
+             if line.get_marker() == "o" and line.get_fillstyle() == "none"]
+    (bar,) = [p for p in ax.patches if "..." in (p.get_hatch() or "")]
+    assert [list(r.get_xdata()) for r in rings] == [[bar.get_x() + bar.get_width() / 2]]
+    assert list(rings[0].get_ydata()) == [bar.get_height()]

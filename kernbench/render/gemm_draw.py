@@ -34,7 +34,7 @@ def _draw_bars(data: dict[str, Any]) -> Figure:
     any_under = any(b["under_tile"] for p in panels for b in p["bars"])
     handles = style.legend_handles(colors, any_under, bool(data["not_plotted"]))
     if any(b.get("unsteady") for p in panels for b in p["bars"]):
-        handles.append(style.unsteady_handle())
+        handles.append(style.unsteady_handle(ringed=True))
     if data["figure"] == "theory_vs_measured":
         handles += [
             Patch(facecolor="#999999", label="measured (filled)"),
@@ -73,7 +73,9 @@ def _draw_bar_panel(
             error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#222222"},
         )
         style.mark_under_tile(bars, [b["under_tile"] for b in drawn])
-        style.mark_unsteady(bars, [bool(b.get("unsteady")) for b in drawn])
+        unsteady = [bool(b.get("unsteady")) for b in drawn]
+        style.mark_unsteady(bars, unsteady)
+        style.ring_above_unsteady(ax, bars, unsteady)
         if data["figure"] == "theory_vs_measured":
             _draw_model_outline(ax, xs, drawn, width, colors[variant])
         if label_bars:
@@ -123,10 +125,11 @@ def _label_bars(
         else:
             text = _three_digits(bar["value"])
         top = max(bar.get("high") or bar["value"], bar.get("model") or 0.0)
+        ringed = bool(bar.get("unsteady"))  # its ring sits above the bar: clear it
         ax.annotate(
             text,
             (x, top),
-            xytext=(0, 2),
+            xytext=(0, 2 + (2 * style.UNSTEADY_RING_ABOVE_PT if ringed else 0)),
             textcoords="offset points",
             rotation=90,
             ha="center",
@@ -196,7 +199,7 @@ def _draw_stages(data: dict[str, Any]) -> Figure:
         _draw_stage_panel(ax, panel, data["stages"], colors, room)
         if dtypes.index(panel["dtype"]) == 0:  # one y label a row: beside it, it collides
             ax.set_ylabel("% of staged time")
-    handles = [Patch(facecolor=colors[s], label=s) for s in data["stages"]]
+    handles: list[Any] = [Patch(facecolor=colors[s], label=s) for s in data["stages"]]
     if data["not_plotted"]:
         handles.append(Patch(facecolor="none", edgecolor="none", label="× not measured"))
     if any(b.get("unsteady") for p in panels for b in p["bars"]):

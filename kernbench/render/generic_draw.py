@@ -38,7 +38,8 @@ def draw(data: dict[str, Any]) -> Figure:
     if any(p.get("unsteady") for s in data["series"] for p in s["points"]):
         # The mark the layout draws: a ring on a line's point, dots on a bar.
         lines = data["layout"] == "lines"
-        handles.append(style.unsteady_ring_handle() if lines else style.unsteady_handle())
+        handles.append(style.unsteady_ring_handle() if lines
+                       else style.unsteady_handle(ringed=True))
     style.legend(ax, handles)
     style.finish(figure, data["title"], data)
     return figure
@@ -88,7 +89,9 @@ def _draw_bars(
             yerr=_error_extents(shown),
             error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#222222"},
         )
-        style.mark_unsteady(bars, [bool(p.get("unsteady")) for p in shown])
+        unsteady = [bool(p.get("unsteady")) for p in shown]
+        style.mark_unsteady(bars, unsteady)
+        style.ring_above_unsteady(ax, bars, unsteady)
         for point in entry["points"]:
             if point["value"] is None:
                 style.mark_missing(ax, position[point["x"]] + offset, _why_empty(point))

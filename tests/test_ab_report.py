@@ -145,3 +145,20 @@ def test_the_figure_says_where_when_and_how_the_ab_ran():
     when = report.created_utc[:16].replace("T", " ")
     assert text == (f"device {report.device}  ·  run {when} UTC  ·  {report.schedule} schedule"
                     f"  ·  min effect {report.min_effect_pct:g}%  ·  A/A side for the noise floor")
+
+
+def test_long_cell_names_widen_the_figure_not_squeeze_the_delta_axis():
+    from kernbench.render.ab import ab_figure
+
+    plan = manifest(rounds=4)
+    report = analyze(plan, outcomes(plan, slower_on_b))
+    long_ids = report.model_copy(update={"cells": [
+        cell.model_copy(update={"id": f"{cell.id},shape=100x2048x2048x2048,dtype=bf16"})
+        for cell in report.cells]})
+    short, long = ab_figure(report), ab_figure(long_ids)
+    assert short is not None and long is not None
+    for figure in (short, long):
+        figure.draw_without_rendering()  # lay it out
+    assert long.get_figwidth() > short.get_figwidth()
+    (axes,) = long.axes
+    assert axes.get_position().width * long.get_figwidth() > 3.5  # inches of delta axis

@@ -22,6 +22,8 @@ VERDICT_COLORS = {
 
 AB_FIGURE = "ab.png"  # the figure in an A/B folder
 SYMLOG_ABOVE_PCT = 20  # widest delta, in thresholds, past which the x axis goes symlog
+AB_PLOT_WIDTH_IN = 6.0  # the delta axis and the legend, besides the cell names
+LABEL_IN_PER_CHAR = 0.085  # a cell name's width per character at 10 pt
 
 
 def round_marker(schedule: str, a_first: bool) -> tuple[str, str]:
@@ -49,7 +51,11 @@ def ab_figure(report: AbReport) -> Figure | None:
     if not cells:
         return None
     # Figure (not pyplot): no global state, no display backend needed.
-    figure = Figure(figsize=(8.0, 1.4 + 0.45 * len(cells)), layout="constrained")
+    # The cell names take their width from the figure's: long ones (44 characters of
+    # variant/shape=...,dtype=...) left the delta axis a third of it.
+    longest = max(len(cell.id) for cell in cells)
+    width = max(8.0, AB_PLOT_WIDTH_IN + LABEL_IN_PER_CHAR * longest)
+    figure = Figure(figsize=(width, 1.4 + 0.45 * len(cells)), layout="constrained")
     axes = figure.add_subplot()
     for row, cell in enumerate(cells):
         y = len(cells) - 1 - row  # first cell on top

@@ -115,3 +115,50 @@ def test_the_figure_marks_rounds_by_which_side_ran_first_only_where_one_did():
     assert "first" not in round_marker("interleaved", True)[1]
     assert round_marker("sequential", True) == ("o", "round, A first")
     assert round_marker("sequential", False) == ("^", "round, B first")
+
+
+def test_the_delta_axis_reads_as_signed_plain_percentages():
+    # +100% pushes the axis to symlog, whose own labels were 10^0, 10^1 and no minus side.
+    from kernbench.render.ab import ab_figure
+
+    plan = manifest(rounds=4)
+    report = analyze(plan, outcomes(
+        plan, lambda run, variant, size: size * 1e-6 * (2.0 if run.endswith("_B") else 1.0)))
+    figure = ab_figure(report)
+    assert figure is not None
+    figure.canvas.draw()
+    (axes,) = figure.axes
+    assert axes.get_xscale() == "symlog"
+    labels = [label.get_text() for label in axes.get_xticklabels() if label.get_text()]
+    assert {"-1", "0", "+1", "+10", "+100"} <= set(labels), labels
+    assert not [label for label in labels if "$" in label or "^" in label]
+
+
+def test_the_figure_says_where_when_and_how_the_ab_ran():
+    from kernbench.render.ab import ab_figure
+
+    plan = manifest(rounds=4, aa=True)
+    report = analyze(plan, outcomes(plan, slower_on_b))
+    figure = ab_figure(report)
+    assert figure is not None
+    text = figure.get_supxlabel()
+    when = report.created_utc[:16].replace("T", " ")
+    assert text == (f"device {report.device}  ·  run {when} UTC  ·  {report.schedule} schedule"
+                    f"  ·  min effect {report.min_effect_pct:g}%  ·  A/A side for the noise floor")
+
+
+def test_long_cell_names_widen_the_figure_not_squeeze_the_delta_axis():
+    from kernbench.render.ab import ab_figure
+
+    plan = manifest(rounds=4)
+    report = analyze(plan, outcomes(plan, slower_on_b))
+    long_ids = report.model_copy(update={"cells": [
+        cell.model_copy(update={"id": f"{cell.id},shape=100x2048x2048x2048,dtype=bf16"})
+        for cell in report.cells]})
+    short, long = ab_figure(report), ab_figure(long_ids)
+    assert short is not None and long is not None
+    for figure in (short, long):
+        figure.draw_without_rendering()  # lay it out
+    assert long.get_figwidth() > short.get_figwidth()
+    (axes,) = long.axes
+    assert axes.get_position().width * long.get_figwidth() > 3.5  # inches of delta axis

@@ -181,3 +181,35 @@ def test_unsteady_cells_are_ringed_and_named_in_the_legend(tmp_path: Path) -> No
     labels = [text.get_text() for legend in figure.legends + [
         ax.get_legend() for ax in figure.axes if ax.get_legend()] for text in legend.get_texts()]
     assert "unsteady (rounds disagree)" in labels
+
+
+@pytest.mark.parametrize("name", ["busbw", "latency"])
+def test_the_fit_box_covers_no_measured_or_modelled_point(name: str) -> None:
+    # The committed H200 data: in allgather the flattened algbw lines ran under the box.
+    from kernbench.results.model import load
+
+    results = load(Path(__file__).resolve().parent.parent / "benches/data/milestone-1h-ccl.json")
+    figure = draw(figure_data(results, name))
+    figure.canvas.draw()
+    assert len(figure.axes) == 3
+    for ax in figure.axes:
+        (box,) = [t for t in ax.texts if "α=" in t.get_text()]
+        extent = box.get_bbox_patch().get_window_extent()
+        for line in ax.get_lines():
+            for x, y in line.get_transform().transform(line.get_xydata()):
+                assert not extent.contains(x, y), f"{ax.get_title()}: {line} under the box"
+
+
+def test_busbw_is_drawn_against_the_interconnect_bandwidth_of_the_profile() -> None:
+    from kernbench.results.model import load
+
+    results = load(Path(__file__).resolve().parent.parent / "benches/data/milestone-1h-ccl.json")
+    data = figure_data(results, "busbw")
+    assert data["ceiling"] == {"label": "interconnect per GPU, one way",
+                               "value": 450.0, "source": "datasheet"}
+    assert "ceiling" not in figure_data(results, "latency")
+    assert "ceiling" not in figure_data(make_ccl_results(), "busbw")  # no hardware profile
+    for ax in draw(data).axes:
+        assert ax.get_ylim()[1] > 450.0
+        assert ("interconnect per GPU, one way: 450 GB/s (datasheet)"
+                in [t.get_text() for t in ax.texts])

@@ -244,3 +244,65 @@ def test_stages_follow_the_pipeline_then_their_names():
 def test_paths_are_pathlib(small, tmp_path):
     (path,) = render_results(small, str(tmp_path), ["utilization"])  # type: ignore[arg-type]
     assert isinstance(path, Path) and path.parent == tmp_path
+
+
+def test_bar_labels_are_plain_numbers_without_exponents() -> None:
+    # fp8 on the committed H200 data reaches 1537 TFLOP/s, which `.3g` wrote as 1.54e+03.
+    from kernbench.render.gemm_draw import draw
+
+    data = Path(__file__).resolve().parent.parent / "benches/data/milestone-1h-gemm.json.xz"
+    results = load(data)
+    figure = draw(figure_data(results, "throughput"))
+    labels = [t.get_text() for ax in figure.axes for t in ax.texts]
+    assert "1537" in labels
+    assert not [label for label in labels if "e+" in label or "e-" in label]
+
+
+def test_an_unsteady_staged_cell_is_marked_in_the_stage_breakdown_too():
+    from kernbench.render.gemm_draw import draw
+
+    results = make_gemm_results(
+        shapes=[(256, 256, 256), (512, 512, 512)], dtypes=["bf16"], variants=["staged_pinned"]
+    )
+    results.cells[1].unsteady = True
+    data = figure_data(results, "stage_breakdown")
+    assert [bool(b.get("unsteady")) for b in data["panels"][0]["bars"]] == [False, True]
+    figure = draw(data)
+    ax = figure.axes[0]
+    hatched = {round(p.get_x() + p.get_width() / 2) for p in ax.patches
+               if "..." in (p.get_hatch() or "")}
+    assert hatched == {1}  # every stage of the second bar, none of the first
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "unsteady (rounds disagree)" in labels
+
+
+@pytest.mark.parametrize(("name", "line"), [("utilization", "100%"), ("throughput", "dotted line"),
+                                            ("theory_vs_measured", "100%")])
+def test_each_panel_title_names_the_peak_its_line_stands_for(small, name, line):
+    # On the line itself, the label ran into the value labels of the tallest bars.
+    from kernbench.render.gemm_draw import draw
+
+    data = figure_data(small, name)
+    (panel,) = data["panels"]
+    ax = draw(data).axes[0]
+    peak = f"{panel['peak_tflops']:.4g}"
+    assert ax.get_title(loc="left") == (
+        f"dtype bf16  ·  {line} = peak {peak} TFLOP/s ({panel['peak_source']})")
+    assert not [t for t in ax.texts if "peak" in t.get_text()]
+
+
+def test_an_unsteady_bar_is_ringed_above_where_its_dots_would_not_show():
+    # A staged bf16 GEMM at 2% utilization is a few pixels tall: its dots are invisible.
+    from kernbench.render.gemm_draw import draw
+
+    results = make_gemm_results(
+        shapes=[(256, 256, 256)], dtypes=["bf16"], variants=["resident", "staged_pinned"]
+    )
+    (staged,) = [c for c in results.cells if c.variant == "staged_pinned"]
+    staged.unsteady = True
+    ax = draw(figure_data(results, "utilization")).axes[0]
+    rings = [line for line in ax.get_lines()
+             if line.get_marker() == "o" and line.get_fillstyle() == "none"]
+    (bar,) = [p for p in ax.patches if "..." in (p.get_hatch() or "")]
+    assert [list(r.get_xdata()) for r in rings] == [[bar.get_x() + bar.get_width() / 2]]
+    assert list(rings[0].get_ydata()) == [bar.get_height()]

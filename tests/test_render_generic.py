@@ -15,6 +15,7 @@ from fixtures_results import h200_profile, make_gemm_results, summary
 from kernbench.errors import EXIT_OK
 from kernbench.plan import cell_id
 from kernbench.render import figure_data, render_results
+from kernbench.render.generic_draw import draw
 from kernbench.results.model import CellResult, Results
 from kernbench.spec.models import Bench
 
@@ -204,3 +205,29 @@ def test_a_memory_copy_bench_gets_the_generic_figures(tmp_path, monkeypatch) -> 
     assert titles["throughput"]["y_label"].endswith("B/s)")
     assert titles["bandwidth"]["ceiling"]["label"] == "device memory bandwidth"
     assert all((root / "out" / "figures" / f"{name}.png").is_file() for name in titles)
+
+
+def test_a_ceiling_far_above_the_data_puts_the_bandwidth_on_a_log_axis() -> None:
+    # A top-k moves 0.004-0.1 GB/s: under a 4230 GB/s ceiling on a linear axis every line
+    # lies on zero.
+    results = copy_results()
+    for cell in results.cells:
+        cell.metrics["gbs"] = 0.01 * (1 + cell.index % 3)
+    data = figure_data(results, "bandwidth")
+    values = [p["value"] for s in data["series"] for p in s["points"]]
+    assert max(values) / min(values) < 30 and data["log_y"]
+    ax = draw(data).axes[0]
+    assert ax.get_yscale() == "log" and ax.get_ylim()[0] < min(values)
+    assert ax.get_ylim()[1] > data["ceiling"]["value"]
+
+
+@pytest.mark.parametrize(("axes", "mark"), [(None, "Line2D"), ({"kind": ["rows"]}, "Rectangle")])
+def test_the_legend_shows_the_unsteady_mark_the_layout_draws(
+    axes: dict[str, list[Any]] | None, mark: str
+) -> None:
+    results = copy_results(axes)
+    results.cells[0].unsteady = True
+    ax = draw(figure_data(results, "time")).axes[0]
+    (handle,) = [h for h in ax.get_legend().legend_handles
+                 if h is not None and h.get_label() == "unsteady (rounds disagree)"]
+    assert type(handle).__name__ == mark  # a ring on a line, dots on a bar

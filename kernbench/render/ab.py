@@ -8,6 +8,7 @@ from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import FixedLocator, FuncFormatter
 
 from kernbench.results.ab import AbReport, side_setting
 
@@ -21,6 +22,8 @@ VERDICT_COLORS = {
 
 AB_FIGURE = "ab.png"  # the figure in an A/B folder
 SYMLOG_ABOVE_PCT = 20  # widest delta, in thresholds, past which the x axis goes symlog
+AB_PLOT_WIDTH_IN = 6.0  # the delta axis and the legend, besides the cell names
+LABEL_IN_PER_CHAR = 0.085  # a cell name's width per character at 10 pt
 
 
 def round_marker(schedule: str, a_first: bool) -> tuple[str, str]:
@@ -34,11 +37,25 @@ def round_marker(schedule: str, a_first: bool) -> tuple[str, str]:
 
 def draw_ab_figure(report: AbReport, path: Path) -> Path | None:
     """Write the figure to `path` (PNG); None when no cell has a verdict to draw."""
+    figure = ab_figure(report)
+    if figure is None:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    return path
+
+
+def ab_figure(report: AbReport) -> Figure | None:
+    """The figure of `report`; None when no cell has a verdict to draw."""
     cells = report.cells
     if not cells:
         return None
     # Figure (not pyplot): no global state, no display backend needed.
-    figure = Figure(figsize=(8.0, 1.4 + 0.45 * len(cells)), layout="constrained")
+    # The cell names take their width from the figure's: long ones (44 characters of
+    # variant/shape=...,dtype=...) left the delta axis a third of it.
+    longest = max(len(cell.id) for cell in cells)
+    width = max(8.0, AB_PLOT_WIDTH_IN + LABEL_IN_PER_CHAR * longest)
+    figure = Figure(figsize=(width, 1.4 + 0.45 * len(cells)), layout="constrained")
     axes = figure.add_subplot()
     for row, cell in enumerate(cells):
         y = len(cells) - 1 - row  # first cell on top
@@ -73,7 +90,16 @@ def draw_ab_figure(report: AbReport, path: Path) -> Path | None:
         linthresh = max(2 * thresholds, 1.0)
         axes.set_xscale("symlog", linthresh=linthresh)
         values = [d for cell in cells for d in [*cell.round_deltas_pct, *cell.ci_pct]]
-        axes.set_xlim(min(min(values) * 1.5, -linthresh), max(max(values) * 1.5, linthresh))
+        # Past ±linthresh on both sides, so both of its ticks are drawn and labelled.
+        low, high = (min(min(values) * 1.5, -1.5 * linthresh),
+                     max(max(values) * 1.5, 1.5 * linthresh))
+        axes.set_xlim(low, high)
+        # Unlabelled 2s and 5s between the decades (labels there collide on a narrow axis).
+        steps = [sign * m * 10.0**e for sign in (-1, 1) for e in range(-1, 6) for m in (2, 5)]
+        axes.xaxis.set_minor_locator(FixedLocator(
+            [v for v in steps if abs(v) > linthresh and low < v < high]))
+    # Signed plain numbers (+10, -1), never symlog's 10^1 with the sign left to the eye.
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:+g}" if value else "0"))
     axes.set_yticks(range(len(cells)), [cell.id for cell in reversed(cells)])
     axes.set_ylim(-0.7, len(cells) - 0.3)
     b_side, a_side = (side_setting(report.switch, value) for value in (report.b, report.a))
@@ -89,6 +115,14 @@ def draw_ab_figure(report: AbReport, path: Path) -> Path | None:
                 for marker, label in markers.items()]
     axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     axes.grid(axis="x", alpha=0.3)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
-    return path
+    figure.supxlabel(_footnote(report), fontsize=7, x=0.01, ha="left", color="#444444")
+    return figure
+
+
+def _footnote(report: AbReport) -> str:
+    """Where and when it ran, and how it was judged: a saved PNG must say so on its own."""
+    parts = [f"device {report.device}", f"run {report.created_utc[:16].replace('T', ' ')} UTC",
+             f"{report.schedule} schedule", f"min effect {report.min_effect_pct:g}%"]
+    if report.aa:
+        parts.append("A/A side for the noise floor")
+    return "  ·  ".join(parts)

@@ -30,12 +30,18 @@ from kernbench.errors import UserError
 from kernbench.render import style
 from kernbench.results.model import CellResult, Fit, Results
 from kernbench.results.reference import Reference
+from kernbench.spec.hardware import ceiling_source
+from kernbench.spec.models import HardwareProfile
 
 CCL_FIGURES = ("busbw", "latency")
 MODEL_POINTS = 64
 PANEL_WIDTH_IN, PANEL_HEIGHT_IN = 5.2, 4.0
 MAX_SIZE_TICKS = 6
 _WHAT = {"busbw": "bus bandwidth vs message size", "latency": "latency vs message size"}
+# Where each figure's curves are not: bandwidth climbs from the lower left to the upper
+# right (the upper left holds the algbw lines once they flatten); latency is flat at the
+# bottom and then climbs at the right.
+FIT_BOX_CORNER = {"busbw": ("right", "bottom"), "latency": ("left", "top")}
 
 
 def figure_data(results: Results, name: str) -> dict[str, Any]:
@@ -65,9 +71,27 @@ def figure_data(results: Results, name: str) -> dict[str, Any]:
         "panels": panels,
         "not_plotted": style.not_plotted(c for c in results.cells if not _plottable(c)),
     }
+    ceiling = _interconnect_ceiling(results) if name == "busbw" else None
+    if ceiling is not None:  # only when known: figure data without a profile stays as it was
+        data["ceiling"] = ceiling
     if not panels:
         data["note"] = "No collective cell finished: nothing to plot."
     return data
+
+
+def _interconnect_ceiling(results: Results) -> dict[str, Any] | None:
+    """The per-GPU, one-direction link bandwidth busbw is measured against (nccl-tests'
+    convention), from the hardware profile, and where it comes from."""
+    if not results.hardware:
+        return None
+    profile = HardwareProfile.model_validate(results.hardware)
+    if profile.interconnect_gbs is None:
+        return None
+    return {
+        "label": "interconnect per GPU, one way",
+        "value": style.significant(profile.interconnect_gbs.value),
+        "source": ceiling_source(profile, profile.interconnect_gbs),
+    }
 
 
 # One hollow marker shape per reference, in the order given.
@@ -188,13 +212,15 @@ def draw(data: dict[str, Any]) -> Figure:
             else:
                 _draw_latency(ax, series, colors[series["label"]])
         ax.set_title(panel["op"], fontsize=11)
-        _fit_box(ax, panel["series"])
+        _fit_box(ax, panel["series"], *FIT_BOX_CORNER[data["figure"]])
         sizes = [b for s in panel["series"] for b in s["bytes"]]
         _size_axis(ax, sizes + [m["bytes"] for m in panel["missing"]])
         for missing in panel["missing"]:
             style.mark_missing(ax, missing["bytes"], missing["status"])
         ax.grid(True, which="major", alpha=0.3)
         ax.grid(True, which="minor", alpha=0.1)
+        if data.get("ceiling"):
+            _draw_ceiling(ax, data["ceiling"])
     if data["figure"] == "busbw":
         axes[0].set_ylabel("bandwidth (GB/s, 1 GB = 10⁹ bytes)")
     else:
@@ -214,6 +240,14 @@ def _draw_bandwidth(ax: Axes, series: dict[str, Any], color: str) -> None:
     _draw_reference(ax, series, "busbw_gbs", 1.0, color)
     _ring_unsteady(ax, series, series["busbw_gbs"])
     _log_value_axis(ax)
+
+
+def _draw_ceiling(ax: Axes, ceiling: dict[str, Any]) -> None:
+    value = ceiling["value"]
+    # Short: a long label runs into the algbw lines, which may pass the ceiling.
+    style.ceiling_line(ax, value, f"{ceiling['label']}: {value:.4g} GB/s ({ceiling['source']})")
+    low, high = ax.get_ylim()
+    ax.set_ylim(low, max(high, value * 2))  # room for the line's label above it
 
 
 def _ring_unsteady(ax: Axes, series: dict[str, Any], values: Sequence[float]) -> None:
@@ -269,16 +303,17 @@ def _legend_handles(data: dict[str, Any], colors: dict[str, str]) -> list[Any]:
     return handles
 
 
-def _fit_box(ax: Axes, series: Sequence[dict[str, Any]]) -> None:
+def _fit_box(ax: Axes, series: Sequence[dict[str, Any]], side: str, end: str) -> None:
     lines = [f"{s['label']}: {_fit_text(s['model'])}" for s in series if s["model"]]
     if lines:
         ax.text(
-            0.02,
-            0.98,
+            0.98 if side == "right" else 0.02,
+            0.98 if end == "top" else 0.02,
             "\n".join(lines),
             transform=ax.transAxes,
-            ha="left",
-            va="top",
+            ha=side,
+            va=end,
+            multialignment="left",
             fontsize=7,
             bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "#cccccc"},
         )

@@ -271,6 +271,8 @@ def _stage_bar(cell: CellResult, shape: str) -> dict[str, Any]:
         "total_s": style.significant(total) if cell.stages_s else None,
         "median_s": style.significant(cell.summary.median_s) if cell.summary else None,
     }
+    if cell.unsteady:  # as in _bar: a staged cell's rounds disagree most often of all
+        entry["unsteady"] = True
     if cell.status != "ok":
         entry["reason"] = cell.reason
     elif not cell.stages_s:

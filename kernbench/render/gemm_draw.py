@@ -34,7 +34,7 @@ def _draw_bars(data: dict[str, Any]) -> Figure:
     any_under = any(b["under_tile"] for p in panels for b in p["bars"])
     handles = style.legend_handles(colors, any_under, bool(data["not_plotted"]))
     if any(b.get("unsteady") for p in panels for b in p["bars"]):
-        handles.append(style.unsteady_handle())
+        handles.append(style.unsteady_handle(ringed=True))
     if data["figure"] == "theory_vs_measured":
         handles += [
             Patch(facecolor="#999999", label="measured (filled)"),
@@ -73,7 +73,9 @@ def _draw_bar_panel(
             error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#222222"},
         )
         style.mark_under_tile(bars, [b["under_tile"] for b in drawn])
-        style.mark_unsteady(bars, [bool(b.get("unsteady")) for b in drawn])
+        unsteady = [bool(b.get("unsteady")) for b in drawn]
+        style.mark_unsteady(bars, unsteady)
+        style.ring_above_unsteady(ax, bars, unsteady)
         if data["figure"] == "theory_vs_measured":
             _draw_model_outline(ax, xs, drawn, width, colors[variant])
         if label_bars:
@@ -119,20 +121,27 @@ def _label_bars(
         if data["figure"] == "theory_vs_measured":
             text = f"{bar['of_model']:.0%}" if bar.get("of_model") else ""
         elif data["unit"] == "%":
-            text = f"{bar['value']:.3g}%"
+            text = f"{_three_digits(bar['value'])}%"
         else:
-            text = f"{bar['value']:.3g}"
+            text = _three_digits(bar["value"])
         top = max(bar.get("high") or bar["value"], bar.get("model") or 0.0)
+        ringed = bool(bar.get("unsteady"))  # its ring sits above the bar: clear it
         ax.annotate(
             text,
             (x, top),
-            xytext=(0, 2),
+            xytext=(0, 2 + (2 * style.UNSTEADY_RING_ABOVE_PT if ringed else 0)),
             textcoords="offset points",
             rotation=90,
             ha="center",
             va="bottom",
             fontsize=6.5,
         )
+
+
+def _three_digits(value: float) -> str:
+    """About three significant digits, never an exponent: 1537 TFLOP/s is '1537', not
+    '1.54e+03' (a reader compares these labels digit by digit)."""
+    return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
 def _finish_bar_axes(ax: Axes, panel: dict[str, Any], data: dict[str, Any], room: float) -> None:
@@ -155,16 +164,20 @@ def _finish_bar_axes(ax: Axes, panel: dict[str, Any], data: dict[str, Any], room
         scale = ", log scale" if data["log_y"] else ""
         ax.set_ylabel(f"{data['unit']} ({dtype}{scale})")
         if peak is not None:
-            style.ceiling_line(
-                ax, peak, f"{dtype} peak {peak:.4g} {data['unit']} ({panel['peak_source']})"
-            )
+            style.ceiling_line(ax, peak)
             tops.append(peak)
         if data["log_y"]:
             ax.set_yscale("log")
             ax.set_ylim(min(b["value"] for b in panel["bars"] if b["value"]) / 3, max(tops) * 6)
         elif tops:
             ax.set_ylim(0, max(tops) * 1.25)
-    ax.set_title(f"dtype {dtype}", fontsize=10, loc="left")
+    heading = f"dtype {dtype}"
+    if peak is not None:
+        # Which peak: a measured one makes the best cell read ~100% by construction. In the
+        # title, not on the line, where the labels of the tallest bars would run into it.
+        line = "100%" if data["unit"] == "%" else "dotted line"
+        heading += f"  ·  {line} = peak {peak:.4g} TFLOP/s ({panel['peak_source']})"
+    ax.set_title(heading, fontsize=10, loc="left")
     if data["figure"] == "theory_vs_measured" and len(panel["bars"]) <= MAX_LABELLED_BARS:
         ax.set_title("label: measured ÷ model", fontsize=8, loc="right", color="#555555")
 
@@ -186,9 +199,11 @@ def _draw_stages(data: dict[str, Any]) -> Figure:
         _draw_stage_panel(ax, panel, data["stages"], colors, room)
         if dtypes.index(panel["dtype"]) == 0:  # one y label a row: beside it, it collides
             ax.set_ylabel("% of staged time")
-    handles = [Patch(facecolor=colors[s], label=s) for s in data["stages"]]
+    handles: list[Any] = [Patch(facecolor=colors[s], label=s) for s in data["stages"]]
     if data["not_plotted"]:
         handles.append(Patch(facecolor="none", edgecolor="none", label="× not measured"))
+    if any(b.get("unsteady") for p in panels for b in p["bars"]):
+        handles.append(style.unsteady_handle())
     style.legend(grid[0, -1], handles)
     style.finish(figure, data["title"], data)
     return figure
@@ -203,6 +218,7 @@ def _draw_stage_panel(
         shares = [b["percent"].get(stage) or 0.0 for b in panel["bars"]]
         bars = ax.bar(xs, shares, 0.6, bottom=bottom, color=colors[stage])
         style.mark_under_tile(bars, [b["under_tile"] for b in panel["bars"]])
+        style.mark_unsteady(bars, [bool(b.get("unsteady")) for b in panel["bars"]])
         for x, share, base in zip(xs, shares, bottom, strict=True):
             if share >= 8:
                 ax.text(

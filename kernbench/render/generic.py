@@ -50,7 +50,12 @@ def throughput_data(results: Results) -> dict[str, Any]:
 def bandwidth_data(results: Results) -> dict[str, Any]:
     # Always GB/s, the unit of the ceiling it is drawn against.
     data = _data(results, "bandwidth", "achieved memory bandwidth", _rate("gbs", 1.0), "GB/s")
-    data["ceiling"] = _memory_ceiling(results)
+    ceiling = data["ceiling"] = _memory_ceiling(results)
+    if ceiling is not None:
+        # The ceiling shares the axis: far above the data on a linear one, it would flatten
+        # every line onto zero (a top-k at 0.1 GB/s under 4253 GB/s).
+        values = [p["value"] for s in data["series"] for p in s["points"] if p["value"]]
+        data["log_y"] = style.log_scale_fits([*values, ceiling["value"]]) if values else False
     return data
 
 

@@ -36,7 +36,10 @@ def draw(data: dict[str, Any]) -> Figure:
     if data["not_plotted"]:
         handles.append(Line2D([], [], linestyle="none", label="× not measured"))
     if any(p.get("unsteady") for s in data["series"] for p in s["points"]):
-        handles.append(style.unsteady_handle())
+        # The mark the layout draws: a ring on a line's point, dots on a bar.
+        lines = data["layout"] == "lines"
+        handles.append(style.unsteady_ring_handle() if lines
+                       else style.unsteady_handle(ringed=True))
     style.legend(ax, handles)
     style.finish(figure, data["title"], data)
     return figure
@@ -86,7 +89,9 @@ def _draw_bars(
             yerr=_error_extents(shown),
             error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#222222"},
         )
-        style.mark_unsteady(bars, [bool(p.get("unsteady")) for p in shown])
+        unsteady = [bool(p.get("unsteady")) for p in shown]
+        style.mark_unsteady(bars, unsteady)
+        style.ring_above_unsteady(ax, bars, unsteady)
         for point in entry["points"]:
             if point["value"] is None:
                 style.mark_missing(ax, position[point["x"]] + offset, _why_empty(point))
@@ -115,6 +120,10 @@ def _finish_value_axis(ax: Axes, data: dict[str, Any]) -> None:
     if data["log_y"]:
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: _plain(value)))
+        lows = [p["low"] or p["value"] for s in data["series"] for p in s["points"]
+                if p["value"] is not None]
+        if lows and values:  # room under the lowest bar and above the ceiling's label
+            ax.set_ylim(min(lows) / 2, max(values) * 3)
     elif values:
         ax.set_ylim(0, max(values) * 1.15)
     ax.set_ylabel(data["y_label"] + (", log scale" if data["log_y"] else ""))

@@ -17,7 +17,7 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.transforms import blended_transform_factory
+from matplotlib.transforms import blended_transform_factory, offset_copy
 
 from kernbench.render import cache
 from kernbench.results.jsonio import write_json
@@ -56,6 +56,8 @@ UNSTEADY_HATCH = "..."  # rounds that disagree (results: `unsteady`)
 UNSTEADY_COLOR = "#b35900"
 UNSTEADY_RING: dict[str, Any] = {"marker": "o", "markersize": 9, "fillstyle": "none",
                                  "linestyle": "none", "color": UNSTEADY_COLOR}
+UNSTEADY_BAR_RING: dict[str, Any] = {**UNSTEADY_RING, "markersize": 6}
+UNSTEADY_RING_ABOVE_PT = 5.0  # the ring's centre above a bar's top
 MISSING_COLOR = "#b22222"
 CEILING_COLOR = "#555555"
 FOOTNOTE_LIMIT = 6  # cells listed by name under a figure; the rest are counted
@@ -241,11 +243,25 @@ def mark_unsteady(bars: BarContainer, flags: Sequence[bool]) -> None:
             bar.set_edgecolor(UNSTEADY_COLOR)
 
 
-def unsteady_handle() -> Patch:
-    return Patch(
+def ring_above_unsteady(ax: Axes, bars: BarContainer, flags: Sequence[bool]) -> None:
+    """A small ring just above each flagged bar: the dots of `mark_unsteady` do not show on
+    a bar a few pixels tall (a staged GEMM at 2% utilization)."""
+    tops = [(bar.get_x() + bar.get_width() / 2, bar.get_y() + bar.get_height())
+            for bar, flag in zip(bars, flags, strict=True) if flag]
+    if tops:
+        above = offset_copy(ax.transData, fig=ax.get_figure(root=True), y=UNSTEADY_RING_ABOVE_PT,
+                            units="points")
+        xs, ys = zip(*tops, strict=True)
+        ax.plot(xs, ys, transform=above, **UNSTEADY_BAR_RING)
+
+
+def unsteady_handle(ringed: bool = False) -> Patch | tuple[Patch, Line2D]:
+    """The legend's unsteady mark: dots, and the ring above the bar where the bars have it."""
+    dots = Patch(
         facecolor="white", edgecolor=UNSTEADY_COLOR, hatch=UNSTEADY_HATCH,
         label="unsteady (rounds disagree)",
     )
+    return (dots, Line2D([], [], **UNSTEADY_BAR_RING)) if ringed else dots
 
 
 def ring_unsteady(ax: Axes, x: Sequence[float], y: Sequence[float]) -> None:
@@ -301,8 +317,11 @@ def legend_handles(colors: Mapping[str, str], under_tile: bool, missing: bool) -
 
 def legend(ax: Axes, handles: Sequence[Any]) -> None:
     """One legend for all panels, right of the top panel (constrained layout makes room)."""
+    # A tuple is one entry of several marks, named by its first.
+    labels = [(h[0] if isinstance(h, tuple) else h).get_label() for h in handles]
     ax.legend(
         handles=list(handles),
+        labels=labels,
         loc="upper left",
         bbox_to_anchor=(1.01, 1.0),
         fontsize=8,

@@ -17,7 +17,8 @@ from typing import Any
 from kernbench.errors import UserError
 from kernbench.spec.checks import axis_label
 from kernbench.spec.loader import shown_path
-from kernbench.spec.models import MAX_CELLS, Bench, TimerSpec
+from kernbench.spec.models import MAX_CELLS, Bench
+from kernbench.spec.timer_model import TimerSpec
 
 
 @dataclass(frozen=True)
@@ -264,10 +265,9 @@ def round_order(cells: Sequence[Cell], seed: int | None, round_: int) -> list[Ce
 
 
 def settle_floor_s(timer: TimerSpec, device: str) -> float:
-    """The settle phase a cell runs at least in a round: on a GPU under the sustained duty,
-    `settle_min_s` every turn (ADR 0053)."""
-    settles = device == "cuda" and timer.duty == "sustained" and timer.settle_s > 0
-    return timer.turns * timer.settle_min_s if settles else 0.0
+    """The settle phase a cell runs at least in a round: where it settles
+    (`TimerSpec.settles`), `settle_min_s` every turn (ADR 0053)."""
+    return timer.turns * timer.settle_min_s if timer.settles(device) else 0.0
 
 
 def estimate_run_s(bench: Bench, n_cells: int, device: str = "cpu") -> float:

@@ -33,7 +33,7 @@ def kernels() -> dict[str, object]:
 
 
 def probe(name: str, kernel: object) -> dict[str, object]:
-    from kernbench.spec.models import TimerSpec
+    from kernbench.spec.timer_model import TimerSpec
     from kernbench.timing import cupti
     from kernbench.timing.cuda import EventTimer
 

@@ -187,7 +187,7 @@ class Tools:
         import torch
         import triton.testing
 
-        from kernbench.spec.models import TimerSpec
+        from kernbench.spec.timer_model import TimerSpec
         from kernbench.timing.cuda_device import CudaDevice
 
         self.torch = torch

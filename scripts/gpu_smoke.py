@@ -53,7 +53,7 @@ def step(name: str, fn: Callable[[], tuple[str, str] | str]) -> None:
 
 
 def timer_spec(**update: Any) -> Any:
-    from kernbench.spec.models import TimerSpec
+    from kernbench.spec.timer_model import TimerSpec
 
     values = {"warmup_s": 0.05, "budget_s": 0.3, "min_samples": 10, "rel_ci": 0.01}
     return TimerSpec(**{**values, **update})

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from kernbench.execute.launch import launch_env, launcher_argv
 from kernbench.kernels.collective import make
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing import choose_timer
 from kernbench.timing.nvml import Reading
 from kernbench.timing.ranks import RanksTimer
@@ -91,7 +91,7 @@ def settle_each_rank(folder: str) -> None:
                      settle_s=0.1, settle_clock=True)
     clock = (lambda: Reading(1500.0, 0)) if rank == 0 else (lambda: None)
     kernel = make(op="allreduce", bytes=4096, world_size=2, device="cpu")
-    measured = RanksTimer(clock, settles=True).measure(kernel, spec)
+    measured = RanksTimer(clock, device="cuda").measure(kernel, spec)
     kernel.close()
     with open(os.path.join(folder, f"rank{rank}.json"), "w") as handle:
         json.dump({"settle": measured.settle, "samples": len(measured.samples_s)}, handle)

@@ -7,7 +7,7 @@ import random
 
 from kernbench.execute.calibrate_rounds import Candidate, best_rates, peaks_by_dtype
 from kernbench.kernels.base import Kernel
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 
 SPEC = TimerSpec(warmup_s=0.04, budget_s=0.4, min_time_s=0.2, min_samples=8, turns=4)
 

@@ -9,7 +9,7 @@ import pytest
 
 from kernbench.kernels.base import Kernel
 from kernbench.kernels.collective import make
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing import choose_timer
 from kernbench.timing.ranks import RanksTimer, next_chunk
 

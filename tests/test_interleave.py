@@ -20,7 +20,7 @@ from kernbench.ab.interleave import (
     round_delta,
     turn_order,
 )
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 
 TWO = ("A", "B")
 THREE = ("A", "B", "AA")

@@ -13,7 +13,7 @@ from kernbench.ab.outcomes import turns_path
 from kernbench.ab.pairing import CellPair
 from kernbench.plan import Cell
 from kernbench.results.ab import TURNS_FORMAT, CellTurns, RoundTurns
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 
 
 class ScriptedSide:

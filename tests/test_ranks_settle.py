@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kernbench.kernels.base import Kernel
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing import choose_timer
 from kernbench.timing.nvml import Reading
 from kernbench.timing.ranks import RanksTimer
@@ -54,9 +54,9 @@ class Ranks:
         return [value, value]
 
 
-def measure(ranks: Ranks, spec: TimerSpec = SPEC, read_clock=None, settles: bool = True):
-    return RanksTimer(read_clock, settles=settles).measure(Kernel(run=lambda: None, ranks=ranks),
-                                                           spec)
+def measure(ranks: Ranks, spec: TimerSpec = SPEC, read_clock=None, device: str = "cuda"):
+    return RanksTimer(read_clock, device=device).measure(Kernel(run=lambda: None, ranks=ranks),
+                                                         spec)
 
 
 def cooling(batches: int, steady_s: float = 1e-5) -> Callable[[int], float]:
@@ -89,16 +89,16 @@ def test_a_collective_that_never_agrees_stops_settling_at_the_cap() -> None:
 
 
 @pytest.mark.parametrize(
-    ("spec", "settles"),
+    ("spec", "device"),
     [
-        (SPEC.model_copy(update={"duty": "isolated"}), True),
-        (SPEC.model_copy(update={"settle_s": 0.0}), True),
-        (SPEC, False),
+        (SPEC.model_copy(update={"duty": "isolated"}), "cuda"),
+        (SPEC.model_copy(update={"settle_s": 0.0}), "cuda"),
+        (SPEC, "cpu"),
     ],
     ids=["isolated", "settle_s 0", "on a CPU"],
 )
-def test_no_settle_phase_where_none_is_asked(spec: TimerSpec, settles: bool) -> None:
-    assert measure(Ranks(cooling(60)), spec, settles=settles).settle is None
+def test_no_settle_phase_where_none_is_asked(spec: TimerSpec, device: str) -> None:
+    assert measure(Ranks(cooling(60)), spec, device=device).settle is None
 
 
 def test_settle_waits_for_the_slowest_ranks_clock_and_records_it() -> None:
@@ -128,8 +128,9 @@ def test_a_rank_without_a_clock_reading_holds_its_peers() -> None:
 
 def test_collectives_settle_on_gpus_only() -> None:
     kernel = Kernel(run=lambda: None, ranks=Ranks(lambda n: 1e-5))
-    assert choose_timer(kernel, SPEC, "cuda").settles is True
-    assert choose_timer(kernel, SPEC, "cpu").settles is False
+    assert measure(Ranks(cooling(60)), SPEC, device="cuda").settle is not None
+    assert choose_timer(kernel, SPEC, "cuda").device == "cuda"
+    assert choose_timer(kernel, SPEC, "cpu").device == "cpu"
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ import pytest
 
 from kernbench.execute.journal import Task, read_entry
 from kernbench.execute.side import Side, serve, turn_spec
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 
 BENCH = """\
 name: side-test

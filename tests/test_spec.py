@@ -12,11 +12,11 @@ from kernbench.spec.models import (
     Bench,
     Ceiling,
     HardwareProfile,
-    TimerSpec,
     bench_json_schema,
     check_metrics,
     derived_names,
 )
+from kernbench.spec.timer_model import TimerSpec
 
 MINIMAL = {"name": "b", "description": "d", "kernel": "sleep"}
 
@@ -120,6 +120,21 @@ def test_ceiling_prefers_measured() -> None:
     assert Ceiling(datasheet=10.0, measured=8.0).value == 8.0
     with pytest.raises(ValidationError):
         Ceiling()
+
+
+@pytest.mark.parametrize(
+    ("fields", "device", "settles"),
+    [
+        ({}, "cuda", True),
+        ({}, "cpu", False),  # a CPU has no power cap to sink into
+        ({"duty": "isolated"}, "cuda", False),
+        ({"settle_s": 0.0}, "cuda", False),
+    ],
+)
+def test_a_cell_settles_sustained_on_a_gpu_unless_settle_s_is_0(
+    fields: dict[str, Any], device: str, settles: bool
+) -> None:
+    assert TimerSpec(**fields).settles(device) is settles
 
 
 def test_ab_defaults() -> None:

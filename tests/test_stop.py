@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from kernbench.analyze.stats import rel_ci_halfwidth
 from kernbench.kernels.base import Kernel
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing import Measurement, stop
 from kernbench.timing.cpu import CpuTimer
 from kernbench.timing.stop import StopRule, stop_reason

@@ -18,7 +18,7 @@ from kernbench.execute.turns import run_in_turns
 from kernbench.execute.worker import CellRunner
 from kernbench.plan import Cell
 from kernbench.results.model import RoundResult
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing.base import Measurement
 
 CELL = Cell(variant="v", axes={"n": 1}, params={"n": 1}, index=0)

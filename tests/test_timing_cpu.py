@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kernbench.kernels.base import Kernel
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing.cpu import MIN_SAMPLE_S, CpuTimer, loop_counts
 
 

@@ -13,7 +13,7 @@ from script_modules import load_script
 
 from kernbench.kernels import gemm_triton, gpu_hold
 from kernbench.kernels.base import Kernel
-from kernbench.spec.models import TIMERS, TimerSpec
+from kernbench.spec.timer_model import TIMERS, TimerSpec
 from kernbench.timing import choose_timer, cuda, cuda_device, nvml, sampling, steady
 from kernbench.timing.nvml import Reading
 

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from test_timing_cuda import Clock, FakeDevice, _kernel
 
 from kernbench.kernels.base import Kernel
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing import choose_timer, cuda, cupti
 from kernbench.timing.cupti import SAMPLE_RANGE, Activity, SampleRecord
 

@@ -13,7 +13,7 @@ from kernbench.execute.turns import TurnsHooks, merged, run_in_turns, turn_spec
 from kernbench.kernels.base import Kernel
 from kernbench.plan import Cell
 from kernbench.results.model import RoundResult
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing.base import Measurement
 
 

@@ -18,8 +18,9 @@ from kernbench.plan import Cell, iter_cells
 from kernbench.spec import hardware
 from kernbench.spec.figures import BenchFacts, misfit
 from kernbench.spec.loader import field_error
-from kernbench.spec.models import CUDA_TIMERS, Bench
+from kernbench.spec.models import Bench
 from kernbench.spec.op_factory import CellInputError, cell_inputs
+from kernbench.spec.timer_model import CUDA_TIMERS
 
 # A function a kernel factory's module may define: `cell_problem(params) -> str | None`,
 # given each cell's parameters (as the factory gets them), says what no such cell can run.

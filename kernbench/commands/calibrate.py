@@ -14,7 +14,8 @@ from kernbench.results.outpaths import out_file, out_folder
 from kernbench.results.provenance import device_model
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench, project_root
-from kernbench.spec.models import HardwareProfile, TimerSpec
+from kernbench.spec.models import HardwareProfile
+from kernbench.spec.timer_model import TimerSpec
 
 DUTIES: tuple[str, ...] = get_args(TimerSpec.model_fields["duty"].annotation)
 

@@ -32,7 +32,9 @@ from kernbench.kernels import gemm_cuda
 from kernbench.kernels.base import Kernel
 from kernbench.results.outpaths import out_file
 from kernbench.results.provenance import cpu_model
-from kernbench.spec.models import Ceiling, HardwareProfile, Scalar, TimerSpec
+from kernbench.spec.fields import Scalar
+from kernbench.spec.models import Ceiling, HardwareProfile
+from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing import Measurement, choose_timer
 
 MODELINE = "# yaml-language-server: $schema=../../schemas/hardware.schema.json\n"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from kernbench.analyze.metrics import TFLOP
 from kernbench.execute.turns import turn_spec
 from kernbench.kernels.base import Kernel
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 
 
 @dataclass(frozen=True)

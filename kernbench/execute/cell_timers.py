@@ -19,7 +19,7 @@ from kernbench.execute.journal import read_entry
 from kernbench.plan import Cell
 from kernbench.results.jsonio import write_json
 from kernbench.results.model import Results
-from kernbench.spec.models import TIMERS
+from kernbench.spec.timer_model import TIMERS
 
 TIMERS_NAME = "timers.json"  # an A/B folder's: the timer each cell was first timed with
 KNOWN_SHOWN = 5  # cell ids an unknown one's error lists

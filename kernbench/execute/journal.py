@@ -70,7 +70,7 @@ class Task(_Strict):
     pins_mode: PinsMode = "auto"
     device_model: str = ""
     slot: str = ""  # names this worker's current file among a round's parallel workers
-    # The timer (a spec.models.TIMERS name) each of these cells was timed with in the
+    # The timer (a spec.timer_model.TIMERS name) each of these cells was timed with in the
     # run's earliest round that timed it, by cell index: this round times it the same way.
     timers: dict[int, str] = {}
 

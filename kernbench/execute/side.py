@@ -35,8 +35,8 @@ from kernbench.kernels.base import Kernel
 from kernbench.plan import Cell, plan
 from kernbench.results.model import NOT_TIMED, RoundResult
 from kernbench.spec.loader import load_bench
-from kernbench.spec.models import TimerSpec
 from kernbench.spec.op_factory import bench_factory, bench_source
+from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing import Timer, choose_timer
 from kernbench.timing.base import Measurement
 
@@ -108,7 +108,7 @@ class Side:
 
     def prepare(self, index: int, timer_kind: str | None = None) -> dict[str, Any]:
         """Build, check, tune or replay, warm up and estimate the cell; `timer_kind`: the
-        timer the A/B already chose for it (a name of `spec.models.TIMERS`), else the
+        timer the A/B already chose for it (a name of `spec.timer_model.TIMERS`), else the
         bench's `timer.kind`."""
         cell = self.cells[index]
         started = time.perf_counter()

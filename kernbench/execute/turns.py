@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from kernbench.kernels.base import Kernel
 from kernbench.plan import Cell
 from kernbench.results.model import RoundResult
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing.base import Measurement
 
 

@@ -39,8 +39,8 @@ from kernbench.kernels.base import Kernel, TuneReport, as_kernel
 from kernbench.plan import Cell, plan
 from kernbench.results.model import Check, RoundResult
 from kernbench.spec.loader import load_bench
-from kernbench.spec.models import TIMERS, TimerSpec
 from kernbench.spec.op_factory import bench_factory, bench_source
+from kernbench.spec.timer_model import TIMERS, TimerSpec
 from kernbench.timing import choose_timer
 from kernbench.worker_env import NODE_RANK_ENV, SIDE_ENV
 

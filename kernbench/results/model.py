@@ -26,7 +26,7 @@ from kernbench.analyze.collective import AlphaBeta, fit_series
 from kernbench.results import kinds
 from kernbench.results.jsonio import FileFormat, plain_or_packed, read_json
 from kernbench.results.kinds import RESULTS_NAME
-from kernbench.spec.models import Duty, TimerSpec
+from kernbench.spec.timer_model import Duty, TimerSpec
 
 SCHEMA_VERSION = 4
 

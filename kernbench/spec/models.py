@@ -11,107 +11,35 @@ import hashlib
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StringConstraints,
-    field_validator,
-    model_validator,
-)
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from kernbench.dtypes import DTYPES, ITEMSIZE
 from kernbench.spec import expr
 from kernbench.spec.env_value import EnvValue
+from kernbench.spec.fields import (
+    Count,
+    EnvVarName,
+    Flag,
+    Identifier,
+    PositiveFloat,
+    Real,
+    Scalar,
+    Slug,
+    Strict,
+)
 from kernbench.spec.figures import FIGURE_NAMES
 from kernbench.spec.kernel_ref import KernelRef
 from kernbench.spec.op_models import ArgValue, DottedPath, InputSpec, OpCheck
 from kernbench.spec.problems import FieldProblem, check_collective_timer, check_zip
+from kernbench.spec.timer_model import TimerSpec
 
-Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)]
-Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
-EnvVarName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
-Scalar = int | float | str | bool
 AxisValue = Scalar | list[Scalar] | dict[Identifier, Scalar]
-# Strict: `rounds: true` or `rounds: "2"` in a bench file is a mistake, not 1 or 2 (an int
-# still passes where a float is wanted).
-Count = Annotated[int, Field(strict=True)]
-Real = Annotated[float, Field(strict=True)]
-PositiveFloat = Annotated[float, Field(strict=True, gt=0)]
-Flag = Annotated[bool, Field(strict=True)]
-Duty = Literal["sustained", "isolated"]  # the state GPU samples are taken in (timing.steady)
-
-# The timer registry: each timer `timer.kind` may name, as module:class (imported only when
-# chosen; "auto" picks one). Adding a timer: a line here, and its class under timing/.
-TIMERS = {
-    "cpu": "kernbench.timing.cpu:CpuTimer",
-    "event": "kernbench.timing.cuda:EventTimer",
-    "graph": "kernbench.timing.cuda:GraphTimer",
-    "cupti": "kernbench.timing.cupti:CuptiTimer",  # isolated samples, CUPTI's kernel times
-}
-TIMER_KINDS = ("auto", *TIMERS)
-# The kinds that time CUDA work: off CUDA every cell gets the CPU timer, so `check_bench`
-# refuses a bench that names one of these rather than report its cells as `cpu`.
-CUDA_TIMERS = frozenset(TIMERS) - {"cpu"}
 # Names a metric expression may use besides the cell's parameters.
 DERIVED_NAMES = ("itemsize",)
 # The most cells a bench may plan (the product of its axes, times its variants, before
 # exclusions): enough for any sweep worth measuring, small enough to plan in a second.
 MAX_CELLS = 100_000
 YAML_SUFFIXES = (".yaml", ".yml")  # of a bench file and of a hardware profile
-
-
-class Strict(BaseModel):
-    # No inf or nan anywhere: a budget, a timeout or a ceiling of inf fails every cell.
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class TimerSpec(Strict):
-    """How one cell is sampled in one round."""
-
-    warmup_s: Real = Field(0.05, ge=0, description="Seconds of untimed calls first.")
-    budget_s: PositiveFloat = Field(0.5, description="Sampling stops when this many seconds "
-                                    "of samples are taken.")
-    min_samples: Count = Field(10, ge=3, description="Samples taken whatever the budget.")
-    max_samples: Count = Field(100_000, ge=3)
-    rel_ci: PositiveFloat = Field(0.01, description="Stop early once the 95% CI half-width "
-                                  "of the median, relative to the median, is under this.")
-    l2: Literal["cold", "warm"] = Field("cold", description="cold: flush the GPU's L2 before "
-                                        "each sample; a collective's calls rotate buffers.")
-    kind: Literal[TIMER_KINDS] = Field(  # type: ignore[valid-type]
-        "auto", description="auto: cpu on the CPU; on CUDA cupti for isolated samples, "
-        "otherwise event (graph for tiny kernels)."
-    )
-    cell_timeout_s: PositiveFloat = Field(
-        300.0, description="A cell running longer than this fails with a timeout."
-    )
-    # The steady state of GPU samples (ADR 0036).
-    min_time_s: Real = Field(0.0, ge=0, description="Sample at least this long, converged or "
-                             "not: a round spans the device's power episodes. <= budget_s.")
-    turns: Count = Field(1, ge=1, le=100, description="Over 1: a round holds all its cells "
-                         "and visits each this many times, a share of the budget a visit.")
-    duty: Duty = Field("sustained", description="GPU timers: back to back, or an idle gap "
-                       "per sample.")
-    settle_s: Real = Field(0.5, ge=0, description="Sustained: blocks of calls until two "
-                           "medians agree within settle_tol, at most this long past "
-                           "settle_min_s (0: none).")
-    settle_min_s: Real = Field(0.15, ge=0, description="Sustained: the settle phase runs at "
-                               "least this long, each turn too: a GPU's boost window (ADR 0053).")
-    settle_tol: PositiveFloat = Field(0.01, description="Agreement that ends the settle phase.")
-    settle_clock: Flag = Field(False, description="Settle also until two blocks' SM clocks "
-                               "(NVML) agree within 2%.")
-    steady_tol: PositiveFloat = Field(0.03, description="Round medians spreading (max/min - 1) "
-                                      "by more: the cell is flagged unsteady.")
-
-    @model_validator(mode="after")
-    def _samples_ordered(self) -> TimerSpec:
-        if self.max_samples < self.min_samples:
-            raise ValueError("max_samples must be at least min_samples")
-        if self.min_time_s > self.budget_s:
-            raise ValueError("min_time_s must be at most budget_s")
-        if self.kind == "cupti" and self.duty != "isolated":
-            raise ValueError("kind cupti times isolated samples only: set duty: isolated")
-        return self
 
 
 class Requirements(Strict):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 
 from kernbench.kernels.base import Kernel
-from kernbench.spec.models import TIMERS, TimerSpec
+from kernbench.spec.timer_model import TIMERS, TimerSpec
 from kernbench.timing import cuda, cupti
 from kernbench.timing.base import Measurement, Timer
 from kernbench.timing.cpu import CpuTimer
@@ -18,15 +18,14 @@ def choose_timer(
     kernel: Kernel, spec: TimerSpec, device: str, chosen: str | None = None
 ) -> Timer:
     """The ranks timer for a kernel run by several ranks; on CUDA the timer `spec.kind`
-    names in the registry (`spec.models.TIMERS`), or for "auto": CUPTI's kernel records for
+    names in the registry (`spec.timer_model.TIMERS`), or for "auto": CUPTI's kernel records for
     isolated samples where the profiler records CUDA activity (ADR 0048), otherwise events
     or graphs by the kernel's length (a staged kernel, which synchronizes inside, always
     gets events); the CPU timer otherwise. `chosen`: the timer an earlier measurement
     of the same cell used (its `Measurement.timer`); a registry name there replaces
     `spec.kind`, so a cell is timed one way through its rounds, turns and A/B sides."""
     if kernel.ranks is not None:
-        on_gpu = device == "cuda"
-        return RanksTimer(current_gpu_clock() if on_gpu else None, settles=on_gpu)
+        return RanksTimer(current_gpu_clock() if device == "cuda" else None, device=device)
     if device != "cuda":
         return CpuTimer()
     kind = chosen if chosen in TIMERS else spec.kind

@@ -6,13 +6,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kernbench.kernels.base import Kernel
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing.stop import StopReason
 
 
 @dataclass
 class Measurement:
-    timer: str  # its `name`: a key of spec.models.TIMERS, or "collective" (timing.ranks)
+    timer: str  # its `name`: a key of spec.timer_model.TIMERS, or "collective" (timing.ranks)
     samples_s: list[float]  # every raw sample, in the order taken, seconds per call
     warmup_calls: int
     stop_reason: StopReason

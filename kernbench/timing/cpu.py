@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from kernbench.kernels.base import Kernel
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing.base import Measurement
 from kernbench.timing.stop import StopReason, StopRule
 

@@ -22,7 +22,7 @@ from typing import Any
 from kernbench.kernels.base import Kernel
 from kernbench.kernels.events import elapsed_s
 from kernbench.kernels.gpu_hold import FIRST_HOLD_S, KernelPace
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing.base import Measurement, Timer
 from kernbench.timing.cuda_device import FLUSH_MODES, CudaDevice
 from kernbench.timing.sampling import (

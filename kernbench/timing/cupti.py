@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernbench.kernels.base import Kernel
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing.base import Measurement
 from kernbench.timing.cuda import EventTimer
 

@@ -21,7 +21,7 @@ import statistics
 from collections.abc import Callable
 
 from kernbench.kernels.base import Kernel, RankGroup
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing.base import Measurement
 from kernbench.timing.nvml import Reading
 from kernbench.timing.sampling import Batch, Collector
@@ -36,16 +36,16 @@ PROBE_SAMPLES = 2  # sustained samples that size the rest (`sustained_calls`)
 
 class RanksTimer:
     """`read_clock`: this rank's GPU state (NVML), read after each chunk of batches and
-    kept as a block, as the single-GPU timers keep theirs. `settles`: sustained cells
-    settle first (on GPUs; a CPU has no power cap to sink into)."""
+    kept as a block, as the single-GPU timers keep theirs. `device` ("cuda" or "cpu"): where
+    the ranks run, which decides whether a cell settles first (`TimerSpec.settles`)."""
 
     name = "collective"
 
     def __init__(
-        self, read_clock: Callable[[], Reading | None] | None = None, settles: bool = False
+        self, read_clock: Callable[[], Reading | None] | None = None, device: str = "cpu"
     ) -> None:
         self.read_clock = read_clock
-        self.settles = settles
+        self.device = device
 
     def measure(self, kernel: Kernel, spec: TimerSpec) -> Measurement:
         ranks = kernel.ranks
@@ -58,7 +58,7 @@ class RanksTimer:
         if spec.duty == "sustained":
             probed, reps, per_call_s = sustained_calls(ranks, per_call_s, spec.l2)
             warmup_calls += probed
-            if self.settles and spec.settle_s > 0:
+            if spec.settles(self.device):
                 settled = settle_ranks(ranks, reps, spec, self.read_clock)
                 warmup_calls += settled.calls
         rule = StopRule(spec)

@@ -27,7 +27,7 @@ from typing import Any
 
 from kernbench.kernels.events import SECONDS_PER_MS, elapsed_s
 from kernbench.kernels.gpu_hold import HostPace, PastHold
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing.base import Measurement
 from kernbench.timing.nvml import Reading, reason_names
 from kernbench.timing.steady import Block, Settle, settle
@@ -265,13 +265,13 @@ def steady_sample(
     can_settle: bool = True,
     max_batch: int = MAX_BATCH,
 ) -> tuple[Sampled, Settle | None]:
-    """`sample` under the spec's duty: sustained cells settle first (unless `can_settle`
-    is false or `settle_s` is 0), then keep a batch queued ahead; isolated cells take one
-    sample per batch (their `enqueue` idles before it)."""
+    """`sample` under the spec's duty, on a GPU: sustained cells settle first where the spec
+    says so (`TimerSpec.settles`; not when `can_settle` is false), then keep a batch queued
+    ahead; isolated cells take one sample per batch (their `enqueue` idles before it)."""
     if spec.duty == "isolated":
         return sample(spec, enqueue, device.read_clock, 1), None
     settled = None
-    if can_settle and spec.settle_s > 0:
+    if can_settle and spec.settles("cuda"):
 
         def start_block(n: int, behind: bool) -> Callable[[], list[float]]:
             collect = enqueue(min(n, SETTLE_MAX_CALLS), behind)

@@ -27,13 +27,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kernbench.spec.timer_model import SETTLE_CLOCK_TOL
 from kernbench.timing.nvml import Reading, reason_names
 
 SETTLE_BLOCK_S = 0.02  # one settle block: long enough for a stable median of short kernels
 SETTLE_MIN_BLOCKS = 3  # the first block (clocks ramping from idle) never counts
-# Two settle blocks' SM clocks agree within this: the clock steps by 15 MHz and dithers a
-# step or two at the top even on a steady card.
-SETTLE_CLOCK_TOL = 0.02
 ISOLATED_GAP_S = 2e-3  # idle before each isolated sample ...
 ISOLATED_GAP_FACTOR = 10.0  # ... or this many times the kernel, whichever is longer
 MAX_ISOLATED_GAP_S = 0.05

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from kernbench.analyze.stats import rel_ci_halfwidth
-from kernbench.spec.models import TimerSpec
+from kernbench.spec.timer_model import TimerSpec
 
 StopReason = Literal["converged", "budget", "max_samples"]
 

@@ -1,0 +1,23 @@
+"""The checked field types the spec's models share, and their base model."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)]
+Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+EnvVarName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+Scalar = int | float | str | bool
+# Strict: `rounds: true` or `rounds: "2"` in a bench file is a mistake, not 1 or 2 (an int
+# still passes where a float is wanted).
+Count = Annotated[int, Field(strict=True)]
+Real = Annotated[float, Field(strict=True)]
+PositiveFloat = Annotated[float, Field(strict=True, gt=0)]
+Flag = Annotated[bool, Field(strict=True)]
+
+
+class Strict(BaseModel):
+    # No inf or nan anywhere: a budget, a timeout or a ceiling of inf fails every cell.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)

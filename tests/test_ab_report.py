@@ -143,7 +143,8 @@ def test_the_figure_says_where_when_and_how_the_ab_ran():
     assert figure is not None
     text = figure.get_supxlabel()
     when = report.created_utc[:16].replace("T", " ")
-    assert text == (f"device {report.device}  ·  run {when} UTC  ·  {report.schedule} schedule"
+    assert text == (f"measured on cpu (model not recorded)\nkernbench (version unknown), no git "
+                    f"commit  ·  run {when} UTC  ·  {report.schedule} schedule"
                     f"  ·  min effect {report.min_effect_pct:g}%  ·  A/A side for the noise floor")
 
 

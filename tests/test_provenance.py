@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -142,3 +143,11 @@ def test_commands_and_bench_paths_are_recorded_relative_to_the_project():
     assert portable_path("/elsewhere/x.yaml") == "/elsewhere/x.yaml"
     argv = [str(project_root() / "kernbench" / "__main__.py"), "run", "--bench", str(bench)]
     assert portable_command(argv) == ["kernbench", "run", "--bench", "benches/ab-drift.yaml"]
+
+
+def test_the_gpu_uuid_is_recorded_as_nvidia_smi_writes_it() -> None:
+    # torch's _CudaDeviceProperties.uuid prints without nvidia-smi's `GPU-` (seen on an
+    # H200 with torch 2.11: a5c2f1cd-..., nvidia-smi -L: GPU-a5c2f1cd-...).
+    props = SimpleNamespace(uuid="a5c2f1cd-60e5-bab2-5ddb-54924571761c")
+    assert provenance.gpu_uuid(props) == "GPU-a5c2f1cd-60e5-bab2-5ddb-54924571761c"
+    assert provenance.gpu_uuid(SimpleNamespace()) is None

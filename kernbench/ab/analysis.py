@@ -19,6 +19,7 @@ import numpy as np
 
 from kernbench.ab.failures import Measured, RunOutcome, find_failures, measured
 from kernbench.ab.interleave import cell_pairs, order_split, round_delta
+from kernbench.ab.measured_on import measured_on
 from kernbench.ab.pairing import as_pair
 from kernbench.ab.schedule import AbManifest, SideRun, aa_sides
 from kernbench.ab.slots import start_slots, without_slots
@@ -105,6 +106,7 @@ def analyze(
         failed_runs=failures.runs,
         summary=summarize(cells, manifest.rounds,
                           [cell_id for cell_id, rounds in judged.items() if not rounds]),
+        measured_on=measured_on(manifest, outcomes),
     )
 
 

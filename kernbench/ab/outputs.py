@@ -10,6 +10,7 @@ from kernbench.ab.outcomes import finished_rounds, load_outcomes, load_turns
 from kernbench.ab.schedule import MANIFEST_NAME, load_manifest
 from kernbench.errors import UserError
 from kernbench.execute.lock import folder_lock
+from kernbench.render.measured_on import where_measured
 from kernbench.render.outputs import write_ab_outputs
 from kernbench.results.ab import AB_FORMAT, AbReport
 from kernbench.results.kinds import AB_JSON_NAME as AB_JSON
@@ -87,6 +88,9 @@ def closing_lines(report: AbReport) -> list[str]:
              f"expect with no effect at all: at most {summary.expected_false_calls:.2f}"]
     if report.switch_note:
         lines.append(report.switch_note)
+    warning = where_measured(report).warning
+    if warning:
+        lines.append(f"warning: {warning}")
     if summary.interval_note:
         lines.append(f"note: {summary.interval_note}")
     if summary.unjudged_cells:

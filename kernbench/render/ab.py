@@ -10,6 +10,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter
 
+from kernbench.render.measured_on import where_measured
 from kernbench.results.ab import AbReport, side_setting
 
 VERDICT_COLORS = {
@@ -120,9 +121,12 @@ def ab_figure(report: AbReport) -> Figure | None:
 
 
 def _footnote(report: AbReport) -> str:
-    """Where and when it ran, and how it was judged: a saved PNG must say so on its own."""
-    parts = [f"device {report.device}", f"run {report.created_utc[:16].replace('T', ' ')} UTC",
+    """Where, with what code and when it ran, and how it was judged: a saved PNG must say
+    so on its own."""
+    where = where_measured(report)
+    parts = [where.code, f"run {report.created_utc[:16].replace('T', ' ')} UTC",
              f"{report.schedule} schedule", f"min effect {report.min_effect_pct:g}%"]
     if report.aa:
         parts.append("A/A side for the noise floor")
-    return "  ·  ".join(parts)
+    lines = [f"measured on {where.machine}", "  ·  ".join(parts)]
+    return "\n".join(lines + ([where.short_warning] if where.short_warning else []))

@@ -6,6 +6,7 @@ import math
 
 import jinja2
 
+from kernbench.render.measured_on import where_measured
 from kernbench.results.ab import AbReport, RunRecord, side_setting
 
 TEMPLATE = """\
@@ -25,6 +26,10 @@ fresh processes that live side by side and take turns on the device, cell by cel
 {{ r.min_effect_pct | num }} %{% if r.aa %}, A/A control on (threshold: the larger of the \
 minimum effect and the cell's A/A floor){% endif %}.
 
+Measured on {{ where.machine }}; code: {{ where.code }}.
+{% if where.warning %}
+**Warning:** {{ where.warning }}.
+{% endif %}
 ## Summary
 
 {% if r.switch_note %}- Switch check: {{ r.switch_note }}
@@ -150,7 +155,7 @@ def render_markdown(report: AbReport, figure: str | None) -> str:
     return environment.from_string(TEMPLATE).render(
         r=report, order=order, turns=_turns(report), figure=figure, pins=pins_line(report),
         mixed=mixed_timers(report), slots=report.schedule == "interleaved",
-        fewer=fewer_rounds(report),
+        fewer=fewer_rounds(report), where=where_measured(report),
     )
 
 

@@ -27,6 +27,7 @@ from kernbench.render.ab_report import (
     slot_text,
     table_cell,
 )
+from kernbench.render.measured_on import where_measured
 from kernbench.render.style import format_seconds
 from kernbench.results.ab import AbReport
 from kernbench.results.kinds import REPORT_HTML, REPORT_MD
@@ -227,5 +228,6 @@ def write_ab_html(report: AbReport, folder: Path) -> list[Path]:
     path.write_text(environment.get_template("ab_report.html.j2").render(
         r=report, figure=encoded, pins=pins_line(report), mixed=mixed_timers(report),
         slots=report.schedule == "interleaved", fewer=fewer_rounds(report),
+        where=where_measured(report),
     ))
     return [path]

@@ -17,6 +17,8 @@ Format history (bump AB_VERSION and add a step to AB_FORMAT's `update_to`):
      none.
   5: `a`, `b` and a run's `value` may be null: the side leaves the switch unset (ADR 0020,
      a side without the switch); versions 1 to 4 set it on both sides.
+  6: `measured_on`: the machine and code the side runs measured on, from their results'
+     provenance, and where they differ; versions 1 to 5 kept none (null: not recorded).
 
 `r<k>_turns.json` (TURNS_FORMAT, version 1) is what the parent of an interleaved round
 saw: each cell's turns in the order taken, each turn's median.
@@ -30,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernbench.results.jsonio import FileFormat
 
-AB_VERSION = 5
+AB_VERSION = 6
 TURNS_VERSION = 1
 Schedule = Literal["sequential", "interleaved"]
 Verdict = Literal["faster", "slower", "same", "unstable"]
@@ -152,6 +154,36 @@ class AbSummary(_Model):
     unjudged_cells: list[str] = []
 
 
+class RunsWithValue(_Model):
+    value: str | bool | None  # None: those runs did not record it
+    runs: list[str]
+
+
+class MeasuredOn(_Model):
+    """Where and with what the side runs measured, read from their results' provenance.
+
+    A fact is None where no run recorded it, and also where the runs did not all record
+    the same value: `differing` then lists each value with its runs, in run order (an A/B
+    across two GPUs, drivers or commits compares the machines or the code too)."""
+
+    device_name: str | None = None  # the GPU's model; the CPU's on a CPU A/B
+    gpu_uuid: str | None = None
+    driver: str | None = None
+    cuda: str | None = None
+    torch: str | None = None
+    triton: str | None = None
+    kernbench: str | None = None  # its version
+    commit: str | None = None
+    dirty: bool | None = None  # tracked files differed from the commit
+    host: str | None = None
+    runs: list[str] = []  # the runs it was read from: those that left results
+    differing: dict[str, list[RunsWithValue]] = {}
+
+
+MEASURED_FACTS = tuple(name for name in MeasuredOn.model_fields
+                       if name not in ("runs", "differing"))
+
+
 class AbReport(_Model):
     schema_version: int = AB_VERSION
     schedule: Schedule = "sequential"
@@ -177,6 +209,7 @@ class AbReport(_Model):
     failed_variants: dict[str, list[int]]
     failed_runs: list[FailedRun]
     summary: AbSummary
+    measured_on: MeasuredOn | None = None  # None: written before version 6 kept it
 
 
 def side_setting(switch: str, value: str | None) -> str:
@@ -203,6 +236,13 @@ def _turns_summarized(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _measured_on_not_recorded(data: dict[str, Any]) -> dict[str, Any]:
+    """Versions 1 to 5 kept no provenance of their sides; `kernbench summarize` reads it
+    from the side folders."""
+    return {**data, "measured_on": None}
+
+
 AB_FORMAT = FileFormat("A/B report", AB_VERSION, AbReport,
-                       update_to={2: _sequential, 3: _turns_summarized, 4: _same, 5: _same})
+                       update_to={2: _sequential, 3: _turns_summarized, 4: _same, 5: _same,
+                                  6: _measured_on_not_recorded})
 TURNS_FORMAT = FileFormat("interleaved round's turns", TURNS_VERSION, RoundTurns)

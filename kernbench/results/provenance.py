@@ -161,6 +161,7 @@ def gpu_info() -> dict[str, Any]:
     props = torch.cuda.get_device_properties(index)
     info: dict[str, Any] = {
         "gpu": props.name,
+        "gpu_uuid": gpu_uuid(props),
         "gpu_count": torch.cuda.device_count(),
         "gpu_memory_bytes": props.total_memory,
         "gpu_sm_count": props.multi_processor_count,
@@ -176,6 +177,13 @@ def gpu_info() -> dict[str, Any]:
     except Exception:  # noqa: BLE001 - pynvml is optional; absence is not an error
         pass
     return info
+
+
+def gpu_uuid(props: Any) -> str | None:
+    """The GPU's UUID as nvidia-smi and CUDA_VISIBLE_DEVICES write it (`GPU-…`): two cards of
+    one model differ only by it. torch's own `uuid` prints without the prefix."""
+    uuid = getattr(props, "uuid", None)
+    return None if uuid is None else f"GPU-{uuid}"
 
 
 def collect(device: str) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from kernbench.ab.analysis import RunOutcome
 from kernbench.ab.schedule import AbManifest, schedule
@@ -40,7 +41,7 @@ def samples_around(median: float, spread: float = 0.01) -> list[float]:
 
 def results(
     run: str, round: int, median_of: MedianOf, variants: Sequence[str] = VARIANTS,
-    timer: str = "",
+    timer: str = "", provenance: dict[str, Any] | None = None,
 ) -> Results:
     cells = []
     for variant in variants:
@@ -81,10 +82,16 @@ def results(
         device="cpu",
         rounds=1,
         first_round=round,
-        provenance={},
+        provenance=provenance or {},
         cells=cells,
     )
 
 
-def outcomes(plan: AbManifest, median_of: MedianOf) -> dict[str, RunOutcome]:
-    return {run.name: RunOutcome(results(run.name, run.round, median_of)) for run in plan.runs}
+def outcomes(
+    plan: AbManifest, median_of: MedianOf,
+    provenance: Callable[[str], dict[str, Any]] | None = None,
+) -> dict[str, RunOutcome]:
+    """`provenance`: each run's, by its name (none by default)."""
+    return {run.name: RunOutcome(results(run.name, run.round, median_of,
+                                         provenance=provenance(run.name) if provenance else None))
+            for run in plan.runs}

@@ -48,7 +48,8 @@ from kernbench.plan import Cell
 from kernbench.results.ab import TURNS_FORMAT, CellTurns, RoundTurns
 from kernbench.results.model import RoundResult
 from kernbench.results.provenance import device_model
-from kernbench.spec.models import Bench, TimerSpec, spec_hash
+from kernbench.spec.models import Bench, spec_hash
+from kernbench.spec.timer_model import TimerSpec
 
 SIDE_MODULE = "kernbench.execute.side"
 START_TIMEOUT_S = 300.0  # a side's imports, torch and CUDA start-up included

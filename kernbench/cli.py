@@ -20,7 +20,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kernbench.commands.ab_options import SideA, SideB, Switch, UnsetA, UnsetB
+from kernbench.commands.ab_options import ResumeForce, SideA, SideB, Switch, UnsetA, UnsetB
 from kernbench.commands.envvars import checked_option, known_device
 from kernbench.commands.files import COMMANDS as FILE_COMMANDS
 from kernbench.commands.help import ReadableHelp, ReadableTyper
@@ -322,6 +322,7 @@ def ab_command(
     device: Device = "auto",
     bench_dir: BenchDirs = None,
     only: Only = None,
+    force: ResumeForce = False,
 ) -> None:
     """A/B a switch over rounds of fresh processes; a verdict per cell.
 
@@ -331,7 +332,7 @@ def ab_command(
     outcome = ab(
         bench, resume, fail_on, switch=switch, a=a, b=b, a_unset=a_unset, b_unset=b_unset,
         rounds=rounds, aa=aa, min_effect=min_effect, schedule=schedule, turn_ms=turn_ms,
-        out=out, device=device, bench_dirs=bench_dir or (), only=only or None,
+        out=out, device=device, bench_dirs=bench_dir or (), only=only or None, force=force,
     )
     raise typer.Exit(outcome.exit_code)
 

@@ -3,7 +3,7 @@ recorded, and the facts they did not share (docs/adr/0021-ab-json-format.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kernbench.ab.failures import RunOutcome
@@ -14,12 +14,19 @@ from kernbench.results.provenance import recorded_git
 
 def measured_on(manifest: AbManifest, outcomes: Mapping[str, RunOutcome]) -> MeasuredOn:
     """The facts every run that left results shares; those they do not, in `differing`."""
-    by_run = {run.name: facts(outcome.results.provenance)
-              for run in manifest.runs
-              if (outcome := outcomes.get(run.name)) is not None and outcome.results is not None}
+    return compare({run.name: facts(outcome.results.provenance)
+                    for run in manifest.runs
+                    if (outcome := outcomes.get(run.name)) is not None
+                    and outcome.results is not None})
+
+
+def compare(by_run: Mapping[str, Mapping[str, Any]],
+            names: Sequence[str] = MEASURED_FACTS) -> MeasuredOn:
+    """The facts `names` that all of `by_run` (each run's `facts`) share; those they do
+    not, in `differing`."""
     shared: dict[str, Any] = {}
     differing: dict[str, list[RunsWithValue]] = {}
-    for name in MEASURED_FACTS:
+    for name in names:
         runs_of: dict[Any, list[str]] = {}
         for run, recorded in by_run.items():
             runs_of.setdefault(recorded[name], []).append(run)

@@ -21,6 +21,7 @@ from kernbench.ab.interleaved import execute_rounds
 from kernbench.ab.outcomes import found_turns, round_finished, side_finished
 from kernbench.ab.outputs import closing_lines, summarize_ab
 from kernbench.ab.pairing import CellPair, pair_cells, switches_variant
+from kernbench.ab.resume_machine import check_machine
 from kernbench.ab.schedule import (
     MANIFEST_NAME,
     PINS_NAME,
@@ -178,12 +179,16 @@ SETTINGS = ("switch", "a", "b", "a_unset", "b_unset", "rounds", "aa", "min_effec
 
 
 def ab(
-    bench: str | None, resume: Path | None, fail_on: str | None = None, **options: Any
+    bench: str | None, resume: Path | None, fail_on: str | None = None, force: bool = False,
+    **options: Any,
 ) -> AbOutcome:
-    """`kernbench ab`: a new A/B of `bench`, or (`resume`) the rest of an interrupted one;
-    exit 1 also when a cell's verdict matches `fail_on` (a CI gate)."""
+    """`kernbench ab`: a new A/B of `bench`, or (`resume`) the rest of an interrupted one
+    (`force`: on another device model than its kept sides); exit 1 also when a cell's
+    verdict matches `fail_on` (a CI gate)."""
     failing([], fail_on)  # a bad --fail-on is refused before anything runs
     if resume is None:
+        if force:
+            raise UserError("--force: only with --resume, to resume on another device model")
         if not bench:
             raise UserError("--bench: give a bench name (see `kernbench list`) or --resume DIR")
         return gated(run_ab(bench, fail_on=fail_on, **options), fail_on)
@@ -195,7 +200,7 @@ def ab(
                         f"drop {', '.join(given)}")
     if problem := gate_rounds_problem(fail_on, load_manifest(resume).rounds):
         raise UserError(f"{problem}: resume {resume} without --fail-on")
-    return gated(resume_ab(resume), fail_on)
+    return gated(resume_ab(resume, force=force), fail_on)
 
 
 def gated(outcome: AbOutcome, fail_on: str | None) -> AbOutcome:
@@ -214,10 +219,12 @@ def resume_ab(
     *,
     run_side: SideRunner = run_subprocess,
     echo: Callable[[str], None] = _stderr,
+    force: bool = False,
 ) -> AbOutcome:
     """Continue an interrupted A/B from what it finished: sequential sides that left
     their whole results, interleaved rounds that left their turns and every side's
-    results, are kept; the others run again from scratch, then the rounds left."""
+    results, are kept; the others run again from scratch, then the rounds left. Kept
+    sides of another device model than this machine's are refused unless `force`."""
     folder = Path(folder)
     manifest = load_manifest(folder)
     with folder_lock(folder, echo):
@@ -230,6 +237,7 @@ def resume_ab(
             sides = {run.name for run in manifest.runs if run.round in kept}
         else:
             sides = {run.name for run in manifest.runs if side_finished(folder / run.name)}
+        check_machine(folder, manifest, sides, force, echo)
         left = [run for run in manifest.runs if run.name not in sides]
         for run in left:
             _clear_side(folder, run.name)

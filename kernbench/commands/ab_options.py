@@ -20,3 +20,5 @@ SideB = Annotated[str | None, typer.Option("--b", help="Value (or variant) on si
 UnsetA = Annotated[bool | None, typer.Option(
     "--a-unset", help="Side A leaves the variable unset (--a \"\" sets it to the empty string).")]
 UnsetB = Annotated[bool | None, typer.Option("--b-unset", help="Side B leaves it unset.")]
+ResumeForce = Annotated[bool, typer.Option(
+    "--force", help="With --resume: resume on another device model than the kept sides'.")]

@@ -1,0 +1,86 @@
+"""`ab --resume` on this machine: the sides it keeps were measured somewhere, and the sides
+it runs are measured here. Another device model is refused (without --force), before any
+side runs; another GPU of the model, driver or commit is said in one line, as `summarize`
+would warn of it afterwards (docs/adr/0023-interrupted-ab-and-chosen-cells.md)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from collections.abc import Callable, Collection
+from pathlib import Path
+from typing import Any
+
+from kernbench.ab.measured_on import compare, facts
+from kernbench.ab.outcomes import load_outcome
+from kernbench.ab.schedule import AbManifest
+from kernbench.errors import UserError
+from kernbench.execute.gpus import visible_gpus
+from kernbench.render.measured_on import where_measured
+from kernbench.results.ab import MEASURED_FACTS, AbReport, RunRecord
+from kernbench.results.provenance import cpu_model, git_commit, kernbench_version, package_version
+
+HERE = "this resume"  # how the sides to run are named beside the kept ones
+NO_GPU = "no CUDA GPU"
+
+
+def check_machine(folder: Path, manifest: AbManifest, kept: Collection[str], force: bool,
+                  echo: Callable[[str], None]) -> None:
+    """Refuse a resume whose kept sides measured another device model (unless `force`);
+    say what else differs. Facts a kept side or this machine did not record are skipped."""
+    by_run: dict[str, dict[str, Any]] = {}
+    for run in manifest.runs:
+        results = load_outcome(Path(folder) / run.name).results if run.name in kept else None
+        if results is not None:
+            by_run[run.name] = facts(results.provenance)
+    if not by_run:
+        return
+    by_run[HERE] = facts(this_machine(manifest.device))
+    names = [name for name in MEASURED_FACTS
+             if all(found[name] is not None for found in by_run.values())]
+    found = compare(by_run, names)
+    if not found.differing:
+        return
+    models = found.differing.get("device_name")
+    if models and not force:
+        recorded = " and ".join(str(group.value) for group in models if HERE not in group.runs)
+        raise UserError(
+            f"--resume: the sides kept were measured on {recorded}, this machine's device is "
+            f"{by_run[HERE]['device_name']}: their verdicts would mix two machines; --force "
+            f"resumes anyway, or start a new A/B")
+    # summarize's wording, from where_measured, which reads only these fields of a report
+    # and of its runs: the rest of an ab.json is not made for a line.
+    runs = [RunRecord.model_construct(name=run.name, round=run.round)  # type: ignore[call-arg]
+            for run in manifest.runs if run.name in by_run]
+    report = AbReport.model_construct(  # type: ignore[call-arg]
+        device=manifest.device, runs=runs, measured_on=found)
+    echo(f"note: resuming on this machine: {where_measured(report).warning}")
+
+
+def this_machine(device: str) -> dict[str, Any]:
+    """The provenance the sides run here will record, as far as it is known without a
+    CUDA context in this process (the sides measure that GPU): nvidia-smi names it."""
+    found: dict[str, Any] = {
+        "host": socket.gethostname(), "torch": package_version("torch"),
+        "triton": package_version("triton"), "kernbench": kernbench_version(),
+        "git": git_commit(), "device_name": cpu_model(),
+    }
+    if device == "cuda":
+        try:
+            gpus = visible_gpus()
+        except UserError:
+            gpus = []
+        found["device_name"] = gpus[0].name if gpus else NO_GPU
+        found["gpu_uuid"] = gpus[0].uuid if gpus else None
+        found["driver"] = _driver() if gpus else None
+    return found
+
+
+def _driver() -> str | None:
+    try:
+        listed = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=60, check=True).stdout.split()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return listed[0] if listed else None

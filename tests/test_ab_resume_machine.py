@@ -1,0 +1,137 @@
+"""`ab --resume` on this machine (ab/resume_machine.py): kept sides of another device
+model are refused before any side runs (unless --force); another commit, driver or GPU of
+the model is said in one line, in summarize's wording."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ab_fixtures.build import results
+from typer.testing import CliRunner
+
+from kernbench import cli
+from kernbench.ab import resume_machine
+from kernbench.ab.run import resume_ab, run_ab
+from kernbench.ab.sides import SideRequest
+from kernbench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UserError
+from kernbench.results import model as results_io
+from kernbench.results.provenance import cpu_model
+
+BENCH = """\
+name: fake-ab
+description: a bench the fake side runner answers for
+kernel: sleep
+axes:
+  size: [100, 400]
+variants:
+  fast: {work_us: 50}
+ab: {switch: KB_X, rounds: 2, schedule: sequential}
+"""
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+BEGUN_ON = {"device": "cpu", "device_name": "NVIDIA H200", "host": "box",
+            "git": {"commit": COMMIT, "dirty": False}}
+
+
+class Sides:
+    """Results recording `provenance`; interrupts at `stop`."""
+
+    def __init__(self, provenance: dict[str, Any], stop: str | None = None) -> None:
+        self.provenance = provenance
+        self.stop = stop
+        self.ran: list[str] = []
+
+    def __call__(self, request: SideRequest) -> int:
+        name = request.run.name
+        if name == self.stop:
+            (request.run_dir / "run.json").write_text("{}")  # a side cut short
+            raise KeyboardInterrupt
+        self.ran.append(name)
+        made = results(name, request.run.round, lambda run, variant, size: size * 1e-6,
+                       provenance=self.provenance)
+        results_io.save(made.model_copy(update={"complete": True}),
+                        request.run_dir / "results.json")
+        return 0
+
+
+def interrupted(tmp_path: Path, begun_on: dict[str, Any]) -> Path:
+    bench = tmp_path / "fake-ab.yaml"
+    bench.write_text(BENCH)
+    outcome = run_ab(str(bench), out=tmp_path / "ab", device="cpu",
+                     run_side=Sides(begun_on, stop="r2_B"), echo=lambda line: None)
+    assert outcome.exit_code == EXIT_INTERRUPTED
+    return tmp_path / "ab"
+
+
+def here(monkeypatch: pytest.MonkeyPatch, provenance: dict[str, Any]) -> None:
+    monkeypatch.setattr(resume_machine, "this_machine", lambda device: provenance)
+
+
+def test_a_resume_on_another_device_model_is_refused_before_any_side_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = interrupted(tmp_path, BEGUN_ON)
+    here(monkeypatch, {**BEGUN_ON, "device_name": "NVIDIA H100 80GB HBM3"})
+    sides = Sides(BEGUN_ON)
+    with pytest.raises(UserError) as refused:
+        resume_ab(folder, run_side=sides, echo=lambda line: None)
+    assert str(refused.value) == (
+        "--resume: the sides kept were measured on NVIDIA H200, this machine's device is "
+        "NVIDIA H100 80GB HBM3: their verdicts would mix two machines; --force resumes "
+        "anyway, or start a new A/B")
+    assert sides.ran == [] and (folder / "r2_B" / "run.json").is_file()  # left as it was
+    result = CliRunner().invoke(cli.app, ["ab", "--resume", str(folder)])
+    assert result.exit_code == EXIT_USAGE and result.stderr.count("\n") == 1
+    assert "NVIDIA H200" in result.stderr and "NVIDIA H100" in result.stderr
+
+
+def test_this_machine_is_the_cpu_a_cpu_ab_measures_on(tmp_path: Path) -> None:
+    # A GPU's sides resumed on a CPU A/B's machine: refused without faking this machine.
+    assert resume_machine.this_machine("cpu")["device_name"] == cpu_model()
+    folder = interrupted(tmp_path, BEGUN_ON)
+    with pytest.raises(UserError, match=f"NVIDIA H200, this machine's device is {cpu_model()}"):
+        resume_ab(folder, run_side=Sides(BEGUN_ON), echo=lambda line: None)
+
+
+def test_with_force_the_resume_runs_and_says_the_machines_differ(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = interrupted(tmp_path, BEGUN_ON)
+    other = {**BEGUN_ON, "device_name": "NVIDIA H100 80GB HBM3"}
+    here(monkeypatch, other)
+    sides = Sides(other)
+    lines: list[str] = []
+    assert resume_ab(folder, run_side=sides, echo=lines.append, force=True).exit_code == EXIT_OK
+    assert sides.ran == ["r2_B", "r2_A"]
+    assert ("note: resuming on this machine: the side runs were not measured alike (device "
+            "NVIDIA H200 in round 1 and NVIDIA H100 80GB HBM3 in this resume)") in lines[0]
+
+
+def test_the_same_model_on_another_commit_runs_with_one_line_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = interrupted(tmp_path, BEGUN_ON)
+    moved_on = {**BEGUN_ON, "git": {"commit": "f" * 40, "dirty": False}}
+    here(monkeypatch, moved_on)
+    sides = Sides(moved_on)
+    lines: list[str] = []
+    assert resume_ab(folder, run_side=sides, echo=lines.append).exit_code == EXIT_OK
+    assert sides.ran == ["r2_B", "r2_A"]
+    assert lines[0] == (
+        "note: resuming on this machine: the side runs were not measured alike (commit "
+        "0123456789 in round 1 and ffffffffff in this resume): their deltas mix the "
+        "switch's effect with that difference")
+
+
+def test_the_same_machine_resumes_without_a_note_and_force_needs_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = interrupted(tmp_path, BEGUN_ON)
+    here(monkeypatch, {**BEGUN_ON, "host": None})  # a fact not known here: not compared
+    lines: list[str] = []
+    assert resume_ab(folder, run_side=Sides(BEGUN_ON), echo=lines.append).exit_code == EXIT_OK
+    assert not [line for line in lines if "resuming on this machine" in line]
+    result = CliRunner().invoke(cli.app, ["ab", "--bench", "x", "--force"])
+    assert result.exit_code == EXIT_USAGE
+    assert result.stderr == "--force: only with --resume, to resume on another device model\n"

@@ -16,8 +16,8 @@ from kernbench.ab.outcomes import load_outcome
 from kernbench.ab.schedule import AbManifest
 from kernbench.errors import UserError
 from kernbench.execute.gpus import visible_gpus
-from kernbench.render.measured_on import where_measured
-from kernbench.results.ab import MEASURED_FACTS, AbReport, RunRecord
+from kernbench.render.measured_on import not_alike
+from kernbench.results.ab import MEASURED_FACTS
 from kernbench.results.provenance import cpu_model, git_commit, kernbench_version, package_version
 
 HERE = "this resume"  # how the sides to run are named beside the kept ones
@@ -48,13 +48,8 @@ def check_machine(folder: Path, manifest: AbManifest, kept: Collection[str], for
             f"--resume: the sides kept were measured on {recorded}, this machine's device is "
             f"{by_run[HERE]['device_name']}: their verdicts would mix two machines; --force "
             f"resumes anyway, or start a new A/B")
-    # summarize's wording, from where_measured, which reads only these fields of a report
-    # and of its runs: the rest of an ab.json is not made for a line.
-    runs = [RunRecord.model_construct(name=run.name, round=run.round)  # type: ignore[call-arg]
-            for run in manifest.runs if run.name in by_run]
-    report = AbReport.model_construct(  # type: ignore[call-arg]
-        device=manifest.device, runs=runs, measured_on=found)
-    echo(f"note: resuming on this machine: {where_measured(report).warning}")
+    runs = [run for run in manifest.runs if run.name in by_run]
+    echo(f"note: resuming on this machine: {not_alike(found, runs)}")
 
 
 def this_machine(device: str) -> dict[str, Any]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
-from kernbench.results.ab import AbReport, MeasuredOn, RunRecord
+from kernbench.results.ab import AbReport, MeasuredOn
 from kernbench.results.provenance import code_label
 
 # How a fact is named where the runs did not share it.
@@ -19,6 +20,16 @@ FACT_NAMES = {
 LABELLED = ("driver", "cuda", "torch", "triton", "host")
 CODE_FACTS = ("kernbench", "commit", "dirty")
 NOT_RECORDED = "not recorded"
+
+
+class NamedRun(Protocol):
+    """A side run by its name and round: an ab.json's record, or an ab-run.json's plan."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def round(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -43,15 +54,19 @@ def where_measured(report: AbReport) -> WhereMeasured:
         return WhereMeasured(_machine(report, found), _code(found), None, None)
     names = ", ".join(FACT_NAMES[name] for name in found.differing)
     measured = [run for run in report.runs if run.name in set(found.runs)]
+    return WhereMeasured(_machine(report, found), _code(found), not_alike(found, measured),
+                         f"WARNING: the runs differ in {names} (see report.md)")
+
+
+def not_alike(found: MeasuredOn, runs: Sequence[NamedRun]) -> str:
+    """The facts the runs did not share, each value with the runs (of `runs`) it held."""
     differences = "; ".join(
         f"{FACT_NAMES[name]} " + " and ".join(
-            f"{_value(name, group.value)} in {runs_text(group.runs, measured)}"
+            f"{_value(name, group.value)} in {runs_text(group.runs, runs)}"
             for group in groups)
         for name, groups in found.differing.items())
-    warning = (f"the side runs were not measured alike ({differences}): their deltas mix "
-               "the switch's effect with that difference")
-    return WhereMeasured(_machine(report, found), _code(found), warning,
-                         f"WARNING: the runs differ in {names} (see report.md)")
+    return (f"the side runs were not measured alike ({differences}): their deltas mix "
+            "the switch's effect with that difference")
 
 
 def _machine(report: AbReport, found: MeasuredOn) -> str:
@@ -85,7 +100,7 @@ def _value(name: str, value: str | bool | None) -> str:
     return str(value)[:10] if name == "commit" else str(value)
 
 
-def runs_text(names: Sequence[str], runs: Sequence[RunRecord]) -> str:
+def runs_text(names: Sequence[str], runs: Sequence[NamedRun]) -> str:
     """`names` by whole rounds where they hold every run of one in `runs` (those that left
     results), e.g. 'rounds 1-2, r3_A, r3_B'."""
     chosen = set(names)

@@ -230,6 +230,21 @@ def test_the_shipped_benches_come_last_and_a_bench_of_their_name_shadows_them(
     assert checked == ["ok benches/mine.yaml", f"ok {env / 'g.yaml'}"]  # no shadowed one
 
 
+def test_benches_by_name_reads_each_file_once_beside_shipped_benches(
+    wheel: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[Path] = []
+    read = discovery.read_document
+
+    def counted(path: Path) -> object:
+        reads.append(Path(path))
+        return read(path)
+
+    monkeypatch.setattr(discovery, "read_document", counted)
+    assert sorted(discovery.benches_by_name()) == ["alpha", "gamma"]
+    assert len(reads) == len(set(reads)) == 3  # mine, and the shipped alpha and gamma
+
+
 def test_a_checkout_does_not_search_the_shipped_benches(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -116,11 +117,17 @@ def no_benches_found() -> str:
 def bench_files(extra: Sequence[Path] = ()) -> list[Path]:
     """Every bench file in the searched folders, sorted within each folder; then the
     shipped benches (where searched) that no bench of those folders shadows by name."""
+    return _bench_files(extra, bench_name)
+
+
+def _bench_files(extra: Sequence[Path], name_of: Callable[[Path], str]) -> list[Path]:
+    """`bench_files`, reading a file's name with `name_of` (a caller that reads the names
+    too passes a cached reader, so no file is parsed twice)."""
     files = [path for folder in bench_dirs(extra) for path in _bench_files_in(folder)]
     shipped = shipped_benches_searched()
     if shipped is not None:
-        taken = {bench_name(path) for path in files}
-        files += [path for path in _bench_files_in(shipped) if bench_name(path) not in taken]
+        taken = {name_of(path) for path in files}
+        files += [path for path in _bench_files_in(shipped) if name_of(path) not in taken]
     return files
 
 
@@ -132,8 +139,9 @@ def benches_by_name(extra: Sequence[Path] = ()) -> dict[str, list[Path]]:
     """Bench name -> its files in search order, sorted by name. A name of more than one
     file is a clash (`name_clash`), which `list` shows beside the other benches."""
     found: dict[str, list[Path]] = {}
-    for path in bench_files(extra):
-        found.setdefault(bench_name(path), []).append(path)
+    name_of = cache(bench_name)
+    for path in _bench_files(extra, name_of):
+        found.setdefault(name_of(path), []).append(path)
     return dict(sorted(found.items()))
 
 

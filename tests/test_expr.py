@@ -118,3 +118,11 @@ def test_non_string_expression() -> None:
     with pytest.raises(expr.ExpressionError) as info:
         expr.parse(42)  # type: ignore[arg-type]
     assert str(info.value) == "expression must be a string"
+
+
+def test_an_expression_is_parsed_once_and_a_bad_one_refused_each_time() -> None:
+    # A bench's expressions are evaluated on every cell: the text is not parsed again.
+    assert expr.parse("2*M*N + K") is expr.parse("2*M*N + K")
+    for _ in range(2):
+        with pytest.raises(expr.ExpressionError, match="invalid syntax"):
+            expr.parse("2*M*")

@@ -121,3 +121,14 @@ def test_a_shape_negative_on_some_cells_is_refused_at_validate(tmp_path: Path) -
         "8: inputs.input.shape.0: 'tokens - 8' is -4, a negative size "
         "(cell default/tokens=4,experts=8,dtype=fp32)"
     )
+
+
+def test_an_init_is_read_once_for_all_its_cells(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernbench.spec import op_inits
+
+    reads: list[str] = []
+    read = op_inits.read_init
+    monkeypatch.setattr(op_inits, "read_init", lambda text: reads.append(text) or read(text))
+    for experts in (8, 16, 64):
+        assert cell_init("randint(1, experts + 3)", {"experts": experts}).args == (1, experts + 3)
+    assert reads == ["randint(1, experts + 3)"]

@@ -15,6 +15,7 @@ import math
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 Number = int | float
 
@@ -73,6 +74,13 @@ def parse(text: str) -> Expression:
     """Parse `text` into an `Expression`, rejecting every non-arithmetic construct."""
     if not isinstance(text, str):
         raise ExpressionError("expression must be a string")
+    return _parse(text)
+
+
+# A bench's few expressions are evaluated on each of its cells (metrics, an op's shapes,
+# inits and arguments): each text is parsed once. An Expression is never changed.
+@lru_cache(maxsize=4096)
+def _parse(text: str) -> Expression:
     if len(text) > MAX_LENGTH:
         raise ExpressionError(f"expression longer than {MAX_LENGTH} characters")
     try:

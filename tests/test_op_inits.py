@@ -5,6 +5,7 @@ validate, and the factory's tensors drawn within the cell's bounds."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -132,3 +133,19 @@ def test_an_init_is_read_once_for_all_its_cells(monkeypatch: pytest.MonkeyPatch)
     for experts in (8, 16, 64):
         assert cell_init("randint(1, experts + 3)", {"experts": experts}).args == (1, experts + 3)
     assert reads == ["randint(1, experts + 3)"]
+
+
+def test_validate_makes_each_cells_inputs_once_not_once_per_device(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kernbench.analyze import checks
+
+    made: list[tuple[int, int]] = []
+
+    def counted(bench: Any, params: dict[str, Any]) -> Any:
+        made.append((params["tokens"], params["experts"]))
+        return cell_inputs(bench, params)
+
+    monkeypatch.setattr(checks, "cell_inputs", counted)
+    checked(tmp_path, GATHER)  # 4 cells, each on the cpu's and the cuda's plan
+    assert sorted(made) == [(4, 8), (4, 64), (64, 8), (64, 64)]

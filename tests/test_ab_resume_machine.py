@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from ab_fixtures.build import results
+from test_ab_sides import write_bench
 from typer.testing import CliRunner
 
 from kernbench import cli
@@ -19,16 +20,6 @@ from kernbench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UserError
 from kernbench.results import model as results_io
 from kernbench.results.provenance import cpu_model
 
-BENCH = """\
-name: fake-ab
-description: a bench the fake side runner answers for
-kernel: sleep
-axes:
-  size: [100, 400]
-variants:
-  fast: {work_us: 50}
-ab: {switch: KB_X, rounds: 2, schedule: sequential}
-"""
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 BEGUN_ON = {"device": "cpu", "device_name": "NVIDIA H200", "host": "box",
             "git": {"commit": COMMIT, "dirty": False}}
@@ -56,8 +47,7 @@ class Sides:
 
 
 def interrupted(tmp_path: Path, begun_on: dict[str, Any]) -> Path:
-    bench = tmp_path / "fake-ab.yaml"
-    bench.write_text(BENCH)
+    bench = write_bench(tmp_path, ab="ab: {switch: KB_X, rounds: 2, schedule: sequential}\n")
     outcome = run_ab(str(bench), out=tmp_path / "ab", device="cpu",
                      run_side=Sides(begun_on, stop="r2_B"), echo=lambda line: None)
     assert outcome.exit_code == EXIT_INTERRUPTED

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ab_fixtures.build import manifest, outcomes
+from test_ab_report import slower_on_b
 from typer.testing import CliRunner
 
 from kernbench import cli
@@ -31,10 +32,6 @@ H200 = {
     "git": {"commit": COMMIT, "dirty": True}, "host": "gpu-box",
 }
 OTHER_GPU = {**H200, "device_name": "NVIDIA H100 80GB HBM3", "gpu_uuid": "GPU-0000"}
-
-
-def slower_on_b(run: str, variant: str, size: int) -> float:
-    return size * 1e-6 * (1.1 if run.endswith("_B") else 1.0)
 
 
 def _report(provenance: Any = lambda run: H200) -> AbReport:

@@ -79,8 +79,12 @@ def test_this_machine_is_the_cpu_a_cpu_ab_measures_on(tmp_path: Path) -> None:
     # A GPU's sides resumed on a CPU A/B's machine: refused without faking this machine.
     assert resume_machine.this_machine("cpu")["device_name"] == cpu_model()
     folder = interrupted(tmp_path, BEGUN_ON)
-    with pytest.raises(UserError, match=f"NVIDIA H200, this machine's device is {cpu_model()}"):
+    with pytest.raises(UserError) as refused:  # not `match`: a model name reads as a regex
         resume_ab(folder, run_side=Sides(BEGUN_ON), echo=lambda line: None)
+    assert str(refused.value) == (
+        f"--resume: the sides kept were measured on NVIDIA H200, this machine's device is "
+        f"{cpu_model()}: their verdicts would mix two machines; --force resumes anyway, or "
+        "start a new A/B")
 
 
 def test_with_force_the_resume_runs_and_says_the_machines_differ(

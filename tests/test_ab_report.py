@@ -115,6 +115,19 @@ def test_the_figure_marks_rounds_by_which_side_ran_first_only_where_one_did():
     assert "first" not in round_marker("interleaved", True)[1]
     assert round_marker("sequential", True) == ("o", "round, A first")
     assert round_marker("sequential", False) == ("^", "round, B first")
+    from kernbench.render.ab import ab_figure
+
+    plan = manifest(rounds=4)
+    sequential = analyze(plan, outcomes(plan, slower_on_b))
+    for schedule, expected in (("sequential", ["round, A first", "round, B first"]),
+                               ("interleaved", ["round (ABBA turns)"])):
+        figure = ab_figure(sequential.model_copy(update={"schedule": schedule}))
+        assert figure is not None
+        (axes,) = figure.axes
+        legend = [text.get_text() for text in axes.get_legend().get_texts()]
+        assert [label for label in legend if label.startswith("round")] == expected, schedule
+        markers = {line.get_marker() for line in axes.get_lines()} - {"|", "None"}
+        assert markers == ({"o", "^"} if schedule == "sequential" else {"o"}), schedule
 
 
 def test_the_delta_axis_reads_as_signed_plain_percentages():

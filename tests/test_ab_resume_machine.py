@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from ab_fixtures.build import results
+from test_ab_sides import write_bench
 from typer.testing import CliRunner
 
 from kernbench import cli
@@ -19,16 +20,6 @@ from kernbench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UserError
 from kernbench.results import model as results_io
 from kernbench.results.provenance import cpu_model
 
-BENCH = """\
-name: fake-ab
-description: a bench the fake side runner answers for
-kernel: sleep
-axes:
-  size: [100, 400]
-variants:
-  fast: {work_us: 50}
-ab: {switch: KB_X, rounds: 2, schedule: sequential}
-"""
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 BEGUN_ON = {"device": "cpu", "device_name": "NVIDIA H200", "host": "box",
             "git": {"commit": COMMIT, "dirty": False}}
@@ -56,8 +47,7 @@ class Sides:
 
 
 def interrupted(tmp_path: Path, begun_on: dict[str, Any]) -> Path:
-    bench = tmp_path / "fake-ab.yaml"
-    bench.write_text(BENCH)
+    bench = write_bench(tmp_path, ab="ab: {switch: KB_X, rounds: 2, schedule: sequential}\n")
     outcome = run_ab(str(bench), out=tmp_path / "ab", device="cpu",
                      run_side=Sides(begun_on, stop="r2_B"), echo=lambda line: None)
     assert outcome.exit_code == EXIT_INTERRUPTED
@@ -82,16 +72,19 @@ def test_a_resume_on_another_device_model_is_refused_before_any_side_runs(
         "anyway, or start a new A/B")
     assert sides.ran == [] and (folder / "r2_B" / "run.json").is_file()  # left as it was
     result = CliRunner().invoke(cli.app, ["ab", "--resume", str(folder)])
-    assert result.exit_code == EXIT_USAGE and result.stderr.count("\n") == 1
-    assert "NVIDIA H200" in result.stderr and "NVIDIA H100" in result.stderr
+    assert (result.exit_code, result.stderr) == (EXIT_USAGE, f"{refused.value}\n")
 
 
 def test_this_machine_is_the_cpu_a_cpu_ab_measures_on(tmp_path: Path) -> None:
     # A GPU's sides resumed on a CPU A/B's machine: refused without faking this machine.
     assert resume_machine.this_machine("cpu")["device_name"] == cpu_model()
     folder = interrupted(tmp_path, BEGUN_ON)
-    with pytest.raises(UserError, match=f"NVIDIA H200, this machine's device is {cpu_model()}"):
+    with pytest.raises(UserError) as refused:  # not `match`: a model name reads as a regex
         resume_ab(folder, run_side=Sides(BEGUN_ON), echo=lambda line: None)
+    assert str(refused.value) == (
+        f"--resume: the sides kept were measured on NVIDIA H200, this machine's device is "
+        f"{cpu_model()}: their verdicts would mix two machines; --force resumes anyway, or "
+        "start a new A/B")
 
 
 def test_with_force_the_resume_runs_and_says_the_machines_differ(
@@ -104,8 +97,10 @@ def test_with_force_the_resume_runs_and_says_the_machines_differ(
     lines: list[str] = []
     assert resume_ab(folder, run_side=sides, echo=lines.append, force=True).exit_code == EXIT_OK
     assert sides.ran == ["r2_B", "r2_A"]
-    assert ("note: resuming on this machine: the side runs were not measured alike (device "
-            "NVIDIA H200 in round 1 and NVIDIA H100 80GB HBM3 in this resume)") in lines[0]
+    assert lines[0] == (
+        "note: resuming on this machine: the side runs were not measured alike (device "
+        "NVIDIA H200 in round 1 and NVIDIA H100 80GB HBM3 in this resume): their deltas mix "
+        "the switch's effect with that difference")
 
 
 def test_the_same_model_on_another_commit_runs_with_one_line_saying_so(

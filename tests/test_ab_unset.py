@@ -15,6 +15,7 @@ from kernbench.ab.schedule import MANIFEST_NAME, load_manifest, with_changes
 from kernbench.ab.settings import resolve_settings
 from kernbench.ab.sides import SideRequest
 from kernbench.errors import EXIT_USAGE, UserError
+from kernbench.render.ab import ab_figure
 from kernbench.spec.loader import load_bench
 
 
@@ -48,6 +49,10 @@ def test_side_a_runs_without_the_switch_and_every_output_says_unset(tmp_path: Pa
     assert "A: `KB_X unset`, B: `KB_X=1`;" in (outcome.folder / "report.md").read_text()
     assert "A: <code>KB_X unset</code>, B: <code>KB_X=1</code>;" in \
         (outcome.folder / "report.html").read_text()
+    figure = ab_figure(outcome.report)
+    assert figure is not None
+    (axes,) = figure.axes
+    assert axes.get_title() == "fake-ab: KB_X=1 vs KB_X unset, 2 rounds"
 
 
 def test_a_resumed_ab_keeps_the_side_unset(tmp_path: Path) -> None:
@@ -62,7 +67,9 @@ def test_a_resumed_ab_keeps_the_side_unset(tmp_path: Path) -> None:
     assert resumed == {name: None if name.endswith("B") else "1" for name in resumed}
     assert (outcome.report.a, outcome.report.b) == ("1", None)
     result = CliRunner().invoke(cli.app, ["ab", "--resume", str(outcome.folder), "--a-unset"])
-    assert result.exit_code == EXIT_USAGE and "drop --a-unset" in result.stderr
+    assert (result.exit_code, result.stderr) == (
+        EXIT_USAGE,
+        "--resume: the A/B goes on with its own settings (ab-run.json); drop --a-unset\n")
 
 
 @pytest.mark.parametrize(("block", "options", "message"), [

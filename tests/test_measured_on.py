@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ab_fixtures.build import manifest, outcomes
+from test_ab_report import slower_on_b
 from typer.testing import CliRunner
 
 from kernbench import cli
@@ -31,10 +32,6 @@ H200 = {
     "git": {"commit": COMMIT, "dirty": True}, "host": "gpu-box",
 }
 OTHER_GPU = {**H200, "device_name": "NVIDIA H100 80GB HBM3", "gpu_uuid": "GPU-0000"}
-
-
-def slower_on_b(run: str, variant: str, size: int) -> float:
-    return size * 1e-6 * (1.1 if run.endswith("_B") else 1.0)
 
 
 def _report(provenance: Any = lambda run: H200) -> AbReport:
@@ -145,7 +142,8 @@ def test_summarize_of_a_committed_ab_resumed_at_another_commit_warns(tmp_path: P
     assert report.measured_on.device_name == "NVIDIA H200"
     assert set(report.measured_on.differing) == {"commit"}
     line = ("warning: the side runs were not measured alike (commit c85415c0e7 in rounds 1-2, "
-            "r3_A, r3_B and eb9b3d50e6 in r3_AA1, r3_AA2, rounds 4-6)")
-    assert line in result.stderr
+            "r3_A, r3_B and eb9b3d50e6 in r3_AA1, r3_AA2, rounds 4-6): their deltas mix the "
+            "switch's effect with that difference")
+    assert result.stderr.splitlines()[1:] == [line]  # after the verdicts, as `ab` closes
     assert "NVIDIA H200 (UUID not recorded), driver 580.159.04" in (
         folder / "report.md").read_text()

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from kernbench.analyze.checks import check_bench
+from kernbench.commands.validate import load_and_check
 from kernbench.errors import SpecError
 from kernbench.kernels.tensors import Init
-from kernbench.spec.loader import load_bench
+from kernbench.spec.models import Bench
 from kernbench.spec.op_factory import OpFactory, cell_inputs
 from kernbench.spec.op_inits import cell_init
 
@@ -34,11 +34,11 @@ GATHER = (
 )
 
 
-def checked(folder: Path, text: str) -> None:
-    """Load and check the bench as `kernbench validate` does."""
+def checked(folder: Path, text: str) -> Bench:
+    """The bench of `text`, loaded and checked by `kernbench validate`'s own call."""
     path = folder / "bench.yaml"
     path.write_text(text)
-    check_bench(load_bench(path), path)
+    return load_and_check(path)
 
 
 def error_of(folder: Path, text: str) -> str:
@@ -50,8 +50,7 @@ def error_of(folder: Path, text: str) -> str:
 def test_an_init_over_the_axes_validates_and_draws_within_each_cells_bound(
     tmp_path: Path,
 ) -> None:
-    checked(tmp_path, GATHER)
-    bench = load_bench(tmp_path / "bench.yaml")
+    bench = checked(tmp_path, GATHER)
     for experts in (8, 64):
         params = {"tokens": 64, "experts": experts, "dtype": "fp32"}
         assert cell_inputs(bench, params)["index"].init == Init("randint", (0, experts))
@@ -60,11 +59,10 @@ def test_an_init_over_the_axes_validates_and_draws_within_each_cells_bound(
 
 
 def test_the_tensor_holds_the_whole_range_the_axis_bounds(tmp_path: Path) -> None:
-    checked(tmp_path, (
+    bench = checked(tmp_path, (
         "name: bounds\nop: torch.aminmax\naxes: {tokens: [4096], experts: [8, 64]}\n"
         'inputs:\n  input: {shape: [tokens], init: "randint(experts // 2, experts)"}\n'
     ))
-    bench = load_bench(tmp_path / "bench.yaml")
     for experts in (8, 64):
         kernel = OpFactory(bench)(tokens=4096, experts=experts, backend="torch", device="cpu")
         low, high = kernel.run()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -83,16 +84,22 @@ def _why_no_results(run_dir: Path) -> str:
 
 
 def side_finished(run_dir: Path) -> bool:
-    """Whether a side left its whole results (failed cells included; plain or packed, as a
-    committed folder keeps them): an interrupted A/B keeps it; a side without them is run
-    again from scratch."""
-    outcome = load_outcome(Path(run_dir))
+    """Whether a side left its whole results (`is_whole`)."""
+    return is_whole(load_outcome(Path(run_dir)))
+
+
+def is_whole(outcome: RunOutcome) -> bool:
+    """A side's whole results (failed cells included; plain or packed, as a committed
+    folder keeps them): an interrupted A/B keeps it; a side without them is run again
+    from scratch."""
     return outcome.results is not None and outcome.results.complete
 
 
-def round_finished(folder: Path, manifest: AbManifest, round_: int) -> bool:
+def round_finished(
+    folder: Path, manifest: AbManifest, round_: int, outcomes: Mapping[str, RunOutcome]
+) -> bool:
     """An interleaved round is kept whole or not at all: its turns file and every side's
-    results, or it is run again from scratch."""
+    results (`outcomes`, by run name), or it is run again from scratch."""
     sides = [run for run in manifest.runs if run.round == round_]
     path = found_turns(folder, round_)
     if path is None:
@@ -101,7 +108,7 @@ def round_finished(folder: Path, manifest: AbManifest, round_: int) -> bool:
         TURNS_FORMAT.read(path)
     except UserError:
         return False
-    return all(side_finished(Path(folder) / run.name) for run in sides)
+    return all(is_whole(outcomes[run.name]) for run in sides)
 
 
 def turns_path(folder: Path, round_: int) -> Path:

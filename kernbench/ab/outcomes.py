@@ -13,7 +13,7 @@ from kernbench.errors import UserError
 from kernbench.execute.last_words import exit_text  # `run`'s words for an exit
 from kernbench.results import model as results
 from kernbench.results.ab import TURNS_FORMAT, RoundTurns
-from kernbench.results.jsonio import FileFormat, plain_or_packed
+from kernbench.results.jsonio import FileFormat, plain_or_packed, unchanged
 from kernbench.results.model import RESULTS_NAME
 
 LOG_NAME = "log.txt"
@@ -30,7 +30,7 @@ class SideStatus(BaseModel):
 
 
 # Version 0 (before versions) had the same keys.
-STATUS_FORMAT = FileFormat("A/B side status", 1, SideStatus, {1: lambda data: data})
+STATUS_FORMAT = FileFormat("A/B side status", 1, SideStatus, {1: unchanged})
 
 
 def load_outcomes(folder: Path, manifest: AbManifest) -> dict[str, RunOutcome]:

@@ -198,7 +198,8 @@ def ab(
     if given:
         raise UserError(f"--resume: the A/B goes on with its own settings ({MANIFEST_NAME}); "
                         f"drop {', '.join(given)}")
-    if problem := gate_rounds_problem(fail_on, load_manifest(resume).rounds):
+    # ab-run.json read early only for a gate; resume_ab reads it in any case.
+    if fail_on and (problem := gate_rounds_problem(fail_on, load_manifest(resume).rounds)):
         raise UserError(f"{problem}: resume {resume} without --fail-on")
     return gated(resume_ab(resume, force=force), fail_on)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -12,7 +13,7 @@ from kernbench.errors import UserError
 from kernbench.execute.last_words import exit_text  # `run`'s words for an exit
 from kernbench.results import model as results
 from kernbench.results.ab import TURNS_FORMAT, RoundTurns
-from kernbench.results.jsonio import FileFormat, plain_or_packed
+from kernbench.results.jsonio import FileFormat, plain_or_packed, unchanged
 from kernbench.results.model import RESULTS_NAME
 
 LOG_NAME = "log.txt"
@@ -29,7 +30,7 @@ class SideStatus(BaseModel):
 
 
 # Version 0 (before versions) had the same keys.
-STATUS_FORMAT = FileFormat("A/B side status", 1, SideStatus, {1: lambda data: data})
+STATUS_FORMAT = FileFormat("A/B side status", 1, SideStatus, {1: unchanged})
 
 
 def load_outcomes(folder: Path, manifest: AbManifest) -> dict[str, RunOutcome]:
@@ -83,16 +84,22 @@ def _why_no_results(run_dir: Path) -> str:
 
 
 def side_finished(run_dir: Path) -> bool:
-    """Whether a side left its whole results (failed cells included; plain or packed, as a
-    committed folder keeps them): an interrupted A/B keeps it; a side without them is run
-    again from scratch."""
-    outcome = load_outcome(Path(run_dir))
+    """Whether a side left its whole results (`is_whole`)."""
+    return is_whole(load_outcome(Path(run_dir)))
+
+
+def is_whole(outcome: RunOutcome) -> bool:
+    """A side's whole results (failed cells included; plain or packed, as a committed
+    folder keeps them): an interrupted A/B keeps it; a side without them is run again
+    from scratch."""
     return outcome.results is not None and outcome.results.complete
 
 
-def round_finished(folder: Path, manifest: AbManifest, round_: int) -> bool:
+def round_finished(
+    folder: Path, manifest: AbManifest, round_: int, outcomes: Mapping[str, RunOutcome]
+) -> bool:
     """An interleaved round is kept whole or not at all: its turns file and every side's
-    results, or it is run again from scratch."""
+    results (`outcomes`, by run name), or it is run again from scratch."""
     sides = [run for run in manifest.runs if run.round == round_]
     path = found_turns(folder, round_)
     if path is None:
@@ -101,7 +108,7 @@ def round_finished(folder: Path, manifest: AbManifest, round_: int) -> bool:
         TURNS_FORMAT.read(path)
     except UserError:
         return False
-    return all(side_finished(Path(folder) / run.name) for run in sides)
+    return all(is_whole(outcomes[run.name]) for run in sides)
 
 
 def turns_path(folder: Path, round_: int) -> Path:

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import socket
 import subprocess
-from collections.abc import Callable, Collection
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from kernbench.ab.failures import RunOutcome
 from kernbench.ab.measured_on import compare, facts
-from kernbench.ab.outcomes import load_outcome
 from kernbench.ab.schedule import AbManifest
 from kernbench.errors import UserError
 from kernbench.execute.gpus import visible_gpus
@@ -24,15 +23,13 @@ HERE = "this resume"  # how the sides to run are named beside the kept ones
 NO_GPU = "no CUDA GPU"
 
 
-def check_machine(folder: Path, manifest: AbManifest, kept: Collection[str], force: bool,
+def check_machine(manifest: AbManifest, kept: Mapping[str, RunOutcome], force: bool,
                   echo: Callable[[str], None]) -> None:
-    """Refuse a resume whose kept sides measured another device model (unless `force`);
-    say what else differs. Facts a kept side or this machine did not record are skipped."""
-    by_run: dict[str, dict[str, Any]] = {}
-    for run in manifest.runs:
-        results = load_outcome(Path(folder) / run.name).results if run.name in kept else None
-        if results is not None:
-            by_run[run.name] = facts(results.provenance)
+    """Refuse a resume whose kept sides (their outcomes by run name) measured another
+    device model (unless `force`); say what else differs. Facts a kept side or this
+    machine did not record are skipped."""
+    by_run = {run.name: facts(results.provenance) for run in manifest.runs
+              if run.name in kept and (results := kept[run.name].results) is not None}
     if not by_run:
         return
     by_run[HERE] = facts(this_machine(manifest.device))

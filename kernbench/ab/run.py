@@ -18,7 +18,7 @@ from typing import Any
 from kernbench.ab.analysis import AbReport
 from kernbench.ab.compare import failing, gate_rounds_problem
 from kernbench.ab.interleaved import execute_rounds
-from kernbench.ab.outcomes import found_turns, round_finished, side_finished
+from kernbench.ab.outcomes import found_turns, is_whole, load_outcomes, round_finished
 from kernbench.ab.outputs import closing_lines, summarize_ab
 from kernbench.ab.pairing import CellPair, pair_cells, switches_variant
 from kernbench.ab.resume_machine import check_machine
@@ -198,7 +198,8 @@ def ab(
     if given:
         raise UserError(f"--resume: the A/B goes on with its own settings ({MANIFEST_NAME}); "
                         f"drop {', '.join(given)}")
-    if problem := gate_rounds_problem(fail_on, load_manifest(resume).rounds):
+    # ab-run.json read early only for a gate; resume_ab reads it in any case.
+    if fail_on and (problem := gate_rounds_problem(fail_on, load_manifest(resume).rounds)):
         raise UserError(f"{problem}: resume {resume} without --fail-on")
     return gated(resume_ab(resume, force=force), fail_on)
 
@@ -231,13 +232,14 @@ def resume_ab(
         spec = load_bench(Path(manifest.bench_path))
         _check_unchanged(folder, manifest, spec, echo)
         pairs = ab_cells(spec, manifest.device, manifest.only, manifest)
+        outcomes = load_outcomes(folder, manifest)  # read once: kept and machine-checked
         if manifest.schedule == "interleaved":
             kept = {r for r in range(1, manifest.rounds + 1)
-                    if round_finished(folder, manifest, r)}
+                    if round_finished(folder, manifest, r, outcomes)}
             sides = {run.name for run in manifest.runs if run.round in kept}
         else:
-            sides = {run.name for run in manifest.runs if side_finished(folder / run.name)}
-        check_machine(folder, manifest, sides, force, echo)
+            sides = {name for name, outcome in outcomes.items() if is_whole(outcome)}
+        check_machine(manifest, {name: outcomes[name] for name in sides}, force, echo)
         left = [run for run in manifest.runs if run.name not in sides]
         for run in left:
             _clear_side(folder, run.name)

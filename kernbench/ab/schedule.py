@@ -25,7 +25,7 @@ from kernbench.ab.pairing import switches_variant
 from kernbench.errors import UserError
 from kernbench.execute.options import RunOptions
 from kernbench.results.ab import Schedule
-from kernbench.results.jsonio import FileFormat
+from kernbench.results.jsonio import FileFormat, unchanged
 from kernbench.results.kinds import AB_MANIFEST_NAME as MANIFEST_NAME
 from kernbench.worker_env import ROUND_ENV, SIDE_ENV, SWITCH_ENV
 
@@ -223,7 +223,7 @@ def _sequential(data: dict[str, Any]) -> dict[str, Any]:
 
 MANIFEST_FORMAT = FileFormat(
     "A/B manifest", MANIFEST_VERSION, AbManifest,
-    update_to={2: _sequential, 3: lambda data: data},
+    update_to={2: _sequential, 3: unchanged},
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import jinja2
 
@@ -144,18 +145,27 @@ def table_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+# The filters both A/B reports (report.md here, report.html in render.report) use.
+AB_FILTERS = {"pct": pct_text, "num": _num, "cell": table_cell, "slots": slot_text,
+              "setting": setting_text}
+
+
+def ab_context(report: AbReport) -> dict[str, Any]:
+    """What both A/B reports show besides the report's own fields."""
+    return {"r": report, "pins": pins_line(report), "mixed": mixed_timers(report),
+            "slots": report.schedule == "interleaved", "fewer": fewer_rounds(report),
+            "where": where_measured(report)}
+
+
 def render_markdown(report: AbReport, figure: str | None) -> str:
     """The report text; `figure` is the figure's path relative to the report, if any."""
     environment = jinja2.Environment(
         autoescape=False, keep_trailing_newline=True, undefined=jinja2.StrictUndefined
     )
-    environment.filters.update(pct=pct_text, num=_num, cell=table_cell, slots=slot_text,
-                               setting=setting_text)
+    environment.filters.update(AB_FILTERS)
     order = ", ".join(f"r{k} {'/'.join(sides)}" for k, sides in enumerate(report.order, 1))
     return environment.from_string(TEMPLATE).render(
-        r=report, order=order, turns=_turns(report), figure=figure, pins=pins_line(report),
-        mixed=mixed_timers(report), slots=report.schedule == "interleaved",
-        fewer=fewer_rounds(report), where=where_measured(report),
+        **ab_context(report), order=order, turns=_turns(report), figure=figure,
     )
 
 

@@ -30,8 +30,6 @@ from kernbench.errors import UserError
 from kernbench.render import style
 from kernbench.results.model import CellResult, Fit, Results
 from kernbench.results.reference import Reference
-from kernbench.spec.hardware import ceiling_source
-from kernbench.spec.models import HardwareProfile
 
 CCL_FIGURES = ("busbw", "latency")
 MODEL_POINTS = 64
@@ -71,27 +69,14 @@ def figure_data(results: Results, name: str) -> dict[str, Any]:
         "panels": panels,
         "not_plotted": style.not_plotted(c for c in results.cells if not _plottable(c)),
     }
-    ceiling = _interconnect_ceiling(results) if name == "busbw" else None
-    if ceiling is not None:  # only when known: figure data without a profile stays as it was
-        data["ceiling"] = ceiling
+    if name == "busbw":  # against the per-GPU, one-way link bandwidth (nccl-tests' convention)
+        ceiling = style.profile_ceiling(results, "interconnect per GPU, one way",
+                                        lambda profile: profile.interconnect_gbs)
+        if ceiling is not None:  # only when known: data without a profile stays as it was
+            data["ceiling"] = ceiling
     if not panels:
         data["note"] = "No collective cell finished: nothing to plot."
     return data
-
-
-def _interconnect_ceiling(results: Results) -> dict[str, Any] | None:
-    """The per-GPU, one-direction link bandwidth busbw is measured against (nccl-tests'
-    convention), from the hardware profile, and where it comes from."""
-    if not results.hardware:
-        return None
-    profile = HardwareProfile.model_validate(results.hardware)
-    if profile.interconnect_gbs is None:
-        return None
-    return {
-        "label": "interconnect per GPU, one way",
-        "value": style.significant(profile.interconnect_gbs.value),
-        "source": ceiling_source(profile, profile.interconnect_gbs),
-    }
 
 
 # One hollow marker shape per reference, in the order given.

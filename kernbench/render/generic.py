@@ -18,8 +18,6 @@ from kernbench.errors import UserError
 from kernbench.render import series, style
 from kernbench.render.generic_draw import draw
 from kernbench.results.model import CellResult, Results
-from kernbench.spec.hardware import ceiling_source
-from kernbench.spec.models import HardwareProfile
 
 # A renderer module offers figure_data and draw (kernbench.render); draw lives beside.
 __all__ = ["FIGURE_DATA", "draw", "figure_data"]
@@ -50,7 +48,8 @@ def throughput_data(results: Results) -> dict[str, Any]:
 def bandwidth_data(results: Results) -> dict[str, Any]:
     # Always GB/s, the unit of the ceiling it is drawn against.
     data = _data(results, "bandwidth", "achieved memory bandwidth", _rate("gbs", 1.0), "GB/s")
-    ceiling = data["ceiling"] = _memory_ceiling(results)
+    ceiling = data["ceiling"] = style.profile_ceiling(
+        results, "device memory bandwidth", lambda profile: profile.memory_gbs)
     if ceiling is not None:
         # The ceiling shares the axis: far above the data on a linear one, it would flatten
         # every line onto zero (a top-k at 0.1 GB/s under 4253 GB/s).
@@ -122,18 +121,6 @@ def _unit(values: list[float], unit: str) -> tuple[float, str]:
     if unit == "s":
         return style.time_unit(largest)
     return next(((p, f"{prefix}{unit}") for p, prefix in PREFIXES if largest >= p), (1.0, unit))
-
-
-def _memory_ceiling(results: Results) -> dict[str, Any] | None:
-    """The device's memory bandwidth the hardware profile gives, and where it comes from."""
-    if not results.hardware:
-        return None
-    profile = HardwareProfile.model_validate(results.hardware)
-    return {
-        "label": "device memory bandwidth",
-        "value": style.significant(profile.memory_gbs.value),
-        "source": ceiling_source(profile, profile.memory_gbs),
-    }
 
 
 def _empty_note(results: Results, what: str) -> str:

@@ -53,7 +53,8 @@ def where_measured(report: AbReport) -> WhereMeasured:
     if not found.differing:
         return WhereMeasured(_machine(report, found), _code(found), None, None)
     names = ", ".join(FACT_NAMES[name] for name in found.differing)
-    measured = [run for run in report.runs if run.name in set(found.runs)]
+    left_results = set(found.runs)
+    measured = [run for run in report.runs if run.name in left_results]
     return WhereMeasured(_machine(report, found), _code(found), not_alike(found, measured),
                          f"WARNING: the runs differ in {names} (see report.md)")
 

@@ -18,16 +18,7 @@ import jinja2
 
 from kernbench.render import render_results
 from kernbench.render.ab import AB_FIGURE
-from kernbench.render.ab_report import (
-    fewer_rounds,
-    mixed_timers,
-    pct_text,
-    pins_line,
-    setting_text,
-    slot_text,
-    table_cell,
-)
-from kernbench.render.measured_on import where_measured
+from kernbench.render.ab_report import AB_FILTERS, ab_context, table_cell
 from kernbench.render.style import format_seconds
 from kernbench.results.ab import AbReport
 from kernbench.results.kinds import REPORT_HTML, REPORT_MD
@@ -221,13 +212,9 @@ def write_ab_html(report: AbReport, folder: Path) -> list[Path]:
     figure = folder / AB_FIGURE
     encoded = base64.b64encode(figure.read_bytes()).decode() if figure.is_file() else None
     environment = _environment(REPORT_HTML)
-    environment.filters["pct"] = pct_text
-    environment.filters["slots"] = slot_text
-    environment.filters["setting"] = setting_text
+    environment.filters.update(AB_FILTERS)
     path = folder / REPORT_HTML
     path.write_text(environment.get_template("ab_report.html.j2").render(
-        r=report, figure=encoded, pins=pins_line(report), mixed=mixed_timers(report),
-        slots=report.schedule == "interleaved", fewer=fewer_rounds(report),
-        where=where_measured(report),
+        **ab_context(report), figure=encoded,
     ))
     return [path]

@@ -23,6 +23,8 @@ from kernbench.render import cache
 from kernbench.results.jsonio import write_json
 from kernbench.results.model import CellResult, Results
 from kernbench.results.provenance import code_label
+from kernbench.spec.hardware import ceiling_source
+from kernbench.spec.models import Ceiling, HardwareProfile
 from kernbench.units import time_unit
 
 # matplotlib's tab10, in a fixed order so a variant keeps its color across figures.
@@ -120,6 +122,21 @@ def log_scale_fits(values: Sequence[Any]) -> bool:
     if not values or not all(isinstance(v, int | float) and v > 0 for v in values):
         return False
     return bool(max(values) / min(values) > LOG_SCALE_RANGE)
+
+
+def profile_ceiling(
+    results: Results, label: str, pick: Callable[[HardwareProfile], Ceiling | None]
+) -> dict[str, Any] | None:
+    """A figure's ceiling (`pick` of the results' hardware profile): its label, value and
+    where it comes from; None without a profile, or where the profile gives none."""
+    if not results.hardware:
+        return None
+    profile = HardwareProfile.model_validate(results.hardware)
+    ceiling = pick(profile)
+    if ceiling is None:
+        return None
+    return {"label": label, "value": significant(ceiling.value),
+            "source": ceiling_source(profile, ceiling)}
 
 
 def bars_width(bars: int) -> float:

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kernbench.results.jsonio import FileFormat
+from kernbench.results.jsonio import FileFormat, unchanged
 
 AB_VERSION = 6
 TURNS_VERSION = 1
@@ -218,10 +218,6 @@ def side_setting(switch: str, value: str | None) -> str:
     return f"{switch} unset" if value is None else f"{switch}={value}"
 
 
-def _same(data: dict[str, Any]) -> dict[str, Any]:
-    return data
-
-
 def _sequential(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schedule": "sequential"}
 
@@ -243,6 +239,6 @@ def _measured_on_not_recorded(data: dict[str, Any]) -> dict[str, Any]:
 
 
 AB_FORMAT = FileFormat("A/B report", AB_VERSION, AbReport,
-                       update_to={2: _sequential, 3: _turns_summarized, 4: _same, 5: _same,
+                       update_to={2: _sequential, 3: _turns_summarized, 4: unchanged, 5: unchanged,
                                   6: _measured_on_not_recorded})
 TURNS_FORMAT = FileFormat("interleaved round's turns", TURNS_VERSION, RoundTurns)

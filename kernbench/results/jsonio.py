@@ -29,6 +29,12 @@ Model = TypeVar("Model", bound=BaseModel)
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
 
 
+def unchanged(data: dict[str, Any]) -> dict[str, Any]:
+    """The step to a version that only allows more (a field may now be null, or is new
+    with a default): the older file reads as it is."""
+    return data
+
+
 @dataclass(frozen=True)
 class FileFormat(Generic[Model]):
     what: str  # "results file", "A/B report", ... for error messages

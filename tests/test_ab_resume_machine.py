@@ -4,6 +4,7 @@ the model is said in one line, in summarize's wording."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from kernbench.ab import resume_machine
 from kernbench.ab.run import resume_ab, run_ab
 from kernbench.ab.sides import SideRequest
 from kernbench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UserError
+from kernbench.execute import gpus
 from kernbench.results import model as results_io
 from kernbench.results.provenance import cpu_model
 
@@ -85,6 +87,24 @@ def test_this_machine_is_the_cpu_a_cpu_ab_measures_on(tmp_path: Path) -> None:
         f"--resume: the sides kept were measured on NVIDIA H200, this machine's device is "
         f"{cpu_model()}: their verdicts would mix two machines; --force resumes anyway, or "
         "start a new A/B")
+
+
+def test_this_gpu_machine_is_listed_by_one_nvidia_smi_call(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[list[str]] = []
+
+    def nvidia_smi(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        calls.append(argv)
+        return subprocess.CompletedProcess(
+            argv, 0, stdout="0, NVIDIA H200, GPU-aaaa-0000, 570.86.15\n")
+
+    monkeypatch.setattr(gpus.subprocess, "run", nvidia_smi)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    found = resume_machine.this_machine("cuda")
+    assert (found["device_name"], found["gpu_uuid"], found["driver"]) == (
+        "NVIDIA H200", "GPU-aaaa-0000", "570.86.15")
+    assert len(calls) == 1
 
 
 def test_with_force_the_resume_runs_and_says_the_machines_differ(

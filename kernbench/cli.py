@@ -52,10 +52,10 @@ from kernbench.commands.run_options import (
 )
 from kernbench.commands.schema import schema_command
 from kernbench.commands.streams import pipe_closed
-from kernbench.commands.validate import list_benches, validate_files
+from kernbench.commands.validate import list_benches, validate_files, validate_found
 from kernbench.commands.version import VersionFlag
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, NeedsExtra, UserError
-from kernbench.spec.discovery import bench_files, no_benches_found
+from kernbench.spec.discovery import no_benches_found, search_benches
 from kernbench.spec.loader import shown_path
 
 
@@ -154,10 +154,15 @@ def validate_command(
 ) -> None:
     """Check bench files (default: every bench found, and the hardware profiles; a bench
     that needs an optional dependency missing here is skipped, with why)."""
-    if not paths and not bench_files(bench_dir or ()):
-        typer.echo(no_benches_found(), err=True)
+    if paths:
+        outcomes = validate_files(paths)
+    else:
+        found = search_benches(bench_dir or ())  # once: the files, their names and clashes
+        if not found.names:
+            typer.echo(no_benches_found(), err=True)
+        outcomes = validate_found(found)
     failed = False
-    for path, error in validate_files(paths or None, bench_dir or ()):
+    for path, error in outcomes:
         if error is None:
             typer.echo(f"ok {shown_path(path)}")
         elif isinstance(error, NeedsExtra) and not paths:

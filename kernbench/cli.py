@@ -50,18 +50,12 @@ from kernbench.commands.run_options import (
     Shard,
     Timers,
 )
-from kernbench.commands.schema import (
-    drifted_schemas,
-    folders_to_check,
-    folders_to_write,
-    schema_text,
-    write_schemas,
-)
+from kernbench.commands.schema import schema_command
 from kernbench.commands.streams import pipe_closed
-from kernbench.commands.validate import list_benches, validate_files
+from kernbench.commands.validate import list_benches, validate_files, validate_found
 from kernbench.commands.version import VersionFlag
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, NeedsExtra, UserError
-from kernbench.spec.discovery import bench_files, no_benches_found
+from kernbench.spec.discovery import no_benches_found, search_benches
 from kernbench.spec.loader import shown_path
 
 
@@ -160,10 +154,15 @@ def validate_command(
 ) -> None:
     """Check bench files (default: every bench found, and the hardware profiles; a bench
     that needs an optional dependency missing here is skipped, with why)."""
-    if not paths and not bench_files(bench_dir or ()):
-        typer.echo(no_benches_found(), err=True)
+    if paths:
+        outcomes = validate_files(paths)
+    else:
+        found = search_benches(bench_dir or ())  # once: the files, their names and clashes
+        if not found.names:
+            typer.echo(no_benches_found(), err=True)
+        outcomes = validate_found(found)
     failed = False
-    for path, error in validate_files(paths or None, bench_dir or ()):
+    for path, error in outcomes:
         if error is None:
             typer.echo(f"ok {shown_path(path)}")
         elif isinstance(error, NeedsExtra) and not paths:
@@ -193,32 +192,7 @@ def plan_command(
 # --- schemas -------------------------------------------------------------------------
 
 
-@app.command("schema")
-def schema_command(
-    check: Annotated[
-        bool, typer.Option("--check", help="Exit 1 if the committed schemas drifted.")
-    ] = False,
-    print_name: Annotated[
-        str | None,
-        typer.Option("--print", metavar="NAME",
-                     help="Print one schema (bench, hardware or results), e.g. for an editor."),
-    ] = None,
-) -> None:
-    """Write schemas/*.schema.json and the packaged copy from the models (or check them)."""
-    if print_name is not None:
-        typer.echo(schema_text(print_name), nl=False)
-        return
-    if check:
-        drifted = [path for folder in folders_to_check() for path in drifted_schemas(folder)]
-        for path in drifted:
-            typer.echo(f"drifted: {shown_path(path)} (run kernbench schema)", err=True)
-        if drifted:
-            raise typer.Exit(EXIT_FAILED)
-        typer.echo("schemas up to date")
-        return
-    for folder in folders_to_write():
-        for path in write_schemas(folder):
-            typer.echo(f"wrote {shown_path(path)}")
+app.command("schema")(schema_command)
 
 
 # --- runs: run, render --------------------------------------------------------------

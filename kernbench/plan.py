@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,14 +105,23 @@ def check_size(bench: Bench) -> None:
 
 def iter_cells(
     bench: Bench, device: str | None = None, only: Sequence[str] = (),
-    taken: set[tuple[str, str]] | None = None,
+    taken: set[tuple[str, str]] | None = None, whole: Iterable[Cell] | None = None,
 ) -> Iterator[Cell]:
     """The cells of `bench` one at a time, those matching every `--only` filter; each keeps
     its index in the whole plan. With a `device`, each cell's params carry it and
     exclusion rules may name it (e.g. `{device: cpu, M: [8192, 16384]}`). `taken`
-    collects each filter value some cell of the plan has."""
+    collects each filter value some cell of the plan has. `whole`: the plan on `device`
+    without filters, where already built, to choose from rather than make again."""
     check_size(bench)
     filters = _filters(only, _known_keys(bench, device))
+    for cell in _every_cell(bench, device) if whole is None else whole:
+        if taken is not None:
+            taken.update(_values_taken(cell, filters))
+        if all(_selected(cell, key, wanted) for key, wanted in filters):
+            yield cell
+
+
+def _every_cell(bench: Bench, device: str | None) -> Iterator[Cell]:
     extra = {"device": device} if device else {}
     index = 0
     for variant, options in bench.variants.items():
@@ -120,19 +129,18 @@ def iter_cells(
             params = {**_flatten(row), **options, **extra}
             if _excluded({**params, "variant": variant}, bench.exclude):
                 continue
-            cell = Cell(variant=variant, axes=row, params=params, index=index)
+            yield Cell(variant=variant, axes=row, params=params, index=index)
             index += 1
-            if taken is not None:
-                taken.update(_values_taken(cell, filters))
-            if all(_selected(cell, key, wanted) for key, wanted in filters):
-                yield cell
 
 
-def plan(bench: Bench, device: str | None = None, only: Sequence[str] = ()) -> list[Cell]:
-    """The cells of `bench` (see `iter_cells`); `--only` filters matching nothing are an
-    error."""
+def plan(
+    bench: Bench, device: str | None = None, only: Sequence[str] = (),
+    whole: Sequence[Cell] | None = None,
+) -> list[Cell]:
+    """The cells of `bench` (see `iter_cells`, and its `whole`); `--only` filters matching
+    nothing are an error."""
     taken: set[tuple[str, str]] = set()
-    cells = list(iter_cells(bench, device, only, taken))
+    cells = list(iter_cells(bench, device, only, taken, whole))
     _check_values_taken(_filters(only, _known_keys(bench, device)), taken)
     if only and not cells:
         raise UserError(f"--only: no cell matches {' '.join(only)}")

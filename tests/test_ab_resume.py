@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from ab_fixtures.build import results
+from ab_fixtures.sides import Sides
 from typer.testing import CliRunner
 
 from kernbench import cli
@@ -41,27 +42,6 @@ variants:
   slow: {work_us: 100}
 ab: {switch: KB_X, rounds: 3, schedule: sequential}
 """
-
-
-class Sides:
-    """Answers each side with results where B is 10 % slower; interrupts at `stop`."""
-
-    def __init__(self, stop: str | None = None) -> None:
-        self.ran: list[str] = []
-        self.stop = stop
-
-    def __call__(self, request: SideRequest) -> int:
-        name = request.run.name
-        if name == self.stop:
-            (request.run_dir / "run.json").write_text("{}")  # a side cut short
-            raise KeyboardInterrupt
-        self.ran.append(name)
-        slow = request.env["KB_X"] == "1"
-        made = results(name, request.run.round,
-                       lambda run, variant, size: size * 1e-6 * (1.1 if slow else 1.0))
-        results_io.save(made.model_copy(update={"complete": True}),
-                        request.run_dir / "results.json")
-        return 0
 
 
 def interrupted_sequential(tmp_path: Path, stop: str) -> tuple[Path, list[str]]:

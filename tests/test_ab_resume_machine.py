@@ -4,20 +4,20 @@ the model is said in one line, in summarize's wording."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ab_fixtures.build import results
+from ab_fixtures.sides import Sides
 from test_ab_sides import write_bench
 from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.ab import resume_machine
 from kernbench.ab.run import resume_ab, run_ab
-from kernbench.ab.sides import SideRequest
 from kernbench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UserError
-from kernbench.results import model as results_io
+from kernbench.execute import gpus
 from kernbench.results.provenance import cpu_model
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -25,31 +25,10 @@ BEGUN_ON = {"device": "cpu", "device_name": "NVIDIA H200", "host": "box",
             "git": {"commit": COMMIT, "dirty": False}}
 
 
-class Sides:
-    """Results recording `provenance`; interrupts at `stop`."""
-
-    def __init__(self, provenance: dict[str, Any], stop: str | None = None) -> None:
-        self.provenance = provenance
-        self.stop = stop
-        self.ran: list[str] = []
-
-    def __call__(self, request: SideRequest) -> int:
-        name = request.run.name
-        if name == self.stop:
-            (request.run_dir / "run.json").write_text("{}")  # a side cut short
-            raise KeyboardInterrupt
-        self.ran.append(name)
-        made = results(name, request.run.round, lambda run, variant, size: size * 1e-6,
-                       provenance=self.provenance)
-        results_io.save(made.model_copy(update={"complete": True}),
-                        request.run_dir / "results.json")
-        return 0
-
-
 def interrupted(tmp_path: Path, begun_on: dict[str, Any]) -> Path:
     bench = write_bench(tmp_path, ab="ab: {switch: KB_X, rounds: 2, schedule: sequential}\n")
     outcome = run_ab(str(bench), out=tmp_path / "ab", device="cpu",
-                     run_side=Sides(begun_on, stop="r2_B"), echo=lambda line: None)
+                     run_side=Sides(stop="r2_B", provenance=begun_on), echo=lambda line: None)
     assert outcome.exit_code == EXIT_INTERRUPTED
     return tmp_path / "ab"
 
@@ -63,7 +42,7 @@ def test_a_resume_on_another_device_model_is_refused_before_any_side_runs(
 ) -> None:
     folder = interrupted(tmp_path, BEGUN_ON)
     here(monkeypatch, {**BEGUN_ON, "device_name": "NVIDIA H100 80GB HBM3"})
-    sides = Sides(BEGUN_ON)
+    sides = Sides(provenance=BEGUN_ON)
     with pytest.raises(UserError) as refused:
         resume_ab(folder, run_side=sides, echo=lambda line: None)
     assert str(refused.value) == (
@@ -80,11 +59,29 @@ def test_this_machine_is_the_cpu_a_cpu_ab_measures_on(tmp_path: Path) -> None:
     assert resume_machine.this_machine("cpu")["device_name"] == cpu_model()
     folder = interrupted(tmp_path, BEGUN_ON)
     with pytest.raises(UserError) as refused:  # not `match`: a model name reads as a regex
-        resume_ab(folder, run_side=Sides(BEGUN_ON), echo=lambda line: None)
+        resume_ab(folder, run_side=Sides(provenance=BEGUN_ON), echo=lambda line: None)
     assert str(refused.value) == (
         f"--resume: the sides kept were measured on NVIDIA H200, this machine's device is "
         f"{cpu_model()}: their verdicts would mix two machines; --force resumes anyway, or "
         "start a new A/B")
+
+
+def test_this_gpu_machine_is_listed_by_one_nvidia_smi_call(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[list[str]] = []
+
+    def nvidia_smi(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        calls.append(argv)
+        return subprocess.CompletedProcess(
+            argv, 0, stdout="0, NVIDIA H200, GPU-aaaa-0000, 570.86.15\n")
+
+    monkeypatch.setattr(gpus.subprocess, "run", nvidia_smi)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    found = resume_machine.this_machine("cuda")
+    assert (found["device_name"], found["gpu_uuid"], found["driver"]) == (
+        "NVIDIA H200", "GPU-aaaa-0000", "570.86.15")
+    assert len(calls) == 1
 
 
 def test_with_force_the_resume_runs_and_says_the_machines_differ(
@@ -93,7 +90,7 @@ def test_with_force_the_resume_runs_and_says_the_machines_differ(
     folder = interrupted(tmp_path, BEGUN_ON)
     other = {**BEGUN_ON, "device_name": "NVIDIA H100 80GB HBM3"}
     here(monkeypatch, other)
-    sides = Sides(other)
+    sides = Sides(provenance=other)
     lines: list[str] = []
     assert resume_ab(folder, run_side=sides, echo=lines.append, force=True).exit_code == EXIT_OK
     assert sides.ran == ["r2_B", "r2_A"]
@@ -109,7 +106,7 @@ def test_the_same_model_on_another_commit_runs_with_one_line_saying_so(
     folder = interrupted(tmp_path, BEGUN_ON)
     moved_on = {**BEGUN_ON, "git": {"commit": "f" * 40, "dirty": False}}
     here(monkeypatch, moved_on)
-    sides = Sides(moved_on)
+    sides = Sides(provenance=moved_on)
     lines: list[str] = []
     assert resume_ab(folder, run_side=sides, echo=lines.append).exit_code == EXIT_OK
     assert sides.ran == ["r2_B", "r2_A"]
@@ -125,7 +122,8 @@ def test_the_same_machine_resumes_without_a_note_and_force_needs_resume(
     folder = interrupted(tmp_path, BEGUN_ON)
     here(monkeypatch, {**BEGUN_ON, "host": None})  # a fact not known here: not compared
     lines: list[str] = []
-    assert resume_ab(folder, run_side=Sides(BEGUN_ON), echo=lines.append).exit_code == EXIT_OK
+    sides = Sides(provenance=BEGUN_ON)
+    assert resume_ab(folder, run_side=sides, echo=lines.append).exit_code == EXIT_OK
     assert not [line for line in lines if "resuming on this machine" in line]
     result = CliRunner().invoke(cli.app, ["ab", "--bench", "x", "--force"])
     assert result.exit_code == EXIT_USAGE

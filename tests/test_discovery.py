@@ -94,6 +94,18 @@ def test_duplicate_names_across_files(project: Path, tmp_path: Path) -> None:
     assert str(clash) == f"{other}:2: name: bench 'alpha' is also defined in alpha.yaml"
 
 
+def test_validate_searches_the_bench_folders_once(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    searched: list[object] = []
+    search = discovery.bench_dirs
+    monkeypatch.setattr(discovery, "bench_dirs", lambda extra=(): searched.append(extra) or
+                        search(extra))
+    result = CliRunner().invoke(cli.app, ["validate"])
+    assert result.exit_code == 0, result.output
+    assert "ok " in result.stdout and len(searched) == 1
+
+
 def test_a_name_defined_twice_is_refused_by_every_command_but_list(
     project: Path, tmp_path: Path
 ) -> None:

@@ -32,11 +32,11 @@ from kernbench.worker_env import GPU_ENV
 from tests.test_options import options_for, tiny_bench
 
 LISTING = """\
-0, NVIDIA H200, GPU-aaaa-0000
-1, NVIDIA H200, GPU-bbbb-1111
-2, NVIDIA A100-SXM4-80GB, GPU-cccc-2222
+0, NVIDIA H200, GPU-aaaa-0000, 570.86.15
+1, NVIDIA H200, GPU-bbbb-1111, 570.86.15
+2, NVIDIA A100-SXM4-80GB, GPU-cccc-2222, 570.86.15
 """
-FOUND = parse_listing(LISTING)
+FOUND, DRIVER = parse_listing(LISTING)
 
 
 def cells(*times: float) -> tuple[list[Cell], dict[int, float]]:
@@ -68,6 +68,13 @@ def test_a_cell_is_estimated_from_its_earlier_rounds() -> None:
                 1: [RoundResult(round=1, status="failed", wall_s=0.0)]}
     estimate = estimator(measured, default_s=1.5)
     assert [estimate(c) for c in made] == [4.0, 1.5, 1.5]
+
+
+def test_the_listing_gives_each_gpu_and_the_hosts_driver() -> None:
+    assert [(g.index, g.name, g.uuid) for g in FOUND[1:]] == [
+        ("1", "NVIDIA H200", "GPU-bbbb-1111"), ("2", "NVIDIA A100-SXM4-80GB", "GPU-cccc-2222")]
+    assert DRIVER == "570.86.15"
+    assert parse_listing("") == ([], None)
 
 
 def test_cuda_visible_devices_restricts_the_gpus_in_its_order() -> None:

@@ -56,7 +56,7 @@ def test_the_doc_holds_each_form_as_a_module_and_a_bench() -> None:
 
 def test_every_example_bench_validates(examples: Path) -> None:
     names = [*BENCHES, *OP_BENCHES] if importlib.util.find_spec("torch") else BENCHES
-    outcomes = validate_files([examples / f"{name}.yaml" for name in names], ())
+    outcomes = validate_files([examples / f"{name}.yaml" for name in names])
     assert [error for _, error in outcomes] == [None] * len(names)
 
 

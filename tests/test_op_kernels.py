@@ -16,9 +16,10 @@ from kernbench.kernels import backends
 from kernbench.kernels.backends import BackendUnavailable
 from kernbench.kernels.base import CorrectnessError
 from kernbench.kernels.compare import compare
-from kernbench.kernels.tensors import Init, TensorPlan, make_tensor, parse_init
+from kernbench.kernels.tensors import Init, TensorPlan, make_tensor
 from kernbench.spec.loader import load_bench
 from kernbench.spec.op_factory import OpFactory, bench_factory
+from kernbench.spec.op_inits import cell_init
 
 torch = pytest.importorskip("torch")
 
@@ -36,18 +37,18 @@ torch = pytest.importorskip("torch")
     ],
 )
 def test_each_init_makes_its_dtype_and_shape(init: str, dtype: str, expected: object) -> None:
-    tensor = make_tensor(TensorPlan((3, 5), dtype, parse_init(init)), "cpu")
+    tensor = make_tensor(TensorPlan((3, 5), dtype, cell_init(init, {})), "cpu")
     assert tensor.dtype == expected and tuple(tensor.shape) == (3, 5)
 
 
 def test_init_values() -> None:
     assert bool((make_tensor(TensorPlan((4,), "fp32", Init("zeros")), "cpu") == 0).all())
     assert bool((make_tensor(TensorPlan((4,), "fp32", Init("ones")), "cpu") == 1).all())
-    ints = make_tensor(TensorPlan((1000,), "int64", parse_init("randint(2, 5)")), "cpu")
+    ints = make_tensor(TensorPlan((1000,), "int64", cell_init("randint(2, 5)", {})), "cpu")
     assert ints.min() >= 2 and ints.max() < 5
     uniform = make_tensor(TensorPlan((1000,), "fp32", Init("rand")), "cpu")
     assert uniform.min() >= 0 and uniform.max() < 1
-    mask = make_tensor(TensorPlan((10000,), "bool", parse_init("bernoulli(0.25)")), "cpu")
+    mask = make_tensor(TensorPlan((10000,), "bool", cell_init("bernoulli(0.25)", {})), "cpu")
     assert 0.2 < mask.float().mean() < 0.3
     assert make_tensor(TensorPlan((), "fp32", Init("randn")), "cpu").shape == ()
 
@@ -59,13 +60,13 @@ def test_init_values() -> None:
         ("randint(5, 1)", "needs low < high"),
         ("randint(0.5, 3)", "needs whole numbers"),  # was drawn from 0 silently
         ("randn(1)", "randn takes 0 arguments"),
-        ("randint(0, n)", "arguments must be numbers"),
+        ("randint(0, n)", "unknown name 'n'"),  # a cell without the parameter
         ("os.system", "cannot read init"),
     ],
 )
 def test_bad_inits(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
-        parse_init(text)
+        cell_init(text, {})
 
 
 def test_compare_tuples_by_name_and_exactly() -> None:
@@ -236,7 +237,8 @@ def test_normal_init_scales_randn() -> None:
     import torch
 
     torch.manual_seed(0)
-    weights = make_tensor(TensorPlan((100_000,), "fp32", parse_init("normal(1, 0.01)")), "cpu")
+    weights = make_tensor(
+        TensorPlan((100_000,), "fp32", cell_init("normal(1, 0.01)", {})), "cpu")
     assert abs(float(weights.mean()) - 1.0) < 1e-3 and abs(float(weights.std()) - 0.01) < 1e-3
     with pytest.raises(ValueError, match="std > 0"):
-        parse_init("normal(0, 0)")
+        cell_init("normal(0, 0)", {})

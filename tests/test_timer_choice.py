@@ -184,3 +184,33 @@ def test_a_timers_file_naming_a_cell_the_plan_lacks_is_refused(tmp_path, monkeyp
         f"--timers: {timers}: the plan has no cell 'default/work_us=7'; known: default/work_us=1, "
         "default/work_us=2, default/work_us=3, default/work_us=4, default/work_us=5 (6 in all)"
     )
+
+
+def test_a_timers_file_adds_no_build_of_the_plan(tmp_path, monkeypatch):
+    import json
+
+    from cli_helpers import nap_bench
+    from typer.testing import CliRunner
+
+    from kernbench import cli
+    from kernbench import plan as planning
+    from kernbench.commands import run as run_command
+    from kernbench.errors import EXIT_OK
+
+    bench = nap_bench(tmp_path, work_us=(1, 2, 3))
+    monkeypatch.setattr(run_command, "measure", lambda run: EXIT_OK)
+    made: list[str] = []
+    every_cell = planning._every_cell
+    monkeypatch.setattr(planning, "_every_cell",
+                        lambda *args: made.append("plan") or every_cell(*args))
+    timers = tmp_path / "timers.json"
+    timers.write_text(json.dumps({"default/work_us=3": "cpu"}))
+    builds = []
+    for given in ([], ["--timers", str(timers)]):
+        made.clear()
+        result = CliRunner().invoke(cli.app, [
+            "run", "--bench", str(bench), "--device", "cpu", "--only", "work_us=1",
+            "--out", str(tmp_path / f"out{len(given)}"), *given])
+        assert result.exit_code == EXIT_OK, result.output
+        builds.append(len(made))
+    assert builds[1] == builds[0]  # the cells run are chosen from the plan the ids are checked on

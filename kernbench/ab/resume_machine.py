@@ -6,7 +6,6 @@ would warn of it afterwards (docs/adr/0023-interrupted-ab-and-chosen-cells.md)."
 from __future__ import annotations
 
 import socket
-import subprocess
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -14,7 +13,7 @@ from kernbench.ab.failures import RunOutcome
 from kernbench.ab.measured_on import compare, facts
 from kernbench.ab.schedule import AbManifest
 from kernbench.errors import UserError
-from kernbench.execute.gpus import visible_gpus
+from kernbench.execute.gpus import visible_gpus_and_driver
 from kernbench.render.measured_on import not_alike
 from kernbench.results.ab import MEASURED_FACTS
 from kernbench.results.provenance import cpu_model, git_commit, kernbench_version, package_version
@@ -59,20 +58,11 @@ def this_machine(device: str) -> dict[str, Any]:
     }
     if device == "cuda":
         try:
-            gpus = visible_gpus()
+            gpus, driver = visible_gpus_and_driver()
         except UserError:
-            gpus = []
+            gpus, driver = [], None
         found["device_name"] = gpus[0].name if gpus else NO_GPU
         found["gpu_uuid"] = gpus[0].uuid if gpus else None
-        found["driver"] = _driver() if gpus else None
+        found["driver"] = driver if gpus else None
     return found
 
-
-def _driver() -> str | None:
-    try:
-        listed = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=60, check=True).stdout.split()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return listed[0] if listed else None

@@ -136,7 +136,11 @@ def run(request: RunRequest) -> int:
     check_requirements(bench, bench_path, options.device, options.hosts)
     check_bench(bench, bench_path, options.device)  # a metric or profile error: before measuring
     note_ceilings_duty(bench, options.device, options.hardware)
-    cells = checked_plan(options, bench)  # a rejected --only or --shard, an empty plan: no folder
+    whole = None  # the plan without --only, --cells or --shard, where --timers needs it
+    if request.timers is not None:  # a missing, malformed or mistaken file: before measuring
+        whole = plan(bench, options.device)
+        check_timer_ids(request.timers, read_timers(request.timers), whole)
+    cells = checked_plan(options, bench, whole)  # a bad --only or --shard, no cell: no folder
     if options.hosts is not None:
         check_world_sizes(options.hosts, cells)
         if not options.hosts.leads:
@@ -195,8 +199,6 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
     device = hardware.resolve_device(request.device)
     if request.hardware is not None:  # an unknown name, or another device's, fails early
         hardware.device_profile(request.hardware, device)
-    if request.timers is not None:  # a missing, malformed or mistaken file: before measuring
-        check_timer_ids(request.timers, read_timers(request.timers), plan(bench, device))
     bench_path = bench_path.resolve()
     project_pins = None if pins else bench_pins_path(bench_path, bench.name)
     for option, path in (("--pins", pins), ("the bench's pins", project_pins)):

@@ -13,11 +13,14 @@ import json
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from kernbench.errors import UserError
+import typer
+
+from kernbench.errors import EXIT_FAILED, UserError
 from kernbench.results.model import results_json_schema
 from kernbench.spec.discovery import checkout_root
+from kernbench.spec.loader import shown_path
 from kernbench.spec.models import bench_json_schema, hardware_json_schema
 
 SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
@@ -91,3 +94,30 @@ def drifted_schemas(folder: Path) -> list[Path]:
         if current != render(generate()):
             drifted.append(path)
     return drifted
+
+
+def schema_command(
+    check: Annotated[
+        bool, typer.Option("--check", help="Exit 1 if the committed schemas drifted.")
+    ] = False,
+    print_name: Annotated[
+        str | None,
+        typer.Option("--print", metavar="NAME",
+                     help="Print one schema (bench, hardware or results), e.g. for an editor."),
+    ] = None,
+) -> None:
+    """Write schemas/*.schema.json and the packaged copy from the models (or check them)."""
+    if print_name is not None:
+        typer.echo(schema_text(print_name), nl=False)
+        return
+    if check:
+        drifted = [path for folder in folders_to_check() for path in drifted_schemas(folder)]
+        for path in drifted:
+            typer.echo(f"drifted: {shown_path(path)} (run kernbench schema)", err=True)
+        if drifted:
+            raise typer.Exit(EXIT_FAILED)
+        typer.echo("schemas up to date")
+        return
+    for folder in folders_to_write():
+        for path in write_schemas(folder):
+            typer.echo(f"wrote {shown_path(path)}")

@@ -12,37 +12,37 @@ from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import NeedsExtra, SpecError
-from kernbench.spec.discovery import bench_files, benches_by_name, name_clash
+from kernbench.spec.discovery import FoundBenches, benches_by_name, name_clash
 from kernbench.spec.hardware import profile_files
 from kernbench.spec.loader import load_bench, load_hardware, read_document
 from kernbench.spec.models import Bench
 
+Outcome = tuple[Path, SpecError | None]  # a file, and its error or None
 
-def validate_files(
-    paths: Sequence[Path] | None = None, extra: Sequence[Path] = ()
-) -> list[tuple[Path, SpecError | None]]:
-    """(file, its error or None) for each file: `paths`, or by default every bench found
-    (plus a check that no two share a name) and every hardware profile."""
-    targets: list[tuple[Path, Callable[[Path], object]]]
-    if paths:
-        targets = [(Path(p), _loader_for(Path(p))) for p in paths]
-    else:
-        targets = [(p, load_and_check) for p in bench_files(extra)]
-        targets += [(p, load_hardware) for p in profile_files()]
-    outcomes: list[tuple[Path, SpecError | None]] = []
-    for path, load in targets:
-        try:
-            load(path)
-        except SpecError as exc:
-            outcomes.append((path, exc))
-        else:
-            outcomes.append((path, None))
-    if not paths:
-        for name, files in benches_by_name(extra).items():
-            clash = name_clash(name, files)
-            if clash is not None:
-                outcomes.append((Path(clash.path), clash))
+
+def validate_files(paths: Sequence[Path]) -> list[Outcome]:
+    """Each file of `paths`, checked as a bench or a hardware profile."""
+    return [_outcome(Path(p), _loader_for(Path(p))) for p in paths]
+
+
+def validate_found(found: FoundBenches) -> list[Outcome]:
+    """Every bench of one search, a check that no two share a name, and every hardware
+    profile: `validate` without paths."""
+    outcomes = [_outcome(p, load_and_check) for p in found.names]
+    outcomes += [_outcome(p, load_hardware) for p in profile_files()]
+    for name, files in found.by_name().items():
+        clash = name_clash(name, files)
+        if clash is not None:
+            outcomes.append((Path(clash.path), clash))
     return outcomes
+
+
+def _outcome(path: Path, load: Callable[[Path], object]) -> Outcome:
+    try:
+        load(path)
+    except SpecError as exc:
+        return path, exc
+    return path, None
 
 
 def _loader_for(path: Path) -> Callable[[Path], object]:

@@ -23,6 +23,8 @@ from kernbench.plan import Cell
 from kernbench.results.model import GpuId, RoundResult
 from kernbench.worker_env import GPU_ENV
 
+LISTED = "index,name,uuid,driver_version"  # what nvidia-smi is asked, per GPU
+
 
 @dataclass(frozen=True)
 class Lane:
@@ -47,22 +49,32 @@ def worker_gpu() -> GpuId | None:
 
 def visible_gpus() -> list[GpuId]:
     """This host's GPUs, as CUDA_VISIBLE_DEVICES restricts them (indices or UUIDs)."""
+    return visible_gpus_and_driver()[0]
+
+
+def visible_gpus_and_driver() -> tuple[list[GpuId], str | None]:
+    """`visible_gpus`, and the driver's version, from one nvidia-smi call."""
     try:
         listed = subprocess.run(
-            ["nvidia-smi", "--query-gpu=index,name,uuid", "--format=csv,noheader"],
+            ["nvidia-smi", f"--query-gpu={LISTED}", "--format=csv,noheader"],
             capture_output=True, text=True, timeout=60, check=True,
         ).stdout
     except (OSError, subprocess.SubprocessError) as exc:
         raise UserError(f"--gpus: cannot list the GPUs (nvidia-smi: {exc})") from None
-    return restrict(parse_listing(listed), os.environ.get("CUDA_VISIBLE_DEVICES"))
+    gpus, driver = parse_listing(listed)
+    return restrict(gpus, os.environ.get("CUDA_VISIBLE_DEVICES")), driver
 
 
-def parse_listing(text: str) -> list[GpuId]:
-    gpus = []
+def parse_listing(text: str) -> tuple[list[GpuId], str | None]:
+    """nvidia-smi's rows of LISTED: the GPUs, and the driver (one per host: None with no
+    GPU listed)."""
+    gpus, drivers = [], []
     for line in text.strip().splitlines():
-        index, name, uuid = (part.strip() for part in line.split(",", 2))
-        gpus.append(GpuId(index=index, name=name, uuid=uuid))
-    return gpus
+        index, rest = line.split(",", 1)
+        name, uuid, driver = (part.strip() for part in rest.rsplit(",", 2))
+        gpus.append(GpuId(index=index.strip(), name=name, uuid=uuid))
+        drivers.append(driver)
+    return gpus, drivers[0] if drivers else None
 
 
 def restrict(gpus: list[GpuId], visible: str | None) -> list[GpuId]:

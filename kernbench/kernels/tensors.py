@@ -89,26 +89,6 @@ def make_init(kind: str, args: Sequence[float]) -> Init:
     return Init(kind, tuple(args))
 
 
-def parse_init(text: str) -> Init:
-    """`randint(0, 8)` -> Init('randint', (0, 8)): an init whose arguments are numbers;
-    anything else is a ValueError."""
-    call = read_init(text)
-    numbers = [_number(ast.parse(arg, mode="eval").body) for arg in call.args]
-    if any(number is None for number in numbers):
-        raise ValueError(f"init {text!r}: arguments must be numbers")
-    return make_init(call.kind, [number for number in numbers if number is not None])
-
-
-def _number(node: ast.expr) -> float | None:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        number = _number(node.operand)
-        return None if number is None else -number
-    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
-        if not isinstance(node.value, bool):
-            return node.value
-    return None
-
-
 @dataclass(frozen=True)
 class TensorPlan:
     """One input of one cell: every expression already evaluated."""

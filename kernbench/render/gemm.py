@@ -16,8 +16,6 @@ from kernbench.errors import UserError
 from kernbench.render import style
 from kernbench.render.gemm_draw import draw
 from kernbench.results.model import CellResult, Results
-from kernbench.spec.hardware import ceiling_source
-from kernbench.spec.models import HardwareProfile
 
 # A renderer module offers figure_data and draw (kernbench.render); draw lives beside.
 __all__ = ["FIGURE_DATA", "draw", "figure_data", "shape_label"]
@@ -109,14 +107,11 @@ def _header(results: Results, name: str, what: str, table: _Table) -> dict[str, 
 
 
 def _peak(results: Results, dtype: str) -> tuple[float | None, str | None]:
-    """The dtype's peak TFLOP/s the metrics used, and where it comes from."""
-    if not results.hardware:
-        return None, None
-    profile = HardwareProfile.model_validate(results.hardware)
-    ceiling = profile.peak_tflops.get(dtype)
-    if ceiling is None:
-        return None, None
-    return ceiling.value, ceiling_source(profile, ceiling)
+    """The dtype's peak TFLOP/s the metrics used, and where it comes from. Not rounded as
+    `style.profile_ceiling` rounds: the gemm figures' data has always held the profile's
+    value whole (tests/golden), and a rounded peak would change every committed copy."""
+    found = style.ceiling_of(results, lambda profile: profile.peak_tflops.get(dtype))
+    return found if found is not None else (None, None)
 
 
 def _bar(cell: CellResult, shape: str, metric: str, scale: float) -> dict[str, Any]:

@@ -124,19 +124,30 @@ def log_scale_fits(values: Sequence[Any]) -> bool:
     return bool(max(values) / min(values) > LOG_SCALE_RANGE)
 
 
-def profile_ceiling(
-    results: Results, label: str, pick: Callable[[HardwareProfile], Ceiling | None]
-) -> dict[str, Any] | None:
-    """A figure's ceiling (`pick` of the results' hardware profile): its label, value and
-    where it comes from; None without a profile, or where the profile gives none."""
+def ceiling_of(
+    results: Results, pick: Callable[[HardwareProfile], Ceiling | None]
+) -> tuple[float, str] | None:
+    """`pick` of the results' hardware profile: its value, as the profile holds it, and
+    where it comes from (`ceiling_source`); None without a profile, or where the profile
+    gives none."""
     if not results.hardware:
         return None
     profile = HardwareProfile.model_validate(results.hardware)
     ceiling = pick(profile)
     if ceiling is None:
         return None
-    return {"label": label, "value": significant(ceiling.value),
-            "source": ceiling_source(profile, ceiling)}
+    return ceiling.value, ceiling_source(profile, ceiling)
+
+
+def profile_ceiling(
+    results: Results, label: str, pick: Callable[[HardwareProfile], Ceiling | None]
+) -> dict[str, Any] | None:
+    """A figure's ceiling (`ceiling_of`): its label, value (`significant`) and source."""
+    found = ceiling_of(results, pick)
+    if found is None:
+        return None
+    value, source = found
+    return {"label": label, "value": significant(value), "source": source}
 
 
 def bars_width(bars: int) -> float:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -135,14 +136,31 @@ def _bench_files_in(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.suffix in YAML_SUFFIXES and p.is_file())
 
 
-def benches_by_name(extra: Sequence[Path] = ()) -> dict[str, list[Path]]:
-    """Bench name -> its files in search order, sorted by name. A name of more than one
-    file is a clash (`name_clash`), which `list` shows beside the other benches."""
-    found: dict[str, list[Path]] = {}
+@dataclass(frozen=True)
+class FoundBenches:
+    """One search's bench files (`bench_files`), in search order, each with its name."""
+
+    names: dict[Path, str]
+
+    def by_name(self) -> dict[str, list[Path]]:
+        """Bench name -> its files in search order, sorted by name. A name of more than
+        one file is a clash (`name_clash`), which `list` shows beside the other benches."""
+        found: dict[str, list[Path]] = {}
+        for path, name in self.names.items():
+            found.setdefault(name, []).append(path)
+        return dict(sorted(found.items()))
+
+
+def search_benches(extra: Sequence[Path] = ()) -> FoundBenches:
+    """The bench files and their names, the folders searched once and each file's name
+    read once (`validate` checks the files and their names from one search)."""
     name_of = cache(bench_name)
-    for path in _bench_files(extra, name_of):
-        found.setdefault(name_of(path), []).append(path)
-    return dict(sorted(found.items()))
+    return FoundBenches({path: name_of(path) for path in _bench_files(extra, name_of)})
+
+
+def benches_by_name(extra: Sequence[Path] = ()) -> dict[str, list[Path]]:
+    """`FoundBenches.by_name` of a search."""
+    return search_benches(extra).by_name()
 
 
 def name_clash(name: str, paths: Sequence[Path]) -> SpecError | None:

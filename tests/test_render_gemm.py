@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 import types
 from pathlib import Path
@@ -306,3 +307,28 @@ def test_an_unsteady_bar_is_ringed_above_where_its_dots_would_not_show():
     (bar,) = [p for p in ax.patches if "..." in (p.get_hatch() or "")]
     assert [list(r.get_xdata()) for r in rings] == [[bar.get_x() + bar.get_width() / 2]]
     assert list(rings[0].get_ydata()) == [bar.get_height()]
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("name", ["throughput", "stage_breakdown"])
+def test_slanted_shape_labels_do_not_run_into_each_other(name):
+    # The committed sweep's 17 shapes: in the stage breakdown's narrower panels, labels
+    # slanted at 25 degrees overlapped their neighbours ("2048x4096x40964096x4096x4096").
+    from kernbench.render.gemm_draw import draw
+
+    results = load(REPO / "benches" / "data" / "milestone-1h-gemm.json.xz")
+    figure = draw(figure_data(results, name))
+    figure.canvas.draw()
+    for ax in figure.axes:
+        labels = [t for t in ax.get_xticklabels() if t.get_text()]
+        if len(labels) < 2:
+            continue
+        xs = [ax.transData.transform((x, 0))[0] for x in ax.get_xticks()]
+        spacing = min(b - a for a, b in zip(xs, xs[1:], strict=False))
+        angle = math.radians(labels[0].get_rotation())
+        line_px = 1.3 * labels[0].get_fontsize() * figure.dpi / 72  # a line, with air
+        # The distance between two neighbouring slanted baselines, against a line's height.
+        gap = spacing * (math.sin(angle) if angle else 1.0)
+        assert gap >= line_px, (ax.get_title(), labels[0].get_rotation(), gap, line_px)

@@ -66,6 +66,8 @@ FOOTNOTE_LIMIT = 6  # cells listed by name under a figure; the rest are counted
 DPI = 120
 LOG_SCALE_RANGE = 30.0  # values spanning more than this factor get a log axis
 MAX_PANEL_WIDTH_IN = 16.0  # wider sweeps get thinner bars and slanted labels
+SLANTS = (25.0, 45.0, 60.0)  # degrees a crowded category label may slant, shallowest first
+SLANTED_LINE_IN = 0.17  # a line of 8 pt and the air it needs above the next one
 NOTHING_MEASURED = "Nothing measured: every cell failed or was invalid (listed below)."
 
 
@@ -234,13 +236,23 @@ def category_ticks(ax: Axes, labels: Sequence[str], panel_width_in: float) -> No
     ax.set_xticks(range(len(labels)))
     longest = max((len(line) for label in labels for line in label.splitlines()), default=0)
     # About 0.075 in per character at 8 pt; leave a quarter of the panel for the margins.
-    crowded = len(labels) * longest * 0.075 > 0.75 * panel_width_in
+    slot = 0.75 * panel_width_in / max(1, len(labels))
+    crowded = longest * 0.075 > slot
     if crowded:
         # A second line under a slanted label would run into its neighbour's.
         one_line = [label.replace("\n", " ") for label in labels]
-        ax.set_xticklabels(one_line, fontsize=8, rotation=25, ha="right", rotation_mode="anchor")
+        ax.set_xticklabels(one_line, fontsize=8, rotation=slant(slot), ha="right",
+                           rotation_mode="anchor")
     else:
         ax.set_xticklabels(labels, fontsize=8)
+
+
+def slant(slot_in: float) -> float:
+    """The shallowest of SLANTS that keeps slanted labels `slot_in` apart off each other:
+    neighbouring baselines lie slot * sin(angle) apart, and a line of 8 pt needs about
+    SLANTED_LINE_IN (the committed sweep's 17 shapes at 25 degrees ran into each other)."""
+    return next((angle for angle in SLANTS
+                 if slot_in * math.sin(math.radians(angle)) >= SLANTED_LINE_IN), 90.0)
 
 
 def mark_under_tile(bars: BarContainer, flags: Sequence[bool]) -> None:

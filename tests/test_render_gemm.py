@@ -332,3 +332,18 @@ def test_slanted_shape_labels_do_not_run_into_each_other(name):
         # The distance between two neighbouring slanted baselines, against a line's height.
         gap = spacing * (math.sin(angle) if angle else 1.0)
         assert gap >= line_px, (ax.get_title(), labels[0].get_rotation(), gap, line_px)
+
+
+@pytest.mark.parametrize("committed", [True, False])
+def test_the_stage_totals_stand_clear_of_the_panel_frame(committed, results):
+    # Upright totals ("1.01 ms") reached the frame's top line to within half a pixel.
+    from kernbench.render.gemm_draw import draw
+
+    if committed:  # 17 shapes: upright totals; the fixture's few lie flat
+        results = load(REPO / "benches" / "data" / "milestone-1h-gemm.json.xz")
+    figure = draw(figure_data(results, "stage_breakdown"))
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    for ax in figure.axes:
+        top = ax.get_window_extent(renderer).y1
+        assert all(top - text.get_window_extent(renderer).y1 >= 3 for text in ax.texts)

@@ -242,7 +242,7 @@ def _draw_stage_panel(
             )
     under = {b["shape"] for b in panel["bars"] if b["under_tile"]}
     style.category_ticks(ax, [style.category_label(s, s in under) for s in panel["shapes"]], room)
-    ax.set_ylim(0, 125 if crowded else 112)
+    ax.set_ylim(0, 132 if crowded else 112)
     ax.set_xlabel("GEMM shape M×N×K\n(above a bar: the sum of its stage medians)", fontsize=9)
     ax.set_title(f"{panel['variant']} · {panel['dtype']}", fontsize=10, loc="left")
     ax.grid(axis="y", alpha=0.3)

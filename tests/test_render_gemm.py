@@ -347,3 +347,11 @@ def test_the_stage_totals_stand_clear_of_the_panel_frame(committed, results):
     for ax in figure.axes:
         top = ax.get_window_extent(renderer).y1
         assert all(top - text.get_window_extent(renderer).y1 >= 3 for text in ax.texts)
+
+
+def test_the_legend_says_what_the_whiskers_are(small):
+    from kernbench.render.gemm_draw import draw
+    from kernbench.render.style import WHISKER_LABEL
+
+    legend = draw(figure_data(small, "throughput")).axes[0].get_legend()
+    assert WHISKER_LABEL in [text.get_text() for text in legend.get_texts()]

@@ -33,6 +33,8 @@ def _draw_bars(data: dict[str, Any]) -> Figure:
         _draw_bar_panel(ax, panel, data, colors, room)
     any_under = any(b["under_tile"] for p in panels for b in p["bars"])
     handles = style.legend_handles(colors, any_under, bool(data["not_plotted"]))
+    if any("low" in b for p in panels for b in p["bars"]):
+        handles.append(style.whisker_handle())
     if any(b.get("unsteady") for p in panels for b in p["bars"]):
         handles.append(style.unsteady_handle(ringed=True))
     if data["figure"] == "theory_vs_measured":

@@ -8,12 +8,13 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, NullLocator
 
 from kernbench.render import style
 from kernbench.render.series_look import Look, looks
 
 LINE_PANEL_IN = (7.0, 4.2)
+MAX_VALUE_TICKS = 8  # up to this many values measured along a line, a tick at each
 
 
 def draw(data: dict[str, Any]) -> Figure:
@@ -32,6 +33,8 @@ def draw(data: dict[str, Any]) -> Figure:
         ax = figure.add_subplot()
         _draw_bars(ax, data, styles, categories, room)
     _finish_value_axis(ax, data)
+    if any(p.get("low") is not None for s in data["series"] for p in s["points"]):
+        handles.append(style.whisker_handle())
     if data["not_plotted"]:
         handles.append(Line2D([], [], linestyle="none", label="× not measured"))
     if any(p.get("unsteady") for s in data["series"] for p in s["points"]):
@@ -70,6 +73,12 @@ def _draw_lines(ax: Axes, data: dict[str, Any], styles: dict[str, Look]) -> None
                 style.ring_unsteady(ax, [point["x"]], [point["value"]])
     if data["log_x"]:
         ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: _plain(value)))
+    measured = sorted({p["x"] for s in data["series"] for p in s["points"]})
+    if len(measured) <= MAX_VALUE_TICKS:
+        # Ticks at the values measured (4096 and 7168 hidden), not at round numbers between.
+        ax.set_xticks(measured)
+        ax.xaxis.set_minor_locator(NullLocator())
         ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: _plain(value)))
     ax.set_xlabel(data["x_label"] + (" (log scale)" if data["log_x"] else ""))
     ax.grid(True, which="major", alpha=0.3)

@@ -54,6 +54,7 @@ STAGE_COLORS = {
     "copy_out": "#55a868",
 }
 UNDER_TILE_HATCH = "///"
+WHISKER_LABEL = "whisker: 95% CI of the median"  # a rate's from its time's, mapped
 UNSTEADY_HATCH = "..."  # rounds that disagree (results: `unsteady`)
 UNSTEADY_COLOR = "#b35900"
 UNSTEADY_RING: dict[str, Any] = {"marker": "o", "markersize": 9, "fillstyle": "none",
@@ -300,6 +301,12 @@ def ring_unsteady(ax: Axes, x: Sequence[float], y: Sequence[float]) -> None:
 
 def unsteady_ring_handle() -> Line2D:
     return Line2D([], [], **UNSTEADY_RING, label="unsteady (rounds disagree)")
+
+
+def whisker_handle() -> Line2D:
+    """The legend's key to the whiskers on a bar or a point: what interval they are."""
+    return Line2D([], [], color="#222222", marker="|", markersize=9, linestyle="none",
+                  label=WHISKER_LABEL)
 
 
 def ceiling_line(ax: Axes, value: float, label: str | None = None) -> None:

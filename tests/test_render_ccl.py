@@ -185,18 +185,28 @@ def test_unsteady_cells_are_ringed_and_named_in_the_legend(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("name", ["busbw", "latency"])
 def test_the_fit_box_covers_no_measured_or_modelled_point(name: str) -> None:
-    # The committed H200 data: in allgather the flattened algbw lines ran under the box.
+    # The committed H200 data: in allgather the flattened algbw lines ran under the box;
+    # with β's busbw beside β, reduce_scatter's line from 1 to 2 KiB ran over its corner
+    # (at the saved resolution: text and lines scale apart, so measure there, and along
+    # each segment, not only at the points).
+    import numpy as np
+
+    from kernbench.render.style import DPI
     from kernbench.results.model import load
 
     results = load(Path(__file__).resolve().parent.parent / "benches/data/milestone-1h-ccl.json")
     figure = draw(figure_data(results, name))
+    figure.set_dpi(DPI)
     figure.canvas.draw()
     assert len(figure.axes) == 3
+    steps = np.linspace(0, 1, 20)[:, None]
     for ax in figure.axes:
         (box,) = [t for t in ax.texts if "α=" in t.get_text()]
         extent = box.get_bbox_patch().get_window_extent()
         for line in ax.get_lines():
-            for x, y in line.get_transform().transform(line.get_xydata()):
+            points = line.get_transform().transform(line.get_xydata())
+            along = [a + steps * (b - a) for a, b in zip(points, points[1:], strict=False)]
+            for x, y in np.vstack([points, *along]):
                 assert not extent.contains(x, y), f"{ax.get_title()}: {line} under the box"
 
 
@@ -213,3 +223,18 @@ def test_busbw_is_drawn_against_the_interconnect_bandwidth_of_the_profile() -> N
         assert ax.get_ylim()[1] > 450.0
         assert ("interconnect per GPU, one way: 450 GB/s (datasheet)"
                 in [t.get_text() for t in ax.texts])
+
+
+def test_the_bandwidth_fit_box_gives_beta_in_busbw_too_where_it_differs() -> None:
+    # β is message bytes a second: an allgather of 2 GPUs at β 472 GB/s moves 236 GB/s of
+    # busbw, the number the figure's lines and the link's ceiling are in.
+    data = figure_data(make_ccl_results(), "busbw")
+    allgather = data["panels"][1]["series"][0]["model"]
+    assert allgather["beta_busbw_gbs"] == pytest.approx(allgather["beta_gbs"] / 2, rel=1e-5)
+    boxes = {ax.get_title(): " ".join(t.get_text() for t in ax.texts)
+             for ax in draw(data).axes}
+    assert f"(busbw {allgather['beta_busbw_gbs']:.3g})" in boxes["allgather"]
+    assert "busbw" not in boxes["allreduce"]  # 2 GPUs: an allreduce's busbw is its algbw
+    latency = draw(figure_data(make_ccl_results(), "latency"))
+    assert all("busbw" not in t.get_text() for ax in latency.axes for t in ax.texts)
+

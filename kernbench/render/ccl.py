@@ -157,6 +157,9 @@ def _series(key: SeriesKey, cells: list[CellResult], fits: Mapping[str, Fit]) ->
         series["model"] = {
             "alpha_s": style.significant(fit.alpha_s),
             "beta_gbs": style.significant(fit.beta_bytes_per_s / collective_model.GB),
+            # β is message bytes a second (algbw); the ceiling and the solid lines are busbw.
+            "beta_busbw_gbs": style.significant(fit.beta_bytes_per_s / collective_model.GB
+                                                * collective_model.busbw_factor(op, world_size)),
             "r2": style.significant(fit.r2, 4),
             "bytes": [style.significant(s) for s in grid],
             "latency_s": [style.significant(t) for t in times],
@@ -197,7 +200,8 @@ def draw(data: dict[str, Any]) -> Figure:
             else:
                 _draw_latency(ax, series, colors[series["label"]])
         ax.set_title(panel["op"], fontsize=11)
-        _fit_box(ax, panel["series"], *FIT_BOX_CORNER[data["figure"]])
+        _fit_box(ax, panel["series"], *FIT_BOX_CORNER[data["figure"]],
+                 bus=data["figure"] == "busbw")
         sizes = [b for s in panel["series"] for b in s["bytes"]]
         _size_axis(ax, sizes + [m["bytes"] for m in panel["missing"]])
         for missing in panel["missing"]:
@@ -288,8 +292,10 @@ def _legend_handles(data: dict[str, Any], colors: dict[str, str]) -> list[Any]:
     return handles
 
 
-def _fit_box(ax: Axes, series: Sequence[dict[str, Any]], side: str, end: str) -> None:
-    lines = [f"{s['label']}: {_fit_text(s['model'])}" for s in series if s["model"]]
+def _fit_box(
+    ax: Axes, series: Sequence[dict[str, Any]], side: str, end: str, bus: bool = False
+) -> None:
+    lines = [f"{s['label']}: {_fit_text(s['model'], bus)}" for s in series if s["model"]]
     if lines:
         ax.text(
             0.98 if side == "right" else 0.02,
@@ -315,10 +321,16 @@ def _log_value_axis(ax: Axes) -> None:
     ax.yaxis.set_minor_formatter(plain if few_decades else NullFormatter())
 
 
-def _fit_text(model: dict[str, Any]) -> str:
+def _fit_text(model: dict[str, Any], bus: bool = False) -> str:
+    """α, β and R²; against busbw lines, β's busbw in place of R² where it differs (an
+    allgather's β of 472 GB/s is 236 GB/s of busbw, the number to hold against the link's
+    450; the box must stay as narrow, or it runs over the small messages' line)."""
     alpha = style.format_seconds(model["alpha_s"]) if model["alpha_s"] is not None else "?"
     beta = model["beta_gbs"]
     beta_text = f"{beta:.3g} GB/s" if beta is not None and math.isfinite(beta) else "∞"
+    busbw = model.get("beta_busbw_gbs")
+    if bus and busbw is not None and beta is not None and f"{busbw:.3g}" != f"{beta:.3g}":
+        return f"α={alpha}, β={beta_text} (busbw {busbw:.3g})"
     return f"α={alpha}, β={beta_text}, R²={model['r2']}"
 
 

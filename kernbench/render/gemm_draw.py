@@ -77,7 +77,7 @@ def _draw_bar_panel(
         style.mark_under_tile(bars, [b["under_tile"] for b in drawn])
         unsteady = [bool(b.get("unsteady")) for b in drawn]
         style.mark_unsteady(bars, unsteady)
-        style.ring_above_unsteady(ax, bars, unsteady)
+        style.ring_above_unsteady(ax, bars, unsteady, [b.get("high") for b in drawn])
         if data["figure"] == "theory_vs_measured":
             _draw_model_outline(ax, xs, drawn, width, colors[variant])
         if label_bars:

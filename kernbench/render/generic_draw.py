@@ -102,7 +102,7 @@ def _draw_bars(
         )
         unsteady = [bool(p.get("unsteady")) for p in shown]
         style.mark_unsteady(bars, unsteady)
-        style.ring_above_unsteady(ax, bars, unsteady)
+        style.ring_above_unsteady(ax, bars, unsteady, [p["high"] for p in shown])
         for point in entry["points"]:
             if point["value"] is None:
                 style.mark_missing(ax, position[point["x"]] + offset, _why_empty(point))

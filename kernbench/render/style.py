@@ -273,11 +273,14 @@ def mark_unsteady(bars: BarContainer, flags: Sequence[bool]) -> None:
             bar.set_edgecolor(UNSTEADY_COLOR)
 
 
-def ring_above_unsteady(ax: Axes, bars: BarContainer, flags: Sequence[bool]) -> None:
-    """A small ring just above each flagged bar: the dots of `mark_unsteady` do not show on
-    a bar a few pixels tall (a staged GEMM at 2% utilization)."""
-    tops = [(bar.get_x() + bar.get_width() / 2, bar.get_y() + bar.get_height())
-            for bar, flag in zip(bars, flags, strict=True) if flag]
+def ring_above_unsteady(ax: Axes, bars: BarContainer, flags: Sequence[bool],
+                        highs: Sequence[float | None] | None = None) -> None:
+    """A small ring just above each flagged bar, or above its whisker (`highs`) where that
+    reaches higher: the dots of `mark_unsteady` do not show on a bar a few pixels tall (a
+    staged GEMM at 2% utilization), and a ring on a whisker hides both."""
+    highs = highs if highs is not None else [None] * len(bars)
+    tops = [(bar.get_x() + bar.get_width() / 2, max(bar.get_y() + bar.get_height(), high or 0))
+            for bar, flag, high in zip(bars, flags, highs, strict=True) if flag]
     if tops:
         above = offset_copy(ax.transData, fig=ax.get_figure(root=True), y=UNSTEADY_RING_ABOVE_PT,
                             units="points")

@@ -298,3 +298,16 @@ def test_a_line_over_few_values_has_a_tick_at_each() -> None:
     ax = draw(data).axes[0]
     assert list(ax.get_xticks()) == [4096, 7168]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["4096", "7168"]
+
+
+def test_a_log_axis_without_a_ceiling_ends_a_little_above_the_data() -> None:
+    # The top-k time figure kept room for a ceiling label it does not have: a third of
+    # its height was empty.
+    results = copy_results()
+    for cell in results.cells:
+        cell.summary = summary(cell.summary.median_s * (1 + 100 * cell.index), [1.0], 9)
+    data = figure_data(results, "time")
+    assert data["log_y"] and not data.get("ceiling")
+    _, top = draw(data).axes[0].get_ylim()
+    highest = max(p["high"] for s in data["series"] for p in s["points"])
+    assert highest < top <= 2 * highest

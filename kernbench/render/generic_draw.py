@@ -135,8 +135,8 @@ def _finish_value_axis(ax: Axes, data: dict[str, Any]) -> None:
         # less a flush estimate can reach below zero): the value stands for it.
         lows = [p["low"] if (p["low"] or 0) > 0 else p["value"] for s in data["series"]
                 for p in s["points"] if p["value"] is not None and p["value"] > 0]
-        if lows and values:  # room under the lowest bar and above the ceiling's label
-            ax.set_ylim(min(lows) / 2, max(values) * 3)
+        if lows and values:  # room under the lowest bar, and above the ceiling's label
+            ax.set_ylim(min(lows) / 2, max(values) * (3 if ceiling else 1.5))
     elif values:
         ax.set_ylim(0, max(values) * 1.15)
     ax.set_ylabel(data["y_label"] + (", log scale" if data["log_y"] else ""))

@@ -238,3 +238,27 @@ def test_the_bandwidth_fit_box_gives_beta_in_busbw_too_where_it_differs() -> Non
     latency = draw(figure_data(make_ccl_results(), "latency"))
     assert all("busbw" not in t.get_text() for ax in latency.axes for t in ax.texts)
 
+
+
+def test_reference_points_outside_a_series_sizes_are_left_out() -> None:
+    # docs/collectives/direct: an 8 MiB to 1 GiB sweep against nccl-tests from 1 KiB; the
+    # unseen small-message points took the latency axis down a decade below the data.
+    from kernbench.render.ccl import with_references
+    from kernbench.results.reference import Reference, ReferencePoint
+
+    results = make_ccl_results(failed=False)
+    data = figure_data(results, "latency")
+    allreduce = data["panels"][0]["series"][0]
+    point = {"op": "allreduce", "inplace": allreduce["inplace"], "dtype": allreduce["dtype"],
+             "world_size": allreduce["world_size"]}
+    low, high = min(allreduce["bytes"]), max(allreduce["bytes"])
+    reference = Reference(source="nccl-tests", points=[
+        ReferencePoint(**point, bytes=int(low) // 2, time_s=1e-9),
+        ReferencePoint(**point, bytes=int(low), time_s=allreduce["latency_s"][0]),
+        ReferencePoint(**point, bytes=int(high) * 2, time_s=1.0),
+    ])
+    data = with_references(data, [reference])
+    (shown,) = data["panels"][0]["series"][0]["references"]
+    assert shown["bytes"] == [low]
+    ax = draw(data).axes[0]
+    assert ax.get_ylim()[0] > 1e-9 * 1e6 * 10

@@ -95,7 +95,8 @@ def with_references(data: dict[str, Any], references: Sequence[Reference]) -> di
     for panel in data["panels"]:
         for series in panel["series"]:
             key = (panel["op"], series["world_size"], series["dtype"], series["inplace"])
-            found = [_reference_points(reference, key) for reference in references]
+            sizes = (min(series["bytes"]), max(series["bytes"]))
+            found = [_reference_points(reference, key, sizes) for reference in references]
             if any(found):
                 series["references"] = [
                     {"marker": reference_marker(index), **points}
@@ -105,9 +106,16 @@ def with_references(data: dict[str, Any], references: Sequence[Reference]) -> di
     return data
 
 
-def _reference_points(reference: Reference, key: tuple[Any, ...]) -> dict[str, Any]:
+def _reference_points(
+    reference: Reference, key: tuple[Any, ...], sizes: tuple[float, float]
+) -> dict[str, Any]:
+    """The reference's points of the series `key` within its sizes: one outside the size
+    axis is not seen, but stretched the value axis (a 1 KiB reference point took the
+    latency axis of an 8 MiB to 1 GiB sweep down a decade)."""
+    low, high = sizes
     points = sorted(
-        (p for p in reference.points if (p.op, p.world_size, p.dtype, p.inplace) == key),
+        (p for p in reference.points
+         if (p.op, p.world_size, p.dtype, p.inplace) == key and low <= p.bytes <= high),
         key=lambda p: p.bytes,
     )
     if not points:

@@ -173,3 +173,17 @@ def test_the_html_page_names_each_variant_in_code_not_in_markdown_backticks(tmp_
     page = html.read_text()
     assert "<h2>Variant <code>resident</code></h2>" in page
     assert "`" not in "".join(re.findall(r"<h2>.*?</h2>", page))
+
+
+def test_the_figures_come_in_the_order_the_bench_names_them(tmp_path):
+    # Sorted by name, the stage breakdown led and throughput came third.
+    results = results_io.load(DATA / "milestone-1h-gemm.json.xz")
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    for name in ("stage_breakdown", "theory_vs_measured", "throughput", "utilization",
+                 "extra"):
+        (figures / f"{name}.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    text = _markdown(results, tmp_path)
+    shown = re.findall(r"^!\[(\w+)\]", text, flags=re.MULTILINE)
+    assert shown == [*results.spec["figures"], "extra"]
+    assert results.spec["figures"][0] == "throughput"

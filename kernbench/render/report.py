@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ THROTTLED_FLAG = 0.05  # flag a cell when more than this share of its samples wa
 def write_report(results: Results, folder: Path) -> list[Path]:
     """report.md and report.html in `folder`, with the figures found in `folder/figures`."""
     folder = Path(folder)
-    figures = sorted((folder / "figures").glob("*.png"))
+    figures = _in_bench_order((folder / "figures").glob("*.png"), results)
     context = report_context(results, figures, folder)
     written = []
     for name, template in ((REPORT_MD, "run_report.md.j2"), (REPORT_HTML, "run_report.html.j2")):
@@ -45,6 +45,14 @@ def write_report(results: Results, folder: Path) -> list[Path]:
         path.write_text(_environment(name).get_template(template).render(**context))
         written.append(path)
     return written
+
+
+def _in_bench_order(figures: Iterable[Path], results: Results) -> list[Path]:
+    """The figures in the order the bench names them (throughput before the stage
+    breakdown it explains), any others after, by name."""
+    named = [str(name) for name in results.spec.get("figures") or []]
+    return sorted(figures, key=lambda f: (named.index(f.stem) if f.stem in named
+                                          else len(named), f.stem))
 
 
 def report_results(results: Results, folder: Path) -> list[Path]:

@@ -262,3 +262,19 @@ def test_reference_points_outside_a_series_sizes_are_left_out() -> None:
     assert shown["bytes"] == [low]
     ax = draw(data).axes[0]
     assert ax.get_ylim()[0] > 1e-9 * 1e6 * 10
+
+
+@pytest.mark.parametrize("name", ["busbw", "latency"])
+def test_series_that_coincide_all_show(name: str) -> None:
+    # fp32 and bf16 of one op lie on each other: drawn the same size, the first vanished
+    # under the second (the committed allreduce panel showed one line of two).
+    from kernbench.results.model import load
+
+    results = load(Path(__file__).resolve().parent.parent / "benches/data/milestone-1h-ccl.json")
+    data = figure_data(results, name)
+    for ax, panel in zip(draw(data).axes, data["panels"], strict=False):
+        measured = [line for line in ax.get_lines() if line.get_marker() == "o"
+                    and line.get_fillstyle() == "full" and len(line.get_xdata()) > 2]
+        sizes = [line.get_markersize() for line in measured]
+        assert len(sizes) == len(panel["series"]) > 1
+        assert sizes == sorted(set(sizes), reverse=True)  # each drawn over the last, smaller

@@ -35,6 +35,7 @@ CCL_FIGURES = ("busbw", "latency")
 MODEL_POINTS = 64
 PANEL_WIDTH_IN, PANEL_HEIGHT_IN = 5.2, 4.0
 MAX_SIZE_TICKS = 6
+MARKER_SIZE, MARKER_STEP = 4.0, 1.5  # the last series' marks, and how much larger each before
 _WHAT = {"busbw": "bus bandwidth vs message size", "latency": "latency vs message size"}
 # Where each figure's curves are not: bandwidth climbs from the lower left to the upper
 # right (the upper left holds the algbw lines once they flatten); latency is flat at the
@@ -202,11 +203,14 @@ def draw(data: dict[str, Any]) -> Figure:
     labels = list(dict.fromkeys(s["label"] for panel in panels for s in panel["series"]))
     colors = {label: style.PALETTE[i % len(style.PALETTE)] for i, label in enumerate(labels)}
     for ax, panel in zip(axes, panels, strict=True):
-        for series in panel["series"]:
+        for index, series in enumerate(panel["series"]):
+            # Each series drawn over the last on smaller marks: where two coincide (fp32
+            # and bf16 of one op), the one beneath still shows, as a ring round the other.
+            size = MARKER_SIZE + MARKER_STEP * (len(panel["series"]) - 1 - index)
             if data["figure"] == "busbw":
-                _draw_bandwidth(ax, series, colors[series["label"]])
+                _draw_bandwidth(ax, series, colors[series["label"]], size)
             else:
-                _draw_latency(ax, series, colors[series["label"]])
+                _draw_latency(ax, series, colors[series["label"]], size)
         ax.set_title(panel["op"], fontsize=11)
         _fit_box(ax, panel["series"], *FIT_BOX_CORNER[data["figure"]],
                  bus=data["figure"] == "busbw")
@@ -227,9 +231,9 @@ def draw(data: dict[str, Any]) -> Figure:
     return figure
 
 
-def _draw_bandwidth(ax: Axes, series: dict[str, Any], color: str) -> None:
+def _draw_bandwidth(ax: Axes, series: dict[str, Any], color: str, size: float) -> None:
     sizes = series["bytes"]
-    ax.plot(sizes, series["busbw_gbs"], "o-", color=color, markersize=4, linewidth=1.6)
+    ax.plot(sizes, series["busbw_gbs"], "o-", color=color, markersize=size, linewidth=1.6)
     ax.plot(sizes, series["algbw_gbs"], "--", color=color, linewidth=1.0, alpha=0.7)
     model = series["model"]
     if model:
@@ -261,13 +265,13 @@ def _draw_reference(ax: Axes, series: dict[str, Any], what: str, scale: float, c
                 fillstyle="none", markersize=6)
 
 
-def _draw_latency(ax: Axes, series: dict[str, Any], color: str) -> None:
+def _draw_latency(ax: Axes, series: dict[str, Any], color: str, size: float) -> None:
     sizes = np.asarray(series["bytes"], dtype=float)
     median = np.asarray(series["latency_s"], dtype=float) * 1e6
     low = np.asarray(series["ci_low_s"], dtype=float) * 1e6
     high = np.asarray(series["ci_high_s"], dtype=float) * 1e6
     error = np.vstack([np.clip(median - low, 0, None), np.clip(high - median, 0, None)])
-    ax.errorbar(sizes, median, yerr=error, fmt="o-", color=color, markersize=4, capsize=2)
+    ax.errorbar(sizes, median, yerr=error, fmt="o-", color=color, markersize=size, capsize=2)
     model = series["model"]
     if model:
         model_us = np.asarray(model["latency_s"], dtype=float) * 1e6

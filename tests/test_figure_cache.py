@@ -53,3 +53,18 @@ def test_a_cache_that_cannot_be_written_is_skipped(tmp_path: Path,
     blocker.write_text("")
     monkeypatch.setenv(cache.CACHE_ENV, str(blocker / "cache"))
     assert save_figure({"title": "a"}, draw, tmp_path / "one", "fig").is_file()
+
+
+@pytest.mark.parametrize("module", ["style.py", "series_look.py", "measured_on.py"])
+def test_a_change_to_any_module_a_drawing_uses_draws_anew(
+    module: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The generic figures' looks come from series_look, the A/B figure's footnote from
+    # measured_on: a key of the drawing module and style alone kept stale PNGs.
+    from kernbench.render import generic_draw
+
+    before = cache.figure_key({"title": "a"}, generic_draw.draw)
+    digest = cache._source_digest
+    monkeypatch.setattr(cache, "_source_digest",
+                        lambda path: b"edited" if path.endswith(module) else digest(path))
+    assert cache.figure_key({"title": "a"}, generic_draw.draw) != before

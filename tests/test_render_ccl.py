@@ -185,18 +185,28 @@ def test_unsteady_cells_are_ringed_and_named_in_the_legend(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("name", ["busbw", "latency"])
 def test_the_fit_box_covers_no_measured_or_modelled_point(name: str) -> None:
-    # The committed H200 data: in allgather the flattened algbw lines ran under the box.
+    # The committed H200 data: in allgather the flattened algbw lines ran under the box;
+    # with β's busbw beside β, reduce_scatter's line from 1 to 2 KiB ran over its corner
+    # (at the saved resolution: text and lines scale apart, so measure there, and along
+    # each segment, not only at the points).
+    import numpy as np
+
+    from kernbench.render.style import DPI
     from kernbench.results.model import load
 
     results = load(Path(__file__).resolve().parent.parent / "benches/data/milestone-1h-ccl.json")
     figure = draw(figure_data(results, name))
+    figure.set_dpi(DPI)
     figure.canvas.draw()
     assert len(figure.axes) == 3
+    steps = np.linspace(0, 1, 20)[:, None]
     for ax in figure.axes:
         (box,) = [t for t in ax.texts if "α=" in t.get_text()]
         extent = box.get_bbox_patch().get_window_extent()
         for line in ax.get_lines():
-            for x, y in line.get_transform().transform(line.get_xydata()):
+            points = line.get_transform().transform(line.get_xydata())
+            along = [a + steps * (b - a) for a, b in zip(points, points[1:], strict=False)]
+            for x, y in np.vstack([points, *along]):
                 assert not extent.contains(x, y), f"{ax.get_title()}: {line} under the box"
 
 
@@ -213,3 +223,58 @@ def test_busbw_is_drawn_against_the_interconnect_bandwidth_of_the_profile() -> N
         assert ax.get_ylim()[1] > 450.0
         assert ("interconnect per GPU, one way: 450 GB/s (datasheet)"
                 in [t.get_text() for t in ax.texts])
+
+
+def test_the_bandwidth_fit_box_gives_beta_in_busbw_too_where_it_differs() -> None:
+    # β is message bytes a second: an allgather of 2 GPUs at β 472 GB/s moves 236 GB/s of
+    # busbw, the number the figure's lines and the link's ceiling are in.
+    data = figure_data(make_ccl_results(), "busbw")
+    allgather = data["panels"][1]["series"][0]["model"]
+    assert allgather["beta_busbw_gbs"] == pytest.approx(allgather["beta_gbs"] / 2, rel=1e-5)
+    boxes = {ax.get_title(): " ".join(t.get_text() for t in ax.texts)
+             for ax in draw(data).axes}
+    assert f"(busbw {allgather['beta_busbw_gbs']:.3g})" in boxes["allgather"]
+    assert "busbw" not in boxes["allreduce"]  # 2 GPUs: an allreduce's busbw is its algbw
+    latency = draw(figure_data(make_ccl_results(), "latency"))
+    assert all("busbw" not in t.get_text() for ax in latency.axes for t in ax.texts)
+
+
+
+def test_reference_points_outside_a_series_sizes_are_left_out() -> None:
+    # docs/collectives/direct: an 8 MiB to 1 GiB sweep against nccl-tests from 1 KiB; the
+    # unseen small-message points took the latency axis down a decade below the data.
+    from kernbench.render.ccl import with_references
+    from kernbench.results.reference import Reference, ReferencePoint
+
+    results = make_ccl_results(failed=False)
+    data = figure_data(results, "latency")
+    allreduce = data["panels"][0]["series"][0]
+    point = {"op": "allreduce", "inplace": allreduce["inplace"], "dtype": allreduce["dtype"],
+             "world_size": allreduce["world_size"]}
+    low, high = min(allreduce["bytes"]), max(allreduce["bytes"])
+    reference = Reference(source="nccl-tests", points=[
+        ReferencePoint(**point, bytes=int(low) // 2, time_s=1e-9),
+        ReferencePoint(**point, bytes=int(low), time_s=allreduce["latency_s"][0]),
+        ReferencePoint(**point, bytes=int(high) * 2, time_s=1.0),
+    ])
+    data = with_references(data, [reference])
+    (shown,) = data["panels"][0]["series"][0]["references"]
+    assert shown["bytes"] == [low]
+    ax = draw(data).axes[0]
+    assert ax.get_ylim()[0] > 1e-9 * 1e6 * 10
+
+
+@pytest.mark.parametrize("name", ["busbw", "latency"])
+def test_series_that_coincide_all_show(name: str) -> None:
+    # fp32 and bf16 of one op lie on each other: drawn the same size, the first vanished
+    # under the second (the committed allreduce panel showed one line of two).
+    from kernbench.results.model import load
+
+    results = load(Path(__file__).resolve().parent.parent / "benches/data/milestone-1h-ccl.json")
+    data = figure_data(results, name)
+    for ax, panel in zip(draw(data).axes, data["panels"], strict=False):
+        measured = [line for line in ax.get_lines() if line.get_marker() == "o"
+                    and line.get_fillstyle() == "full" and len(line.get_xdata()) > 2]
+        sizes = [line.get_markersize() for line in measured]
+        assert len(sizes) == len(panel["series"]) > 1
+        assert sizes == sorted(set(sizes), reverse=True)  # each drawn over the last, smaller

@@ -231,3 +231,83 @@ def test_the_legend_shows_the_unsteady_mark_the_layout_draws(
     (handle,) = [h for h in ax.get_legend().legend_handles
                  if h is not None and h.get_label() == "unsteady (rounds disagree)"]
     assert type(handle).__name__ == mark  # a ring on a line, dots on a bar
+
+
+def _drawn_looks(data: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    ax = draw(data).axes[0]
+    lines = [container.lines[0] for container in ax.containers]
+    return [(line.get_color(), line.get_marker(), line.get_linestyle(), line.get_fillstyle())
+            for line in lines]
+
+
+@pytest.mark.parametrize("others", [
+    # A top-k sweep: 2 variants x 2 dtypes x 3 modes x 2 ks is 24 lines; one colour each
+    # in turn ran out at 11 and drew different lines alike.
+    {"dtype": ["bf16", "fp32"], "mode": ["a", "b", "c"], "k": ["2", "8"]},
+    # More values than any mark has forms: a colour and marker pair a line.
+    {"mode": [f"m{i}" for i in range(9)]},
+])
+def test_no_two_lines_look_alike_however_many_series(others: dict[str, list[Any]]) -> None:
+    data = figure_data(copy_results({"size": list(SIZES), **others}), "time")
+    drawn = _drawn_looks(data)
+    assert len(drawn) == len(data["series"]) > 10
+    assert len(set(drawn)) == len(drawn)
+
+
+def test_a_variant_keeps_its_colour_and_the_other_axes_get_marks() -> None:
+    data = figure_data(copy_results({"size": list(SIZES), "stride": [1, 2]}), "time")
+    by_variant: dict[str, set[str]] = {}
+    for look, entry in zip(_drawn_looks(data), data["series"], strict=True):
+        by_variant.setdefault(entry["variant"], set()).add(look[0])
+    assert all(len(found) == 1 for found in by_variant.values())
+    assert by_variant["copyto"] != by_variant["slice"]
+    labels = [t.get_text() for t in draw(data).axes[0].get_legend().get_texts()]
+    assert labels[:4] == ["copyto", "slice", "stride=1", "stride=2"]
+
+
+def test_an_interval_reaching_below_zero_keeps_the_log_axis_on_the_data() -> None:
+    # Samples less a flush estimate can go negative; so can the low end of their interval.
+    results = copy_results({"size": list(SIZES), "stride": [1, 2]})
+    for cell in results.cells:
+        cell.summary = summary(cell.summary.median_s * (1 + 100 * cell.index), [1.0], 9)
+    results.cells[0].summary.ci_low_s = -1e-6
+    data = figure_data(results, "time")
+    assert data["log_y"]
+    low, _ = draw(data).axes[0].get_ylim()
+    values = [p["value"] for s in data["series"] for p in s["points"]]
+    assert 0 < low < min(values)
+
+
+def test_the_legend_says_what_the_whiskers_are_where_there_are_any() -> None:
+    from kernbench.render.style import WHISKER_LABEL
+
+    def legend_of(results: Results) -> list[str]:
+        legend = draw(figure_data(results, "bandwidth")).axes[0].get_legend()
+        return [text.get_text() for text in legend.get_texts()]
+
+    assert WHISKER_LABEL in legend_of(copy_results())
+    bare = copy_results()  # an interval from zero maps to no rate interval: no whiskers
+    for cell in bare.cells:
+        cell.summary.ci_low_s = 0.0
+    assert WHISKER_LABEL not in legend_of(bare)
+
+
+def test_a_line_over_few_values_has_a_tick_at_each() -> None:
+    # ops-moe-masked-select's hidden sizes, 4096 and 7168, sat between ticks 4000 ... 7000.
+    data = figure_data(copy_results({"size": [4096, 7168]}), "time")
+    ax = draw(data).axes[0]
+    assert list(ax.get_xticks()) == [4096, 7168]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["4096", "7168"]
+
+
+def test_a_log_axis_without_a_ceiling_ends_a_little_above_the_data() -> None:
+    # The top-k time figure kept room for a ceiling label it does not have: a third of
+    # its height was empty.
+    results = copy_results()
+    for cell in results.cells:
+        cell.summary = summary(cell.summary.median_s * (1 + 100 * cell.index), [1.0], 9)
+    data = figure_data(results, "time")
+    assert data["log_y"] and not data.get("ceiling")
+    _, top = draw(data).axes[0].get_ylim()
+    highest = max(p["high"] for s in data["series"] for p in s["points"])
+    assert highest < top <= 2 * highest

@@ -51,7 +51,7 @@ def test_the_rounds_column_shows_how_far_the_round_medians_lie_apart(tmp_path):
     summary = cell.summary.model_copy(update={"round_medians_s": [248e-6, 251e-6, 527e-6]})
     cells = [cell.model_copy(update={"summary": summary}), *results.cells[1:]]
     text = _markdown(results.model_copy(update={"cells": cells}), tmp_path)
-    assert "| 95% interval of the samples | round medians |" in text
+    assert "| 95% CI of the median | round medians |" in text
     (row,) = [line for line in text.splitlines() if line.startswith(f"| {cell.id} |")]
     assert "| 3: 248 µs to 527 µs |" in row
 
@@ -151,3 +151,39 @@ def test_both_pages_name_the_code_as_the_figure_footer_does(tmp_path, git, label
         text = page.read_text()
         assert f"{label}; python" in text, page.name
         assert "HEAD" not in text
+
+
+def test_the_interval_column_names_what_it_is_and_a_short_coverage(tmp_path):
+    # ci_low_s/ci_high_s bound the median (order statistics), not 95% of the samples; with
+    # too few samples no pair reaches 95%, and the row says how far it got.
+    results = results_io.load(DATA / "milestone-1h-gemm.json.xz")
+    few = results.cells[0].summary.model_copy(update={"ci_coverage": 0.75})
+    cells = [results.cells[0].model_copy(update={"summary": few}), *results.cells[1:]]
+    md, html = write_report(results.model_copy(update={"cells": cells}), tmp_path)
+    text, page = md.read_text(), html.read_text()
+    assert "interval of the samples" not in text + page
+    assert "<th>95% CI of the median</th>" in page
+    (row,) = [line for line in text.splitlines() if line.startswith(f"| {cells[0].id} |")]
+    assert "(75% coverage) |" in row
+    assert "(96% coverage)" not in text and "coverage)" not in text.replace(row, "")
+
+
+def test_the_html_page_names_each_variant_in_code_not_in_markdown_backticks(tmp_path):
+    _, html = write_report(results_io.load(DATA / "milestone-1h-gemm.json.xz"), tmp_path)
+    page = html.read_text()
+    assert "<h2>Variant <code>resident</code></h2>" in page
+    assert "`" not in "".join(re.findall(r"<h2>.*?</h2>", page))
+
+
+def test_the_figures_come_in_the_order_the_bench_names_them(tmp_path):
+    # Sorted by name, the stage breakdown led and throughput came third.
+    results = results_io.load(DATA / "milestone-1h-gemm.json.xz")
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    for name in ("stage_breakdown", "theory_vs_measured", "throughput", "utilization",
+                 "extra"):
+        (figures / f"{name}.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    text = _markdown(results, tmp_path)
+    shown = re.findall(r"^!\[(\w+)\]", text, flags=re.MULTILINE)
+    assert shown == [*results.spec["figures"], "extra"]
+    assert results.spec["figures"][0] == "throughput"

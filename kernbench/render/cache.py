@@ -1,8 +1,9 @@
 """The figure cache: a PNG drawn once for given figure data is copied, not drawn again.
 
 A figure's key is a hash of the data it plots, the source of the module that draws it and
-of the shared style, and matplotlib's version: any of them changing draws it anew, so a
-cached figure is never stale. Fast mode redraws the same committed data again and again;
+of every module of this package (a drawing module uses others: style, series_look,
+measured_on), and matplotlib's version: any of them changing draws it anew, so a cached
+figure is never stale. Fast mode redraws the same committed data again and again;
 with the cache it copies files. The cache lives in `KERNBENCH_CACHE_DIR`, else
 `$XDG_CACHE_HOME/kernbench/figures` (`~/.cache/...`); `KERNBENCH_CACHE_DIR=off` turns it
 off. A cache that cannot be written is skipped, never an error.
@@ -40,7 +41,8 @@ def figure_key(data: dict[str, Any], draw: Callable[..., Any]) -> str:
     digest = hashlib.sha256()
     digest.update(json.dumps(data, sort_keys=True, default=str).encode())
     digest.update(_source_digest(inspect.getsourcefile(draw) or ""))
-    digest.update(_source_digest(str(Path(__file__).with_name("style.py"))))
+    for path in _package_sources():
+        digest.update(_source_digest(path))
     digest.update(matplotlib.__version__.encode())
     return digest.hexdigest()[:32]
 
@@ -80,3 +82,8 @@ def _source_digest(path: str) -> bytes:
         return hashlib.sha256(Path(path).read_bytes()).digest()
     except OSError:
         return b""
+
+
+@cache
+def _package_sources() -> tuple[str, ...]:
+    return tuple(str(path) for path in sorted(Path(__file__).parent.glob("*.py")))

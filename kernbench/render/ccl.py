@@ -35,6 +35,7 @@ CCL_FIGURES = ("busbw", "latency")
 MODEL_POINTS = 64
 PANEL_WIDTH_IN, PANEL_HEIGHT_IN = 5.2, 4.0
 MAX_SIZE_TICKS = 6
+MARKER_SIZE, MARKER_STEP = 4.0, 1.5  # the last series' marks, and how much larger each before
 _WHAT = {"busbw": "bus bandwidth vs message size", "latency": "latency vs message size"}
 # Where each figure's curves are not: bandwidth climbs from the lower left to the upper
 # right (the upper left holds the algbw lines once they flatten); latency is flat at the
@@ -95,7 +96,8 @@ def with_references(data: dict[str, Any], references: Sequence[Reference]) -> di
     for panel in data["panels"]:
         for series in panel["series"]:
             key = (panel["op"], series["world_size"], series["dtype"], series["inplace"])
-            found = [_reference_points(reference, key) for reference in references]
+            sizes = (min(series["bytes"]), max(series["bytes"]))
+            found = [_reference_points(reference, key, sizes) for reference in references]
             if any(found):
                 series["references"] = [
                     {"marker": reference_marker(index), **points}
@@ -105,9 +107,16 @@ def with_references(data: dict[str, Any], references: Sequence[Reference]) -> di
     return data
 
 
-def _reference_points(reference: Reference, key: tuple[Any, ...]) -> dict[str, Any]:
+def _reference_points(
+    reference: Reference, key: tuple[Any, ...], sizes: tuple[float, float]
+) -> dict[str, Any]:
+    """The reference's points of the series `key` within its sizes: one outside the size
+    axis is not seen, but stretched the value axis (a 1 KiB reference point took the
+    latency axis of an 8 MiB to 1 GiB sweep down a decade)."""
+    low, high = sizes
     points = sorted(
-        (p for p in reference.points if (p.op, p.world_size, p.dtype, p.inplace) == key),
+        (p for p in reference.points
+         if (p.op, p.world_size, p.dtype, p.inplace) == key and low <= p.bytes <= high),
         key=lambda p: p.bytes,
     )
     if not points:
@@ -157,6 +166,9 @@ def _series(key: SeriesKey, cells: list[CellResult], fits: Mapping[str, Fit]) ->
         series["model"] = {
             "alpha_s": style.significant(fit.alpha_s),
             "beta_gbs": style.significant(fit.beta_bytes_per_s / collective_model.GB),
+            # β is message bytes a second (algbw); the ceiling and the solid lines are busbw.
+            "beta_busbw_gbs": style.significant(fit.beta_bytes_per_s / collective_model.GB
+                                                * collective_model.busbw_factor(op, world_size)),
             "r2": style.significant(fit.r2, 4),
             "bytes": [style.significant(s) for s in grid],
             "latency_s": [style.significant(t) for t in times],
@@ -191,13 +203,17 @@ def draw(data: dict[str, Any]) -> Figure:
     labels = list(dict.fromkeys(s["label"] for panel in panels for s in panel["series"]))
     colors = {label: style.PALETTE[i % len(style.PALETTE)] for i, label in enumerate(labels)}
     for ax, panel in zip(axes, panels, strict=True):
-        for series in panel["series"]:
+        for index, series in enumerate(panel["series"]):
+            # Each series drawn over the last on smaller marks: where two coincide (fp32
+            # and bf16 of one op), the one beneath still shows, as a ring round the other.
+            size = MARKER_SIZE + MARKER_STEP * (len(panel["series"]) - 1 - index)
             if data["figure"] == "busbw":
-                _draw_bandwidth(ax, series, colors[series["label"]])
+                _draw_bandwidth(ax, series, colors[series["label"]], size)
             else:
-                _draw_latency(ax, series, colors[series["label"]])
+                _draw_latency(ax, series, colors[series["label"]], size)
         ax.set_title(panel["op"], fontsize=11)
-        _fit_box(ax, panel["series"], *FIT_BOX_CORNER[data["figure"]])
+        _fit_box(ax, panel["series"], *FIT_BOX_CORNER[data["figure"]],
+                 bus=data["figure"] == "busbw")
         sizes = [b for s in panel["series"] for b in s["bytes"]]
         _size_axis(ax, sizes + [m["bytes"] for m in panel["missing"]])
         for missing in panel["missing"]:
@@ -215,9 +231,9 @@ def draw(data: dict[str, Any]) -> Figure:
     return figure
 
 
-def _draw_bandwidth(ax: Axes, series: dict[str, Any], color: str) -> None:
+def _draw_bandwidth(ax: Axes, series: dict[str, Any], color: str, size: float) -> None:
     sizes = series["bytes"]
-    ax.plot(sizes, series["busbw_gbs"], "o-", color=color, markersize=4, linewidth=1.6)
+    ax.plot(sizes, series["busbw_gbs"], "o-", color=color, markersize=size, linewidth=1.6)
     ax.plot(sizes, series["algbw_gbs"], "--", color=color, linewidth=1.0, alpha=0.7)
     model = series["model"]
     if model:
@@ -249,13 +265,13 @@ def _draw_reference(ax: Axes, series: dict[str, Any], what: str, scale: float, c
                 fillstyle="none", markersize=6)
 
 
-def _draw_latency(ax: Axes, series: dict[str, Any], color: str) -> None:
+def _draw_latency(ax: Axes, series: dict[str, Any], color: str, size: float) -> None:
     sizes = np.asarray(series["bytes"], dtype=float)
     median = np.asarray(series["latency_s"], dtype=float) * 1e6
     low = np.asarray(series["ci_low_s"], dtype=float) * 1e6
     high = np.asarray(series["ci_high_s"], dtype=float) * 1e6
     error = np.vstack([np.clip(median - low, 0, None), np.clip(high - median, 0, None)])
-    ax.errorbar(sizes, median, yerr=error, fmt="o-", color=color, markersize=4, capsize=2)
+    ax.errorbar(sizes, median, yerr=error, fmt="o-", color=color, markersize=size, capsize=2)
     model = series["model"]
     if model:
         model_us = np.asarray(model["latency_s"], dtype=float) * 1e6
@@ -288,8 +304,10 @@ def _legend_handles(data: dict[str, Any], colors: dict[str, str]) -> list[Any]:
     return handles
 
 
-def _fit_box(ax: Axes, series: Sequence[dict[str, Any]], side: str, end: str) -> None:
-    lines = [f"{s['label']}: {_fit_text(s['model'])}" for s in series if s["model"]]
+def _fit_box(
+    ax: Axes, series: Sequence[dict[str, Any]], side: str, end: str, bus: bool = False
+) -> None:
+    lines = [f"{s['label']}: {_fit_text(s['model'], bus)}" for s in series if s["model"]]
     if lines:
         ax.text(
             0.98 if side == "right" else 0.02,
@@ -315,10 +333,16 @@ def _log_value_axis(ax: Axes) -> None:
     ax.yaxis.set_minor_formatter(plain if few_decades else NullFormatter())
 
 
-def _fit_text(model: dict[str, Any]) -> str:
+def _fit_text(model: dict[str, Any], bus: bool = False) -> str:
+    """α, β and R²; against busbw lines, β's busbw in place of R² where it differs (an
+    allgather's β of 472 GB/s is 236 GB/s of busbw, the number to hold against the link's
+    450; the box must stay as narrow, or it runs over the small messages' line)."""
     alpha = style.format_seconds(model["alpha_s"]) if model["alpha_s"] is not None else "?"
     beta = model["beta_gbs"]
     beta_text = f"{beta:.3g} GB/s" if beta is not None and math.isfinite(beta) else "∞"
+    busbw = model.get("beta_busbw_gbs")
+    if bus and busbw is not None and beta is not None and f"{busbw:.3g}" != f"{beta:.3g}":
+        return f"α={alpha}, β={beta_text} (busbw {busbw:.3g})"
     return f"α={alpha}, β={beta_text}, R²={model['r2']}"
 
 

@@ -33,6 +33,8 @@ def _draw_bars(data: dict[str, Any]) -> Figure:
         _draw_bar_panel(ax, panel, data, colors, room)
     any_under = any(b["under_tile"] for p in panels for b in p["bars"])
     handles = style.legend_handles(colors, any_under, bool(data["not_plotted"]))
+    if any("low" in b for p in panels for b in p["bars"]):
+        handles.append(style.whisker_handle())
     if any(b.get("unsteady") for p in panels for b in p["bars"]):
         handles.append(style.unsteady_handle(ringed=True))
     if data["figure"] == "theory_vs_measured":
@@ -75,7 +77,7 @@ def _draw_bar_panel(
         style.mark_under_tile(bars, [b["under_tile"] for b in drawn])
         unsteady = [bool(b.get("unsteady")) for b in drawn]
         style.mark_unsteady(bars, unsteady)
-        style.ring_above_unsteady(ax, bars, unsteady)
+        style.ring_above_unsteady(ax, bars, unsteady, [b.get("high") for b in drawn])
         if data["figure"] == "theory_vs_measured":
             _draw_model_outline(ax, xs, drawn, width, colors[variant])
         if label_bars:
@@ -242,7 +244,7 @@ def _draw_stage_panel(
             )
     under = {b["shape"] for b in panel["bars"] if b["under_tile"]}
     style.category_ticks(ax, [style.category_label(s, s in under) for s in panel["shapes"]], room)
-    ax.set_ylim(0, 125 if crowded else 112)
+    ax.set_ylim(0, 132 if crowded else 112)
     ax.set_xlabel("GEMM shape M×N×K\n(above a bar: the sum of its stage medians)", fontsize=9)
     ax.set_title(f"{panel['variant']} · {panel['dtype']}", fontsize=10, loc="left")
     ax.grid(axis="y", alpha=0.3)

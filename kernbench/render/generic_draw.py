@@ -8,31 +8,33 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, NullLocator
 
 from kernbench.render import style
+from kernbench.render.series_look import Look, looks
 
 LINE_PANEL_IN = (7.0, 4.2)
+MAX_VALUE_TICKS = 8  # up to this many values measured along a line, a tick at each
 
 
 def draw(data: dict[str, Any]) -> Figure:
     """The figure for data made by `render.generic.figure_data`."""
     if data.get("note"):
         return style.placeholder(data["title"], data)
-    labels = [s["label"] for s in data["series"]]
-    colors = {label: style.PALETTE[i % len(style.PALETTE)] for i, label in enumerate(labels)}
+    styles, handles = looks(data["series"])
     if data["layout"] == "lines":
         figure = style.new_figure(1, 1, *LINE_PANEL_IN)
         ax = figure.add_subplot()
-        _draw_lines(ax, data, colors)
+        _draw_lines(ax, data, styles)
     else:
         categories = list(dict.fromkeys(p["x"] for s in data["series"] for p in s["points"]))
-        room = style.bars_width(len(categories) * len(labels))
+        room = style.bars_width(len(categories) * len(data["series"]))
         figure = style.new_figure(1, 1, room, LINE_PANEL_IN[1])
         ax = figure.add_subplot()
-        _draw_bars(ax, data, colors, categories, room)
+        _draw_bars(ax, data, styles, categories, room)
     _finish_value_axis(ax, data)
-    handles: list[Any] = [Line2D([], [], color=c, marker="o", label=s) for s, c in colors.items()]
+    if any(p.get("low") is not None for s in data["series"] for p in s["points"]):
+        handles.append(style.whisker_handle())
     if data["not_plotted"]:
         handles.append(Line2D([], [], linestyle="none", label="× not measured"))
     if any(p.get("unsteady") for s in data["series"] for p in s["points"]):
@@ -45,19 +47,22 @@ def draw(data: dict[str, Any]) -> Figure:
     return figure
 
 
-def _draw_lines(ax: Axes, data: dict[str, Any], colors: dict[str, str]) -> None:
+def _draw_lines(ax: Axes, data: dict[str, Any], styles: dict[str, Look]) -> None:
     for entry in data["series"]:
         # A cell with no value is a gap in its line, not a segment across it.
         points = entry["points"]
         xs = np.asarray([p["x"] for p in points], dtype=float)
         ys = np.asarray([np.nan if p["value"] is None else p["value"] for p in points])
+        look = styles[entry["label"]]
         ax.errorbar(
             xs,
             ys,
             yerr=_error_extents(points),
-            fmt="o-",
-            color=colors[entry["label"]],
-            markersize=4,
+            color=look.color,
+            marker=look.marker,
+            linestyle=look.linestyle,
+            fillstyle=look.fillstyle,
+            markersize=5,
             capsize=2,
             linewidth=1.4,
         )
@@ -69,12 +74,18 @@ def _draw_lines(ax: Axes, data: dict[str, Any], colors: dict[str, str]) -> None:
     if data["log_x"]:
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: _plain(value)))
+    measured = sorted({p["x"] for s in data["series"] for p in s["points"]})
+    if len(measured) <= MAX_VALUE_TICKS:
+        # Ticks at the values measured (4096 and 7168 hidden), not at round numbers between.
+        ax.set_xticks(measured)
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: _plain(value)))
     ax.set_xlabel(data["x_label"] + (" (log scale)" if data["log_x"] else ""))
     ax.grid(True, which="major", alpha=0.3)
 
 
 def _draw_bars(
-    ax: Axes, data: dict[str, Any], colors: dict[str, str], categories: list[str], room: float
+    ax: Axes, data: dict[str, Any], styles: dict[str, Look], categories: list[str], room: float
 ) -> None:
     width = 0.8 / max(1, len(data["series"]))
     position = {label: i for i, label in enumerate(categories)}
@@ -85,13 +96,13 @@ def _draw_bars(
             [position[p["x"]] + offset for p in shown],
             [p["value"] for p in shown],
             width * 0.95,
-            color=colors[entry["label"]],
+            color=styles[entry["label"]].color,
             yerr=_error_extents(shown),
             error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#222222"},
         )
         unsteady = [bool(p.get("unsteady")) for p in shown]
         style.mark_unsteady(bars, unsteady)
-        style.ring_above_unsteady(ax, bars, unsteady)
+        style.ring_above_unsteady(ax, bars, unsteady, [p["high"] for p in shown])
         for point in entry["points"]:
             if point["value"] is None:
                 style.mark_missing(ax, position[point["x"]] + offset, _why_empty(point))
@@ -120,10 +131,12 @@ def _finish_value_axis(ax: Axes, data: dict[str, Any]) -> None:
     if data["log_y"]:
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: _plain(value)))
-        lows = [p["low"] or p["value"] for s in data["series"] for p in s["points"]
-                if p["value"] is not None]
-        if lows and values:  # room under the lowest bar and above the ceiling's label
-            ax.set_ylim(min(lows) / 2, max(values) * 3)
+        # A low end at or below zero has no place on a log axis (an interval of samples
+        # less a flush estimate can reach below zero): the value stands for it.
+        lows = [p["low"] if (p["low"] or 0) > 0 else p["value"] for s in data["series"]
+                for p in s["points"] if p["value"] is not None and p["value"] > 0]
+        if lows and values:  # room under the lowest bar, and above the ceiling's label
+            ax.set_ylim(min(lows) / 2, max(values) * (3 if ceiling else 1.5))
     elif values:
         ax.set_ylim(0, max(values) * 1.15)
     ax.set_ylabel(data["y_label"] + (", log scale" if data["log_y"] else ""))

@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import base64
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
+from kernbench.analyze.stats import CONFIDENCE
 from kernbench.render import render_results
 from kernbench.render.ab import AB_FIGURE
 from kernbench.render.ab_report import AB_FILTERS, ab_context, table_cell
 from kernbench.render.style import format_seconds
 from kernbench.results.ab import AbReport
 from kernbench.results.kinds import REPORT_HTML, REPORT_MD
-from kernbench.results.model import CellResult, Results
+from kernbench.results.model import CellResult, Results, Summary
 from kernbench.results.provenance import code_label
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -36,7 +37,7 @@ THROTTLED_FLAG = 0.05  # flag a cell when more than this share of its samples wa
 def write_report(results: Results, folder: Path) -> list[Path]:
     """report.md and report.html in `folder`, with the figures found in `folder/figures`."""
     folder = Path(folder)
-    figures = sorted((folder / "figures").glob("*.png"))
+    figures = _in_bench_order((folder / "figures").glob("*.png"), results)
     context = report_context(results, figures, folder)
     written = []
     for name, template in ((REPORT_MD, "run_report.md.j2"), (REPORT_HTML, "run_report.html.j2")):
@@ -44,6 +45,14 @@ def write_report(results: Results, folder: Path) -> list[Path]:
         path.write_text(_environment(name).get_template(template).render(**context))
         written.append(path)
     return written
+
+
+def _in_bench_order(figures: Iterable[Path], results: Results) -> list[Path]:
+    """The figures in the order the bench names them (throughput before the stage
+    breakdown it explains), any others after, by name."""
+    named = [str(name) for name in results.spec.get("figures") or []]
+    return sorted(figures, key=lambda f: (named.index(f.stem) if f.stem in named
+                                          else len(named), f.stem))
 
 
 def report_results(results: Results, folder: Path) -> list[Path]:
@@ -94,7 +103,7 @@ def _groups(cells: Sequence[CellResult], declared: Sequence[str] = ()) -> list[d
         metrics = [m for m in (*SHOWN_METRICS, *declared) if m in present]
         if "busbw_gbs" in metrics:  # a collective's gbs is its algbw, shown already
             metrics.remove("gbs")
-        groups.append({"title": f"Variant `{variant}`", "metrics": metrics,
+        groups.append({"variant": variant, "metrics": metrics,
                        "settles": any(_settled(c)[1] for c in members),
                        "rows": [_row(c, metrics) for c in members]})
     return groups
@@ -107,13 +116,21 @@ def _row(cell: CellResult, metrics: Sequence[str]) -> dict[str, Any]:
         "id": cell.id,
         "status": cell.status,
         "median": format_seconds(summary.median_s) if summary else "",
-        "interval": (f"[{format_seconds(summary.ci_low_s)}, {format_seconds(summary.ci_high_s)}]"
-                     if summary else ""),
+        "interval": _interval_text(summary) if summary else "",
         "rounds": _rounds_text(cell),
         "settled": f"{settled}/{settles}" if settles else "",
         "metrics": {m: f"{cell.metrics[m]:.4g}" for m in metrics if m in cell.metrics},
         "flags": ", ".join(_flags(cell)),
     }
+
+
+def _interval_text(summary: Summary) -> str:
+    """The median's confidence interval, with its coverage where too few samples reach the
+    CONFIDENCE the column names."""
+    text = f"[{format_seconds(summary.ci_low_s)}, {format_seconds(summary.ci_high_s)}]"
+    if summary.ci_coverage < CONFIDENCE:
+        text += f" ({100 * summary.ci_coverage:.0f}% coverage)"
+    return text
 
 
 def _rounds_text(cell: CellResult) -> str:

@@ -37,14 +37,17 @@ def _is_number(value: object) -> bool:
 
 def arrange(cells: Sequence[CellResult], value: Value) -> dict[str, Any]:
     """`{"layout", "x_axis", "series"}`: a series per variant (and per value of the other
-    axes that vary, on a line), each a list of points at x (a number on a line, the cell's
-    label on bars), in the order the plan made them (sorted by x on a line)."""
+    axes that vary, on a line, named in its `axes`), each a list of points at x (a number
+    on a line, the cell's label on bars), in the order the plan made them (sorted by x on
+    a line)."""
     axis = line_axis(cells)
     others = _varying(cells, exclude=axis) if axis else []
     series: dict[str, dict[str, Any]] = {}
     for cell in cells:
         label = _series_label(cell, others)
-        entry = series.setdefault(label, {"label": label, "variant": cell.variant, "points": []})
+        entry = series.setdefault(label, {
+            "label": label, "variant": cell.variant,
+            "axes": {name: _text(cell.axes.get(name)) for name in others}, "points": []})
         x = cell.axes[axis] if axis else cell_label(cell)
         point = {"x": x, "cell": cell.id, "status": cell.status, **value(cell)}
         if cell.status != "ok":

@@ -54,6 +54,7 @@ STAGE_COLORS = {
     "copy_out": "#55a868",
 }
 UNDER_TILE_HATCH = "///"
+WHISKER_LABEL = "whisker: 95% CI of the median"  # a rate's from its time's, mapped
 UNSTEADY_HATCH = "..."  # rounds that disagree (results: `unsteady`)
 UNSTEADY_COLOR = "#b35900"
 UNSTEADY_RING: dict[str, Any] = {"marker": "o", "markersize": 9, "fillstyle": "none",
@@ -66,6 +67,8 @@ FOOTNOTE_LIMIT = 6  # cells listed by name under a figure; the rest are counted
 DPI = 120
 LOG_SCALE_RANGE = 30.0  # values spanning more than this factor get a log axis
 MAX_PANEL_WIDTH_IN = 16.0  # wider sweeps get thinner bars and slanted labels
+SLANTS = (25.0, 45.0, 60.0)  # degrees a crowded category label may slant, shallowest first
+SLANTED_LINE_IN = 0.17  # a line of 8 pt and the air it needs above the next one
 NOTHING_MEASURED = "Nothing measured: every cell failed or was invalid (listed below)."
 
 
@@ -245,13 +248,23 @@ def category_ticks(ax: Axes, labels: Sequence[str], panel_width_in: float) -> No
     ax.set_xticks(range(len(labels)))
     longest = max((len(line) for label in labels for line in label.splitlines()), default=0)
     # About 0.075 in per character at 8 pt; leave a quarter of the panel for the margins.
-    crowded = len(labels) * longest * 0.075 > 0.75 * panel_width_in
+    slot = 0.75 * panel_width_in / max(1, len(labels))
+    crowded = longest * 0.075 > slot
     if crowded:
         # A second line under a slanted label would run into its neighbour's.
         one_line = [label.replace("\n", " ") for label in labels]
-        ax.set_xticklabels(one_line, fontsize=8, rotation=25, ha="right", rotation_mode="anchor")
+        ax.set_xticklabels(one_line, fontsize=8, rotation=slant(slot), ha="right",
+                           rotation_mode="anchor")
     else:
         ax.set_xticklabels(labels, fontsize=8)
+
+
+def slant(slot_in: float) -> float:
+    """The shallowest of SLANTS that keeps slanted labels `slot_in` apart off each other:
+    neighbouring baselines lie slot * sin(angle) apart, and a line of 8 pt needs about
+    SLANTED_LINE_IN (the committed sweep's 17 shapes at 25 degrees ran into each other)."""
+    return next((angle for angle in SLANTS
+                 if slot_in * math.sin(math.radians(angle)) >= SLANTED_LINE_IN), 90.0)
 
 
 def mark_under_tile(bars: BarContainer, flags: Sequence[bool]) -> None:
@@ -271,11 +284,14 @@ def mark_unsteady(bars: BarContainer, flags: Sequence[bool]) -> None:
             bar.set_edgecolor(UNSTEADY_COLOR)
 
 
-def ring_above_unsteady(ax: Axes, bars: BarContainer, flags: Sequence[bool]) -> None:
-    """A small ring just above each flagged bar: the dots of `mark_unsteady` do not show on
-    a bar a few pixels tall (a staged GEMM at 2% utilization)."""
-    tops = [(bar.get_x() + bar.get_width() / 2, bar.get_y() + bar.get_height())
-            for bar, flag in zip(bars, flags, strict=True) if flag]
+def ring_above_unsteady(ax: Axes, bars: BarContainer, flags: Sequence[bool],
+                        highs: Sequence[float | None] | None = None) -> None:
+    """A small ring just above each flagged bar, or above its whisker (`highs`) where that
+    reaches higher: the dots of `mark_unsteady` do not show on a bar a few pixels tall (a
+    staged GEMM at 2% utilization), and a ring on a whisker hides both."""
+    highs = highs if highs is not None else [None] * len(bars)
+    tops = [(bar.get_x() + bar.get_width() / 2, max(bar.get_y() + bar.get_height(), high or 0))
+            for bar, flag, high in zip(bars, flags, highs, strict=True) if flag]
     if tops:
         above = offset_copy(ax.transData, fig=ax.get_figure(root=True), y=UNSTEADY_RING_ABOVE_PT,
                             units="points")
@@ -299,6 +315,12 @@ def ring_unsteady(ax: Axes, x: Sequence[float], y: Sequence[float]) -> None:
 
 def unsteady_ring_handle() -> Line2D:
     return Line2D([], [], **UNSTEADY_RING, label="unsteady (rounds disagree)")
+
+
+def whisker_handle() -> Line2D:
+    """The legend's key to the whiskers on a bar or a point: what interval they are."""
+    return Line2D([], [], color="#222222", marker="|", markersize=9, linestyle="none",
+                  label=WHISKER_LABEL)
 
 
 def ceiling_line(ax: Axes, value: float, label: str | None = None) -> None:

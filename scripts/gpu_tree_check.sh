@@ -8,7 +8,8 @@
 # Usage: bash scripts/gpu_tree_check.sh OUT_DIR   (needs .whl/ from ../shared/tools/gpu-wheels.sh)
 set -uo pipefail
 out=${1:?OUT_DIR}
-mkdir -p "$out" /tmp/tree-check
+work=runs/tree-check  # git-ignored: the runs record paths relative to the checkout
+rm -rf "$work" && mkdir -p "$out" "$work"
 source scripts/gpu_env.sh
 log="$out/tree-check.log"
 nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm,power.limit --format=csv >> "$log"
@@ -17,9 +18,9 @@ git log -1 --format='tree of commit %H' >> "$log" 2>/dev/null
 . "$(dirname "$0")/timed.sh"
 timed smoke timeout 240 python3 scripts/gpu_smoke.py --out "$out/smoke" --quick --no-fidelity
 timed sweep timeout 150 python3 -m kernbench run --bench milestone-1h-gemm --device cuda \
-  --only M=4096 --rounds 1 --out /tmp/tree-check/sweep
+  --only M=4096 --rounds 1 --out "$work/sweep"
 timed topk timeout 120 python3 -m kernbench run --bench ops-moe-topk --device cuda \
-  --only tokens=1 --only variant=torch --rounds 2 --out /tmp/tree-check/topk
+  --only tokens=1 --only variant=torch --rounds 2 --out "$work/topk"
 # The runs packed whole (the device brings back few files), journals and tasks left out.
-tar cJf "$out/runs.tar.xz" -C /tmp/tree-check --exclude=tasks --exclude=journal .
+tar cJf "$out/runs.tar.xz" -C "$work" --exclude=tasks --exclude=journal .
 grep WALL "$log"

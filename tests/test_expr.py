@@ -114,6 +114,14 @@ def test_non_number_parameter() -> None:
     assert str(info.value) == "'M' is 'big', not a number in 'M * 2'"
 
 
+def test_a_boolean_parameter_counts_as_0_or_1() -> None:
+    # A causal attention does about half the work: a metric halves on a boolean axis.
+    flops = expr.parse("4*S*S / (1 + causal)")
+    assert flops.evaluate({"S": 8, "causal": True}) == 128
+    assert flops.evaluate({"S": 8, "causal": False}) == 256
+    assert expr.parse("causal").evaluate({"causal": True}) is True  # an op's argument
+
+
 def test_non_string_expression() -> None:
     with pytest.raises(expr.ExpressionError) as info:
         expr.parse(42)  # type: ignore[arg-type]

@@ -243,3 +243,24 @@ def test_outputs_that_cannot_be_read_without_a_call_are_left_to_the_cell() -> No
     assert known_outputs(unannotated) is None
     assert known_outputs(torch.unique) is None  # a tensor or a tuple, by its arguments
     assert known_outputs(torch.max) == Outputs(2, ("values", "indices"))
+
+
+def test_a_signature_torch_wraps_over_two_lines_is_read_whole(tmp_path: Path) -> None:
+    # scaled_dot_product_attention's docstring puts is_causal on the signature's second
+    # line: the first alone said "takes no 'is_causal'" and hid its one-tensor result.
+    import torch.nn.functional as F
+
+    text = textwrap.dedent("""\
+        name: sdpa
+        op: torch.nn.functional.scaled_dot_product_attention
+        axes: {seq: [16], causal: [false, true]}
+        dtypes: [fp32]
+        inputs:
+          query: {shape: [1, 2, seq, 8]}
+          key: {shape: [1, 2, seq, 8]}
+          value: {shape: [1, 2, seq, 8]}
+        args: {is_causal: causal, scale: 0.5}
+        """)
+    (tmp_path / "sdpa.yaml").write_text(text)
+    assert load_bench(tmp_path / "sdpa.yaml").args == {"is_causal": "causal", "scale": 0.5}
+    assert known_outputs(F.scaled_dot_product_attention) == Outputs(1, single=True)

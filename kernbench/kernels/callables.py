@@ -89,6 +89,8 @@ def _missing(exc: ModuleNotFoundError, name: str) -> FactoryError:
 
 
 KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+# The most lines a docstring's signature is wrapped over (torch wraps one over two).
+MAX_SIGNATURE_LINES = 8
 
 
 def signature_keywords(func: Callable[..., Any]) -> set[str] | None:
@@ -163,10 +165,23 @@ def _signatures_from_doc(func: Callable[..., Any]) -> list[ast.arguments]:
 
 
 def _doc_lines(func: Callable[..., Any]) -> list[str]:
-    """The lines of `func`'s docstring that start `NAME(`, as torch documents a call."""
+    """The lines of `func`'s docstring that start `NAME(`, as torch documents a call, each
+    joined with the lines it continues on until its parentheses close: torch wraps a long
+    signature (`scaled_dot_product_attention(query, key, value, attn_mask=None, ...,` and
+    `is_causal=False, ...) -> Tensor:` on the next line)."""
     name = getattr(func, "__name__", "")
-    lines = (line.strip() for line in (getattr(func, "__doc__", None) or "").splitlines())
-    return [line for line in lines if name and line.startswith(f"{name}(")]
+    lines = [line.strip() for line in (getattr(func, "__doc__", None) or "").splitlines()]
+    found = []
+    for start, line in enumerate(lines):
+        if not name or not line.startswith(f"{name}("):
+            continue
+        joined = line
+        for more in lines[start + 1 : start + 1 + MAX_SIGNATURE_LINES]:
+            if joined.count("(") <= joined.count(")"):
+                break
+            joined = f"{joined} {more}"
+        found.append(joined)
+    return found
 
 
 @dataclass(frozen=True)
@@ -196,7 +211,8 @@ def known_outputs(func: Callable[..., Any]) -> Outputs | None:
     named = _torch_return_type(func)
     if named is not None:
         return Outputs(len(named), named)
-    returns = [line.rsplit("->", 1)[-1].strip() for line in _doc_lines(func) if "->" in line]
+    returns = [line.rsplit("->", 1)[-1].strip().rstrip(":") for line in _doc_lines(func)
+               if "->" in line]
     if returns and all(re.fullmatch(r"\w*Tensor", text) for text in returns):
         return Outputs(1, single=True)
     return _annotated_outputs(func)

@@ -134,7 +134,9 @@ def _evaluate_step(node: ast.expr, namespace: Mapping[str, object]) -> Number:
         return node.value  # type: ignore[return-value]  # _check admitted numbers only
     if isinstance(node, ast.Name):
         value = namespace[node.id]
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        # A boolean parameter (`causal: [false, true]`) is 0 or 1, as in Python, so a
+        # metric can depend on it (`4*S*S*D / (1 + causal)`) and an argument pass it.
+        if not isinstance(value, int | float):
             raise ExpressionError(f"{node.id!r} is {value!r}, not a number")
         if isinstance(value, float) and not math.isfinite(value):
             raise ExpressionError(f"{node.id!r} is {value}, not a finite number")

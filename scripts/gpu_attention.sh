@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# ops-attention on one GPU: torch's scaled_dot_product_attention forward under its math,
+# flash, efficient and cudnn backends (benches/ops-attention.yaml, ADR 0072), one round,
+# into OUT_DIR/run-<UTC>/ (results.json, report, figures/), the log in OUT_DIR/attention.log.
+# On an H200 the plan says 184 cells, about 3 minutes.
+# Usage: [ONLY="KEY=V[,V] ..."] [RUN_TIMEOUT=S] bash scripts/gpu_attention.sh OUT_DIR
+#   ONLY: the cells to run (`--only` of each KEY=V, e.g. ONLY="variant=flash,cudnn seq=4096")
+# Needs .whl/ with the pydantic wheels (../shared/tools/gpu-wheels.sh), run from the
+# repository's root. Exit: the run's (0 every cell ok, 1 a cell failed, 124 timed out).
+set -uo pipefail
+out=${1:?usage: bash scripts/gpu_attention.sh OUT_DIR}
+mkdir -p "$out" || exit 2
+out=$(cd "$out" && pwd)
+log="$out/attention.log"
+cd "$(dirname "$0")/.." || exit 2
+if ! ls .whl/*.whl > /dev/null 2>&1; then
+  echo "no wheels in $PWD/.whl/ (pydantic and its dependencies): see scripts/gpu_env.sh" \
+    | tee -a "$log"
+  exit 2
+fi
+source scripts/gpu_env.sh >> "$log" 2>&1
+# shellcheck source=scripts/timed.sh
+. scripts/timed.sh
+{
+  date -u +"start %Y-%m-%dT%H:%M:%SZ"
+  git log -1 --format="commit %H %s" 2>/dev/null || echo "commit unknown (no .git)"
+  nvidia-smi --query-gpu=name,uuid,driver_version,clocks.max.sm,power.limit --format=csv
+  python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda,
+      'cudnn', torch.backends.cudnn.version(), 'gpu', torch.cuda.get_device_name())"
+} >> "$log" 2>&1
+only=()
+for key in ${ONLY:-}; do only+=(--only "$key"); done
+timed plan python3 -m kernbench plan --bench ops-attention --device cuda ${only[@]+"${only[@]}"}
+run_dir="$out/run-$(date -u +%Y%m%dT%H%M%SZ)"
+timed run timeout "${RUN_TIMEOUT:-420}" python3 -m kernbench run --bench ops-attention \
+  --device cuda --rounds 1 ${only[@]+"${only[@]}"} --out "$run_dir"
+code=$?
+# The cells that failed, with their reasons, where a reader of the log looks first.
+grep -iE "failed|wrong result|cannot run" "$log" | tail -n 40
+echo "results: $run_dir"
+exit $code

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # ops-attention on one GPU: torch's scaled_dot_product_attention forward under its math,
-# flash, efficient and cudnn backends (benches/ops-attention.yaml, ADR 0072), one round,
-# into OUT_DIR/run-<UTC>/ (results.json, report, figures/), the log in OUT_DIR/attention.log.
-# On an H200 the plan says 184 cells, about 3 minutes.
-# Usage: [ONLY="KEY=V[,V] ..."] [RUN_TIMEOUT=S] bash scripts/gpu_attention.sh OUT_DIR
+# flash, efficient and cudnn backends (benches/ops-attention.yaml, ADR 0072), ROUNDS rounds
+# (default 1), into runs/attention/run-<UTC>/ (results.json, report, figures/), packed into
+# OUT_DIR; the log in OUT_DIR/attention.log. On an H200: 184 cells, about 2 minutes a round.
+# Usage: [ONLY="KEY=V[,V] ..."] [ROUNDS=N] [RUN_TIMEOUT=S] bash scripts/gpu_attention.sh OUT_DIR
 #   ONLY: the cells to run (`--only` of each KEY=V, e.g. ONLY="variant=flash,cudnn seq=4096")
 # Needs .whl/ with the pydantic wheels (../shared/tools/gpu-wheels.sh), run from the
 # repository's root. Exit: the run's (0 every cell ok, 1 a cell failed, 124 timed out).
@@ -31,11 +31,15 @@ source scripts/gpu_env.sh >> "$log" 2>&1
 only=()
 for key in ${ONLY:-}; do only+=(--only "$key"); done
 timed plan python3 -m kernbench plan --bench ops-attention --device cuda ${only[@]+"${only[@]}"}
-run_dir="$out/run-$(date -u +%Y%m%dT%H%M%SZ)"
+# Under the git-ignored runs/, so the run records paths relative to the checkout; packed
+# into OUT_DIR afterwards (journal and tasks left out).
+run_dir="runs/attention/run-$(date -u +%Y%m%dT%H%M%SZ)"
 timed run timeout "${RUN_TIMEOUT:-420}" python3 -m kernbench run --bench ops-attention \
-  --device cuda --rounds 1 ${only[@]+"${only[@]}"} --out "$run_dir"
+  --device cuda --rounds "${ROUNDS:-1}" ${only[@]+"${only[@]}"} --out "$run_dir"
 code=$?
+tar cJf "$out/$(basename "$run_dir").tar.xz" -C "$(dirname "$run_dir")" \
+  --exclude=tasks --exclude=journal "$(basename "$run_dir")"
 # The cells that failed, with their reasons, where a reader of the log looks first.
 grep -iE "failed|wrong result|cannot run" "$log" | tail -n 40
-echo "results: $run_dir"
+echo "results: $run_dir, packed in $out/$(basename "$run_dir").tar.xz"
 exit $code

@@ -21,7 +21,6 @@ from typing import Any
 
 from kernbench.execute import pins as pinning
 from kernbench.execute.autotune_pins import AutotunePins, install_if_loaded
-from kernbench.execute.failure import one_line, raised_at
 from kernbench.execute.gpus import worker_gpu
 from kernbench.execute.journal import (
     TASK,
@@ -36,6 +35,7 @@ from kernbench.execute.journal import (
 from kernbench.execute.lifetime import die_with_parent
 from kernbench.execute.turns import TurnsHooks, Visit, run_in_turns
 from kernbench.kernels.base import Kernel, TuneReport, as_kernel
+from kernbench.kernels.failure import one_line, raised_at
 from kernbench.plan import Cell, plan
 from kernbench.results.model import Check, RoundResult
 from kernbench.spec.loader import load_bench

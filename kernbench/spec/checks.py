@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
 from kernbench.kernels.callables import signature_keywords, signature_required
+from kernbench.kernels.rules import OPTIONS_RULE, RuleError, ask, module_rule
 from kernbench.spec.model_metrics import model_metrics_problem
 from kernbench.spec.models import MAX_CELLS, Bench, check_metrics
 
@@ -32,8 +33,6 @@ SET_BY_THE_RUN = {
 WORLD_SIZE = "world_size"
 # `ab: {switch: variant}` (`kernbench ab --switch variant`): A and B run two variants.
 VARIANT_SWITCH = "variant"
-# What a kernel factory's module may name: its rule between a variant's options.
-OPTIONS_RULE = "options_problem"
 
 
 def bench_problem(bench: Bench) -> Problem | None:
@@ -224,11 +223,14 @@ def _variant_rule_problem(bench: Bench, factory: Callable[..., object]) -> Probl
     """A rule between options (gemm's `host` only with `backend: torch`): the factory's
     module may define `options_problem(options) -> str | None`, which is given each
     variant's options alone (docs/kernels.md); a problem is an error at the variant."""
-    rule = getattr(inspect.getmodule(factory), OPTIONS_RULE, None)
-    if not callable(rule):
+    rule = module_rule(factory, OPTIONS_RULE)
+    if rule is None:
         return None
     for variant, options in bench.variants.items():
-        message = rule(dict(options))
+        try:
+            message = ask(rule, dict(options))
+        except RuleError as exc:
+            message = str(exc)
         if message:
             return ("variants", variant), f"{bench.kernel_name}: {message}"
     return None

@@ -39,7 +39,7 @@ def bench_problem(bench: Bench) -> Problem | None:
     """The first problem of `bench` short of its kernel, in the order a reader meets it."""
     for check in (_no_dtypes, _cell_count, _repeated_values, _world_sizes, _metric_names,
                   model_metrics_problem, _exclusion_keys, _exclusion_values, _axis_names,
-                  _variant_options, _ab_variants):
+                  _shared_parameters, _variant_options, _ab_variants):
         problem = check(bench)
         if problem is not None:
             return problem
@@ -164,6 +164,22 @@ def _axis_names(bench: Bench) -> Problem | None:
         if name in SET_BY_THE_RUN:
             field = ("axes", axis) if axis in bench.axes else ("dtypes",)
             return field, f"{SET_BY_THE_RUN[name]}; an axis cannot set it"
+    return None
+
+
+def _shared_parameters(bench: Bench) -> Problem | None:
+    """Two axes setting one parameter (an axis `n` and a mapping axis with a key `n`):
+    the cell would get one axis's value while its id shows both; refused at the second."""
+    setter: dict[str, str] = {}
+    for axis, values in bench.all_axes().items():
+        head: Field = ("dtypes",) if axis == "dtype" and bench.dtypes else ("axes", axis)
+        for index, value in enumerate(values):
+            for name in value if isinstance(value, dict) else [axis]:
+                first = setter.setdefault(name, axis)
+                if first != axis:
+                    field = (*head, str(index), name) if isinstance(value, dict) else head
+                    return field, (f"{name!r} is set by the axis {first!r} too; a parameter "
+                                   "comes from one axis")
     return None
 
 

@@ -17,7 +17,7 @@ from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
 from kernbench.kernels.callables import signature_keywords, signature_required
 from kernbench.kernels.rules import OPTIONS_RULE, RuleError, ask, module_rule
-from kernbench.spec.model_metrics import model_metrics_problem
+from kernbench.spec.model_metrics import computed_metric_problem, model_metrics_problem
 from kernbench.spec.models import MAX_CELLS, Bench, check_metrics
 
 Field = tuple[str, ...]
@@ -38,8 +38,9 @@ VARIANT_SWITCH = "variant"
 def bench_problem(bench: Bench) -> Problem | None:
     """The first problem of `bench` short of its kernel, in the order a reader meets it."""
     for check in (_no_dtypes, _cell_count, _repeated_values, _world_sizes, _metric_names,
-                  model_metrics_problem, _exclusion_keys, _exclusion_values, _axis_names,
-                  _shared_parameters, _variant_options, _ab_variants):
+                  computed_metric_problem, model_metrics_problem, _exclusion_keys,
+                  _exclusion_values, _axis_names, _shared_parameters, _variant_options,
+                  _ab_variants):
         problem = check(bench)
         if problem is not None:
             return problem

@@ -34,7 +34,7 @@ from kernbench.execute.journal import (
 )
 from kernbench.execute.lifetime import die_with_parent
 from kernbench.execute.turns import TurnsHooks, Visit, run_in_turns
-from kernbench.kernels.base import Kernel, TuneReport, as_kernel
+from kernbench.kernels.base import Kernel, TuneReport, as_kernel, check_result
 from kernbench.kernels.failure import one_line, raised_at
 from kernbench.plan import Cell, plan
 from kernbench.results.model import Check, RoundResult
@@ -114,7 +114,7 @@ class CellRunner:
                 # are pinned from their first call, the check's
                 install_if_loaded(self.autotune)
             if kernel.check is not None:
-                check = kernel.check()
+                check = check_result(kernel.check())
                 result.check = Check(rel_err=check.rel_err, tolerance=check.tolerance, ok=check.ok)
                 if not check.ok:
                     raise WrongResult(

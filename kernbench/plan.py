@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,9 @@ from kernbench.spec.checks import axis_label
 from kernbench.spec.loader import shown_path
 from kernbench.spec.models import MAX_CELLS, Bench
 from kernbench.spec.timer_model import TimerSpec
+
+# How many of a key's values an `--only` error lists.
+SHOWN_VALUES = 12
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,8 @@ def plan(bench: Bench, device: str | None = None, only: Sequence[str] = ()) -> l
     error."""
     taken: set[tuple[str, str]] = set()
     cells = list(iter_cells(bench, device, only, taken))
-    _check_values_taken(_filters(only, _known_keys(bench, device)), taken)
+    _check_values_taken(_filters(only, _known_keys(bench, device)), taken,
+                        lambda: iter_cells(bench, device))
     if only and not cells:
         raise UserError(f"--only: no cell matches {' '.join(only)}")
     return cells
@@ -155,7 +159,8 @@ def select(cells: list[Cell], only: Sequence[str]) -> list[Cell]:
     """
     known = {"variant"} | {name for cell in cells for name in (*cell.params, *cell.axes)}
     filters = _filters(only, known)
-    _check_values_taken(filters, {hit for c in cells for hit in _values_taken(c, filters)})
+    _check_values_taken(filters, {hit for c in cells for hit in _values_taken(c, filters)},
+                        lambda: cells)
     chosen = [c for c in cells if all(_selected(c, key, wanted) for key, wanted in filters)]
     if not chosen:
         raise UserError(f"--only: no cell matches {' '.join(only)}")
@@ -187,13 +192,33 @@ def _values_taken(cell: Cell, filters: list[tuple[str, set[str]]]) -> set[tuple[
 
 
 def _check_values_taken(
-    filters: list[tuple[str, set[str]]], taken: set[tuple[str, str]]
+    filters: list[tuple[str, set[str]]],
+    taken: set[tuple[str, str]],
+    every_cell: Callable[[], Iterable[Cell]],
 ) -> None:
-    """A filter value no cell has is a typo, even where the filter's other values match."""
+    """A filter value no cell has is a typo, even where the filter's other values match:
+    refused with the values the key takes (read from `every_cell` only then)."""
     for key, wanted in filters:
         missing = sorted(value for value in wanted if (key, value) not in taken)
         if missing:
-            raise UserError(f"--only: no cell has {key}={','.join(missing)}")
+            raise UserError(f"--only: no cell has {key}={','.join(missing)}; "
+                            f"{key} takes {_values_shown(key, every_cell())}")
+
+
+def _values_shown(key: str, cells: Iterable[Cell]) -> str:
+    """The values `key` takes over `cells`, as `--only` matches them, in plan order: a
+    mapping axis as the plan shows it (`shape` takes 16x1024), not as YAML writes it."""
+    texts: dict[str, None] = {}
+    for cell in cells:
+        if key == "variant":
+            texts[cell.variant] = None
+        if key in cell.params:
+            texts[as_text(cell.params[key])] = None
+        if key in cell.axes:
+            texts[axis_label(cell.axes[key])] = None
+    shown = list(texts)
+    more = f" and {len(shown) - SHOWN_VALUES} more" if len(shown) > SHOWN_VALUES else ""
+    return ", ".join(shown[:SHOWN_VALUES]) + more
 
 
 def _selected(cell: Cell, key: str, wanted: set[str]) -> bool:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import NeedsExtra, SpecError
-from kernbench.spec.discovery import bench_files, benches_by_name, name_clash
+from kernbench.spec.discovery import bench_files, bench_files_in, benches_by_name, name_clash
 from kernbench.spec.hardware import profile_files
 from kernbench.spec.loader import load_bench, load_hardware, read_document
 from kernbench.spec.models import Bench
@@ -25,7 +25,8 @@ def validate_files(
     (plus a check that no two share a name) and every hardware profile."""
     targets: list[tuple[Path, Callable[[Path], object]]]
     if paths:
-        targets = [(Path(p), _loader_for(Path(p))) for p in paths]
+        files = [file for p in paths for file in _files_of(Path(p))]
+        targets = [(file, _loader_for(file)) for file in files]
     else:
         targets = [(p, load_and_check) for p in bench_files(extra)]
         targets += [(p, load_hardware) for p in profile_files()]
@@ -43,6 +44,14 @@ def validate_files(
             if clash is not None:
                 outcomes.append((Path(clash.path), clash))
     return outcomes
+
+
+def _files_of(path: Path) -> list[Path]:
+    """A folder named as a path stands for its bench (or profile) files; one without any
+    stays itself, which the loader refuses (`cannot read: a folder`)."""
+    if path.is_dir():
+        return bench_files_in(path) or [path]
+    return [path]
 
 
 def _loader_for(path: Path) -> Callable[[Path], object]:

@@ -123,15 +123,16 @@ def bench_files(extra: Sequence[Path] = ()) -> list[Path]:
 def _bench_files(extra: Sequence[Path], name_of: Callable[[Path], str]) -> list[Path]:
     """`bench_files`, reading a file's name with `name_of` (a caller that reads the names
     too passes a cached reader, so no file is parsed twice)."""
-    files = [path for folder in bench_dirs(extra) for path in _bench_files_in(folder)]
+    files = [path for folder in bench_dirs(extra) for path in bench_files_in(folder)]
     shipped = shipped_benches_searched()
     if shipped is not None:
         taken = {name_of(path) for path in files}
-        files += [path for path in _bench_files_in(shipped) if name_of(path) not in taken]
+        files += [path for path in bench_files_in(shipped) if name_of(path) not in taken]
     return files
 
 
-def _bench_files_in(folder: Path) -> list[Path]:
+def bench_files_in(folder: Path) -> list[Path]:
+    """The bench files of one folder (not its subfolders), sorted."""
     return sorted(p for p in folder.iterdir() if p.suffix in YAML_SUFFIXES and p.is_file())
 
 

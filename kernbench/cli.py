@@ -155,7 +155,9 @@ def list_command(bench_dir: BenchDirs = None, as_json: AsJson = False) -> None:
 
 @app.command("validate")
 def validate_command(
-    paths: Annotated[list[Path] | None, typer.Argument(help="Bench files, or folders of them; default: all.")] = None,
+    paths: Annotated[
+        list[Path] | None, typer.Argument(help="Bench files, or folders of them; default: all.")
+    ] = None,
     bench_dir: BenchDirs = None,
 ) -> None:
     """Check bench files (default: every bench found, and the hardware profiles; a bench

@@ -62,3 +62,21 @@ def test_a_cell_whose_check_returns_a_number_fails_saying_so() -> None:
     assert kernel is None and result.status == "failed"
     assert (result.reason or "").startswith(
         "TypeError: a kernel's check must return a CheckResult(rel_err, tolerance), not float")
+
+
+def test_the_chosen_configs_own_check_is_run_before_it_is_timed() -> None:
+    """A built kernel with a check of its own had it ignored: a config that computes the
+    wrong thing was timed as if right, the parent's check passing on the parent's run."""
+    def factory(**params: object) -> Kernel:
+        def build(config: object) -> Kernel:
+            return Kernel(run=lambda: None,
+                          check=lambda: CheckResult(rel_err=float("nan"), tolerance=1e-6))
+
+        return Kernel(run=lambda: None, check=lambda: CheckResult(rel_err=0.0, tolerance=1e-6),
+                      configs=[{"rows": 8}], build=build)
+
+    store = pinning.PinStore(read=[], write=[])
+    runner = CellRunner(factory, "k", "", TimerSpec(budget_s=0.01), store, "auto", "cpu", "cpu")
+    kernel, result = runner.prepare(Cell(variant="v", axes={}, params={}, index=0), 1)
+    assert kernel is None and result.status == "failed"
+    assert result.reason == "wrong result: relative error nan exceeds tolerance 1e-06"

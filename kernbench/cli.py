@@ -155,13 +155,11 @@ def list_command(bench_dir: BenchDirs = None, as_json: AsJson = False) -> None:
 
 @app.command("validate")
 def validate_command(
-    paths: Annotated[
-        list[Path] | None, typer.Argument(help="Bench files, or folders of them; default: all.")
-    ] = None,
+    paths: Annotated[list[Path] | None, typer.Argument(help="Bench files; default: all.")] = None,
     bench_dir: BenchDirs = None,
 ) -> None:
-    """Check bench files (default: every bench found, and the hardware profiles; a bench
-    that needs an optional dependency missing here is skipped, with why)."""
+    """Check bench files, or a folder's (default: every bench found, and the hardware
+    profiles; a bench needing an optional dependency missing here is skipped, with why)."""
     if not paths and not bench_files(bench_dir or ()):
         typer.echo(no_benches_found(), err=True)
     failed = False

@@ -224,3 +224,15 @@ def test_every_metric_kernbench_computes_is_one_a_bench_may_not_name() -> None:
     params = {"work_us": 50, "op": "allreduce", "dtype": "bf16"}
     metrics, _ = cell_metrics(bench, params, 1.0, profile)
     assert set(metrics) - set(bench.metrics) == set(COMPUTED_METRICS)
+
+
+def test_a_constant_metric_may_be_written_as_a_number(here: Path) -> None:
+    """YAML reads `bytes: 4096` as a number: it was refused as "a valid string"."""
+    (here / "r.yaml").write_text(ROOFLINE + "metrics: {flops: 2*M*N*K, bytes: 4096, x: 1.5e3}\n")
+    assert invoke("validate", "r.yaml") == (EXIT_OK, "ok r.yaml\n", "")
+    bench = Bench.model_validate({"name": "b", "description": "d", "kernel": "sleep",
+                                  "metrics": {"bytes": 4096, "x": 1.5e3}})
+    assert bench.metrics == {"bytes": "4096", "x": "1500.0"}
+    (here / "r.yaml").write_text(ROOFLINE + "metrics: {flops: true}\n")
+    assert invoke("validate", "r.yaml")[2] == (
+        "r.yaml:8: metrics.flops: Input should be a valid string (got True)\n")

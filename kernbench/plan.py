@@ -16,7 +16,7 @@ from typing import Any
 
 from kernbench.errors import UserError
 from kernbench.spec.checks import axis_label
-from kernbench.spec.loader import shown_path
+from kernbench.spec.loader import field_error
 from kernbench.spec.models import MAX_CELLS, Bench
 from kernbench.spec.timer_model import TimerSpec
 
@@ -144,9 +144,11 @@ def plan(bench: Bench, device: str | None = None, only: Sequence[str] = ()) -> l
 
 
 def refuse_empty(cells: Sequence[Cell], bench_path: Path, device: str) -> None:
-    """A plan of no cells is refused: the bench's `exclude:` drops all of `device`'s."""
+    """A plan of no cells is refused, at the bench's `exclude:`, which alone can drop all
+    of `device`'s (validate refuses one that drops every device's)."""
     if not cells:
-        raise UserError(f"{shown_path(bench_path)}: the plan for device {device} is empty")
+        raise field_error(bench_path, ("exclude",), f"the plan for device {device} is empty: "
+                          f"the exclusions drop every cell on {device}")
 
 
 def select(cells: list[Cell], only: Sequence[str]) -> list[Cell]:

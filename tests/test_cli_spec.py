@@ -133,9 +133,11 @@ def test_a_plan_empty_on_the_device_is_refused_as_run_refuses_it(
 ) -> None:
     bench = project / "benches" / "alpha.yaml"
     bench.write_text(bench.read_text() + "exclude: [{device: cpu}]\n")
+    line = len(bench.read_text().splitlines())
     code, out, err = invoke(*command, "--bench", "alpha", "--device", "cpu")
     assert (code, out, err) == (
-        EXIT_USAGE, "", "benches/alpha.yaml: the plan for device cpu is empty\n"
+        EXIT_USAGE, "", f"benches/alpha.yaml:{line}: exclude: the plan for device cpu is "
+        "empty: the exclusions drop every cell on cpu\n"
     )
 
 

@@ -206,11 +206,24 @@ def find_bench(name: str, extra: Sequence[Path] = ()) -> tuple[Bench, Path]:
     if name not in known:
         if not known:
             raise UserError(f"unknown bench {name!r}; {no_benches_found()}")
-        raise UserError(f"unknown bench {name!r}; known: {', '.join(known)}")
+        raise UserError(f"unknown bench {name!r}; known: {', '.join(known)}"
+                        f"{_unsearched_here(name, extra)}")
     clash = name_clash(name, known[name])
     if clash is not None:
         raise clash
     return load_bench(known[name][0]), known[name][0]
+
+
+def _unsearched_here(name: str, extra: Sequence[Path]) -> str:
+    """A hint where the working directory's `benches/` holds `name` but is not searched (a
+    checkout's benches are, not the folder kernbench is run from): else nothing."""
+    here = Path("benches")
+    if not here.is_dir() or here.resolve() in {d.resolve() for d in bench_dirs(extra)}:
+        return ""
+    if not any(_quick_name(path) == name for path in bench_files_in(here)):
+        return ""
+    return (f"; {here}/ here is not searched (this kernbench reads "
+            f"{project_root() / 'benches'}): give --bench-dir {here}")
 
 
 def _quick_name(path: Path) -> str:

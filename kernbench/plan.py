@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kernbench.errors import UserError
 from kernbench.spec.checks import axis_label
-from kernbench.spec.loader import shown_path
+from kernbench.spec.loader import field_error
 from kernbench.spec.models import MAX_CELLS, Bench
 from kernbench.spec.timer_model import TimerSpec
+
+# How many of a key's values an `--only` error lists.
+SHOWN_VALUES = 12
 
 
 @dataclass(frozen=True)
@@ -141,16 +144,19 @@ def plan(
     nothing are an error."""
     taken: set[tuple[str, str]] = set()
     cells = list(iter_cells(bench, device, only, taken, whole))
-    _check_values_taken(_filters(only, _known_keys(bench, device)), taken)
+    _check_values_taken(_filters(only, _known_keys(bench, device)), taken,
+                        lambda: whole if whole is not None else iter_cells(bench, device))
     if only and not cells:
         raise UserError(f"--only: no cell matches {' '.join(only)}")
     return cells
 
 
 def refuse_empty(cells: Sequence[Cell], bench_path: Path, device: str) -> None:
-    """A plan of no cells is refused: the bench's `exclude:` drops all of `device`'s."""
+    """A plan of no cells is refused, at the bench's `exclude:`, which alone can drop all
+    of `device`'s (validate refuses one that drops every device's)."""
     if not cells:
-        raise UserError(f"{shown_path(bench_path)}: the plan for device {device} is empty")
+        raise field_error(bench_path, ("exclude",), f"the plan for device {device} is empty: "
+                          f"the exclusions drop every cell on {device}")
 
 
 def select(cells: list[Cell], only: Sequence[str]) -> list[Cell]:
@@ -163,7 +169,8 @@ def select(cells: list[Cell], only: Sequence[str]) -> list[Cell]:
     """
     known = {"variant"} | {name for cell in cells for name in (*cell.params, *cell.axes)}
     filters = _filters(only, known)
-    _check_values_taken(filters, {hit for c in cells for hit in _values_taken(c, filters)})
+    _check_values_taken(filters, {hit for c in cells for hit in _values_taken(c, filters)},
+                        lambda: cells)
     chosen = [c for c in cells if all(_selected(c, key, wanted) for key, wanted in filters)]
     if not chosen:
         raise UserError(f"--only: no cell matches {' '.join(only)}")
@@ -195,13 +202,33 @@ def _values_taken(cell: Cell, filters: list[tuple[str, set[str]]]) -> set[tuple[
 
 
 def _check_values_taken(
-    filters: list[tuple[str, set[str]]], taken: set[tuple[str, str]]
+    filters: list[tuple[str, set[str]]],
+    taken: set[tuple[str, str]],
+    every_cell: Callable[[], Iterable[Cell]],
 ) -> None:
-    """A filter value no cell has is a typo, even where the filter's other values match."""
+    """A filter value no cell has is a typo, even where the filter's other values match:
+    refused with the values the key takes (read from `every_cell` only then)."""
     for key, wanted in filters:
         missing = sorted(value for value in wanted if (key, value) not in taken)
         if missing:
-            raise UserError(f"--only: no cell has {key}={','.join(missing)}")
+            raise UserError(f"--only: no cell has {key}={','.join(missing)}; "
+                            f"{key} takes {_values_shown(key, every_cell())}")
+
+
+def _values_shown(key: str, cells: Iterable[Cell]) -> str:
+    """The values `key` takes over `cells`, as `--only` matches them, in plan order: a
+    mapping axis as the plan shows it (`shape` takes 16x1024), not as YAML writes it."""
+    texts: dict[str, None] = {}
+    for cell in cells:
+        if key == "variant":
+            texts[cell.variant] = None
+        if key in cell.params:
+            texts[as_text(cell.params[key])] = None
+        if key in cell.axes:
+            texts[axis_label(cell.axes[key])] = None
+    shown = list(texts)
+    more = f" and {len(shown) - SHOWN_VALUES} more" if len(shown) > SHOWN_VALUES else ""
+    return ", ".join(shown[:SHOWN_VALUES]) + more
 
 
 def _selected(cell: Cell, key: str, wanted: set[str]) -> bool:

@@ -61,3 +61,18 @@ def test_the_factory_refuses_by_the_same_rule() -> None:
     with pytest.raises(ValueError) as info:
         gemm.make(M=8, N=8, K=8, dtype="bf16")
     assert str(info.value) == "backend numpy multiplies fp32 and fp64 only, not 'bf16'"
+
+
+def test_a_cell_rule_that_raises_is_one_line_at_the_variant(tmp_path: Path) -> None:
+    (tmp_path / "raising_cell_rule_kb.py").write_text(
+        "def cell_problem(params):\n"
+        "    return params['missing']\n"
+        "def make(n, device):\n"
+        "    return lambda: None\n"
+    )
+    text = ("name: b\ndescription: d\nkernel: raising_cell_rule_kb:make\naxes:\n  n: [1]\n"
+            "variants:\n  v: {}\n")
+    assert error_of(tmp_path, text) == (
+        "7: variants.v: raising_cell_rule_kb:make: cell_problem raised KeyError: 'missing' "
+        "(raising_cell_rule_kb.py:2, in cell_problem) (cell v/n=1)"
+    )

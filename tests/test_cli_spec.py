@@ -83,6 +83,17 @@ def test_validate_given_paths(project: Path) -> None:
     assert (code, err) == (EXIT_USAGE, "benches/none.yaml: file not found\n")
 
 
+def test_validate_a_folder_checks_its_bench_files(project: Path) -> None:
+    (project / "mine").mkdir()
+    (project / "mine" / "bad.yaml").write_text("name: bad\ndescription: b\nkernel: gemmm\n")
+    (project / "mine" / "notes.txt").write_text("not a bench")
+    code, out, err = invoke("validate", "benches", "mine")
+    assert (code, out) == (EXIT_USAGE, "ok benches/alpha.yaml\nok benches/beta.yaml\n")
+    assert err.startswith("mine/bad.yaml:3: kernel: unknown kernel 'gemmm'")
+    (project / "empty").mkdir()
+    assert invoke("validate", "empty") == (EXIT_USAGE, "", "empty: cannot read: a folder\n")
+
+
 def test_validate_the_committed_benches(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)
     monkeypatch.delenv(discovery.BENCH_PATH_ENV, raising=False)
@@ -122,9 +133,11 @@ def test_a_plan_empty_on_the_device_is_refused_as_run_refuses_it(
 ) -> None:
     bench = project / "benches" / "alpha.yaml"
     bench.write_text(bench.read_text() + "exclude: [{device: cpu}]\n")
+    line = len(bench.read_text().splitlines())
     code, out, err = invoke(*command, "--bench", "alpha", "--device", "cpu")
     assert (code, out, err) == (
-        EXIT_USAGE, "", "benches/alpha.yaml: the plan for device cpu is empty\n"
+        EXIT_USAGE, "", f"benches/alpha.yaml:{line}: exclude: the plan for device cpu is "
+        "empty: the exclusions drop every cell on cpu\n"
     )
 
 

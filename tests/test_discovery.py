@@ -373,3 +373,23 @@ def test_an_op_module_not_beside_the_bench_is_still_an_import_error(tmp_path: Pa
     with pytest.raises(SpecError) as info:
         load_bench(path)
     assert str(info.value) == f"{path}:2: op: cannot import 'myops': no module named 'myops'"
+
+
+def test_an_unknown_name_says_when_the_working_folders_benches_hold_it(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With an editable install, `benches/` of the folder kernbench runs from is not
+    searched: a bench there was only "unknown", the list naming the checkout's."""
+    mine = tmp_path / "mine"
+    (mine / "benches").mkdir(parents=True)
+    (mine / "benches" / "own.yaml").write_text(bench_text("own"))
+    monkeypatch.chdir(mine)
+    with pytest.raises(UserError) as info:
+        discovery.find_bench("own")
+    assert str(info.value).endswith(
+        f"; benches/ here is not searched (this kernbench reads "
+        f"{discovery.project_root() / 'benches'}): give --bench-dir benches")
+    with pytest.raises(UserError) as info:
+        discovery.find_bench("other")
+    assert "here is not searched" not in str(info.value)
+    assert discovery.find_bench("own", [Path("benches")])[0].name == "own"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from kernbench.execute.failure import REASON_CHARS, one_line, raised_at
 from kernbench.execute.worker import fail
+from kernbench.kernels.failure import REASON_CHARS, one_line, raised_at
 from kernbench.results.model import RoundResult
 
 

@@ -117,6 +117,11 @@ def test_check_reference_and_kernel_fields(tmp_path: Path) -> None:
         "13: check.ref: the reference gets the op's keywords, but takes no 'k'; it takes "
         "descending, dim, input, out, stable"
     )
+    softmax = TOPK.replace("op: torch.topk", "op: torch.softmax").replace("k: k, ", "")
+    assert error_of(tmp_path, softmax + "check: {ref: torch.topk}\n") == (
+        "13: check.ref: the reference gets the op's keywords, but needs 'k', which neither "
+        "`inputs` nor `args` gives"
+    )
     both = TOPK + "check: {ref: torch.topk, exact: true, tolerance: 0.1}\n"
     assert "give `exact: true` or a `tolerance`, not both" in error_of(tmp_path, both)
     with_kernel = TOPK.replace("op: torch.topk", "kernel: sleep\ndescription: d")

@@ -123,6 +123,14 @@ def test_a_factory_modules_own_options_rule_is_asked_of_each_variant(tmp_path: P
         "8: variants.scaled: rule_kb:make: exact mode takes no scale")
 
 
+def test_an_options_rule_that_raises_is_one_line_at_the_variant(tmp_path: Path) -> None:
+    module = TYPED + "\n    def options_problem(options):\n        return options['mode'] + 1\n"
+    text = bench("{mode: exact}").replace("typed_kb", "raising_rule_kb")
+    assert error_of(tmp_path, text, module, "raising_rule_kb") == (
+        "7: variants.v: raising_rule_kb:make: options_problem raised TypeError: can only "
+        'concatenate str (not "int") to str (raising_rule_kb.py:8, in options_problem)')
+
+
 def load_bench_text(folder: Path, text: str):
     path = folder / "bench.yaml"
     path.write_text(text)

@@ -128,10 +128,14 @@ def test_select_filters_by_parameters_and_variant_keeping_indices() -> None:
     assert select(cells, ["autotune=true"]) == [c for c in cells if c.params.get("autotune")]
     with pytest.raises(UserError, match="unknown key 'Q'; known: K, M, N"):
         select(cells, ["Q=1"])
-    with pytest.raises(UserError, match="no cell has M=3"):
+    # the error lists the values the key takes
+    with pytest.raises(UserError, match="^--only: no cell has M=3; M takes 256, 512, 1024, "):
         select(cells, ["M=3"])
+    with pytest.raises(UserError, match="^--only: no cell has variant=tritn; variant takes "
+                       "resident, staged_pinned, staged_pageable, triton$"):
+        select(cells, ["variant=tritn"])
     # a typo among values that match is no less a typo; an empty value is malformed
-    with pytest.raises(UserError, match="^--only: no cell has M=3,5$"):
+    with pytest.raises(UserError, match="^--only: no cell has M=3,5; M takes "):
         plan(spec, "cuda", ["M=4096,3,5"])
     with pytest.raises(UserError, match="is not KEY=VALUE"):
         plan(spec, "cuda", ["M=4096,,2048"])

@@ -81,3 +81,21 @@ def test_an_empty_dtypes_list_is_refused_like_an_empty_axis(tmp_path: Path) -> N
         "4: dtypes: an empty list: give at least one dtype, or leave `dtypes` out"
     )
     assert spec_error_of(tmp_path, SLEEP + "axes:\n  n: []\n").startswith("5: axes.n: List should")
+
+
+@pytest.mark.parametrize(
+    ("axes", "message"),
+    [
+        ("  work_us: [1]\n  size: [{work_us: 2, scale: 1}]\n",
+         "6: axes.size.0.work_us: 'work_us' is set by the axis 'work_us' too"),
+        ("  size: [{work_us: 2, scale: 1}]\n  work_us: [1]\n",
+         "6: axes.work_us: 'work_us' is set by the axis 'size' too"),
+    ],
+)
+def test_two_axes_setting_one_parameter_are_refused(
+    tmp_path: Path, axes: str, message: str
+) -> None:
+    """The cell would get one axis's value while its id shows both (`n=1,shape=2` ran n=2)."""
+    assert spec_error_of(tmp_path, SLEEP + "axes:\n" + axes) == (
+        f"{message}; a parameter comes from one axis"
+    )

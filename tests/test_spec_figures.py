@@ -114,5 +114,6 @@ def test_a_bench_with_no_cells_on_this_device_checks_its_figures_on_its_own_cell
     monkeypatch.chdir(Path(__file__).resolve().parents[1])
     code, _, err = invoke("plan", "--bench", "ab-nccl-proto", "--device", "cpu")
     assert (code, err) == (  # not a figure's error: the plan's, as a run's
-        EXIT_USAGE, "benches/ab-nccl-proto.yaml: the plan for device cpu is empty\n"
+        EXIT_USAGE, "benches/ab-nccl-proto.yaml:16: exclude: the plan for device cpu is empty: "
+        "the exclusions drop every cell on cpu\n"
     )

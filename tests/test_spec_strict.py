@@ -57,6 +57,17 @@ def test_floats_are_finite_numbers(tmp_path: Path, line: str, message: str) -> N
     assert spec_error_of(tmp_path, HEAD + line + "\n") == f"4: {message}"
 
 
+@pytest.mark.parametrize("key", ["rel_ci", "settle_tol"])
+@pytest.mark.parametrize("value", ["1", "5"])
+def test_a_relative_width_is_a_fraction_not_a_percentage(
+    tmp_path: Path, key: str, value: str
+) -> None:
+    """`rel_ci: 1` meant as 1% was a stopping rule every first sample met."""
+    assert spec_error_of(tmp_path, HEAD + f"timer: {{{key}: {value}}}\n") == (
+        f"4: timer.{key}: Input should be less than 1 (got {value})"
+    )
+
+
 def test_an_int_still_passes_where_a_float_is_wanted(tmp_path: Path) -> None:
     path = tmp_path / "bench.yaml"
     path.write_text(HEAD + "timer: {budget_s: 1, warmup_s: 0}\nrounds: 3\n")
@@ -71,9 +82,9 @@ def test_an_int_still_passes_where_a_float_is_wanted(tmp_path: Path) -> None:
 def test_an_exponent_without_a_dot_is_a_float(tmp_path: Path, text: str, value: float) -> None:
     # YAML 1.1 reads `1e-3` as a string; bench and profile files read it as YAML 1.2 does.
     path = tmp_path / "bench.yaml"
-    path.write_text(HEAD + f"timer: {{rel_ci: {text}, budget_s: {text}}}\n")
+    path.write_text(HEAD + f"timer: {{cell_timeout_s: {text}, budget_s: {text}}}\n")
     timer = load_bench(path).timer
-    assert (timer.rel_ci, timer.budget_s) == (value, value)
+    assert (timer.cell_timeout_s, timer.budget_s) == (value, value)
 
 
 def test_an_exponent_float_reads_in_a_profile_and_leaves_pyyaml_alone(tmp_path: Path) -> None:

@@ -128,6 +128,7 @@ def test_run_refuses_a_missing_timers_file_before_measuring(tmp_path: Path) -> N
         "run", "--bench", "milestone-1h-gemm", "--device", "cpu", "--out",
         str(tmp_path / "run"), "--timers", str(tmp_path / "missing.json")])
     assert result.exit_code == EXIT_USAGE
+    assert result.stderr == f"--timers: {tmp_path / 'missing.json'}: timers file not found\n"
     assert result.stderr.startswith("--timers: ") and result.stderr.count("\n") == 1
     assert not (tmp_path / "run" / "results.json").exists()
 

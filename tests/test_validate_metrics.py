@@ -13,6 +13,8 @@ from typer.testing import CliRunner
 from kernbench import cli
 from kernbench.analyze.metrics import MetricError, cell_metrics, expression_metrics
 from kernbench.errors import EXIT_OK, EXIT_USAGE
+from kernbench.spec import hardware
+from kernbench.spec.model_metrics import COMPUTED_METRICS
 from kernbench.spec.models import Bench
 
 runner = CliRunner()
@@ -204,3 +206,33 @@ def test_a_roofline_without_its_metrics_is_refused(
 def test_a_roofline_with_flops_or_bytes_passes(here: Path, metrics: str) -> None:
     (here / "r.yaml").write_text(ROOFLINE + f"metrics: {metrics}\n")
     assert invoke("validate", "r.yaml") == (EXIT_OK, "ok r.yaml\n", "")
+
+
+@pytest.mark.parametrize("name", ["time_s", "tflops", "gbs"])
+def test_a_metric_named_as_one_kernbench_computes_is_refused(here: Path, name: str) -> None:
+    """The computed one replaced it in the results without a word."""
+    (here / "r.yaml").write_text(ROOFLINE + f"metrics: {{flops: 2*M*N*K, {name}: M}}\n")
+    assert invoke("validate", "r.yaml") == (EXIT_USAGE, "", (
+        f"r.yaml:8: metrics.{name}: {name!r} is a metric kernbench computes (time_s, tflops, "
+        "gbs, intensity, util, model_time_s, model_util, algbw_gbs, busbw_gbs), which would "
+        "replace this one; name it otherwise\n"))
+
+
+def test_every_metric_kernbench_computes_is_one_a_bench_may_not_name() -> None:
+    bench = spec(flops="work_us", bytes="work_us").model_copy(update={"model": "roofline"})
+    profile = hardware.named_profile("h200")
+    params = {"work_us": 50, "op": "allreduce", "dtype": "bf16"}
+    metrics, _ = cell_metrics(bench, params, 1.0, profile)
+    assert set(metrics) - set(bench.metrics) == set(COMPUTED_METRICS)
+
+
+def test_a_constant_metric_may_be_written_as_a_number(here: Path) -> None:
+    """YAML reads `bytes: 4096` as a number: it was refused as "a valid string"."""
+    (here / "r.yaml").write_text(ROOFLINE + "metrics: {flops: 2*M*N*K, bytes: 4096, x: 1.5e3}\n")
+    assert invoke("validate", "r.yaml") == (EXIT_OK, "ok r.yaml\n", "")
+    bench = Bench.model_validate({"name": "b", "description": "d", "kernel": "sleep",
+                                  "metrics": {"bytes": 4096, "x": 1.5e3}})
+    assert bench.metrics == {"bytes": "4096", "x": "1500.0"}
+    (here / "r.yaml").write_text(ROOFLINE + "metrics: {flops: true}\n")
+    assert invoke("validate", "r.yaml")[2] == (
+        "r.yaml:8: metrics.flops: Input should be a valid string (got True)\n")

@@ -6,14 +6,13 @@ cell, every metric computes on every cell, and every figure it asks for fits it.
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from kernbench.analyze.metrics import first_metric_problem
 from kernbench.errors import SpecError, UserError
 from kernbench.kernels import FactoryError, resolve_factory
+from kernbench.kernels.rules import CELL_RULE, Rule, RuleError, ask, module_rule
 from kernbench.plan import Cell, iter_cells
 from kernbench.spec import hardware
 from kernbench.spec.figures import BenchFacts, misfit
@@ -21,10 +20,6 @@ from kernbench.spec.loader import field_error
 from kernbench.spec.models import Bench
 from kernbench.spec.op_factory import CellInputError, cell_inputs
 from kernbench.spec.timer_model import CUDA_TIMERS
-
-# A function a kernel factory's module may define: `cell_problem(params) -> str | None`,
-# given each cell's parameters (as the factory gets them), says what no such cell can run.
-CELL_RULE = "cell_problem"
 
 
 def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
@@ -82,7 +77,10 @@ def _check_cells_against_the_kernel(bench: Bench, path: Path, device: str | None
     if rule is None:
         return
     for cell in _every_cell(bench, device):
-        message = rule(dict(cell.params))
+        try:
+            message = ask(rule, dict(cell.params))
+        except RuleError as exc:
+            message = str(exc)
         if message:
             raise field_error(path, _cell_field(bench, cell),
                               f"{bench.kernel_name}: {message} (cell {cell.id})")
@@ -107,15 +105,14 @@ def _every_cell(bench: Bench, device: str | None) -> Iterator[Cell]:
         yield from iter_cells(bench, plan_device)
 
 
-def _cell_rule(bench: Bench, path: Path) -> Callable[[dict[str, Any]], str | None] | None:
+def _cell_rule(bench: Bench, path: Path) -> Rule | None:
     if bench.kernel is None:
         return None
     try:
         factory = resolve_factory(bench.kernel, path.parent)
     except FactoryError:
         return None  # the loader reported it
-    rule = getattr(inspect.getmodule(factory), CELL_RULE, None)
-    return rule if callable(rule) else None
+    return module_rule(factory, CELL_RULE)
 
 
 def _cell_field(bench: Bench, cell: Cell) -> tuple[str, ...]:

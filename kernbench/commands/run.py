@@ -364,8 +364,8 @@ def render_fast(bench: Bench, bench_path: Path, out: Path) -> int:
         raise data_error(f"{data_path.name} holds bench {results.bench!r}, not {bench.name!r}")
     drifted = spec_drift(results.spec, bench.model_dump(mode="json"))
     if drifted:
-        print(f"note: {data_path.name} was measured with a different {', '.join(drifted)} "
-              f"than {bench_path.name} now has; re-run the bench to refresh it", file=sys.stderr)
+        print(f"note: {bench_path.name}'s {', '.join(drifted)} changed since {data_path.name} "
+              "was measured; re-run the bench to refresh it", file=sys.stderr)
     check_fast_out(out, FIGURES_DIR)
     written = render_results(results, out / FIGURES_DIR, bench.figures or None, parallel=True)
     print(f"{bench.name}: fast mode, {len(written)} figures from {data_path}")

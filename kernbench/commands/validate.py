@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import NeedsExtra, SpecError
-from kernbench.spec.discovery import FoundBenches, benches_by_name, name_clash
+from kernbench.spec.discovery import FoundBenches, bench_files_in, benches_by_name, name_clash
 from kernbench.spec.hardware import profile_files
 from kernbench.spec.loader import load_bench, load_hardware, read_document
 from kernbench.spec.models import Bench
@@ -21,8 +21,10 @@ Outcome = tuple[Path, SpecError | None]  # a file, and its error or None
 
 
 def validate_files(paths: Sequence[Path]) -> list[Outcome]:
-    """Each file of `paths`, checked as a bench or a hardware profile."""
-    return [_outcome(Path(p), _loader_for(Path(p))) for p in paths]
+    """Each file of `paths` (a folder: its bench or profile files), checked as a bench or
+    a hardware profile."""
+    files = [file for p in paths for file in _files_of(Path(p))]
+    return [_outcome(file, _loader_for(file)) for file in files]
 
 
 def validate_found(found: FoundBenches) -> list[Outcome]:
@@ -43,6 +45,14 @@ def _outcome(path: Path, load: Callable[[Path], object]) -> Outcome:
     except SpecError as exc:
         return path, exc
     return path, None
+
+
+def _files_of(path: Path) -> list[Path]:
+    """A folder named as a path stands for its bench (or profile) files; one without any
+    stays itself, which the loader refuses (`cannot read: a folder`)."""
+    if path.is_dir():
+        return bench_files_in(path) or [path]
+    return [path]
 
 
 def _loader_for(path: Path) -> Callable[[Path], object]:

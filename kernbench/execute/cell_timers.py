@@ -10,14 +10,13 @@ first run to time a cell writes and every later run is given (`kernbench run --t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kernbench.errors import UserError
 from kernbench.execute.journal import read_entry
 from kernbench.plan import Cell
-from kernbench.results.jsonio import write_json
+from kernbench.results.jsonio import read_json, write_json
 from kernbench.results.model import Results
 from kernbench.spec.timer_model import TIMERS
 
@@ -28,9 +27,9 @@ KNOWN_SHOWN = 5  # cell ids an unknown one's error lists
 def read_timers(path: Path) -> dict[str, str]:
     """The timers file's `{cell id: timer}`; a malformed file is a one-line error."""
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as exc:
-        raise UserError(f"--timers: {path}: {exc}") from None
+        data = read_json(Path(path), "timers file")
+    except UserError as exc:
+        raise UserError(f"--timers: {exc.message}") from None
     if not isinstance(data, dict) or not all(
         isinstance(k, str) and isinstance(v, str) and v in TIMERS for k, v in data.items()
     ):

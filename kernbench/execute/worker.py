@@ -21,7 +21,6 @@ from typing import Any
 
 from kernbench.execute import pins as pinning
 from kernbench.execute.autotune_pins import AutotunePins, install_if_loaded
-from kernbench.execute.failure import one_line, raised_at
 from kernbench.execute.gpus import worker_gpu
 from kernbench.execute.journal import (
     TASK,
@@ -35,7 +34,8 @@ from kernbench.execute.journal import (
 )
 from kernbench.execute.lifetime import die_with_parent
 from kernbench.execute.turns import TurnsHooks, Visit, run_in_turns
-from kernbench.kernels.base import Kernel, TuneReport, as_kernel
+from kernbench.kernels.base import Kernel, TuneReport, as_kernel, check_result
+from kernbench.kernels.failure import one_line, raised_at
 from kernbench.plan import Cell, plan
 from kernbench.results.model import Check, RoundResult
 from kernbench.spec.loader import load_bench
@@ -113,16 +113,12 @@ class CellRunner:
                 # the factory may have loaded Triton (a backend's library): its tuners
                 # are pinned from their first call, the check's
                 install_if_loaded(self.autotune)
-            if kernel.check is not None:
-                check = kernel.check()
-                result.check = Check(rel_err=check.rel_err, tolerance=check.tolerance, ok=check.ok)
-                if not check.ok:
-                    raise WrongResult(
-                        f"wrong result: relative error {check.rel_err:.3g} "
-                        f"exceeds tolerance {check.tolerance:.3g}"
-                    )
+            _check(kernel, result)
             if kernel.tunable:
+                parent_check = kernel.check
                 kernel = self._tuned(kernel, cell, result)
+                if kernel.check is not parent_check:
+                    _check(kernel, result)  # the chosen config's own check: what is timed
             self._held[id(kernel)] = cell.index
             return kernel, result
         except Exception as exc:  # noqa: BLE001 - any failure of a cell is recorded
@@ -239,6 +235,19 @@ class CellRunner:
 
 class WrongResult(AssertionError):
     pass
+
+
+def _check(kernel: Kernel, result: RoundResult) -> None:
+    """Run the kernel's check, if it has one, into `result`; a wrong result raises."""
+    if kernel.check is None:
+        return
+    check = check_result(kernel.check())
+    result.check = Check(rel_err=check.rel_err, tolerance=check.tolerance, ok=check.ok)
+    if not check.ok:
+        raise WrongResult(
+            f"wrong result: relative error {check.rel_err:.3g} "
+            f"exceeds tolerance {check.tolerance:.3g}"
+        )
 
 
 def record(result: RoundResult, measurement: Any, kernel: Kernel) -> None:

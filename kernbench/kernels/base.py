@@ -10,6 +10,7 @@ check, a config space to autotune, stage timings, a tile size.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Protocol
@@ -111,9 +112,43 @@ class Kernel:
 
 
 def as_kernel(made: Kernel | Callable[[], object]) -> Kernel:
+    """What a factory (or a config's `build`) returned, as a `Kernel`; one that breaks the
+    contract raises a TypeError saying how, rather than failing later inside a timer or
+    doing less than it says (a config space without `build` is never tuned)."""
     if isinstance(made, Kernel):
-        return made
-    if callable(made):
-        return Kernel(run=made)
-    kind = type(made).__name__
-    raise TypeError(f"a kernel factory must return a callable or a Kernel, not {kind}")
+        kernel = made
+    elif callable(made):
+        kernel = Kernel(run=made)
+    else:
+        kind = type(made).__name__
+        raise TypeError(f"a kernel factory must return a callable or a Kernel, not {kind}")
+    if not callable(kernel.run):
+        raise TypeError(f"a Kernel's run must be callable, not {type(kernel.run).__name__}")
+    needed = _arguments_needed(kernel.run)
+    if needed:
+        name = getattr(kernel.run, "__qualname__", "run")
+        raise TypeError(f"a kernel's run is called with no arguments, but {name} needs "
+                        f"{', '.join(needed)}")
+    if kernel.configs and kernel.build is None:
+        raise TypeError("a Kernel with configs needs build(config) to make each candidate")
+    return kernel
+
+
+def check_result(result: object) -> CheckResult:
+    """What a kernel's `check` returned, which must be a `CheckResult`."""
+    if not isinstance(result, CheckResult):
+        raise TypeError("a kernel's check must return a CheckResult(rel_err, tolerance), "
+                        f"not {type(result).__name__}")
+    return result
+
+
+def _arguments_needed(run: Callable[..., object]) -> list[str]:
+    """The parameters a call with no arguments leaves unset (none where the signature
+    cannot be read)."""
+    try:
+        parameters = inspect.signature(run).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in parameters
+            if p.default is inspect.Parameter.empty
+            and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]

@@ -16,7 +16,8 @@ from typing import Any
 from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
 from kernbench.kernels.callables import signature_keywords, signature_required
-from kernbench.spec.model_metrics import model_metrics_problem
+from kernbench.kernels.rules import OPTIONS_RULE, RuleError, ask, module_rule
+from kernbench.spec.model_metrics import computed_metric_problem, model_metrics_problem
 from kernbench.spec.models import MAX_CELLS, Bench, check_metrics
 
 Field = tuple[str, ...]
@@ -32,15 +33,14 @@ SET_BY_THE_RUN = {
 WORLD_SIZE = "world_size"
 # `ab: {switch: variant}` (`kernbench ab --switch variant`): A and B run two variants.
 VARIANT_SWITCH = "variant"
-# What a kernel factory's module may name: its rule between a variant's options.
-OPTIONS_RULE = "options_problem"
 
 
 def bench_problem(bench: Bench) -> Problem | None:
     """The first problem of `bench` short of its kernel, in the order a reader meets it."""
     for check in (_no_dtypes, _cell_count, _repeated_values, _world_sizes, _metric_names,
-                  model_metrics_problem, _exclusion_keys, _exclusion_values, _axis_names,
-                  _variant_options, _ab_variants):
+                  computed_metric_problem, model_metrics_problem, _exclusion_keys,
+                  _exclusion_values, _axis_names, _shared_parameters, _variant_options,
+                  _ab_variants):
         problem = check(bench)
         if problem is not None:
             return problem
@@ -168,6 +168,22 @@ def _axis_names(bench: Bench) -> Problem | None:
     return None
 
 
+def _shared_parameters(bench: Bench) -> Problem | None:
+    """Two axes setting one parameter (an axis `n` and a mapping axis with a key `n`):
+    the cell would get one axis's value while its id shows both; refused at the second."""
+    setter: dict[str, str] = {}
+    for axis, values in bench.all_axes().items():
+        head: Field = ("dtypes",) if axis == "dtype" and bench.dtypes else ("axes", axis)
+        for index, value in enumerate(values):
+            for name in value if isinstance(value, dict) else [axis]:
+                first = setter.setdefault(name, axis)
+                if first != axis:
+                    field = (*head, str(index), name) if isinstance(value, dict) else head
+                    return field, (f"{name!r} is set by the axis {first!r} too; a parameter "
+                                   "comes from one axis")
+    return None
+
+
 def _variant_options(bench: Bench) -> Problem | None:
     """A variant option named like an axis parameter (or one the run sets) would replace
     the value in every cell while the cell ids still show the axis: refused."""
@@ -224,11 +240,14 @@ def _variant_rule_problem(bench: Bench, factory: Callable[..., object]) -> Probl
     """A rule between options (gemm's `host` only with `backend: torch`): the factory's
     module may define `options_problem(options) -> str | None`, which is given each
     variant's options alone (docs/kernels.md); a problem is an error at the variant."""
-    rule = getattr(inspect.getmodule(factory), OPTIONS_RULE, None)
-    if not callable(rule):
+    rule = module_rule(factory, OPTIONS_RULE)
+    if rule is None:
         return None
     for variant, options in bench.variants.items():
-        message = rule(dict(options))
+        try:
+            message = ask(rule, dict(options))
+        except RuleError as exc:
+            message = str(exc)
         if message:
             return ("variants", variant), f"{bench.kernel_name}: {message}"
     return None

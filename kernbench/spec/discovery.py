@@ -124,15 +124,16 @@ def bench_files(extra: Sequence[Path] = ()) -> list[Path]:
 def _bench_files(extra: Sequence[Path], name_of: Callable[[Path], str]) -> list[Path]:
     """`bench_files`, reading a file's name with `name_of` (a caller that reads the names
     too passes a cached reader, so no file is parsed twice)."""
-    files = [path for folder in bench_dirs(extra) for path in _bench_files_in(folder)]
+    files = [path for folder in bench_dirs(extra) for path in bench_files_in(folder)]
     shipped = shipped_benches_searched()
     if shipped is not None:
         taken = {name_of(path) for path in files}
-        files += [path for path in _bench_files_in(shipped) if name_of(path) not in taken]
+        files += [path for path in bench_files_in(shipped) if name_of(path) not in taken]
     return files
 
 
-def _bench_files_in(folder: Path) -> list[Path]:
+def bench_files_in(folder: Path) -> list[Path]:
+    """The bench files of one folder (not its subfolders), sorted."""
     return sorted(p for p in folder.iterdir() if p.suffix in YAML_SUFFIXES and p.is_file())
 
 
@@ -223,11 +224,24 @@ def find_bench(name: str, extra: Sequence[Path] = ()) -> tuple[Bench, Path]:
     if name not in known:
         if not known:
             raise UserError(f"unknown bench {name!r}; {no_benches_found()}")
-        raise UserError(f"unknown bench {name!r}; known: {', '.join(known)}")
+        raise UserError(f"unknown bench {name!r}; known: {', '.join(known)}"
+                        f"{_unsearched_here(name, extra)}")
     clash = name_clash(name, known[name])
     if clash is not None:
         raise clash
     return load_bench(known[name][0]), known[name][0]
+
+
+def _unsearched_here(name: str, extra: Sequence[Path]) -> str:
+    """A hint where the working directory's `benches/` holds `name` but is not searched (a
+    checkout's benches are, not the folder kernbench is run from): else nothing."""
+    here = Path("benches")
+    if not here.is_dir() or here.resolve() in {d.resolve() for d in bench_dirs(extra)}:
+        return ""
+    if not any(_quick_name(path) == name for path in bench_files_in(here)):
+        return ""
+    return (f"; {here}/ here is not searched (this kernbench reads "
+            f"{project_root() / 'benches'}): give --bench-dir {here}")
 
 
 def _quick_name(path: Path) -> str:

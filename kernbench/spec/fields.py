@@ -15,6 +15,9 @@ Scalar = int | float | str | bool
 Count = Annotated[int, Field(strict=True)]
 Real = Annotated[float, Field(strict=True)]
 PositiveFloat = Annotated[float, Field(strict=True, gt=0)]
+# A relative width or tolerance: 0.01 is 1%, so `rel_ci: 1` (meaning 1%) is refused, not
+# a stopping rule every first sample meets.
+Fraction = Annotated[float, Field(strict=True, gt=0, lt=1)]
 Flag = Annotated[bool, Field(strict=True)]
 
 

@@ -14,6 +14,10 @@ from kernbench.spec.models import Bench
 MODEL_METRICS: dict[str, tuple[str, ...]] = {"roofline": RATE_METRICS}
 # How close a metric's name must be to one the model reads to be taken for a misspelling.
 NEAR_MISS = 0.85
+# The metrics kernbench computes from a cell's time and the bench's flops and bytes
+# (analyze/metrics.py): a bench metric of one of these names would be replaced by it.
+COMPUTED_METRICS = ("time_s", "tflops", "gbs", "intensity", "util", "model_time_s",
+                    "model_util", "algbw_gbs", "busbw_gbs")
 
 
 def model_metrics_problem(bench: Bench) -> tuple[tuple[str, ...], str] | None:
@@ -29,6 +33,17 @@ def model_metrics_problem(bench: Bench) -> tuple[tuple[str, ...], str] | None:
     name, right = next(iter(misspelt.items()))
     message = f"model {bench.model} reads {right!r}, not {name!r}: did you mean {right!r}?"
     return ("metrics", name), message
+
+
+def computed_metric_problem(bench: Bench) -> tuple[tuple[str, ...], str] | None:
+    """A bench metric named as one kernbench computes, which the computed one would
+    replace in the results without a word."""
+    name = next((name for name in bench.metrics if name in COMPUTED_METRICS), None)
+    if name is None:
+        return None
+    computed = ", ".join(COMPUTED_METRICS)
+    return ("metrics", name), (f"{name!r} is a metric kernbench computes ({computed}), "
+                               "which would replace this one; name it otherwise")
 
 
 def _near_miss(name: str, absent: list[str]) -> str | None:

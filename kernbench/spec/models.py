@@ -11,7 +11,14 @@ import hashlib
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 from kernbench.dtypes import DTYPES, ITEMSIZE
 from kernbench.spec import expr
@@ -34,6 +41,20 @@ from kernbench.spec.problems import FieldProblem, check_collective_timer, check_
 from kernbench.spec.timer_model import TimerSpec
 
 AxisValue = Scalar | list[Scalar] | dict[Identifier, Scalar]
+
+
+def _number_as_expression(value: Any) -> Any:
+    """`bytes: 4096` is a constant expression, which YAML reads as a number."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return repr(value)
+    return value
+
+
+MetricText = Annotated[
+    str,
+    BeforeValidator(_number_as_expression),
+    WithJsonSchema({"anyOf": [{"type": "string"}, {"type": "number"}]}),
+]
 # Names a metric expression may use besides the cell's parameters.
 DERIVED_NAMES = ("itemsize",)
 # The most cells a bench may plan (the product of its axes, times its variants, before
@@ -121,7 +142,7 @@ class Bench(Strict):
     dtypes: list[Literal[DTYPES]] = Field(  # type: ignore[valid-type]
         default_factory=list, description="Shorthand for a `dtype` axis."
     )
-    metrics: dict[Identifier, str] = Field(
+    metrics: dict[Identifier, MetricText] = Field(
         default_factory=dict,
         description="Arithmetic over cell parameters: flops, bytes (per iteration).",
     )

@@ -139,6 +139,10 @@ def _reference(bench: Bench, op: Callable[..., Any], bench_dir: Path) -> Problem
             f"the reference gets the op's keywords, but takes no {missing[0]!r}; it takes {listed}"
         )
         return ("check", "ref"), message
+    needed = sorted(required_names(reference) - set(bench.inputs) - set(bench.args))
+    if needed:
+        return ("check", "ref"), (f"the reference gets the op's keywords, but needs "
+                                  f"{needed[0]!r}, which neither `inputs` nor `args` gives")
     return _outputs(bench, ((bench.op or "", op), (bench.check.ref, reference)))
 
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from kernbench.spec.fields import Count, Flag, PositiveFloat, Real, Strict
+from kernbench.spec.fields import Count, Flag, Fraction, PositiveFloat, Real, Strict
 
 Duty = Literal["sustained", "isolated"]  # the state GPU samples are taken in (timing.steady)
 
@@ -35,8 +35,8 @@ class TimerSpec(Strict):
                                     "of samples are taken.")
     min_samples: Count = Field(10, ge=3, description="Samples taken whatever the budget.")
     max_samples: Count = Field(100_000, ge=3)
-    rel_ci: PositiveFloat = Field(0.01, description="Stop early once the 95% CI half-width "
-                                  "of the median, relative to the median, is under this.")
+    rel_ci: Fraction = Field(0.01, description="Stop early once the 95% CI half-width "
+                             "of the median, relative to the median, is under this (0.01: 1%).")
     l2: Literal["cold", "warm"] = Field("cold", description="cold: flush the GPU's L2 before "
                                         "each sample; a collective's calls rotate buffers.")
     kind: Literal[TIMER_KINDS] = Field(  # type: ignore[valid-type]
@@ -58,7 +58,8 @@ class TimerSpec(Strict):
                            "settle_min_s (0: none).")
     settle_min_s: Real = Field(0.15, ge=0, description="Sustained: the settle phase runs at "
                                "least this long, each turn too: a GPU's boost window (ADR 0053).")
-    settle_tol: PositiveFloat = Field(0.01, description="Agreement that ends the settle phase.")
+    settle_tol: Fraction = Field(0.01, description="Agreement that ends the settle phase "
+                                 "(0.01: 1%).")
     settle_clock: Flag = Field(False, description="Settle also until two blocks' SM clocks "
                                f"(NVML) agree within {SETTLE_CLOCK_TOL:.0%}.")
     steady_tol: PositiveFloat = Field(0.03, description="Round medians spreading (max/min - 1) "

@@ -26,3 +26,16 @@ def test_an_auto_ab_interrupted_in_an_added_round_keeps_its_maximum(tmp_path: Pa
     text = render_markdown(report, None)
     assert ("6 rounds (interrupted: 7 asked for; judged on the rounds every side finished) "
             "(auto: more while a cell was unstable, up to 12) on cpu") in text
+
+
+def test_report_html_has_the_columns_of_report_md(tmp_path: Path) -> None:
+    # report.html sends its reader to report.md for how each column is computed, so it
+    # shows the same ones: it lacked the order effect and, with auto, the rounds needed.
+    from kernbench.render.report import write_ab_html
+
+    report = run(tmp_path, OneBadRound(), rounds="auto:12").report
+    write_ab_html(report, tmp_path)
+    html = (tmp_path / "report.html").read_text()
+    assert "<th>order effect</th>" in html and "<th>rounds needed</th>" in html
+    slow = next(c for c in report.cells if c.variant == "slow")
+    assert f'<td class="num">{slow.rounds_needed}</td></tr>' in html

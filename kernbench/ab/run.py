@@ -232,7 +232,11 @@ def resume_ab(
     folder = Path(folder)
     manifest = load_manifest(folder)
     with folder_lock(folder, echo):
-        spec = load_bench(Path(manifest.bench_path))
+        bench_path = Path(manifest.bench_path)
+        if not bench_path.is_file():  # an A/B folder copied from another machine, a moved bench
+            raise UserError(f"--resume: the A/B's bench {bench_path} ({MANIFEST_NAME} "
+                            "bench_path) is not there; the sides left to run need it")
+        spec = load_bench(bench_path)
         _check_unchanged(folder, manifest, spec, echo)
         pairs = ab_cells(spec, manifest.device, manifest.only, manifest)
         outcomes = load_outcomes(folder, manifest)  # read once: kept and machine-checked

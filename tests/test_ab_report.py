@@ -158,7 +158,24 @@ def test_the_figure_says_where_when_and_how_the_ab_ran():
     when = report.created_utc[:16].replace("T", " ")
     assert text == (f"measured on cpu (model not recorded)\nkernbench (version unknown), no git "
                     f"commit  ·  run {when} UTC  ·  {report.schedule} schedule"
-                    f"  ·  min effect {report.min_effect_pct:g}%  ·  A/A side for the noise floor")
+                    f"  ·  min effect {report.min_effect_pct:g}%  ·  A/A side for the noise floor"
+                    "\nnote: with 4 rounds no order-statistic pair covers the median with 95%; "
+                    "each interval is the min-max, coverage 87.5%")
+
+
+def test_a_saved_figure_says_its_intervals_are_weak_and_its_ab_was_interrupted():
+    from kernbench.render.ab import ab_figure
+
+    plan = manifest(rounds=2)
+    report = analyze(plan, outcomes(plan, slower_on_b)).model_copy(update={"planned_rounds": 6})
+    figure = ab_figure(report)
+    assert figure is not None
+    assert figure.axes[0].get_title().endswith(", 2 of 6 rounds (interrupted)")
+    assert ("note: with 2 rounds no order-statistic pair covers the median with 95%; each "
+            "interval is the min-max, coverage 50.0%") in figure.get_supxlabel().splitlines()
+    whole = ab_figure(analyze(manifest(rounds=6), outcomes(manifest(rounds=6), slower_on_b)))
+    assert whole is not None and whole.axes[0].get_title().endswith(", 6 rounds")
+    assert "note:" not in whole.get_supxlabel()
 
 
 def test_long_cell_names_widen_the_figure_not_squeeze_the_delta_axis():

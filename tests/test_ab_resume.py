@@ -366,3 +366,11 @@ def test_a_sequential_side_dies_with_the_ab_that_started_it(tmp_path: Path) -> N
         assert _gone(pid)
     finally:
         ab.kill()
+
+
+def test_a_resume_whose_bench_is_gone_says_which_file_the_ab_needs(tmp_path: Path) -> None:
+    folder, _ = interrupted_sequential(tmp_path, stop="r2_A")
+    (tmp_path / "fake-ab.yaml").unlink()
+    with pytest.raises(UserError, match=rf"^--resume: the A/B's bench {tmp_path}/fake-ab.yaml "
+                                        r"\(ab-run.json bench_path\) is not there"):
+        resume_ab(folder, run_side=Sides(), echo=lambda line: None)

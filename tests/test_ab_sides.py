@@ -301,6 +301,8 @@ def test_no_warning_when_the_kernel_module_reads_the_switch(tmp_path):
         ({"switch": "variant", "a": "fast"}, AB_BLOCK, r"^--b: an A/B of the variant names "
          r"two of bench 'fake-ab''s variants: fast, slow$"),
         ({"switch": "variant"}, "", r"^--a/--b: an A/B of the variant"),
+        # recorded and never used: a sequential side takes no turns
+        ({"turn_ms": 10.0}, AB_BLOCK, r"^--turn-ms: the sequential schedule takes no turns"),
     ],
 )
 def test_bad_options_are_user_errors(tmp_path, options, ab, message):

@@ -200,11 +200,11 @@ def test_a_ctrl_c_while_the_command_line_loads_exits_130_without_a_traceback(
 def test_a_bench_needing_more_gpus_names_the_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kernbench.commands import run_checks
+    from kernbench.execute import requirements
 
     path = tmp_path / "b.yaml"
     path.write_text("name: b\ndescription: d\nkernel: sleep\nrequires:\n  min_gpus: 9999\n")
-    monkeypatch.setattr(run_checks, "_cuda_available", lambda: True)
+    monkeypatch.setattr(requirements, "_cuda_available", lambda: True)
     with pytest.raises(UserError) as info:
-        run_checks.check_requirements(loader.load_bench(path), path, "cuda")
+        requirements.check_requirements(loader.load_bench(path), path, "cuda")
     assert str(info.value).startswith(f"{path}:5: requires.min_gpus: needs 9999 GPUs, ")

@@ -39,9 +39,9 @@ def summarize_ab(folder: Path, min_effect: float | None = None) -> AbReport:
     manifest = load_manifest(folder)
     planned, finished = manifest.rounds, finished_rounds(folder, manifest)
     if finished < planned:
+        # max_rounds stays: an auto A/B interrupted in a round it added still says so.
         manifest = manifest.model_copy(update={
-            "rounds": finished, "max_rounds": None,
-            "runs": [run for run in manifest.runs if run.round <= finished],
+            "rounds": finished, "runs": [run for run in manifest.runs if run.round <= finished],
         })
     outcomes = load_outcomes(folder, manifest)
     report = analyze(manifest, outcomes, min_effect, load_turns(folder, manifest))

@@ -41,6 +41,7 @@ from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import holds_a_run, load_options
 from kernbench.execute.pins import bench_pins_path, load_pins, save_pins
+from kernbench.execute.requirements import check_requirements
 from kernbench.plan import Cell, plan
 from kernbench.results.ab import Schedule
 from kernbench.results.outpaths import out_folder
@@ -98,6 +99,8 @@ def run_ab(
     if problem := gate_rounds_problem(fail_on, settings.rounds):
         raise UserError(f"{problem}: give more --rounds, or auto")
     device = resolve_device(device)
+    # What `run` refuses (requires.device, no CUDA): before the folder or any side exists.
+    check_requirements(spec, bench_path, device)
     check_bench(spec, bench_path, device)  # a metric or profile error: before any side runs
     only = tuple(only or ())
     pairs = ab_cells(spec, device, only, settings, echo)
@@ -229,7 +232,11 @@ def resume_ab(
     folder = Path(folder)
     manifest = load_manifest(folder)
     with folder_lock(folder, echo):
-        spec = load_bench(Path(manifest.bench_path))
+        bench_path = Path(manifest.bench_path)
+        if not bench_path.is_file():  # an A/B folder copied from another machine, a moved bench
+            raise UserError(f"--resume: the A/B's bench {bench_path} ({MANIFEST_NAME} "
+                            "bench_path) is not there; the sides left to run need it")
+        spec = load_bench(bench_path)
         _check_unchanged(folder, manifest, spec, echo)
         pairs = ab_cells(spec, manifest.device, manifest.only, manifest)
         outcomes = load_outcomes(folder, manifest)  # read once: kept and machine-checked
@@ -241,6 +248,8 @@ def resume_ab(
             sides = {name for name, outcome in outcomes.items() if is_whole(outcome)}
         check_machine(manifest, {name: outcomes[name] for name in sides}, force, echo)
         left = [run for run in manifest.runs if run.name not in sides]
+        if left:  # sides to run here, --force or not, need what the bench requires
+            check_requirements(spec, Path(manifest.bench_path), manifest.device)
         for run in left:
             _clear_side(folder, run.name)
         for round_ in {run.round for run in left}:

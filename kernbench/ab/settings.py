@@ -71,6 +71,11 @@ def resolve_settings(
         raise UserError(f"--turn-ms: {chosen['turn_ms']}: give a length in (0, 10000] ms")
     if chosen["schedule"] not in SCHEDULES:
         raise UserError(f"--schedule: {chosen['schedule']!r} is not one of {', '.join(SCHEDULES)}")
+    if turn_ms is not None and chosen["schedule"] == "sequential":
+        # A turn is the interleaved schedule's; a sequential side runs whole, so the length
+        # asked for would be recorded and never used.
+        raise UserError("--turn-ms: the sequential schedule takes no turns (each side is a "
+                        "whole run); give --schedule interleaved, or drop --turn-ms")
     if chosen["a"] == chosen["b"]:
         raise UserError(f"--a/--b: both sides would leave {side_setting(switch, chosen['a'])}"
                         if chosen["a"] is None else

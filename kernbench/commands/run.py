@@ -10,12 +10,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
-from kernbench.commands.run_checks import (
-    check_fast_out,
-    check_out,
-    check_requirements,
-    check_world_sizes,
-)
+from kernbench.commands.run_checks import check_fast_out, check_out, check_world_sizes
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.cell_timers import check_timer_ids, read_timers
 from kernbench.execute.finish import RESULTS_NAME, build_run_results, select_profile
@@ -31,6 +26,7 @@ from kernbench.execute.options import (
     save_options,
 )
 from kernbench.execute.pins import bench_pins_path, load_pins
+from kernbench.execute.requirements import check_requirements
 from kernbench.execute.rounds import RunFolder, checked_plan, execute, planned_cells
 from kernbench.plan import Cell, parse_indices, plan
 from kernbench.results import model as results_io

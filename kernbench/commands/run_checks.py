@@ -1,5 +1,6 @@
 """What must hold before a run measures: a folder of its own to write in, the device its
-bench requires, and over several hosts, cells that are each one job of all their ranks."""
+bench requires (`execute.requirements`, which `ab` checks too), and over several hosts,
+cells that are each one job of all their ranks."""
 
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ from kernbench.execute.hosts import Hosts
 from kernbench.execute.lock import LOCK_NAME
 from kernbench.execute.options import RUN_JSON_NAME, holds_a_run
 from kernbench.plan import Cell
-from kernbench.spec.loader import field_error
-from kernbench.spec.models import Bench
 from kernbench.worker_env import SIDE_LOG_ENV
 
 
@@ -71,14 +70,6 @@ def _made_before_the_run(out: Path) -> set[str]:
     return {LOCK_NAME}
 
 
-def _cuda_available() -> bool:
-    try:
-        import torch
-    except ImportError:
-        return False
-    return bool(torch.cuda.is_available())
-
-
 def check_world_sizes(hosts: Hosts, cells: Sequence[Cell]) -> None:
     """Over several hosts every cell must be one job of all their ranks."""
     others = sorted({int(c.params.get("world_size", 1)) for c in cells} - {hosts.world_size})
@@ -89,25 +80,3 @@ def check_world_sizes(hosts: Hosts, cells: Sequence[Cell]) -> None:
             f"{', '.join(map(str, others))}; select the others with "
             f"--only world_size={hosts.world_size}"
         )
-
-
-def check_requirements(
-    bench: Bench, bench_path: Path, device: str, hosts: Hosts | None = None
-) -> None:
-    needed = bench.requires.device
-    if needed != "any" and needed != device:
-        raise field_error(bench_path, ("requires", "device"),
-                          f"the bench needs {needed}, not {device}")
-    if device == "cuda" and not _cuda_available():
-        raise UserError("--device: cuda asked for, but torch with a CUDA device is not here")
-    # Over several hosts each needs the GPUs of its own ranks only.
-    gpus = bench.requires.min_gpus if hosts is None else hosts.nproc_per_node
-    if device == "cuda" and gpus > 1:
-        import torch
-
-        count = torch.cuda.device_count()
-        if count < gpus:
-            message = f"needs {gpus} GPUs, this machine has {count}"
-            if hosts is None:
-                raise field_error(bench_path, ("requires", "min_gpus"), message)
-            raise UserError(f"{bench_path}: --nproc-per-node: {message}")

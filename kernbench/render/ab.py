@@ -106,7 +106,7 @@ def ab_figure(report: AbReport) -> Figure | None:
     b_side, a_side = (side_setting(report.switch, value) for value in (report.b, report.a))
     axes.set_xlabel(f"time delta of B vs A (%), positive: B ({b_side}) slower")
     axes.set_ylabel("cell")
-    axes.set_title(f"{report.bench}: {b_side} vs {a_side}, {report.rounds} rounds")
+    axes.set_title(f"{report.bench}: {b_side} vs {a_side}, {_rounds_text(report)}")
     handles: list[Artist] = [
         Patch(color=color, label=name) for name, color in VERDICT_COLORS.items()
     ]
@@ -129,4 +129,15 @@ def _footnote(report: AbReport) -> str:
     if report.aa:
         parts.append("A/A side for the noise floor")
     lines = [f"measured on {where.machine}", "  ·  ".join(parts)]
+    # Calls on intervals under 95 % look like any other in the figure: it says so itself.
+    if report.summary.interval_note:
+        lines.append(f"note: {report.summary.interval_note}")
     return "\n".join(lines + ([where.short_warning] if where.short_warning else []))
+
+
+def _rounds_text(report: AbReport) -> str:
+    """'6 rounds', or '2 of 6 rounds (interrupted)' for an A/B judged on the rounds that
+    finished."""
+    if report.planned_rounds:
+        return f"{report.rounds} of {report.planned_rounds} rounds (interrupted)"
+    return f"{report.rounds} round{'s' if report.rounds != 1 else ''}"

@@ -40,7 +40,7 @@ def bench_problem(bench: Bench) -> Problem | None:
     for check in (_no_dtypes, _cell_count, _repeated_values, _world_sizes, _metric_names,
                   computed_metric_problem, model_metrics_problem, _exclusion_keys,
                   _exclusion_values, _axis_names, _shared_parameters, _variant_options,
-                  _ab_variants):
+                  _ab_variants, _ab_settings):
         problem = check(bench)
         if problem is not None:
             return problem
@@ -226,6 +226,24 @@ def _ab_variants(bench: Bench) -> Problem | None:
         return ("ab", unknown[0]), unknown[1]
     if bench.ab.a == bench.ab.b:
         return ("ab", "b"), f"a and b are both {bench.ab.a!r}; name two variants"
+    return None
+
+
+def _ab_settings(bench: Bench) -> Problem | None:
+    """The `ab:` block's settings agree with one another (`kernbench ab` refused them only
+    as the command-line options the user had not typed, and `validate` passed them)."""
+    block = bench.ab
+    if block is None:
+        return None
+    if block.a == block.b:
+        shown = "null (unset)" if block.a is None else repr(block.a)
+        return ("ab", "b"), f"a and b are both {shown}: the A/B would compare a side with itself"
+    if block.max_rounds is not None and block.max_rounds < block.rounds:
+        return ("ab", "max_rounds"), (f"{block.max_rounds} is below rounds ({block.rounds}): "
+                                      "rounds are added past rounds, up to max_rounds")
+    if block.turn_ms is not None and block.schedule == "sequential":
+        return ("ab", "turn_ms"), ("the sequential schedule takes no turns (each side is a "
+                                   "whole run); drop turn_ms, or use schedule: interleaved")
     return None
 
 

@@ -1,0 +1,52 @@
+"""A bench's `ab:` block whose settings contradict one another is refused at its line when
+the bench loads (`validate` and `ab` alike): `validate` passed them, and `ab` named
+command-line options the user had never typed (`--rounds: auto:3`, `--a/--b`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernbench.errors import SpecError
+from kernbench.spec.loader import load_bench
+
+BENCH = """\
+name: blk
+description: an ab block
+kernel: sleep
+axes:
+  work_us: [10]
+ab: {block}
+"""
+
+
+@pytest.mark.parametrize(("block", "message"), [
+    ("{switch: KB_X, a: null, b: null}",
+     "ab.b: a and b are both null (unset): the A/B would compare a side with itself"),
+    ("{switch: KB_X, a: '1', b: '1'}",
+     "ab.b: a and b are both '1': the A/B would compare a side with itself"),
+    ("{switch: KB_X, max_rounds: 3}",
+     "ab.max_rounds: 3 is below rounds (6): rounds are added past rounds, up to max_rounds"),
+    ("{switch: KB_X, schedule: sequential, turn_ms: 5}",
+     "ab.turn_ms: the sequential schedule takes no turns (each side is a whole run); drop "
+     "turn_ms, or use schedule: interleaved"),
+])
+def test_an_ab_block_that_contradicts_itself_is_refused_at_its_line(
+    tmp_path: Path, block: str, message: str
+) -> None:
+    path = tmp_path / "blk.yaml"
+    path.write_text(BENCH.format(block=block))
+    with pytest.raises(SpecError) as caught:
+        load_bench(path)
+    assert str(caught.value) == f"{path}:6: {message}"
+
+
+@pytest.mark.parametrize("block", [
+    "{switch: KB_X, a: null}", "{switch: KB_X, rounds: 4, max_rounds: 4}",
+    "{switch: KB_X, turn_ms: 5}", "{switch: KB_X, schedule: sequential}",
+])
+def test_an_ab_block_that_agrees_with_itself_loads(tmp_path: Path, block: str) -> None:
+    path = tmp_path / "blk.yaml"
+    path.write_text(BENCH.format(block=block))
+    assert load_bench(path).ab is not None

@@ -36,6 +36,7 @@ from kernbench.plan import Cell, parse_indices, plan
 from kernbench.results import model as results_io
 from kernbench.results import provenance
 from kernbench.results.build import describe
+from kernbench.results.jsonio import CannotWrite
 from kernbench.results.kinds import REPORT_HTML
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench, is_shipped
@@ -277,8 +278,12 @@ def measure(run: RunFolder) -> int:
     except KeyboardInterrupt:
         interrupted = True
         cells = planned_cells(run.options, run.bench)
+    except CannotWrite as exc:  # a full disk: the journal keeps what was measured
+        raise kept_for_resume(exc, run) from None
     try:
         results, trouble = finish(run, cells, complete=not interrupted, started=started)
+    except CannotWrite as exc:
+        raise kept_for_resume(exc, run) from None
     except KeyboardInterrupt:  # while the figures and report were written
         print(f"interrupted while writing the run's outputs; finish with: kernbench run "
               f"--resume {run.path}", file=sys.stderr)
@@ -290,6 +295,11 @@ def measure(run: RunFolder) -> int:
               f"--resume {run.path}", file=sys.stderr)
         return EXIT_INTERRUPTED
     return report(results, run.path, trouble)
+
+
+def kept_for_resume(exc: CannotWrite, run: RunFolder) -> UserError:
+    return UserError(f"{exc.message}; the cells measured are kept in {run.journal}: make "
+                     f"room, then kernbench run --resume {run.path}", exc.code)
 
 
 def finish(

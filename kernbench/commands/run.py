@@ -16,7 +16,8 @@ from kernbench.commands.run_checks import (
     check_requirements,
     check_world_sizes,
 )
-from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
+from kernbench.commands.streams import stdout_to_nowhere
+from kernbench.errors import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.cell_timers import check_timer_ids, read_timers
 from kernbench.execute.finish import RESULTS_NAME, build_run_results, select_profile
 from kernbench.execute.follow import follow, follower_folder
@@ -272,28 +273,30 @@ def measure(run: RunFolder) -> int:
         resumes = [*earlier.get("resumed_by", []), started["command"]]
         started.update(command=earlier["command"], resumed_by=resumes)
     provenance.save(run.path, started)
-    interrupted = False
+    stopped: int | None = None  # the exit code of a run stopped before its end
     try:
         cells = execute(run)
     except KeyboardInterrupt:
-        interrupted = True
-        cells = planned_cells(run.options, run.bench)
+        cells, stopped = planned_cells(run.options, run.bench), EXIT_INTERRUPTED
+    except BrokenPipeError:  # the progress's reader went away (`| head`): stopped as by Ctrl-C
+        stdout_to_nowhere()
+        cells, stopped = planned_cells(run.options, run.bench), EXIT_BROKEN_PIPE
     except CannotWrite as exc:  # a full disk: the journal keeps what was measured
         raise kept_for_resume(exc, run) from None
     try:
-        results, trouble = finish(run, cells, complete=not interrupted, started=started)
+        results, trouble = finish(run, cells, complete=stopped is None, started=started)
     except CannotWrite as exc:
         raise kept_for_resume(exc, run) from None
     except KeyboardInterrupt:  # while the figures and report were written
         print(f"interrupted while writing the run's outputs; finish with: kernbench run "
               f"--resume {run.path}", file=sys.stderr)
         return EXIT_INTERRUPTED
-    if interrupted:
+    if stopped is not None:
         done = sum(c.status != "pending" for c in results.cells)
         print(f"interrupted: {sum(len(c.rounds) for c in results.cells)} cell rounds kept, "
               f"{done} of {len(results.cells)} cells complete; finish with: kernbench run "
               f"--resume {run.path}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return stopped
     return report(results, run.path, trouble)
 
 

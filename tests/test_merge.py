@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from cli_helpers import invoke
 from fixtures_results import make_gemm_results
 
 from kernbench.errors import EXIT_USAGE, UserError
@@ -82,3 +83,27 @@ def test_shards_of_other_commits_merge_with_a_note(tmp_path: Path) -> None:
         f"note: the shards were measured at different commits ({', '.join(commits)})"
     )
     assert mixed_provenance(merge_results(shard_files(tmp_path / "same", 2))) is None
+
+
+def test_out_in_a_shards_run_folder_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    parts = []
+    for i, path in enumerate(shard_files(tmp_path, 2), 1):
+        folder = tmp_path / f"shard{i}"
+        folder.mkdir()
+        (folder / "run.json").write_text("{}\n")  # a run folder, as `run --shard` leaves
+        parts.append(str(path.rename(folder / "results.json")))
+    before = Path(parts[0]).read_bytes()
+    code, _, err = invoke("merge", *parts, "--out", parts[0])
+    assert (code, err) == (EXIT_USAGE, f"--out: {tmp_path / 'shard1'} holds a run, whose "
+                           "results.json and figures are its own; give a path outside it\n")
+    assert Path(parts[0]).read_bytes() == before
+    assert not (tmp_path / "shard1" / "figures").exists()
+
+
+def test_out_that_is_one_of_the_files_merged_is_refused(tmp_path: Path) -> None:
+    parts = [str(path) for path in shard_files(tmp_path, 2)]
+    before = Path(parts[1]).read_bytes()
+    code, _, err = invoke("merge", *parts, "--out", parts[1], "--no-figures")
+    assert (code, err) == (EXIT_USAGE, f"--out: {parts[1]} is one of the files merged; give "
+                           "another path\n")
+    assert Path(parts[1]).read_bytes() == before

@@ -122,7 +122,7 @@ def merge_command(
         mixed_provenance,
     )
 
-    check_merge_out(out)
+    check_merge_out(out, parts)
     merged = merge_results(parts)
     results_io.save(merged, out)
     typer.echo(f"wrote {out}: {len(merged.cells)} cells from {len(parts)} files")

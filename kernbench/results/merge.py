@@ -9,15 +9,24 @@ from typing import Any
 from kernbench.errors import UserError
 from kernbench.results import model as results_io
 from kernbench.results.build import collective_fits
+from kernbench.results.kinds import RESULTS_NAME, RUN_JSON_NAME
 
 # Fields every shard must share: the same bench, measured the same way.
 SHARED = ("bench", "spec_hash", "device", "rounds", "first_round")
 
 
-def check_merge_out(out: Path) -> None:
-    """Refuse, before reading any shard, an --out that cannot be the merged file."""
-    if Path(out).is_dir():
+def check_merge_out(out: Path, parts: Sequence[Path]) -> None:
+    """Refuse, before reading any shard, an --out that cannot be the merged file: a
+    folder, or a file in a run's folder (a shard's own results, its figures beside them)."""
+    out = Path(out)
+    if out.is_dir():
         raise UserError(f"--out: {out} is a folder; give the merged file's path")
+    if (out.parent / RUN_JSON_NAME).is_file():
+        raise UserError(f"--out: {out.parent} holds a run, whose {RESULTS_NAME} and figures "
+                        "are its own; give a path outside it")
+    for part in parts:
+        if Path(part).resolve() == out.resolve():
+            raise UserError(f"--out: {out} is one of the files merged; give another path")
 
 
 def merge_results(paths: Sequence[Path]) -> results_io.Results:

@@ -202,6 +202,15 @@ def test_resume_refuses_a_bench_changed_in_what_it_measures(tmp_path: Path) -> N
         run(RunRequest(resume=tmp_path / "out"))
 
 
+def test_resume_takes_a_bench_whose_default_rounds_changed(tmp_path: Path) -> None:
+    bench = write_bench(tmp_path / "b", "ok", rounds=2, sizes=(4,))
+    out = tmp_path / "out"
+    assert run(RunRequest(bench=str(bench), out=out, device="cpu", rounds=1)) == EXIT_OK
+    bench.write_text(bench.read_text().replace("rounds: 2", "rounds: 3"))
+    assert run(RunRequest(resume=out)) == EXIT_OK  # the run's rounds are its own: 1
+    assert results_io.load(out / "results.json").rounds == 1
+
+
 def test_a_run_started_before_versions_still_resumes(tmp_path: Path) -> None:
     bench = write_bench(tmp_path / "b", "ok", sizes=(4, 8))
     out = tmp_path / "out"

@@ -250,8 +250,8 @@ def resume(out: Path, figures: bool | None = None) -> int:
 def open_run(out: Path, command: str) -> RunFolder:
     """The run in `out` with the bench its run.json names, as the bench is now. A bench
     changed only in what is computed from the measurements (metrics, hardware, figures:
-    `REBUILT_FIELDS`, `PRESENTATION_FIELDS`) is taken with a note; any other change is
-    refused, for the journal holds what the old bench measured."""
+    `REBUILT_FIELDS`, `PRESENTATION_FIELDS`) or in its default rounds is taken with a note;
+    any other change is refused, for the journal holds what the old bench measured."""
     options = load_options(out)
     bench = load_bench(options.bench_path)
     drifted = bench_drift(options.spec, options.spec_hash, bench)

@@ -12,17 +12,19 @@ from pathlib import Path
 from kernbench.analyze.checks import check_bench
 from kernbench.commands.run_checks import (
     check_fast_out,
+    check_kernel_unchanged,
     check_out,
     check_requirements,
     check_world_sizes,
+    checked_gpus,
+    kernel_source,
 )
 from kernbench.commands.streams import stdout_to_nowhere
 from kernbench.errors import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.cell_timers import check_timer_ids, read_timers
 from kernbench.execute.finish import RESULTS_NAME, build_run_results, select_profile
 from kernbench.execute.follow import follow, follower_folder
-from kernbench.execute.gpus import choose_gpus, visible_gpus
-from kernbench.execute.hosts import Hosts, default_rdzv_id, hosts_from_flags
+from kernbench.execute.hosts import default_rdzv_id, hosts_from_flags
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import (
     RUN_JSON_NAME,
@@ -231,8 +233,9 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
         shard=request.shard,
         order_seed=order_seed(request.order_seed),
         hosts=hosts,
-        gpus=checked_gpus(request, hosts),
+        gpus=checked_gpus(request.gpus, request.force, request.device, hosts),
         force=request.force,
+        kernel_source=kernel_source(bench, bench_path),
     )
 
 
@@ -242,6 +245,7 @@ def resume(out: Path, figures: bool | None = None) -> int:
         raise UserError(f"--resume: {out} holds no run ({RUN_JSON_NAME} not found)")
     with folder_lock(out, note):
         run = open_run(out, "--resume")
+        check_kernel_unchanged(run.options, run.bench)
         if figures is not None:
             run = replace(run, options=run.options.replace(figures=figures))
         return measure(run)
@@ -384,16 +388,3 @@ def render_fast(bench: Bench, bench_path: Path, out: Path) -> int:
         print(f"  {path}")
     return EXIT_OK
 
-
-def checked_gpus(request: RunRequest, hosts: Hosts | None) -> str | None:
-    """--gpus N|all, checked against the device, the hosts and this machine's GPUs."""
-    if request.gpus is None:
-        if request.force:
-            raise UserError("--force: only with --gpus, to accept GPUs of different models")
-        return None
-    if hosts is not None:
-        raise UserError("--gpus: not with --nnodes (a collective's ranks take one GPU each)")
-    if hardware.resolve_device(request.device) != "cuda":
-        raise UserError("--gpus: a worker per GPU needs --device cuda")
-    choose_gpus(request.gpus, visible_gpus(), request.force)  # a bad count: before measuring
-    return request.gpus

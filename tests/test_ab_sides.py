@@ -137,9 +137,11 @@ def test_a_side_command_starts_a_run_with_the_sides_options(tmp_path, monkeypatc
         outcome.folder / "timers.json",
     )
     assert side.path == request.run_dir
-    # created_utc and spec: when the run starts, and the bench it then finds.
-    assert side.options.model_dump(exclude={"created_utc", "spec"}) == expected.model_dump(
-        exclude={"created_utc", "spec"}
+    # created_utc, spec and kernel_source: when the run starts, the bench and the kernel's
+    # module it then finds.
+    started_with = {"created_utc", "spec", "kernel_source"}
+    assert side.options.model_dump(exclude=started_with) == expected.model_dump(
+        exclude=started_with
     )
     assert (side.options.side, side.options.first_round, side.options.pins_mode) == (
         "B", 2, "replay"

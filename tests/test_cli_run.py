@@ -235,7 +235,7 @@ def test_shards_merge_into_the_whole_sweep(tmp_path: Path) -> None:
     again = runner.invoke(cli.app, ["merge", parts[0], parts[0], "--out",
                                     str(tmp_path / "x.json")])
     assert again.exit_code == EXIT_USAGE
-    assert "is also in" in again.stderr
+    assert "given twice" in again.stderr
 
 
 def test_the_run_summary_counts_unsteady_cells(tmp_path: Path, capsys) -> None:

@@ -205,3 +205,18 @@ def test_a_side_of_one_round_makes_no_call_but_unstable(tmp_path):
     three = saved(tmp_path, "three", make_gemm_results(failed=False, variants=("resident",)))
     code, out, _ = invoke("compare", three, paths[1], "--fail-on", "any")
     assert code == 0 and f"unstable {n} (of {n} cells" in out, out  # one side is enough
+
+
+@pytest.mark.parametrize("unfinished", ["base", "new"])
+def test_an_unfinished_run_is_refused_not_called_stopped_working(tmp_path, unfinished):
+    whole = make_gemm_results(failed=False, variants=("resident",))
+    cells = [whole.cells[0].model_copy(update={"status": "pending", "summary": None,
+                                               "rounds": whole.cells[0].rounds[:1]}),
+             *whole.cells[1:]]
+    paths = {"base": saved(tmp_path, "base", whole), "new": saved(tmp_path, "new", whole)}
+    paths[unfinished] = saved(tmp_path, "stopped", whole.model_copy(
+        update={"cells": cells, "complete": False}))
+    code, out, err = invoke("compare", paths["base"], paths["new"], "--fail-on", "slower")
+    assert code == 2, out
+    assert err == f"compare: {unfinished.upper()} {paths[unfinished]} is an unfinished run " \
+        f"(1 of {len(cells)} cells pending); finish it with kernbench run --resume RUN_DIR\n"

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.commands import run as run_command
+from kernbench.commands.run_checks import kernel_source
 from kernbench.errors import EXIT_OK, UserError
 from kernbench.execute.options import (
     RUN_JSON_NAME,
@@ -48,6 +49,7 @@ def options_for(bench: Path, **changes: object) -> RunOptions:
         "device": "cpu",
         "rounds": 3,
         "project_pins": bench.resolve().parent / "pins" / "tiny.json",
+        "kernel_source": kernel_source(load_bench(bench), bench.resolve()),
     }
     return RunOptions.model_validate({**defaults, **changes})
 
@@ -162,7 +164,7 @@ def test_a_run_json_from_before_versions_migrates(tmp_path):
     options = options_for(tiny_bench(tmp_path / "b"), only=("us=2",))
     (tmp_path / RUN_JSON_NAME).write_text(json.dumps(unversioned_run_json(options)))
     loaded = load_options(tmp_path)
-    assert loaded == options.model_copy(update={"spec": None})  # not recorded then
+    assert loaded == options.model_copy(update={"spec": None, "kernel_source": None})  # not then
     assert loaded.schema_version == 1 and loaded.figures is True
 
 

@@ -118,7 +118,7 @@ def test_save_pins_and_hardware_round_trip_through_the_cli(
     result = CliRunner().invoke(cli.app, ["run", *options.to_argv(tmp_path / "out")])
     assert result.exit_code == EXIT_OK, result.output
     (parsed,) = started
-    ignored = {"created_utc", "spec"}  # when it starts; the bench as loaded
+    ignored = {"created_utc", "spec", "kernel_source"}  # when it starts; the bench as loaded
     assert parsed.options.model_dump(exclude=ignored) == options.model_dump(exclude=ignored)
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from kernbench.commands.collect import collect
 from kernbench.commands.run import RunRequest, run
 from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
 from kernbench.results import model as results_io
@@ -200,6 +201,30 @@ def test_resume_refuses_a_bench_changed_in_what_it_measures(tmp_path: Path) -> N
     bench.write_text(bench.read_text().replace("budget_s: 0.02", "budget_s: 0.03"))
     with pytest.raises(UserError, match=r"changed since the run started \(timer\); start a"):
         run(RunRequest(resume=tmp_path / "out"))
+
+
+def test_resume_refuses_a_kernel_whose_module_changed_and_collect_takes_it(
+    tmp_path: Path,
+) -> None:
+    bench = write_bench(tmp_path / "b", "ok", sizes=(4,))
+    out = tmp_path / "out"
+    assert run(RunRequest(bench=str(bench), out=out, device="cpu")) == EXIT_OK
+    module = bench.parent / "factory.py"
+    module.write_text(module.read_text() + "\n# a change to the kernel\n")
+    with pytest.raises(UserError) as info:
+        run(RunRequest(resume=out))
+    assert info.value.message == (f"--resume: {module} changed since the run started (the "
+                                  "kernel it measures); start a new run, or restore it")
+    assert collect(out) == EXIT_OK  # measures nothing: rebuilds what was measured
+
+
+def test_resume_takes_a_bench_whose_default_rounds_changed(tmp_path: Path) -> None:
+    bench = write_bench(tmp_path / "b", "ok", rounds=2, sizes=(4,))
+    out = tmp_path / "out"
+    assert run(RunRequest(bench=str(bench), out=out, device="cpu", rounds=1)) == EXIT_OK
+    bench.write_text(bench.read_text().replace("rounds: 2", "rounds: 3"))
+    assert run(RunRequest(resume=out)) == EXIT_OK  # the run's rounds are its own: 1
+    assert results_io.load(out / "results.json").rounds == 1
 
 
 def test_a_run_started_before_versions_still_resumes(tmp_path: Path) -> None:

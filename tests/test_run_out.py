@@ -3,6 +3,7 @@ own; a run refused before measuring leaves nothing behind."""
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -124,3 +125,28 @@ def test_the_folder_of_a_refused_plan_is_reusable(tmp_path: Path) -> None:
     assert run_cli("--bench", bench, "--out", str(out), "--only", "work_us=9")[0] == EXIT_USAGE
     assert sorted(os.listdir(out)) == []
     assert run_cli("--bench", bench, "--out", str(out), "--no-figures")[0] == EXIT_OK
+
+
+@pytest.mark.slow
+def test_a_disk_that_fills_mid_run_is_one_line_and_keeps_what_was_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "r"
+    real_replace = os.replace
+
+    def full_from_round_2(src: str, dst: str) -> None:  # the runner's writes; not a worker's
+        if Path(dst) == out / "tasks" / "r2.json":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", full_from_round_2)
+    code, error = run_cli("--bench", str(sleep_bench(tmp_path, "rounds: 2\n")), "--out", str(out),
+                          "--no-figures")
+    assert (code, error) == (
+        EXIT_USAGE,
+        f"{out / 'tasks' / 'r2.json'}: cannot write: No space left on device; the cells "
+        f"measured are kept in {out / 'journal'}: make room, then kernbench run --resume {out}",
+    )
+    assert sorted(p.name for p in (out / "journal" / "r1").glob("0*.json")) == [
+        "00000.json", "00001.json"]
+    assert not list((out / "tasks").glob(".r2.json.*"))  # no temp file left behind

@@ -1,5 +1,6 @@
 """A TERM signal (`timeout`, a job scheduler) ends `kernbench run` as Ctrl-C does: the
-cells measured are kept in results.json, the rest pending, exit 130."""
+cells measured are kept in results.json, the rest pending, exit 130; so does a reader of
+its progress that went away (`| head`), with exit 141."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kernbench.errors import EXIT_INTERRUPTED
+from kernbench.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED
 
 pytestmark = pytest.mark.slow
 
@@ -49,3 +50,25 @@ def test_a_terminated_run_keeps_what_it_measured(tmp_path: Path) -> None:
     assert kept and all(r["samples_s"] for r in kept)  # measured rounds, with their samples
     complete = sum(status != "pending" for status in statuses)
     assert f"interrupted: {len(kept)} cell rounds kept, {complete} of 6 cells complete" in err
+
+
+def test_a_run_whose_reader_went_away_keeps_what_it_measured(tmp_path: Path) -> None:
+    bench = tmp_path / "long-nap.yaml"
+    bench.write_text(BENCH)
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kernbench", "run", "--bench", str(bench), "--device", "cpu",
+         "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.readline()  # `| head -1`
+    process.stdout.close()
+    with process.stderr:
+        err = process.stderr.read()
+    assert process.wait(timeout=60) == EXIT_BROKEN_PIPE, err
+    cells = json.loads((out / "results.json").read_text())["cells"]
+    assert "pending" in [cell["status"] for cell in cells]
+    kept = sum(len(cell["rounds"]) for cell in cells)
+    assert kept and err.startswith(f"interrupted: {kept} cell rounds kept,")
+    assert err.rstrip().endswith(f"finish with: kernbench run --resume {out}")

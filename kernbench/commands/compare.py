@@ -26,7 +26,10 @@ def compare_runs(
     in both are refused (exit 2), gate or not: nothing was compared, so no gate passes."""
     if out is not None:
         out_folder(out, create=False)
-    comparison = compare(results_io.load(base), results_io.load(new), min_effect_pct, force)
+    sides = {"BASE": (base, results_io.load(base)), "NEW": (new, results_io.load(new))}
+    for side, (path, results) in sides.items():
+        refuse_unfinished(side, path, results)
+    comparison = compare(sides["BASE"][1], sides["NEW"][1], min_effect_pct, force)
     text = markdown(comparison, str(base), str(new))
     reasons = gate(comparison, fail_on)
     if not comparison.cells and not reasons:
@@ -39,6 +42,16 @@ def compare_runs(
     if reasons:
         text += "\n" + "".join(f"{line}\n" for line in reasons)
     return text, EXIT_FAILED if reasons else EXIT_OK
+
+
+def refuse_unfinished(side: str, path: Path, results: results_io.Results) -> None:
+    """A run stopped before its end (Ctrl-C, a kill) has cells whose rounds are not all
+    measured: compared, they would read as cells that stopped working, and gate on that."""
+    pending = sum(cell.status == "pending" for cell in results.cells)
+    if pending:
+        raise UserError(f"compare: {side} {path} is an unfinished run ({pending} of "
+                        f"{len(results.cells)} cells pending); finish it with kernbench run "
+                        "--resume RUN_DIR")
 
 
 def _uncompared(comparison: Comparison) -> str:

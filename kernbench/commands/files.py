@@ -116,12 +116,19 @@ def merge_command(
 ) -> None:
     """Join the results of a sharded sweep (`run --shard I/N`) into one file."""
     from kernbench.render import render_results
-    from kernbench.results.merge import check_merge_out, merge_results  # scipy: statistics
+    from kernbench.results.merge import (  # scipy: statistics
+        check_merge_out,
+        merge_results,
+        mixed_provenance,
+    )
 
-    check_merge_out(out)
+    check_merge_out(out, parts)
     merged = merge_results(parts)
     results_io.save(merged, out)
     typer.echo(f"wrote {out}: {len(merged.cells)} cells from {len(parts)} files")
+    mixed = mixed_provenance(merged)
+    if mixed:
+        typer.echo(mixed, err=True)
     if figures:
         render_results(merged, out.parent / "figures", parallel=True)
 

@@ -10,13 +10,20 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
-from kernbench.commands.run_checks import check_fast_out, check_out, check_world_sizes
-from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
+from kernbench.commands.run_checks import (
+    check_fast_out,
+    check_kernel_unchanged,
+    check_out,
+    check_world_sizes,
+    checked_gpus,
+    kernel_source,
+)
+from kernbench.commands.streams import stdout_to_nowhere
+from kernbench.errors import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.cell_timers import check_timer_ids, read_timers
 from kernbench.execute.finish import RESULTS_NAME, build_run_results, select_profile
 from kernbench.execute.follow import follow, follower_folder
-from kernbench.execute.gpus import choose_gpus, visible_gpus
-from kernbench.execute.hosts import Hosts, default_rdzv_id, hosts_from_flags
+from kernbench.execute.hosts import default_rdzv_id, hosts_from_flags
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import (
     RUN_JSON_NAME,
@@ -32,6 +39,7 @@ from kernbench.plan import Cell, parse_indices, plan
 from kernbench.results import model as results_io
 from kernbench.results import provenance
 from kernbench.results.build import describe
+from kernbench.results.jsonio import CannotWrite
 from kernbench.results.kinds import REPORT_HTML
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench, is_shipped
@@ -227,8 +235,9 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
         shard=request.shard,
         order_seed=order_seed(request.order_seed),
         hosts=hosts,
-        gpus=checked_gpus(request, hosts),
+        gpus=checked_gpus(request.gpus, request.force, request.device, hosts),
         force=request.force,
+        kernel_source=kernel_source(bench, bench_path),
     )
 
 
@@ -238,6 +247,7 @@ def resume(out: Path, figures: bool | None = None) -> int:
         raise UserError(f"--resume: {out} holds no run ({RUN_JSON_NAME} not found)")
     with folder_lock(out, note):
         run = open_run(out, "--resume")
+        check_kernel_unchanged(run.options, run.bench)
         if figures is not None:
             run = replace(run, options=run.options.replace(figures=figures))
         return measure(run)
@@ -246,8 +256,8 @@ def resume(out: Path, figures: bool | None = None) -> int:
 def open_run(out: Path, command: str) -> RunFolder:
     """The run in `out` with the bench its run.json names, as the bench is now. A bench
     changed only in what is computed from the measurements (metrics, hardware, figures:
-    `REBUILT_FIELDS`, `PRESENTATION_FIELDS`) is taken with a note; any other change is
-    refused, for the journal holds what the old bench measured."""
+    `REBUILT_FIELDS`, `PRESENTATION_FIELDS`) or in its default rounds is taken with a note;
+    any other change is refused, for the journal holds what the old bench measured."""
     options = load_options(out)
     bench = load_bench(options.bench_path)
     drifted = bench_drift(options.spec, options.spec_hash, bench)
@@ -269,25 +279,36 @@ def measure(run: RunFolder) -> int:
         resumes = [*earlier.get("resumed_by", []), started["command"]]
         started.update(command=earlier["command"], resumed_by=resumes)
     provenance.save(run.path, started)
-    interrupted = False
+    stopped: int | None = None  # the exit code of a run stopped before its end
     try:
         cells = execute(run)
     except KeyboardInterrupt:
-        interrupted = True
-        cells = planned_cells(run.options, run.bench)
+        cells, stopped = planned_cells(run.options, run.bench), EXIT_INTERRUPTED
+    except BrokenPipeError:  # the progress's reader went away (`| head`): stopped as by Ctrl-C
+        stdout_to_nowhere()
+        cells, stopped = planned_cells(run.options, run.bench), EXIT_BROKEN_PIPE
+    except CannotWrite as exc:  # a full disk: the journal keeps what was measured
+        raise kept_for_resume(exc, run) from None
     try:
-        results, trouble = finish(run, cells, complete=not interrupted, started=started)
+        results, trouble = finish(run, cells, complete=stopped is None, started=started)
+    except CannotWrite as exc:
+        raise kept_for_resume(exc, run) from None
     except KeyboardInterrupt:  # while the figures and report were written
         print(f"interrupted while writing the run's outputs; finish with: kernbench run "
               f"--resume {run.path}", file=sys.stderr)
         return EXIT_INTERRUPTED
-    if interrupted:
+    if stopped is not None:
         done = sum(c.status != "pending" for c in results.cells)
         print(f"interrupted: {sum(len(c.rounds) for c in results.cells)} cell rounds kept, "
               f"{done} of {len(results.cells)} cells complete; finish with: kernbench run "
               f"--resume {run.path}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return stopped
     return report(results, run.path, trouble)
+
+
+def kept_for_resume(exc: CannotWrite, run: RunFolder) -> UserError:
+    return UserError(f"{exc.message}; the cells measured are kept in {run.journal}: make "
+                     f"room, then kernbench run --resume {run.path}", exc.code)
 
 
 def finish(
@@ -369,16 +390,3 @@ def render_fast(bench: Bench, bench_path: Path, out: Path) -> int:
         print(f"  {path}")
     return EXIT_OK
 
-
-def checked_gpus(request: RunRequest, hosts: Hosts | None) -> str | None:
-    """--gpus N|all, checked against the device, the hosts and this machine's GPUs."""
-    if request.gpus is None:
-        if request.force:
-            raise UserError("--force: only with --gpus, to accept GPUs of different models")
-        return None
-    if hosts is not None:
-        raise UserError("--gpus: not with --nnodes (a collective's ranks take one GPU each)")
-    if hardware.resolve_device(request.device) != "cuda":
-        raise UserError("--gpus: a worker per GPU needs --device cuda")
-    choose_gpus(request.gpus, visible_gpus(), request.force)  # a bad count: before measuring
-    return request.gpus

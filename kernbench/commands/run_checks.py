@@ -10,10 +10,15 @@ from pathlib import Path
 
 from kernbench.errors import UserError
 from kernbench.execute.finish import RESULTS_NAME
+from kernbench.execute.gpus import choose_gpus, visible_gpus
 from kernbench.execute.hosts import Hosts
 from kernbench.execute.lock import LOCK_NAME
-from kernbench.execute.options import RUN_JSON_NAME, holds_a_run
+from kernbench.execute.options import RUN_JSON_NAME, RunOptions, holds_a_run
+from kernbench.execute.pins import source_hash
 from kernbench.plan import Cell
+from kernbench.spec import hardware
+from kernbench.spec.models import Bench
+from kernbench.spec.op_factory import bench_source
 from kernbench.worker_env import SIDE_LOG_ENV
 
 
@@ -80,3 +85,33 @@ def check_world_sizes(hosts: Hosts, cells: Sequence[Cell]) -> None:
             f"{', '.join(map(str, others))}; select the others with "
             f"--only world_size={hosts.world_size}"
         )
+
+
+def kernel_source(bench: Bench, bench_path: Path) -> str | None:
+    """The hash of the module the bench's kernel (or op) comes from, if it has one here."""
+    path = bench_source(bench, bench_path.parent)
+    return source_hash([path]) if path is not None else None
+
+
+def check_kernel_unchanged(options: RunOptions, bench: Bench) -> None:
+    """A resume times the kernel the run started with: the journal holds its rounds."""
+    if options.kernel_source is None:
+        return
+    if kernel_source(bench, options.bench_path) != options.kernel_source:
+        path = bench_source(bench, options.bench_path.parent)
+        raise UserError(f"--resume: {path or bench.kernel_name} changed since the run started "
+                        "(the kernel it measures); start a new run, or restore it")
+
+
+def checked_gpus(gpus: str | None, force: bool, device: str, hosts: Hosts | None) -> str | None:
+    """--gpus N|all, checked against the device, the hosts and this machine's GPUs."""
+    if gpus is None:
+        if force:
+            raise UserError("--force: only with --gpus, to accept GPUs of different models")
+        return None
+    if hosts is not None:
+        raise UserError("--gpus: not with --nnodes (a collective's ranks take one GPU each)")
+    if hardware.resolve_device(device) != "cuda":
+        raise UserError("--gpus: a worker per GPU needs --device cuda")
+    choose_gpus(gpus, visible_gpus(), force)  # a bad count: before measuring
+    return gpus

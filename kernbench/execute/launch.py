@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kernbench.execute.hosts import Hosts, rendezvous_timeout_s
-from kernbench.execute.lifetime import die_with_parent
+from kernbench.execute.lifetime import die_with_parent, die_with_runner
 
 WORKER_MODULE = "kernbench.execute.worker"
 # Seconds between the agent's looks at its ranks: how soon a dead rank is noticed.
@@ -86,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
     # The agent goes with the runner that started it (a kill -9 of `kernbench run`), and
     # its ranks go with it: none keeps journaling, or waiting on other hosts, alone.
-    die_with_parent(os.getppid())
+    die_with_runner()
     # Each rank would otherwise start one OpenMP thread per core: W ranks oversubscribe.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError

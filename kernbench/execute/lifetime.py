@@ -9,7 +9,21 @@ import os
 import signal
 import sys
 
+from kernbench.worker_env import PARENT_PID_ENV
+
 _PR_SET_PDEATHSIG = 1
+
+
+def die_with_runner() -> None:
+    """Be killed when the runner that started this process dies: the one `PARENT_PID_ENV`
+    names (`parent_env` set it), else this process's parent."""
+    named = os.environ.get(PARENT_PID_ENV, "")
+    die_with_parent(int(named) if named.isdigit() else os.getppid())
+
+
+def parent_env() -> dict[str, str]:
+    """The environment that tells a child started now who its runner is: this process."""
+    return {PARENT_PID_ENV: str(os.getpid())}
 
 
 def die_with_parent(parent_pid: int) -> None:

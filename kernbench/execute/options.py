@@ -12,7 +12,7 @@ Format history (bump RUN_JSON_VERSION and add a step to RUN_JSON's `update_to`):
      as version 1 (no bump: every version-1 file validates, and means what it meant);
      later `spec`, the bench as measured (None in older files: such a run resumes only
      under an unchanged bench); later `hosts` (None: one host), `gpus` and `force`;
-     later `cells` (None: every cell chosen).
+     later `cells` (None: every cell chosen); later `kernel_source` (None: not recorded).
 """
 
 from __future__ import annotations
@@ -67,6 +67,9 @@ class RunOptions(BaseModel):
     hosts: Hosts | None = None  # a run over several hosts: this one's place among them
     gpus: str | None = None  # "N" or "all": a worker per GPU, the cells dealt out
     force: bool = False  # with gpus: GPUs of different models too
+    # The hash of the kernel's (or the op's) own module as the run started: a resume
+    # refuses to time another version of it. None: a library's op, or not recorded.
+    kernel_source: str | None = None
 
     @model_validator(mode="after")
     def _one_pins_source(self) -> RunOptions:

@@ -41,6 +41,7 @@ from kernbench.execute.journal import (
     write_entry,
 )
 from kernbench.execute.last_words import death, hosts_apart, log_tail
+from kernbench.execute.lifetime import parent_env
 from kernbench.execute.options import RunOptions, holds_a_run, save_options
 from kernbench.execute.progress import Progress
 from kernbench.plan import Cell, estimate_run_s, pick, plan, refuse_empty, round_order, shard
@@ -321,6 +322,7 @@ def worker_env(device: str, round_: int, side: str) -> dict[str, str]:
     return {
         **os.environ,
         **launch.launch_env(device),
+        **parent_env(),
         ROUND_ENV: str(round_),
         SIDE_ENV: side,
         "PYTHONUNBUFFERED": "1",

@@ -32,7 +32,7 @@ from kernbench.execute.journal import (
     write_current,
     write_entry,
 )
-from kernbench.execute.lifetime import die_with_parent
+from kernbench.execute.lifetime import die_with_runner
 from kernbench.execute.turns import TurnsHooks, Visit, run_in_turns
 from kernbench.kernels.base import Kernel, TuneReport, as_kernel, check_result
 from kernbench.kernels.failure import one_line, raised_at
@@ -358,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m kernbench.execute.worker TASK.json", file=sys.stderr)
         return 2
     if "LOCAL_RANK" not in os.environ:  # ranks under the launcher die with its agent
-        die_with_parent(os.getppid())
+        die_with_runner()
     run_task(TASK.read(Path(args[0])))
     return 0
 

@@ -15,6 +15,7 @@ from kernbench.results.model import (
     Fit,
     Results,
     RoundResult,
+    Selection,
     Summary,
     Topology,
     fits_of,
@@ -188,6 +189,8 @@ def build_results(
         fits=collective_fits(cells),
         order_seed=manifest.get("order_seed"),
         topology=topology,
+        selection=Selection(only=list(manifest.get("only", ())), cells=manifest.get("cells"),
+                            shard=manifest.get("shard")),
     )
 
 

@@ -145,7 +145,7 @@ def write_json(path: Path, data: Any) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     except OSError as exc:
-        raise UserError(f"{path}: cannot write: {exc.strerror or exc}") from None
+        raise CannotWrite(path, exc) from None
     try:
         with os.fdopen(fd, "w") as handle:
             handle.write(json_text(data))
@@ -153,9 +153,18 @@ def write_json(path: Path, data: Any) -> None:
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)  # mkstemp makes it private; results are meant to be shared
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):  # a disk that filled up as the file was written
+            raise CannotWrite(path, exc) from None
         raise
+
+
+class CannotWrite(UserError):
+    """A file kernbench could not write (a full disk, a read-only folder): one line."""
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        super().__init__(f"{path}: cannot write: {exc.strerror or exc}")
 
 
 def write_packed_json(path: Path, data: Any) -> None:

@@ -9,6 +9,8 @@ Format history (bump SCHEMA_VERSION and add a step to RESULTS_FORMAT's `update_t
      none of them: `update_to[3]` marks their duty unknown (None) and leaves the rest empty.
   4: `topology`: the world size and the hosts the ranks ran on (None in older files);
      each round's `gpu` (index, name, UUID) in a run spread over a host's GPUs.
+  5: `selection`: the `--only`, `--cells` and `--shard` that chose the run's cells (None
+     in older files), so `merge` can tell a missing shard, or shards of other selections.
 
 A results file may be packed (`.json.xz` or `.json.gz`); `load` reads each.
 """
@@ -28,7 +30,7 @@ from kernbench.results.jsonio import FileFormat, plain_or_packed, read_json
 from kernbench.results.kinds import RESULTS_NAME
 from kernbench.spec.timer_model import Duty, TimerSpec
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class _Model(BaseModel):
@@ -151,6 +153,14 @@ class Topology(_Model):
     hosts: list[str | None]  # hostname by node rank; None: that host never joined
 
 
+class Selection(_Model):
+    """The cells a run chose from its bench's plan on its device."""
+
+    only: list[str] = Field(default_factory=list)  # --only KEY=V1[,V2], each as given
+    cells: list[int] | None = None  # --cells: plan indices (an A/B side's)
+    shard: str | None = None  # --shard I/N: every N-th of the cells chosen so, from the I-th
+
+
 class Results(_Model):
     schema_version: int = SCHEMA_VERSION
     bench: str
@@ -171,6 +181,7 @@ class Results(_Model):
     cells: list[CellResult]
     fits: dict[str, Fit] = Field(default_factory=dict)  # by series: "allreduce n=2 bf16 in-place"
     topology: Topology | None = None
+    selection: Selection | None = None  # None: a file from before version 5
 
     def failed_cells(self) -> list[CellResult]:
         return [cell for cell in self.cells if cell.status != "ok"]
@@ -196,12 +207,13 @@ def _update_to_2(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _update_to_3(data: dict[str, Any]) -> dict[str, Any]:
-    """Versions 3 and 4 only add fields with defaults: nothing to compute."""
+    """Versions 3, 4 and 5 only add fields with defaults: nothing to compute."""
     return data
 
 
 RESULTS_FORMAT = FileFormat(
-    "results file", SCHEMA_VERSION, Results, {2: _update_to_2, 3: _update_to_3, 4: _update_to_3}
+    "results file", SCHEMA_VERSION, Results,
+    {2: _update_to_2, 3: _update_to_3, 4: _update_to_3, 5: _update_to_3},
 )
 
 

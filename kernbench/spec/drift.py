@@ -15,6 +15,9 @@ PRESENTATION_FIELDS = ("description", "figures", "data", "ab")
 # Fields that results are computed with from the samples, again by `collect` and by
 # `--resume`: a run whose bench changed only in these (and the above) is rebuilt.
 REBUILT_FIELDS = ("metrics", "hardware", "model")
+# Fields a run, or an A/B, takes its own value of as it starts (run.json, ab-run.json): the
+# bench's is only a default for the next one, so a change leaves one under way as it was.
+STARTED_FIELDS = ("rounds",)
 
 
 def spec_drift(measured: dict, current: dict, also_ignored: Sequence[str] = ()) -> list[str]:
@@ -37,4 +40,4 @@ def bench_drift(
         return None
     if recorded is None:  # recorded before benches were kept: nothing to compare with
         return ["(not recorded)"]
-    return spec_drift(recorded, bench.model_dump(mode="json"), REBUILT_FIELDS)
+    return spec_drift(recorded, bench.model_dump(mode="json"), REBUILT_FIELDS + STARTED_FIELDS)

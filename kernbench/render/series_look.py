@@ -36,10 +36,14 @@ class Look:
     fillstyle: str = "full"
 
 
-def looks(series: Sequence[dict[str, Any]]) -> tuple[dict[str, Look], list[Any]]:
-    """Each series' look (by label) and the legend handles that explain them."""
+def looks(
+    series: Sequence[dict[str, Any]], panel_axes: Sequence[str] = ()
+) -> tuple[dict[str, Look], list[Any]]:
+    """Each series' look (by label) and the legend handles that explain them. An axis the
+    figure is split into panels by (`render.panels`) is named by each panel's title and
+    gets no mark."""
     variants = list(dict.fromkeys(s["variant"] for s in series))
-    axes = list(series[0].get("axes", {})) if series else []
+    axes = [a for a in (series[0].get("axes", {}) if series else {}) if a not in panel_axes]
     values = {axis: list(dict.fromkeys(s["axes"][axis] for s in series)) for axis in axes}
     coloured = None if len(variants) > 1 or not axes else _most_values(axes, values)
     colours = variants if coloured is None else values[coloured]

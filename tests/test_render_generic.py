@@ -371,3 +371,15 @@ def test_no_peak_without_a_profile_or_a_flops_metric() -> None:
     results.hardware = None
     assert figure_data(results, "throughput")["ceilings"] == []
     assert "ceilings" not in figure_data(copy_results(), "throughput")  # a bytes rate
+
+
+def test_zipped_axes_take_one_mark() -> None:
+    # heads 32 always with head_dim 64: a marker and a line style for one thing read as
+    # four shapes where there are two.
+    data = figure_data(sweep_results(attention_axes()), "time")
+    figure = draw(data)
+    (legend,) = [ax.get_legend() for ax in figure.axes if ax.get_legend() is not None]
+    keys = [text.get_text() for text in legend.get_texts()][4:6]
+    assert keys == ["heads=32 · head_dim=64", "heads=16 · head_dim=128"]
+    (plot, *_) = [ax for ax in figure.axes if ax.containers]
+    assert {container.lines[0].get_linestyle() for container in plot.containers} == {"-"}

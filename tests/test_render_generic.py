@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from cli_helpers import invoke, new_project
 from fixtures_results import h200_profile, make_gemm_results, summary
+from fixtures_sweeps import attention_axes, sweep_results
 
 from kernbench.errors import EXIT_OK
 from kernbench.plan import cell_id
@@ -233,31 +234,42 @@ def test_the_legend_shows_the_unsteady_mark_the_layout_draws(
     assert type(handle).__name__ == mark  # a ring on a line, dots on a bar
 
 
-def _drawn_looks(data: dict[str, Any]) -> list[tuple[str, str, str, str]]:
-    ax = draw(data).axes[0]
-    lines = [container.lines[0] for container in ax.containers]
-    return [(line.get_color(), line.get_marker(), line.get_linestyle(), line.get_fillstyle())
-            for line in lines]
+def _drawn_looks(data: dict[str, Any]) -> list[list[tuple[str, str, str, str]]]:
+    """The looks of the lines each plot (each panel) of the figure draws."""
+    return [[(line.get_color(), line.get_marker(), line.get_linestyle(), line.get_fillstyle())
+             for line in (container.lines[0] for container in ax.containers)]
+            for ax in draw(data).axes if ax.containers]
 
 
 @pytest.mark.parametrize("others", [
     # A top-k sweep: 2 variants x 2 dtypes x 3 modes x 2 ks is 24 lines; one colour each
-    # in turn ran out at 11 and drew different lines alike.
+    # in turn ran out at 11 and drew different lines alike. Now 3 panels of 8 (a mode each).
     {"dtype": ["bf16", "fp32"], "mode": ["a", "b", "c"], "k": ["2", "8"]},
-    # More values than any mark has forms: a colour and marker pair a line.
     {"mode": [f"m{i}" for i in range(9)]},
 ])
-def test_no_two_lines_look_alike_however_many_series(others: dict[str, list[Any]]) -> None:
+def test_no_two_lines_of_a_plot_look_alike_however_many_series(
+    others: dict[str, list[Any]],
+) -> None:
     data = figure_data(copy_results({"size": list(SIZES), **others}), "time")
     drawn = _drawn_looks(data)
-    assert len(drawn) == len(data["series"]) > 10
-    assert len(set(drawn)) == len(drawn)
+    assert sum(len(plot) for plot in drawn) == len(data["series"]) > 10
+    assert all(len(set(plot)) == len(plot) for plot in drawn)
+
+
+def test_more_values_than_a_mark_has_forms_give_each_line_a_colour_and_marker() -> None:
+    from kernbench.render.series_look import looks
+
+    series = [{"label": f"{v} · mode=m{i}", "variant": v, "axes": {"mode": f"m{i}"}}
+              for v in ("copyto", "slice") for i in range(9)]
+    styles, handles = looks(series)
+    assert len(set(styles.values())) == len(series) == len(handles)
 
 
 def test_a_variant_keeps_its_colour_and_the_other_axes_get_marks() -> None:
     data = figure_data(copy_results({"size": list(SIZES), "stride": [1, 2]}), "time")
     by_variant: dict[str, set[str]] = {}
-    for look, entry in zip(_drawn_looks(data), data["series"], strict=True):
+    (drawn,) = _drawn_looks(data)
+    for look, entry in zip(drawn, data["series"], strict=True):
         by_variant.setdefault(entry["variant"], set()).add(look[0])
     assert all(len(found) == 1 for found in by_variant.values())
     assert by_variant["copyto"] != by_variant["slice"]
@@ -311,3 +323,63 @@ def test_a_log_axis_without_a_ceiling_ends_a_little_above_the_data() -> None:
     _, top = draw(data).axes[0].get_ylim()
     highest = max(p["high"] for s in data["series"] for p in s["points"])
     assert highest < top <= 2 * highest
+
+
+def _ceiling_labels(ax: Any) -> list[str]:
+    return [text.get_text() for text in ax.texts if " peak " in text.get_text()]
+
+
+def test_throughput_of_a_flops_bench_draws_the_peak_of_each_dtype_shown() -> None:
+    combos = [{"seq": s, "dtype": d} for s in (512, 1024, 2048) for d in ("bf16", "fp32")]
+    data = figure_data(sweep_results(combos, ("flash", "math")), "throughput")
+    assert data["y_label"] == "throughput (TFLOP/s)"
+    assert data["ceilings"] == [
+        {"label": "bf16 peak", "dtype": "bf16", "value": 989.4, "unit": "TFLOP/s",
+         "source": "datasheet"},
+        {"label": "fp32 peak", "dtype": "fp32", "value": 66.9, "unit": "TFLOP/s",
+         "source": "datasheet"},
+    ]
+    assert _ceiling_labels(draw(data).axes[0]) == [
+        "bf16 peak 989.4 TFLOP/s (datasheet)", "fp32 peak 66.9 TFLOP/s (datasheet)"]
+
+
+def test_a_peak_is_in_the_unit_the_rates_are_shown_in() -> None:
+    combos = [{"seq": s} for s in (512, 1024)]  # one dtype, fp32, not an axis
+    data = figure_data(sweep_results(combos, ("numpy",), rate_tflops=0.05), "throughput")
+    assert data["y_label"] == "throughput (GFLOP/s)"
+    assert [(c["value"], c["unit"]) for c in data["ceilings"]] == [(66900.0, "GFLOP/s")]
+    assert data["log_y"]  # 50 GFLOP/s under 66900: on a linear axis the line lies on zero
+    assert _ceiling_labels(draw(data).axes[0]) == ["fp32 peak 6.69e+04 GFLOP/s (datasheet)"]
+
+
+def test_each_panel_draws_the_peak_of_its_own_dtype_and_equal_peaks_share_a_line() -> None:
+    results = sweep_results(attention_axes())
+    results.hardware["peak_tflops"]["fp16"] = {"datasheet": 989.4}
+    data = figure_data(results, "throughput")
+    plots = [ax for ax in draw(data).axes if ax.lines]
+    assert [_ceiling_labels(ax) for ax in plots] == [
+        [f"{dtype} peak 989.4 TFLOP/s (datasheet)"] for dtype in ("bf16", "fp16") * 2]
+    one_plot = [{"seq": s, "dtype": d} for s in (512, 1024) for d in ("bf16", "fp16")]
+    data = figure_data(sweep_results(one_plot, ("flash",)), "throughput")
+    data["ceilings"][1]["value"] = data["ceilings"][0]["value"]
+    data["ceilings"][1]["source"] = data["ceilings"][0]["source"]
+    assert _ceiling_labels(draw(data).axes[0]) == ["bf16, fp16 peak 989.4 TFLOP/s (datasheet)"]
+
+
+def test_no_peak_without_a_profile_or_a_flops_metric() -> None:
+    results = sweep_results([{"seq": s} for s in (512, 1024)])
+    results.hardware = None
+    assert figure_data(results, "throughput")["ceilings"] == []
+    assert "ceilings" not in figure_data(copy_results(), "throughput")  # a bytes rate
+
+
+def test_zipped_axes_take_one_mark() -> None:
+    # heads 32 always with head_dim 64: a marker and a line style for one thing read as
+    # four shapes where there are two.
+    data = figure_data(sweep_results(attention_axes()), "time")
+    figure = draw(data)
+    (legend,) = [ax.get_legend() for ax in figure.axes if ax.get_legend() is not None]
+    keys = [text.get_text() for text in legend.get_texts()][4:6]
+    assert keys == ["heads=32 · head_dim=64", "heads=16 · head_dim=128"]
+    (plot, *_) = [ax for ax in figure.axes if ax.containers]
+    assert {container.lines[0].get_linestyle() for container in plot.containers} == {"-"}

@@ -15,15 +15,19 @@ from typing import Any
 from kernbench.analyze.collective import GB
 from kernbench.analyze.metrics import TFLOP
 from kernbench.errors import UserError
-from kernbench.render import series, style
+from kernbench.render import panels, series, style
 from kernbench.render.generic_draw import draw
 from kernbench.results.model import CellResult, Results
+from kernbench.spec.models import Ceiling, HardwareProfile
 
 # A renderer module offers figure_data and draw (kernbench.render); draw lives beside.
 __all__ = ["FIGURE_DATA", "draw", "figure_data"]
 
 # SI prefixes for rates, largest first: a rate is shown with the largest that keeps it >= 1.
 PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+# The lines a figure draws across its plot (a dtype's peak rate), given the scale and unit
+# its values are shown in.
+Ceilings = Callable[[float, str], list[dict[str, Any]]]
 # The rate metrics the results store, in their stored unit, and what a second of it is.
 RATES = {"flops": ("tflops", TFLOP, "FLOP/s"), "bytes": ("gbs", GB, "B/s")}
 
@@ -32,7 +36,9 @@ def figure_data(results: Results, name: str) -> dict[str, Any]:
     """The series one generic figure plots, as JSON-able data."""
     if name not in FIGURE_DATA:
         raise UserError(f"unknown generic figure {name!r}; known: {', '.join(FIGURE_DATA)}")
-    return FIGURE_DATA[name](results)
+    data = FIGURE_DATA[name](results)
+    panels.share_value_axis(data)
+    return data
 
 
 def time_data(results: Results) -> dict[str, Any]:
@@ -41,8 +47,12 @@ def time_data(results: Results) -> dict[str, Any]:
 
 def throughput_data(results: Results) -> dict[str, Any]:
     declared = results.spec.get("metrics") or {}
-    stored, per_unit, unit = RATES["flops" if "flops" in declared else "bytes"]
-    return _data(results, "throughput", "throughput", _rate(stored, per_unit), unit)
+    flops = "flops" in declared
+    stored, per_unit, unit = RATES["flops" if flops else "bytes"]
+    peaks = _compute_peaks(results) if flops else None
+    data = _data(results, "throughput", "throughput", _rate(stored, per_unit), unit, peaks)
+    _log_under(data, [ceiling["value"] for ceiling in data.get("ceilings", [])])
+    return data
 
 
 def bandwidth_data(results: Results) -> dict[str, Any]:
@@ -51,14 +61,45 @@ def bandwidth_data(results: Results) -> dict[str, Any]:
     ceiling = data["ceiling"] = style.profile_ceiling(
         results, "device memory bandwidth", lambda profile: profile.memory_gbs)
     if ceiling is not None:
-        # The ceiling shares the axis: far above the data on a linear one, it would flatten
-        # every line onto zero (a top-k at 0.1 GB/s under 4253 GB/s).
-        values = [p["value"] for s in data["series"] for p in s["points"] if p["value"]]
-        data["log_y"] = style.log_scale_fits([*values, ceiling["value"]]) if values else False
+        _log_under(data, [ceiling["value"]])
     return data
 
 
-def _data(results: Results, name: str, what: str, value: series.Value, unit: str) -> dict[str, Any]:
+def _log_under(data: dict[str, Any], ceilings: list[float]) -> None:
+    """A log value axis where the ceilings lie far above the data: they share the axis, and
+    on a linear one they would flatten every line onto zero (a top-k at 0.1 GB/s under
+    4253 GB/s)."""
+    if not ceilings:
+        return
+    values = [p["value"] for s in data["series"] for p in s["points"] if p["value"]]
+    data["log_y"] = style.log_scale_fits([*values, *ceilings]) if values else False
+
+
+def _compute_peaks(results: Results) -> Ceilings:
+    """The hardware profile's peak rate of each dtype the figure shows, in its unit."""
+
+    def peaks(scale: float, unit: str) -> list[dict[str, Any]]:
+        shown = dict.fromkeys(str(cell.params["dtype"]) for cell in results.cells
+                              if cell.metrics.get("tflops") and "dtype" in cell.params)
+        found = []
+        for dtype in shown:
+            ceiling = style.profile_ceiling(results, f"{dtype} peak", _peak_of(dtype))
+            if ceiling is not None:
+                value = style.significant(ceiling["value"] * TFLOP / scale)
+                found.append({**ceiling, "value": value, "unit": unit, "dtype": dtype})
+        return found
+
+    return peaks
+
+
+def _peak_of(dtype: str) -> Callable[[HardwareProfile], Ceiling | None]:
+    return lambda profile: profile.peak_tflops.get(dtype)
+
+
+def _data(results: Results, name: str, what: str, value: series.Value, unit: str,
+          ceilings: Ceilings | None = None) -> dict[str, Any]:
+    """The figure's data; `ceilings`, given the scale and unit the values are shown in,
+    the lines drawn across it (its `ceilings`)."""
     arranged = series.arrange(results.cells, value)
     axis = arranged["x_axis"]
     points = [p for s in arranged["series"] for p in s["points"]]
@@ -81,8 +122,13 @@ def _data(results: Results, name: str, what: str, value: series.Value, unit: str
         "log_y": style.log_scale_fits(values),
         "not_plotted": style.not_plotted(c for c in results.cells if c.status != "ok"),
     }
+    split = panels.split(results.cells, arranged["series"]) if axis else None
+    if split is not None:
+        data.update(split)
     if not values:
         data["note"] = _empty_note(results, what)
+    elif ceilings is not None:
+        data["ceilings"] = ceilings(scale, shown_unit)
     return data
 
 

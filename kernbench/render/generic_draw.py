@@ -14,6 +14,7 @@ from kernbench.render import style
 from kernbench.render.series_look import Look, looks
 
 LINE_PANEL_IN = (7.0, 4.2)
+GRID_PANEL_IN = (4.6, 3.4)  # each panel of a grid (render.panels)
 MAX_VALUE_TICKS = 8  # up to this many values measured along a line, a tick at each
 
 
@@ -21,18 +22,16 @@ def draw(data: dict[str, Any]) -> Figure:
     """The figure for data made by `render.generic.figure_data`."""
     if data.get("note"):
         return style.placeholder(data["title"], data)
-    styles, handles = looks(data["series"])
+    styles, handles = looks(data["series"], data.get("panel_axes", ()))
     if data["layout"] == "lines":
-        figure = style.new_figure(1, 1, *LINE_PANEL_IN)
-        ax = figure.add_subplot()
-        _draw_lines(ax, data, styles)
+        figure, legend_ax = _draw_panels(data, styles)
     else:
         categories = list(dict.fromkeys(p["x"] for s in data["series"] for p in s["points"]))
         room = style.bars_width(len(categories) * len(data["series"]))
         figure = style.new_figure(1, 1, room, LINE_PANEL_IN[1])
-        ax = figure.add_subplot()
-        _draw_bars(ax, data, styles, categories, room)
-    _finish_value_axis(ax, data)
+        legend_ax = figure.add_subplot()
+        _draw_bars(legend_ax, data, styles, categories, room)
+        _finish_value_axis(legend_ax, data, data["series"], data["series"])
     if any(p.get("low") is not None for s in data["series"] for p in s["points"]):
         handles.append(style.whisker_handle())
     if data["not_plotted"]:
@@ -42,13 +41,48 @@ def draw(data: dict[str, Any]) -> Figure:
         lines = data["layout"] == "lines"
         handles.append(style.unsteady_ring_handle() if lines
                        else style.unsteady_handle(ringed=True))
-    style.legend(ax, handles)
+    style.legend(legend_ax, handles)
     style.finish(figure, data["title"], data)
     return figure
 
 
-def _draw_lines(ax: Axes, data: dict[str, Any], styles: dict[str, Look]) -> None:
-    for entry in data["series"]:
+def _draw_panels(data: dict[str, Any], styles: dict[str, Look]) -> tuple[Figure, Axes]:
+    """The lines in one plot, or in the grid of panels `render.panels` chose; the axes the
+    legend goes beside (the top right one)."""
+    by_label = {entry["label"]: entry for entry in data["series"]}
+    panels = data.get("panels") or [
+        {"title": None, "row": 0, "col": 0, "series": list(by_label)}]
+    rows = 1 + max(panel["row"] for panel in panels)
+    cols = 1 + max(panel["col"] for panel in panels)
+    size = LINE_PANEL_IN if len(panels) == 1 else GRID_PANEL_IN
+    figure = style.new_figure(rows, cols, *size)
+    grid = figure.subplots(rows, cols, squeeze=False, sharex=True,
+                           sharey=bool(data.get("share_y")))
+    for panel in panels:
+        ax = grid[panel["row"]][panel["col"]]
+        shown = [by_label[label] for label in panel["series"]]
+        _draw_lines(ax, data, shown, styles)
+        _finish_value_axis(ax, data, shown, data["series"] if data.get("share_y") else shown)
+        if panel["title"]:
+            ax.set_title(panel["title"], fontsize=9)
+        if panel["col"]:
+            ax.set_ylabel("")
+    placed = {(panel["row"], panel["col"]) for panel in panels}
+    for row in range(rows):
+        for col in range(cols):
+            if (row, col) not in placed:
+                grid[row][col].remove()
+            elif row + 1 < rows and (row + 1, col) not in placed:
+                grid[row][col].xaxis.set_tick_params(labelbottom=True)
+            elif row + 1 < rows:
+                grid[row][col].set_xlabel("")
+    return figure, grid[0][max(col for row, col in placed if row == 0)]
+
+
+def _draw_lines(
+    ax: Axes, data: dict[str, Any], shown: list[dict[str, Any]], styles: dict[str, Look]
+) -> None:
+    for entry in shown:
         # A cell with no value is a gap in its line, not a segment across it.
         points = entry["points"]
         xs = np.asarray([p["x"] for p in points], dtype=float)
@@ -113,33 +147,43 @@ def _draw_bars(
     ax.set_axisbelow(True)
 
 
-def _finish_value_axis(ax: Axes, data: dict[str, Any]) -> None:
-    values = [
-        p["high"] or p["value"]
-        for s in data["series"]
-        for p in s["points"]
-        if p["value"] is not None
-    ]
-    ceiling = data.get("ceiling")
-    if ceiling:
-        style.ceiling_line(
-            ax,
-            ceiling["value"],
-            f"{ceiling['label']} {ceiling['value']:.4g} GB/s ({ceiling['source']})",
-        )
-        values.append(ceiling["value"])
+def _finish_value_axis(
+    ax: Axes, data: dict[str, Any], shown: list[dict[str, Any]], scope: list[dict[str, Any]]
+) -> None:
+    """The ceilings of the `shown` series and the value axis, its range fitted to the
+    `scope` series (all of them where the panels share it) and their ceilings."""
+    for ceiling in _ceilings(data, shown):
+        style.ceiling_line(ax, ceiling["value"], f"{ceiling['label']} {ceiling['value']:.4g} "
+                                                 f"{ceiling['unit']} ({ceiling['source']})")
+    ceilings = [ceiling["value"] for ceiling in _ceilings(data, scope)]
+    values = [p["high"] or p["value"] for s in scope for p in s["points"]
+              if p["value"] is not None] + ceilings
     if data["log_y"]:
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: _plain(value)))
         # A low end at or below zero has no place on a log axis (an interval of samples
         # less a flush estimate can reach below zero): the value stands for it.
-        lows = [p["low"] if (p["low"] or 0) > 0 else p["value"] for s in data["series"]
+        lows = [p["low"] if (p["low"] or 0) > 0 else p["value"] for s in scope
                 for p in s["points"] if p["value"] is not None and p["value"] > 0]
         if lows and values:  # room under the lowest bar, and above the ceiling's label
-            ax.set_ylim(min(lows) / 2, max(values) * (3 if ceiling else 1.5))
+            ax.set_ylim(min(lows) / 2, max(values) * (3 if ceilings else 1.5))
     elif values:
         ax.set_ylim(0, max(values) * 1.15)
     ax.set_ylabel(data["y_label"] + (", log scale" if data["log_y"] else ""))
+
+
+def _ceilings(data: dict[str, Any], shown: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ceilings drawn over these series: the memory bandwidth, or the peak of each dtype
+    they show; dtypes of one peak (bf16 and fp16 on an H200) share one line."""
+    found = [{**data["ceiling"], "unit": "GB/s"}] if data.get("ceiling") else []
+    dtypes = {entry["axes"].get("dtype") for entry in shown}
+    peaks: dict[tuple[float, str, str], list[str]] = {}
+    for peak in data.get("ceilings", []):
+        if None in dtypes or peak["dtype"] in dtypes:  # None: one dtype, not an axis
+            peaks.setdefault((peak["value"], peak["unit"], peak["source"]), []).append(
+                peak["dtype"])
+    return found + [{"label": f"{', '.join(names)} peak", "value": value, "unit": unit,
+                     "source": source} for (value, unit, source), names in peaks.items()]
 
 
 def _error_extents(points: list[dict[str, Any]]) -> list[list[float]] | None:

@@ -23,7 +23,7 @@ def line_axis(cells: Sequence[CellResult]) -> str | None:
     best: tuple[int, str] | None = None
     for name in dict.fromkeys(name for cell in cells for name in cell.axes):
         values = [cell.axes.get(name) for cell in cells]
-        if not all(_is_number(value) for value in values):
+        if not all(is_number(value) for value in values):
             continue
         distinct = len(set(values))
         if distinct >= 2 and (best is None or distinct > best[0]):
@@ -31,7 +31,7 @@ def line_axis(cells: Sequence[CellResult]) -> str | None:
     return best[1] if best else None
 
 
-def _is_number(value: object) -> bool:
+def is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 

@@ -36,30 +36,55 @@ class Look:
     fillstyle: str = "full"
 
 
-def looks(series: Sequence[dict[str, Any]]) -> tuple[dict[str, Look], list[Any]]:
-    """Each series' look (by label) and the legend handles that explain them."""
+def looks(
+    series: Sequence[dict[str, Any]], panel_axes: Sequence[str] = ()
+) -> tuple[dict[str, Look], list[Any]]:
+    """Each series' look (by label) and the legend handles that explain them. An axis the
+    figure is split into panels by (`render.panels`) is named by each panel's title and
+    gets no mark; axes that vary together get one."""
     variants = list(dict.fromkeys(s["variant"] for s in series))
-    axes = list(series[0].get("axes", {})) if series else []
-    values = {axis: list(dict.fromkeys(s["axes"][axis] for s in series)) for axis in axes}
-    coloured = None if len(variants) > 1 or not axes else _most_values(axes, values)
+    axes = [a for a in (series[0].get("axes", {}) if series else {}) if a not in panel_axes]
+    named = _named_values(series, axes)
+    groups = list(named[0]) if named else []
+    values = {group: list(dict.fromkeys(names[group] for names in named)) for group in groups}
+    coloured = None if len(variants) > 1 or not groups else _most_values(groups, values)
     colours = variants if coloured is None else values[coloured]
-    marked = _marks([a for a in axes if a != coloured], values)
+    marked = _marks([g for g in groups if g != coloured], values)
     if marked is None or len(colours) > len(PALETTE):
         return _one_each(series)
     by_label = {}
-    for entry in series:
-        colour = entry["variant"] if coloured is None else entry["axes"][coloured]
-        chosen = {mark: forms[values[axis].index(entry["axes"][axis])]
-                  for axis, (mark, forms) in marked.items()}
+    for entry, names in zip(series, named, strict=True):
+        colour = entry["variant"] if coloured is None else names[coloured]
+        chosen = {mark: forms[values[group].index(names[group])]
+                  for group, (mark, forms) in marked.items()}
         by_label[entry["label"]] = Look(PALETTE[colours.index(colour)], **chosen)
-    handles: list[Any] = [
-        Patch(facecolor=PALETTE[i], label=name if coloured is None else f"{coloured}={name}")
-        for i, name in enumerate(colours)
-    ]
-    for axis, (mark, forms) in marked.items():
-        handles += [_key(mark, form, f"{axis}={value}")
-                    for value, form in zip(values[axis], forms, strict=False)]
+    handles: list[Any] = [Patch(facecolor=PALETTE[i], label=name)
+                          for i, name in enumerate(colours)]
+    for group, (mark, forms) in marked.items():
+        handles += [_key(mark, form, value)
+                    for value, form in zip(values[group], forms, strict=False)]
     return by_label, handles
+
+
+def _named_values(series: Sequence[dict[str, Any]], axes: Sequence[str]) -> list[dict[str, str]]:
+    """Each series' values of `axes` as `axis=value`, axes that vary together joined into
+    one (zipped heads and head_dim: `heads=32 · head_dim=64`), so they take one mark, not a
+    marker and a line style for one thing."""
+    groups: list[list[str]] = []
+    for axis in axes:
+        group = next((g for g in groups if _together(series, g[0], axis)), None)
+        if group is None:
+            groups.append([axis])
+        else:
+            group.append(axis)
+    return [{" · ".join(group): " · ".join(f"{axis}={entry['axes'][axis]}" for axis in group)
+             for group in groups} for entry in series]
+
+
+def _together(series: Sequence[dict[str, Any]], one: str, other: str) -> bool:
+    """Each value of one axis goes with a single value of the other, and back."""
+    pairs = {(entry["axes"][one], entry["axes"][other]) for entry in series}
+    return len(pairs) == len({a for a, _ in pairs}) == len({b for _, b in pairs})
 
 
 def _most_values(axes: Sequence[str], values: dict[str, list[str]]) -> str:

@@ -92,3 +92,8 @@ def test_the_architecture_names_every_top_level_module() -> None:
 def test_the_files_table_gives_each_format_its_current_version(file: str, version: int) -> None:
     row = next(line for line in ARCHITECTURE.splitlines() if line.startswith(f"| {file}"))
     assert row.split(" | ")[2].split()[0] == str(version)
+
+
+def test_the_readme_names_every_shipped_bench() -> None:
+    names = sorted(path.stem for path in (ROOT / "benches").glob("*.yaml"))
+    assert [name for name in names if f"`{name}`" not in README] == []

@@ -152,8 +152,9 @@ def validate_command(
     paths: Annotated[list[Path] | None, typer.Argument(help="Bench files; default: all.")] = None,
     bench_dir: BenchDirs = None,
 ) -> None:
-    """Check bench files, or a folder's (default: every bench found, and the hardware
-    profiles; a bench needing an optional dependency missing here is skipped, with why)."""
+    """Check bench files, or a folder's (default: every bench found, and the profiles).
+
+    A bench needing an optional dependency missing here is skipped, with why."""
     if paths:
         outcomes = validate_files(paths)
     else:

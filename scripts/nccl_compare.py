@@ -28,7 +28,7 @@ from typing import Any
 
 from kernbench.analyze.collective import fit_series
 from kernbench.render.ccl import format_bytes
-from kernbench.results.model import load
+from kernbench.results.model import collective_fits, load
 
 TESTS = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reduce_scatter"}
 NCCL_TYPES = {"fp32": "float", "bf16": "bfloat16", "fp16": "half"}
@@ -61,7 +61,8 @@ def kernbench_times(results_path: Path, dtype: str) -> tuple[dict[Any, float], d
             continue
         key = (params["op"], int(params["bytes"]), bool(params["inplace"]))
         times[key] = statistics.median(medians)
-    fits = {name: fit.model_dump() for name, fit in (results.fits or {}).items()}
+    # Refitted as the figures are, never the fit stored with the file (ADR 0047 addendum).
+    fits = {name: fit.model_dump() for name, fit in collective_fits(results.cells).items()}
     return times, fits
 
 

@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 from script_modules import load_script
 
+from kernbench.results.model import collective_fits, load, save
+
+REPO = Path(__file__).resolve().parent.parent
 nccl_compare = load_script("nccl_compare")
 
 HEADER = "#       size         count      type   redop    root     time   algbw   busbw #wrong"
@@ -88,6 +91,17 @@ def test_runs_split_over_sizes_are_fitted_as_one_and_alpha_is_held_to_nccl_tests
     # nccl-tests' points for the figure pool the same logs: one point per size.
     points = nccl_compare.reference(tmp_path, "fp32", "_mpi", 2)["points"]
     assert [p["bytes"] for p in points] == small + large
+
+
+def test_a_results_files_fits_are_made_now_not_read_from_it(tmp_path: Path) -> None:
+    # The committed sweep's stored fits predate ADR 0047: the report refits, as figures do.
+    results = load(REPO / "benches/data/milestone-1h-ccl.json")
+    name = "allreduce n=2 fp32 in-place"
+    stale = results.fits[name].model_copy(update={"alpha_s": 1e-3})
+    save(results.model_copy(update={"fits": {**results.fits, name: stale}}), tmp_path / "r.json")
+    _, fits = nccl_compare.kernbench_times(tmp_path / "r.json", "fp32")
+    assert fits[name] == collective_fits(results.cells)[name].model_dump()
+    assert fits[name]["alpha_s"] == pytest.approx(6.85e-6, rel=0.01)
 
 
 nccl_bands = load_script("nccl_bands")

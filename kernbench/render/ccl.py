@@ -4,7 +4,8 @@ One panel per collective; one color per series (world size, dtype, in-place or n
 The bandwidth figure draws busbw solid and algbw dashed in the same color (busbw is a
 normalization for a flat topology, algbw what one call moved), the latency figure the
 median with its confidence interval; both draw the α-β model of the series as a dotted
-line, the fit stored in the results (`Results.fits`, computed when they were built).
+line, fitted from the cells by today's method (`collective_fits`), never the fit stored
+when the results were built: a figure agrees with its own data (ADR 0047 addendum).
 With reference files (`kernbench render --reference`, repeatable; results/reference.py)
 each series also shows each reference tool's times at its sizes as hollow markers, one
 marker shape a reference (nccl-tests eager and `-G` disagree by up to 2x below 1 MiB on
@@ -28,7 +29,7 @@ from kernbench.analyze import collective as collective_model
 from kernbench.analyze.collective import SeriesKey, series_key, series_label, series_name
 from kernbench.errors import UserError
 from kernbench.render import style
-from kernbench.results.model import CellResult, Fit, Results
+from kernbench.results.model import CellResult, Fit, Results, collective_fits
 from kernbench.results.reference import Reference
 
 CCL_FIGURES = ("busbw", "latency")
@@ -48,12 +49,13 @@ def figure_data(results: Results, name: str) -> dict[str, Any]:
     if name not in CCL_FIGURES:
         raise UserError(f"unknown collective figure {name!r}; known: {', '.join(CCL_FIGURES)}")
     plotted = [cell for cell in results.cells if _plottable(cell)]
+    fits = collective_fits(results.cells)
     panels = []
     for op in dict.fromkeys(str(cell.params["op"]) for cell in plotted):
         in_panel = [cell for cell in plotted if cell.params["op"] == op]
         keys = dict.fromkeys(series_key(cell.params) for cell in in_panel)
         series = [
-            _series(key, [c for c in in_panel if series_key(c.params) == key], results.fits)
+            _series(key, [c for c in in_panel if series_key(c.params) == key], fits)
             for key in keys
         ]
         missing = [
@@ -158,9 +160,9 @@ def _series(key: SeriesKey, cells: list[CellResult], fits: Mapping[str, Fit]) ->
     }
     if any(cell.unsteady for cell in cells):  # only when set: older figure data stays as it was
         series["unsteady"] = [bool(cell.unsteady) for cell in cells]
-    stored = fits.get(series_name(key))
-    if stored is not None:
-        fit = stored.alpha_beta()
+    fitted = fits.get(series_name(key))
+    if fitted is not None:
+        fit = fitted.alpha_beta()
         grid = np.geomspace(min(sizes), max(sizes), MODEL_POINTS)
         times = collective_model.model_time(fit, grid)
         series["model"] = {

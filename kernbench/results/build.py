@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +11,12 @@ from kernbench.analyze.metrics import cell_metrics
 from kernbench.plan import Cell
 from kernbench.results.model import (
     CellResult,
-    Fit,
     Results,
     RoundResult,
     Selection,
     Summary,
     Topology,
-    fits_of,
+    collective_fits,
 )
 from kernbench.results.provenance import portable_path
 from kernbench.spec.models import Bench, HardwareProfile
@@ -193,11 +191,3 @@ def build_results(
                             shard=manifest.get("shard")),
     )
 
-
-def collective_fits(cells: Sequence[CellResult]) -> dict[str, Fit]:
-    """The α-β fit of each series the collective figures draw, which render/ccl.py reads."""
-    return fits_of(
-        (cell.params, cell.summary.median_s)
-        for cell in cells
-        if cell.status == "ok" and cell.summary is not None and "op" in cell.params
-    )

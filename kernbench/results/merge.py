@@ -8,7 +8,6 @@ from typing import Any
 
 from kernbench.errors import UserError
 from kernbench.results import model as results_io
-from kernbench.results.build import collective_fits
 from kernbench.results.kinds import RESULTS_NAME, RUN_JSON_NAME
 
 # Fields every shard must share: the same bench, measured the same way.
@@ -62,7 +61,7 @@ def merge_results(paths: Sequence[Path]) -> results_io.Results:
     merged_cells = [cell for _, (_, cell) in sorted(cells.items())]
     return first.model_copy(update={
         "cells": merged_cells,
-        "fits": collective_fits(merged_cells),  # one shard's fits saw only its own cells
+        "fits": results_io.collective_fits(merged_cells),  # one shard's fits saw only its own cells
         "provenance": {**first.provenance, "merged_from": shards},
         "pins": {key: pin for part in loaded for key, pin in part.pins.items()},
         "stale_pins": [stale for part in loaded for stale in part.stale_pins],

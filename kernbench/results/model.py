@@ -2,8 +2,8 @@
 
 Format history (bump SCHEMA_VERSION and add a step to RESULTS_FORMAT's `update_to`):
   1: first format.
-  2: `fits`: the α-β fit of each collective series, computed once when the results are
-     built rather than each time a figure is drawn; `update_to[2]` fits version 1 files.
+  2: `fits`: the α-β fit of each collective series, computed when the results are built;
+     `update_to[2]` fits version 1 files. A record only: figures refit (ADR 0047 addendum).
   3: the steady state of each round (`duty`, `settle`, `blocks`, `position` in its round's
      order) and of each cell (`round_spread`, `unsteady`); `order_seed`. Older files have
      none of them: `update_to[3]` marks their duty unknown (None) and leaves the rest empty.
@@ -17,7 +17,7 @@ A results file may be packed (`.json.xz` or `.json.gz`); `load` reads each.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
@@ -144,6 +144,19 @@ def fits_of(points: Iterable[tuple[Mapping[str, Any], float]]) -> dict[str, Fit]
     return {name: Fit.of(fit) for name, fit in fit_series(points).items()}
 
 
+def collective_fits(cells: Sequence[CellResult]) -> dict[str, Fit]:
+    """The α-β fit of each collective series, made now from the cells by today's method.
+
+    The one place a figure or report takes its fit from: `Results.fits` is what the run's
+    kernbench fitted and stays as written, so a file fitted before ADR 0047 drew lines off
+    its own data (its addendum)."""
+    return fits_of(
+        (cell.params, cell.summary.median_s)
+        for cell in cells
+        if cell.status == "ok" and cell.summary is not None and "op" in cell.params
+    )
+
+
 class Topology(_Model):
     """Where the ranks ran: the world size of the run's largest job, and its hosts."""
 
@@ -179,7 +192,9 @@ class Results(_Model):
     stale_pins: list[str] = Field(default_factory=list)
     order_seed: int | None = None  # each round's cell order is shuffled from it (None: plan order)
     cells: list[CellResult]
-    fits: dict[str, Fit] = Field(default_factory=dict)  # by series: "allreduce n=2 bf16 in-place"
+    # By series ("allreduce n=2 bf16 in-place"), as fitted when the file was built: a record.
+    # Figures and reports refit the cells (`collective_fits`), so they follow the method.
+    fits: dict[str, Fit] = Field(default_factory=dict)
     topology: Topology | None = None
     selection: Selection | None = None  # None: a file from before version 5
 

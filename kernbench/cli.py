@@ -159,7 +159,7 @@ def validate_command(
         outcomes = validate_files(paths)
     else:
         found = search_benches(bench_dir or ())  # once: the files, their names and clashes
-        if not found.names:
+        if not found.files:
             typer.echo(no_benches_found(), err=True)
         outcomes = validate_found(found)
     failed = False

@@ -28,6 +28,9 @@ ab: {block}
      "ab.b: a and b are both '1': the A/B would compare a side with itself"),
     ("{switch: KB_X, max_rounds: 3}",
      "ab.max_rounds: 3 is below rounds (6): rounds are added past rounds, up to max_rounds"),
+    # validated, then refused by `ab` as `--turn-ms: 20000`, a flag never typed
+    ("{switch: KB_X, turn_ms: 20000}", "ab.turn_ms: Input should be less than or equal to "
+     "10000 (got 20000)"),
     ("{switch: KB_X, schedule: sequential, turn_ms: 5}",
      "ab.turn_ms: the sequential schedule takes no turns (each side is a whole run); drop "
      "turn_ms, or use schedule: interleaved"),

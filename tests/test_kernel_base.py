@@ -5,17 +5,27 @@ silently never tuned."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from kernbench.execute import pins as pinning
 from kernbench.execute.worker import CellRunner
 from kernbench.kernels.base import CheckResult, Kernel, as_kernel, check_result
 from kernbench.plan import Cell
+from kernbench.results.model import RoundResult
 from kernbench.spec.timer_model import TimerSpec
 
 
 def _needs_an_argument(x: int) -> None:
     del x
+
+
+def prepared(factory: Callable[..., Kernel]) -> tuple[Kernel | None, RoundResult]:
+    """The kernel and round result a worker prepares for a cell of `factory`'s."""
+    store = pinning.PinStore(read=[], write=[])
+    runner = CellRunner(factory, "k", "", TimerSpec(budget_s=0.01), store, "auto", "cpu", "cpu")
+    return runner.prepare(Cell(variant="v", axes={}, params={}, index=0), 1)
 
 
 @pytest.mark.parametrize(
@@ -56,9 +66,7 @@ def test_a_cell_whose_check_returns_a_number_fails_saying_so() -> None:
     def factory(**params: object) -> Kernel:
         return Kernel(run=lambda: None, check=lambda: 0.5)  # type: ignore[arg-type,return-value]
 
-    store = pinning.PinStore(read=[], write=[])
-    runner = CellRunner(factory, "k", "", TimerSpec(), store, "auto", "cpu", "cpu")
-    kernel, result = runner.prepare(Cell(variant="v", axes={}, params={}, index=0), 1)
+    kernel, result = prepared(factory)
     assert kernel is None and result.status == "failed"
     assert (result.reason or "").startswith(
         "TypeError: a kernel's check must return a CheckResult(rel_err, tolerance), not float")
@@ -75,8 +83,6 @@ def test_the_chosen_configs_own_check_is_run_before_it_is_timed() -> None:
         return Kernel(run=lambda: None, check=lambda: CheckResult(rel_err=0.0, tolerance=1e-6),
                       configs=[{"rows": 8}], build=build)
 
-    store = pinning.PinStore(read=[], write=[])
-    runner = CellRunner(factory, "k", "", TimerSpec(budget_s=0.01), store, "auto", "cpu", "cpu")
-    kernel, result = runner.prepare(Cell(variant="v", axes={}, params={}, index=0), 1)
+    kernel, result = prepared(factory)
     assert kernel is None and result.status == "failed"
     assert result.reason == "wrong result: relative error nan exceeds tolerance 1e-06"

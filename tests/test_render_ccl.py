@@ -17,6 +17,14 @@ OPS = ("allreduce", "allgather")
 SIZES = [2**p for p in range(10, 31, 2)]  # 1 KiB .. 1 GiB
 REPO = Path(__file__).resolve().parent.parent
 ALPHA_S, BETA = {"allreduce": 20e-6, "allgather": 12e-6}, {"allreduce": 160e9, "allgather": 300e9}
+COMMITTED = Path(__file__).resolve().parent.parent / "benches/data/milestone-1h-ccl.json"
+
+
+def committed_results() -> Results:
+    """The committed H200 sweep (benches/data/milestone-1h-ccl.json)."""
+    from kernbench.results.model import load
+
+    return load(COMMITTED)
 
 
 def make_ccl_results(failed: bool = True, ok: bool = True) -> Results:
@@ -137,11 +145,9 @@ def test_reference_points_join_their_series_and_the_legend(tmp_path: Path) -> No
     from cli_helpers import invoke
 
     from kernbench.render.ccl import REFERENCE_MARKERS, with_references
-    from kernbench.results import model as results_io
     from kernbench.results.reference import Reference, ReferencePoint
 
-    committed = Path(__file__).parent.parent / "benches/data/milestone-1h-ccl.json"
-    results = results_io.load(committed)
+    results = committed_results()
     point = {"op": "allreduce", "inplace": True, "dtype": "bf16", "world_size": 2}
     graph = Reference(source="nccl-tests -G", points=[
         ReferencePoint(**point, bytes=4096, time_s=6e-6),
@@ -168,13 +174,13 @@ def test_reference_points_join_their_series_and_the_legend(tmp_path: Path) -> No
     file, other = tmp_path / "ref.json", tmp_path / "eager.json"
     file.write_text(graph.model_dump_json())
     other.write_text(eager.model_dump_json())
-    code, out, err = invoke("render", str(committed), "--out", str(tmp_path / "figs"),
+    code, out, err = invoke("render", str(COMMITTED), "--out", str(tmp_path / "figs"),
                             "--reference", str(file), "--reference", str(other))
     assert code == 0, err
     drawn = json.loads((tmp_path / "figs" / "latency.json").read_text())
     assert drawn["reference_sources"] == ["nccl-tests -G", "nccl-tests"]
     file.write_text('{"source": "x", "points": [{"op": "allreduce"}]}')
-    code, _, err = invoke("render", str(committed), "--out", str(tmp_path / "f2"),
+    code, _, err = invoke("render", str(COMMITTED), "--out", str(tmp_path / "f2"),
                           "--reference", str(file))
     assert code == 2 and "ref.json" in err and "\n" not in err.strip()
 
@@ -201,9 +207,7 @@ def test_the_fit_box_covers_no_measured_or_modelled_point(name: str) -> None:
     import numpy as np
 
     from kernbench.render.style import DPI
-    from kernbench.results.model import load
-
-    results = load(Path(__file__).resolve().parent.parent / "benches/data/milestone-1h-ccl.json")
+    results = committed_results()
     figure = draw(figure_data(results, name))
     figure.set_dpi(DPI)
     figure.canvas.draw()
@@ -220,9 +224,7 @@ def test_the_fit_box_covers_no_measured_or_modelled_point(name: str) -> None:
 
 
 def test_busbw_is_drawn_against_the_interconnect_bandwidth_of_the_profile() -> None:
-    from kernbench.results.model import load
-
-    results = load(Path(__file__).resolve().parent.parent / "benches/data/milestone-1h-ccl.json")
+    results = committed_results()
     data = figure_data(results, "busbw")
     assert data["ceiling"] == {"label": "interconnect per GPU, one way",
                                "value": 450.0, "source": "datasheet"}
@@ -277,9 +279,7 @@ def test_reference_points_outside_a_series_sizes_are_left_out() -> None:
 def test_series_that_coincide_all_show(name: str) -> None:
     # fp32 and bf16 of one op lie on each other: drawn the same size, the first vanished
     # under the second (the committed allreduce panel showed one line of two).
-    from kernbench.results.model import load
-
-    results = load(Path(__file__).resolve().parent.parent / "benches/data/milestone-1h-ccl.json")
+    results = committed_results()
     data = figure_data(results, name)
     for ax, panel in zip(draw(data).axes, data["panels"], strict=False):
         measured = [line for line in ax.get_lines() if line.get_marker() == "o"

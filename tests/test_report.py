@@ -187,3 +187,16 @@ def test_the_figures_come_in_the_order_the_bench_names_them(tmp_path):
     shown = re.findall(r"^!\[(\w+)\]", text, flags=re.MULTILINE)
     assert shown == [*results.spec["figures"], "extra"]
     assert results.spec["figures"][0] == "throughput"
+
+
+def test_the_interval_column_names_the_confidence_the_coverage_is_judged_by(
+    tmp_path, monkeypatch
+):
+    # The header said 95% in both templates while the rows' coverage note compared to
+    # CONFIDENCE: one value, read in one place.
+    from kernbench.render import report
+
+    monkeypatch.setattr(report, "CONFIDENCE", 0.9)
+    md, html = write_report(results_io.load(DATA / "milestone-1h-gemm.json.xz"), tmp_path)
+    assert "| 90% CI of the median |" in md.read_text()
+    assert "<th>90% CI of the median</th>" in html.read_text()

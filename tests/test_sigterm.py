@@ -27,7 +27,8 @@ rounds: 2
 """
 
 
-def test_a_terminated_run_keeps_what_it_measured(tmp_path: Path) -> None:
+def start_run(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
+    """`kernbench run` of BENCH into `tmp_path/out`, its stdout and stderr piped here."""
     bench = tmp_path / "long-nap.yaml"
     bench.write_text(BENCH)
     out = tmp_path / "out"
@@ -36,6 +37,11 @@ def test_a_terminated_run_keeps_what_it_measured(tmp_path: Path) -> None:
          "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
+    return process, out
+
+
+def test_a_terminated_run_keeps_what_it_measured(tmp_path: Path) -> None:
+    process, out = start_run(tmp_path)
     deadline = time.monotonic() + 60
     while not list((out / "journal").glob("r1/0*.json")) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -53,14 +59,7 @@ def test_a_terminated_run_keeps_what_it_measured(tmp_path: Path) -> None:
 
 
 def test_a_run_whose_reader_went_away_keeps_what_it_measured(tmp_path: Path) -> None:
-    bench = tmp_path / "long-nap.yaml"
-    bench.write_text(BENCH)
-    out = tmp_path / "out"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "kernbench", "run", "--bench", str(bench), "--device", "cpu",
-         "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+    process, out = start_run(tmp_path)
     assert process.stdout is not None and process.stderr is not None
     process.stdout.readline()  # `| head -1`
     process.stdout.close()

@@ -12,7 +12,7 @@ from pathlib import Path
 from kernbench.analyze.metrics import first_metric_problem
 from kernbench.errors import SpecError, UserError
 from kernbench.kernels import FactoryError, resolve_factory
-from kernbench.kernels.rules import CELL_RULE, Rule, RuleError, ask, module_rule
+from kernbench.kernels.rules import CELL_RULE, Rule, ask, module_rule
 from kernbench.plan import Cell, iter_cells
 from kernbench.spec import hardware
 from kernbench.spec.figures import BenchFacts, misfit
@@ -77,10 +77,7 @@ def _check_cells_against_the_kernel(bench: Bench, path: Path, device: str | None
     if rule is None:
         return
     for cell in _every_cell(bench, device):
-        try:
-            message = ask(rule, dict(cell.params))
-        except RuleError as exc:
-            message = str(exc)
+        message = ask(rule, dict(cell.params))
         if message:
             raise field_error(path, _cell_field(bench, cell),
                               f"{bench.kernel_name}: {message} (cell {cell.id})")

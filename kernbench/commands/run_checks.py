@@ -1,6 +1,7 @@
-"""What must hold before a run measures: a folder of its own to write in, the device its
-bench requires (`execute.requirements`, which `ab` checks too), and over several hosts,
-cells that are each one job of all their ranks."""
+"""What must hold before a run measures: a folder of its own to write in, `--gpus` that
+this machine has, over several hosts cells that are each one job of all their ranks, and
+on `--resume` the kernel's module it started with. (What the bench `requires:` of the
+machine is `execute.requirements`, which `ab` checks too.)"""
 
 from __future__ import annotations
 

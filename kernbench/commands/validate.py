@@ -30,7 +30,7 @@ def validate_files(paths: Sequence[Path]) -> list[Outcome]:
 def validate_found(found: FoundBenches) -> list[Outcome]:
     """Every bench of one search, a check that no two share a name, and every hardware
     profile: `validate` without paths."""
-    outcomes = [_outcome(p, load_and_check) for p in found.names]
+    outcomes = [_outcome(p, load_and_check) for p in found.files]
     outcomes += [_outcome(p, load_hardware) for p in profile_files()]
     for name, files in found.by_name().items():
         clash = name_clash(name, files)

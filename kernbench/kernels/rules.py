@@ -6,8 +6,8 @@ asks before anything is measured (docs/kernels.md):
   them.
 
 A rule is the bench author's code: one that raises is a bug in the rule, reported at the
-field it was asked about with where it raised, not as a traceback or a file that
-"cannot load".
+field it was asked about with where it raised, as a problem is, not as a traceback or a
+file that "cannot load".
 """
 
 from __future__ import annotations
@@ -24,10 +24,6 @@ CELL_RULE = "cell_problem"
 Rule = Callable[[dict[str, Any]], object]
 
 
-class RuleError(Exception):
-    """A rule that raised; the message is one line naming the rule and where it raised."""
-
-
 def module_rule(factory: Callable[..., object], name: str) -> Rule | None:
     """The rule `name` of the factory's module, or None where it defines none."""
     rule = getattr(inspect.getmodule(factory), name, None)
@@ -35,10 +31,11 @@ def module_rule(factory: Callable[..., object], name: str) -> Rule | None:
 
 
 def ask(rule: Rule, argument: dict[str, Any]) -> str | None:
-    """What `rule` says of `argument`: a problem, or None."""
+    """What `rule` says of `argument`: a problem, or None. A rule that raises says, in one
+    line, that it raised and where: the caller reports it as it reports a problem."""
     try:
         answer = rule(argument)
     except Exception as exc:  # noqa: BLE001 - the author's rule may raise anything
         name = getattr(rule, "__name__", "the rule")
-        raise RuleError(f"{name} raised {one_line(exc, raised_at(exc))}") from None
+        return f"{name} raised {one_line(exc, raised_at(exc))}"
     return str(answer) if answer else None

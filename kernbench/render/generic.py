@@ -49,7 +49,7 @@ def throughput_data(results: Results) -> dict[str, Any]:
     declared = results.spec.get("metrics") or {}
     flops = "flops" in declared
     stored, per_unit, unit = RATES["flops" if flops else "bytes"]
-    peaks = _compute_peaks(results) if flops else None
+    peaks = _peak_ceilings(results) if flops else None
     data = _data(results, "throughput", "throughput", _rate(stored, per_unit), unit, peaks)
     _log_under(data, [ceiling["value"] for ceiling in data.get("ceilings", [])])
     return data
@@ -75,7 +75,7 @@ def _log_under(data: dict[str, Any], ceilings: list[float]) -> None:
     data["log_y"] = style.log_scale_fits([*values, *ceilings]) if values else False
 
 
-def _compute_peaks(results: Results) -> Ceilings:
+def _peak_ceilings(results: Results) -> Ceilings:
     """The hardware profile's peak rate of each dtype the figure shows, in its unit."""
 
     def peaks(scale: float, unit: str) -> list[dict[str, Any]]:

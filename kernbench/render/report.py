@@ -73,6 +73,7 @@ def report_context(results: Results, figures: Sequence[Path], folder: Path) -> d
         "timer": _timer_text(results.spec.get("timer", {})) + _duty_text(results),
         "counts": sorted(Counter(c.status for c in results.cells).items()),
         "groups": _groups(results.cells, _declared_metrics(results)),
+        "interval_column": f"{CONFIDENCE:.0%} CI of the median",  # as `_interval_text` judges
         "failed": _listed(results.cells, "failed"),
         "pending": _listed(results.cells, "pending"),
         "figures": [

@@ -34,12 +34,7 @@ def merge_results(paths: Sequence[Path]) -> results_io.Results:
     loaded = [results_io.load(Path(path)) for path in paths]
     first = loaded[0]
     for path, other in zip(paths[1:], loaded[1:], strict=True):
-        for name in SHARED:
-            if getattr(other, name) != getattr(first, name):
-                raise UserError(
-                    f"{path}: {name}: {getattr(other, name)!r} differs from "
-                    f"{paths[0]}'s {getattr(first, name)!r}; these are not shards of one sweep"
-                )
+        _refuse_differing(path, other, paths[0], first, SHARED)
     check_shards(paths, loaded)
     cells: dict[int, tuple[Path, results_io.CellResult]] = {}
     for path, part in zip(paths, loaded, strict=True):
@@ -82,12 +77,7 @@ def check_shards(paths: Sequence[Path], loaded: Sequence[results_io.Results]) ->
         return
     first_path, first = known[0]
     for path, selection in known[1:]:
-        for name in ("only", "cells"):
-            if getattr(selection, name) != getattr(first, name):
-                raise UserError(
-                    f"{path}: selection.{name}: {getattr(selection, name)!r} differs from "
-                    f"{first_path}'s {getattr(first, name)!r}; these are not shards of one sweep"
-                )
+        _refuse_differing(path, selection, first_path, first, ("only", "cells"), "selection.")
     shards: dict[str, Path] = {}
     for path, selection in known:
         if selection.shard is None:
@@ -106,6 +96,19 @@ def check_shards(paths: Sequence[Path], loaded: Sequence[results_io.Results]) ->
         if missing:
             raise UserError(f"merge: shard{'s' if len(missing) > 1 else ''} "
                             f"{', '.join(missing)} missing; give every shard of the sweep")
+
+
+def _refuse_differing(
+    path: Path, part: object, first_path: Path, first: object, names: Sequence[str],
+    prefix: str = "",
+) -> None:
+    """Shards share these fields with the first file, or they are not of one sweep."""
+    for name in names:
+        if getattr(part, name) != getattr(first, name):
+            raise UserError(
+                f"{path}: {prefix}{name}: {getattr(part, name)!r} differs from "
+                f"{first_path}'s {getattr(first, name)!r}; these are not shards of one sweep"
+            )
 
 
 def _commit(results: results_io.Results) -> str | None:

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
 from kernbench.kernels.callables import signature_keywords, signature_required
-from kernbench.kernels.rules import OPTIONS_RULE, RuleError, ask, module_rule
+from kernbench.kernels.rules import OPTIONS_RULE, ask, module_rule
 from kernbench.spec.model_metrics import computed_metric_problem, model_metrics_problem
 from kernbench.spec.models import MAX_CELLS, Bench, check_metrics
 
@@ -262,10 +262,7 @@ def _variant_rule_problem(bench: Bench, factory: Callable[..., object]) -> Probl
     if rule is None:
         return None
     for variant, options in bench.variants.items():
-        try:
-            message = ask(rule, dict(options))
-        except RuleError as exc:
-            message = str(exc)
+        message = ask(rule, dict(options))
         if message:
             return ("variants", variant), f"{bench.kernel_name}: {message}"
     return None

@@ -141,13 +141,13 @@ def bench_files_in(folder: Path) -> list[Path]:
 class FoundBenches:
     """One search's bench files (`bench_files`), in search order, each with its name."""
 
-    names: dict[Path, str]
+    files: dict[Path, str]  # each file -> its bench name
 
     def by_name(self) -> dict[str, list[Path]]:
         """Bench name -> its files in search order, sorted by name. A name of more than
         one file is a clash (`name_clash`), which `list` shows beside the other benches."""
         found: dict[str, list[Path]] = {}
-        for path, name in self.names.items():
+        for path, name in self.files.items():
             found.setdefault(name, []).append(path)
         return dict(sorted(found.items()))
 

@@ -61,6 +61,8 @@ DERIVED_NAMES = ("itemsize",)
 # exclusions): enough for any sweep worth measuring, small enough to plan in a second.
 MAX_CELLS = 100_000
 YAML_SUFFIXES = (".yaml", ".yml")  # of a bench file and of a hardware profile
+# The longest turn an interleaved A/B takes, in ms: the block's `turn_ms` and `--turn-ms`.
+MAX_TURN_MS = 10_000
 
 
 class Requirements(Strict):
@@ -87,8 +89,8 @@ class AbSpec(Strict):
         description="interleaved: a round's sides live side by side and take turns per cell; "
         "sequential: each side is a whole run after the other.",
     )
-    turn_ms: PositiveFloat | None = Field(None, description="Interleaved: the length a turn "
-                                          "aims at, in ms (default 5).")
+    turn_ms: PositiveFloat | None = Field(None, le=MAX_TURN_MS, description="Interleaved: the "
+                                          "length a turn aims at, in ms (default 5).")
 
 
 def _kernel_or_op(schema: dict[str, Any]) -> None:

@@ -19,6 +19,12 @@ import numpy as np
 from scipy.special import bdtr, ndtri
 
 CONFIDENCE = 0.95  # the coverage a median interval aims at, unless its caller asks another
+# A median whose interval is not within this factor of it either way is not resolved: its
+# samples cannot tell the time within a factor of two. A sample that is a difference, the
+# graph timer's replay less its flush-only replay (ADR 0030), spreads both ways when the
+# difference's own noise outweighs the kernel, and reaches zero and below; a host that
+# stalls some calls (an op that synchronizes inside) spreads them upward.
+RESOLUTION_FACTOR = 2.0
 
 
 @dataclass(frozen=True)
@@ -111,6 +117,13 @@ def summarize(values: Sequence[float], confidence: float = CONFIDENCE) -> Summar
         ci_high=interval.high,
         ci_coverage=interval.coverage,
     )
+
+
+def unresolved(median: float, ci_low: float, ci_high: float) -> bool:
+    """Whether a median is not resolved by its samples: not above zero, or its interval
+    [ci_low, ci_high] not within RESOLUTION_FACTOR of it either way (zero included)."""
+    return not (median > 0 and median / RESOLUTION_FACTOR < ci_low
+                and ci_high < median * RESOLUTION_FACTOR)
 
 
 def rel_ci_halfwidth(values: Sequence[float], confidence: float = CONFIDENCE) -> float:

@@ -342,6 +342,11 @@ def report(results: results_io.Results, out_dir: Path, trouble: str | None = Non
         tolerance = results.timer_setting("steady_tol")
         print(f"  {unsteady} unsteady: their rounds differ by more than {tolerance:.0%} "
               "(timer.steady_tol), flagged in the report and marked in the figures")
+    unresolved = sum(bool(cell.unresolved) for cell in results.cells)
+    if unresolved:
+        print(f"  {unresolved} unresolved: the 95% CI of their median is not within a factor "
+              "of two of it (a longer timer.budget_s, timer.l2: warm or timer.kind: event may "
+              "resolve them), flagged in the report and marked in the figures")
     for stale in results.stale_pins:
         print(f"stale pin re-tuned: {stale}", file=sys.stderr)
     bad = results.failed_cells()

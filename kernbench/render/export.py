@@ -4,7 +4,9 @@
 time and the metrics recomputed at that time (so a round's TFLOP/s is its own, not the
 cell's), the status, and provenance columns. `bench` is the list of
 `{name, unit, value, range, extra}` that CI benchmark trackers read: one entry per cell,
-its median time (smaller is better) or a metric (bigger is better).
+its median time (smaller is better) or a metric (bigger is better). A cell whose median
+its samples do not resolve (`unresolved`) says so in its `unresolved` column, and in its
+`extra` for a tracker.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ def rows(results: Results) -> list[dict[str, Any]]:
                 "reason": (measured.reason if measured else None) or cell.reason,
                 "time_s": measured.median_s if measured else None,
                 "samples": len(measured.samples_s) if measured else 0,
+                "unresolved": cell.unresolved,  # the cell's median, not this round's
             }
             row.update(_flat(cell.params))
             if measured is not None and measured.median_s:
@@ -80,8 +83,11 @@ def to_bench(results: Results, metric: str | None = None) -> str:
                 known = ", ".join(sorted(cell.metrics)) or "none"
                 raise UserError(f"--metric: {cell.id} has no metric {metric!r}; it has {known}")
             value, unit, spread = cell.metrics[metric], metric, ""
+        extra = f"{cell.summary.n} samples"
+        if cell.unresolved:  # a tracker charts the value: say it is not a resolved one
+            extra += "; unresolved: the 95% CI is not within a factor of two of the median"
         entries.append({"name": f"{results.bench}/{cell.id}", "unit": unit, "value": value,
-                        "range": spread, "extra": f"{cell.summary.n} samples"})
+                        "range": spread, "extra": extra})
     return json.dumps(entries, indent=1) + "\n"
 
 

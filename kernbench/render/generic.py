@@ -136,7 +136,12 @@ def _time(cell: CellResult) -> dict[str, Any]:
     summary = cell.summary if cell.status == "ok" else None
     if summary is None:
         return {"value": None, "low": None, "high": None}
-    return {"value": summary.median_s, "low": summary.ci_low_s, "high": summary.ci_high_s}
+    if not summary.median_s > 0:  # no time to draw; the cell is flagged `unresolved`
+        return {"value": None, "low": None, "high": None, "reason": "median at or below 0"}
+    # An interval reaching below zero (a sample less a flush estimate can) is drawn down to
+    # zero: no call takes less; the cell is flagged `unresolved`.
+    return {"value": summary.median_s, "low": max(0.0, summary.ci_low_s),
+            "high": summary.ci_high_s}
 
 
 def _rate(stored: str, per_unit: float) -> series.Value:

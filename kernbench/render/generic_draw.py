@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, NullLocator
 
-from kernbench.render import style
+from kernbench.render import style, unresolved
 from kernbench.render.series_look import Look, looks
 
 LINE_PANEL_IN = (7.0, 4.2)
@@ -41,6 +41,8 @@ def draw(data: dict[str, Any]) -> Figure:
         lines = data["layout"] == "lines"
         handles.append(style.unsteady_ring_handle() if lines
                        else style.unsteady_handle(ringed=True))
+    if any(p.get("unresolved") for s in data["series"] for p in s["points"]):
+        handles.append(unresolved.handle(bars=data["layout"] != "lines"))
     style.legend(legend_ax, handles)
     style.finish(figure, data["title"], data)
     return figure
@@ -103,8 +105,11 @@ def _draw_lines(
         for point in entry["points"]:
             if point["value"] is None:
                 style.mark_missing(ax, point["x"], _why_empty(point))
-            elif point.get("unsteady"):
-                style.ring_unsteady(ax, [point["x"]], [point["value"]])
+            else:
+                if point.get("unsteady"):
+                    style.ring_unsteady(ax, [point["x"]], [point["value"]])
+                if point.get("unresolved"):
+                    unresolved.square_points(ax, [point["x"]], [point["value"]])
     if data["log_x"]:
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: _plain(value)))
@@ -137,6 +142,7 @@ def _draw_bars(
         unsteady = [bool(p.get("unsteady")) for p in shown]
         style.mark_unsteady(bars, unsteady)
         style.ring_above_unsteady(ax, bars, unsteady, [p["high"] for p in shown])
+        unresolved.hatch_bars(bars, [bool(p.get("unresolved")) for p in shown])
         for point in entry["points"]:
             if point["value"] is None:
                 style.mark_missing(ax, position[point["x"]] + offset, _why_empty(point))

@@ -16,7 +16,7 @@ from typing import Any
 
 import jinja2
 
-from kernbench.analyze.stats import CONFIDENCE
+from kernbench.analyze.stats import CONFIDENCE, RESOLUTION_FACTOR
 from kernbench.render import render_results
 from kernbench.render.ab import AB_FIGURE
 from kernbench.render.ab_report import AB_FILTERS, ab_context, table_cell
@@ -76,6 +76,7 @@ def report_context(results: Results, figures: Sequence[Path], folder: Path) -> d
         "interval_column": f"{CONFIDENCE:.0%} CI of the median",  # as `_interval_text` judges
         "failed": _listed(results.cells, "failed"),
         "pending": _listed(results.cells, "pending"),
+        "unresolved": sum(c.unresolved for c in results.cells),
         "figures": [
             {"name": f.stem, "link": f.relative_to(folder).as_posix(),
              "base64": base64.b64encode(f.read_bytes()).decode()}
@@ -116,7 +117,7 @@ def _row(cell: CellResult, metrics: Sequence[str]) -> dict[str, Any]:
     return {
         "id": cell.id,
         "status": cell.status,
-        "median": format_seconds(summary.median_s) if summary else "",
+        "median": _time_text(summary.median_s) if summary else "",
         "interval": _interval_text(summary) if summary else "",
         "rounds": _rounds_text(cell),
         "settled": f"{settled}/{settles}" if settles else "",
@@ -125,10 +126,22 @@ def _row(cell: CellResult, metrics: Sequence[str]) -> dict[str, Any]:
     }
 
 
+def _time_text(seconds: float) -> str:
+    """A time, or a dash for a value at or below zero: a sample less a flush estimate can
+    be one (the flags say `unresolved`), and no call takes no time."""
+    return format_seconds(seconds) if seconds > 0 else "—"
+
+
 def _interval_text(summary: Summary) -> str:
     """The median's confidence interval, with its coverage where too few samples reach the
-    CONFIDENCE the column names."""
-    text = f"[{format_seconds(summary.ci_low_s)}, {format_seconds(summary.ci_high_s)}]"
+    CONFIDENCE the column names. One that reaches zero or below is shown as its upper end:
+    all it says is that the time is under it."""
+    if summary.ci_low_s > 0:
+        text = f"[{format_seconds(summary.ci_low_s)}, {format_seconds(summary.ci_high_s)}]"
+    elif summary.ci_high_s > 0:
+        text = f"< {format_seconds(summary.ci_high_s)}"
+    else:
+        text = "—"
     if summary.ci_coverage < CONFIDENCE:
         text += f" ({100 * summary.ci_coverage:.0f}% coverage)"
     return text
@@ -151,11 +164,22 @@ def _flags(cell: CellResult) -> list[str]:
         flags.append("under-tile")
     if cell.unsteady:
         flags.append(f"unsteady: rounds differ by {100 * (cell.round_spread or 0):.1f}%")
+    if cell.unresolved and cell.summary is not None:
+        flags.append(f"unresolved: the CI reaches {_reach(cell.summary)}")
     if cell.throttled_fraction and cell.throttled_fraction > THROTTLED_FLAG:
         flags.append(f"throttled {100 * cell.throttled_fraction:.0f}%")
     if cell.status in ("failed", "pending"):
         flags.append(cell.status)
     return flags
+
+
+def _reach(summary: Summary) -> str:
+    """How far an unresolved median's interval reaches past a factor of two of it."""
+    if summary.ci_low_s <= 0:
+        return "0"
+    if summary.ci_low_s * RESOLUTION_FACTOR <= summary.median_s:
+        return "below half the median"
+    return "above twice the median"
 
 
 def _timer_text(timer: dict[str, Any]) -> str:

@@ -54,6 +54,8 @@ def arrange(cells: Sequence[CellResult], value: Value) -> dict[str, Any]:
             point["reason"] = cell.reason
         if cell.unsteady:
             point["unsteady"] = True
+        if cell.unresolved:  # only when set: figure data of older results stays as it was
+            point["unresolved"] = True
         entry["points"].append(point)
     if axis:
         for entry in series.values():

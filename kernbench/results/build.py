@@ -69,6 +69,7 @@ def cell_result(
     )
     result.round_spread = round_spread(result.summary.round_medians_s)
     result.unsteady = is_unsteady(result.round_spread, bench.timer.steady_tol)
+    result.unresolved = stats.unresolved(summary.median, summary.ci_low, summary.ci_high)
     stages: dict[str, list[float]] = {}
     for round_result in rounds:
         for name, values in round_result.stages_s.items():

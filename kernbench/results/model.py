@@ -11,6 +11,9 @@ Format history (bump SCHEMA_VERSION and add a step to RESULTS_FORMAT's `update_t
      each round's `gpu` (index, name, UUID) in a run spread over a host's GPUs.
   5: `selection`: the `--only`, `--cells` and `--shard` that chose the run's cells (None
      in older files), so `merge` can tell a missing shard, or shards of other selections.
+  6: each cell's `unresolved` (`analyze.stats.unresolved`: its median's interval is not
+     within a factor of two of it, or reaches zero); `update_to[6]` computes it from each
+     summary.
 
 A results file may be packed (`.json.xz` or `.json.gz`); `load` reads each.
 """
@@ -24,13 +27,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernbench.analyze import stats
 from kernbench.analyze.collective import AlphaBeta, fit_series
 from kernbench.results import kinds
 from kernbench.results.jsonio import FileFormat, plain_or_packed, read_json
 from kernbench.results.kinds import RESULTS_NAME
 from kernbench.spec.timer_model import Duty, TimerSpec
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 class _Model(BaseModel):
@@ -121,6 +125,8 @@ class CellResult(_Model):
     # max/min - 1 of the round medians; unsteady when it exceeds the timer's steady_tol
     round_spread: float | None = None
     unsteady: bool = False
+    # the median is below what its samples resolve (analyze.stats.unresolved)
+    unresolved: bool = False
     info: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -226,9 +232,28 @@ def _update_to_3(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _update_to_6(data: dict[str, Any]) -> dict[str, Any]:
+    """Each summarized cell's `unresolved`, as a version 6 run would have flagged it: older
+    files hold cells whose interval reaches below zero (a graph sample is a difference)."""
+    cells = data.get("cells")
+    if not isinstance(cells, list):
+        return data  # validation names the field
+    updated = []
+    for cell in cells:
+        summary: Any = cell.get("summary") if isinstance(cell, dict) else None
+        try:
+            flag = stats.unresolved(float(summary["median_s"]), float(summary["ci_low_s"]),
+                                    float(summary["ci_high_s"]))
+        except (KeyError, TypeError, ValueError):
+            updated.append(cell)  # no summary, or a malformed one validation names
+            continue
+        updated.append({**cell, "unresolved": flag})
+    return {**data, "cells": updated}
+
+
 RESULTS_FORMAT = FileFormat(
     "results file", SCHEMA_VERSION, Results,
-    {2: _update_to_2, 3: _update_to_3, 4: _update_to_3, 5: _update_to_3},
+    {2: _update_to_2, 3: _update_to_3, 4: _update_to_3, 5: _update_to_3, 6: _update_to_6},
 )
 
 

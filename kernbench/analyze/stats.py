@@ -19,12 +19,15 @@ import numpy as np
 from scipy.special import bdtr, ndtri
 
 CONFIDENCE = 0.95  # the coverage a median interval aims at, unless its caller asks another
+CI_NAME = f"{CONFIDENCE:.0%} CI"  # how figures and exports name that interval
 # A median whose interval is not within this factor of it either way is not resolved: its
 # samples cannot tell the time within a factor of two. A sample that is a difference, the
 # graph timer's replay less its flush-only replay (ADR 0030), spreads both ways when the
 # difference's own noise outweighs the kernel, and reaches zero and below; a host that
 # stalls some calls (an op that synchronizes inside) spreads them upward.
 RESOLUTION_FACTOR = 2.0
+# What `unresolved` means, as every output says it.
+UNRESOLVED_RULE = f"the median's {CI_NAME} is not within a factor of {RESOLUTION_FACTOR:g} of it"
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLo
 
 from kernbench.analyze import collective as collective_model
 from kernbench.analyze.collective import SeriesKey, series_key, series_label, series_name
+from kernbench.analyze.stats import CI_NAME
 from kernbench.errors import UserError
 from kernbench.render import style
 from kernbench.results.model import CellResult, Fit, Results, collective_fits
@@ -294,7 +295,7 @@ def _legend_handles(data: dict[str, Any], colors: dict[str, str]) -> list[Any]:
         ]
     else:
         handles.append(
-            Line2D([], [], color="#333333", marker="o", markersize=4, label="median, 95% CI")
+            Line2D([], [], color="#333333", marker="o", markersize=4, label=f"median, {CI_NAME}")
         )
     handles.append(Line2D([], [], color="#333333", linestyle=":", label="α-β model: t = α + S/β"))
     if any(s.get("unsteady") for panel in data["panels"] for s in panel["series"]):

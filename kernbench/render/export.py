@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kernbench.analyze.metrics import cell_metrics
+from kernbench.analyze.stats import UNRESOLVED_RULE
 from kernbench.errors import UserError
 from kernbench.results.jsonio import json_text
 from kernbench.results.model import CellResult, Results, RoundResult
@@ -85,7 +86,7 @@ def to_bench(results: Results, metric: str | None = None) -> str:
             value, unit, spread = cell.metrics[metric], metric, ""
         extra = f"{cell.summary.n} samples"
         if cell.unresolved:  # a tracker charts the value: say it is not a resolved one
-            extra += "; unresolved: the 95% CI is not within a factor of two of the median"
+            extra += f"; unresolved: {UNRESOLVED_RULE}"
         entries.append({"name": f"{results.bench}/{cell.id}", "unit": unit, "value": value,
                         "range": spread, "extra": extra})
     return json.dumps(entries, indent=1) + "\n"

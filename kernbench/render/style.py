@@ -19,6 +19,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.transforms import blended_transform_factory, offset_copy
 
+from kernbench.analyze.stats import CI_NAME
 from kernbench.render import cache
 from kernbench.results.jsonio import write_json
 from kernbench.results.model import CellResult, Results
@@ -29,16 +30,8 @@ from kernbench.units import time_unit
 
 # matplotlib's tab10, in a fixed order so a variant keeps its color across figures.
 PALETTE = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
 )
 # Copy-in, compute, copy-out: one hue family each, whatever the kernel calls them.
 STAGE_ORDER = ("h2d", "copy_in", "in", "fetch", "gemm", "compute", "kernel", "d2h", "copy_out")
@@ -54,7 +47,7 @@ STAGE_COLORS = {
     "copy_out": "#55a868",
 }
 UNDER_TILE_HATCH = "///"
-WHISKER_LABEL = "whisker: 95% CI of the median"  # a rate's from its time's, mapped
+WHISKER_LABEL = f"whisker: {CI_NAME} of the median"  # a rate's from its time's, mapped
 UNSTEADY_HATCH = "..."  # rounds that disagree (results: `unsteady`)
 UNSTEADY_COLOR = "#b35900"
 UNSTEADY_RING: dict[str, Any] = {"marker": "o", "markersize": 9, "fillstyle": "none",

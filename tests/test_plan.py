@@ -58,6 +58,16 @@ def test_exclude_matches_every_key_and_lists() -> None:
     ]  # fmt: skip
 
 
+def test_exclude_names_a_mapping_axis_by_its_label_as_only_does() -> None:
+    axes = {"shape": [{"M": 256, "N": 256, "K": 256}, {"M": 512, "N": 512, "K": 512}],
+            "flag": [True, False]}
+    spec = bench(axes=axes, exclude=[{"shape": "512x512x512", "flag": True},
+                                     {"shape": ["256x256x256"]}])
+    left = ["default/shape=512x512x512,flag=False"]
+    assert [c.id for c in plan(spec)] == left
+    assert [c.id for c in plan(bench(axes=axes), only=["shape=512x512x512", "flag=false"])] == left
+
+
 def test_device_exclusions_apply_only_with_a_device() -> None:
     spec = bench(axes={"n": [1, 2]}, exclude=[{"device": "cpu", "n": 2}])
     assert len(plan(spec)) == 2

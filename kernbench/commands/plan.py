@@ -16,13 +16,12 @@ from kernbench.plan import (
     CELL_OVERHEAD_S,
     ROUND_OVERHEAD_S,
     Cell,
-    as_text,
-    axis_label,
     estimate_run_s,
     plan,
     refuse_empty,
     settle_floor_s,
 )
+from kernbench.spec.cell_keys import as_text, axis_label
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.hardware import resolve_device
 from kernbench.spec.loader import shown_path

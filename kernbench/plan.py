@@ -18,7 +18,7 @@ from kernbench.errors import UserError
 from kernbench.spec.cell_keys import axis_label, known_keys, named
 from kernbench.spec.loader import field_error
 from kernbench.spec.models import MAX_CELLS, Bench
-from kernbench.spec.timer_model import TimerSpec
+from kernbench.spec.timer_model import TimerSpec, turn_spec
 
 # How many of a key's values an `--only` error lists.
 SHOWN_VALUES = 12
@@ -275,9 +275,23 @@ def settle_floor_s(timer: TimerSpec, device: str) -> float:
     return timer.turns * timer.settle_min_s if timer.settles(device) else 0.0
 
 
-def estimate_run_s(bench: Bench, n_cells: int, device: str = "cpu") -> float:
-    """Seconds: cells x rounds x (warm-up + budget + settle floor + overhead), plus a
-    start-up per round."""
-    timer = bench.timer
-    per_cell = timer.warmup_s + timer.budget_s + settle_floor_s(timer, device) + CELL_OVERHEAD_S
-    return bench.rounds * (n_cells * per_cell + ROUND_OVERHEAD_S)
+def cell_round_s(timer: TimerSpec, device: str, call_s: float = 0.0) -> float:
+    """Seconds a cell takes in a round when one call of it takes `call_s`. Each turn: the
+    warm-up (at least one call), one call more (the CPU timer sizes its samples with it,
+    a GPU timer's first launch), the samples (the turn's budget, or its minimum samples
+    where their calls outlast it) and the settle floor; once a round: the check (a call)
+    and CELL_OVERHEAD_S. A slow cell is counted by its calls, not by the budget."""
+    turn = turn_spec(timer, timer.turns)
+    per_turn = (max(turn.warmup_s, call_s) + call_s
+                + max(turn.budget_s, turn.min_samples * call_s))
+    return timer.turns * per_turn + settle_floor_s(timer, device) + call_s + CELL_OVERHEAD_S
+
+
+def estimate_run_s(
+    bench: Bench, n_cells: int, device: str = "cpu", calls_s: Sequence[float] = ()
+) -> float:
+    """Seconds: every cell's `cell_round_s` each round, plus a start-up per round.
+    `calls_s`: a call's time, cell by cell, where known (the rest: 0, the budget alone)."""
+    known = sum(cell_round_s(bench.timer, device, call) for call in calls_s[:n_cells])
+    unknown = max(0, n_cells - len(calls_s)) * cell_round_s(bench.timer, device)
+    return bench.rounds * (known + unknown + ROUND_OVERHEAD_S)

@@ -277,8 +277,8 @@ def settle_floor_s(timer: TimerSpec, device: str) -> float:
 
 def cell_round_s(timer: TimerSpec, device: str, call_s: float = 0.0) -> float:
     """Seconds a cell takes in a round when one call of it takes `call_s`. Each turn: the
-    warm-up (at least one call), one call more (the CPU timer sizes its samples with it,
-    a GPU timer's first launch), the samples (the turn's budget, or its minimum samples
+    warm-up (at least one call), one call more (the CPU timer sizes its samples with it),
+    the samples (the turn's budget, or its minimum samples
     where their calls outlast it) and the settle floor; once a round: the check (a call)
     and CELL_OVERHEAD_S. A slow cell is counted by its calls, not by the budget."""
     turn = turn_spec(timer, timer.turns)

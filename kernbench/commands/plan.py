@@ -94,6 +94,7 @@ def calls_s(
 
 
 def _estimate_line(bench: Bench, cells: Sequence[Cell], device: str) -> str:
+    """The estimate and how it is made up, and what it cannot know."""
     calls, profile = calls_s(bench, cells, device)
     seconds = estimate_run_s(bench, len(cells), device, calls)
     timer = bench.timer
@@ -101,10 +102,11 @@ def _estimate_line(bench: Bench, cells: Sequence[Cell], device: str) -> str:
     settle = f" + {settle_s:g} s settle" if settle_s else ""
     budget_only = cell_round_s(timer, device)
     past = sum(cell_round_s(timer, device, call) - budget_only for call in calls)
+    slow = f" + {past:.0f} s of calls past the budget" if past >= 0.5 else ""
     line = (f"estimate (rough): about {_duration(seconds)} = {bench.rounds} rounds x "
             f"({len(cells)} cells x ({timer.warmup_s:g} s warm-up + {timer.budget_s:g} s "
-            f"budget{settle} + {CELL_OVERHEAD_S:g} s overhead) + {past:.0f} s of calls past "
-            f"the budget + {ROUND_OVERHEAD_S:g} s start-up)")
+            f"budget{settle} + {CELL_OVERHEAD_S:g} s overhead){slow} + "
+            f"{ROUND_OVERHEAD_S:g} s start-up)")
     if profile is None:
         return line + "; calls not counted (no hardware profile for this device here)"
     rates = (f"{profile.name}'s nominal rates, not this machine's (kernbench calibrate "

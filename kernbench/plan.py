@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from kernbench.errors import UserError
-from kernbench.spec.checks import axis_label
+from kernbench.spec.cell_keys import axis_label, known_keys, named
 from kernbench.spec.loader import field_error
 from kernbench.spec.models import MAX_CELLS, Bench
-from kernbench.spec.timer_model import TimerSpec
+from kernbench.spec.timer_model import TimerSpec, turn_spec
 
 # How many of a key's values an `--only` error lists.
 SHOWN_VALUES = 12
@@ -78,22 +78,10 @@ def _flatten(axes: Mapping[str, Any]) -> dict[str, Any]:
     return params
 
 
-def _excluded(params: Mapping[str, Any], rules: Sequence[Mapping[str, Any]]) -> bool:
-    for rule in rules:
-        if all(_matches(params.get(key, _MISSING), want) for key, want in rule.items()):
-            return True
-    return False
-
-
-_MISSING = object()
-
-
-def _matches(value: Any, want: Any) -> bool:
-    if value is _MISSING:
-        return False
-    if isinstance(want, list) and not isinstance(value, list):
-        return value in want
-    return bool(value == want)
+def _excluded(variant: str, axes: Mapping[str, Any], params: Mapping[str, Any],
+              rules: Sequence[Mapping[str, Any]]) -> bool:
+    return any(all(named(key, variant, axes, params).matches(want) for key, want in rule.items())
+               for rule in rules)
 
 
 def check_size(bench: Bench) -> None:
@@ -130,7 +118,7 @@ def _every_cell(bench: Bench, device: str | None) -> Iterator[Cell]:
     for variant, options in bench.variants.items():
         for row in _axis_rows(bench):
             params = {**_flatten(row), **options, **extra}
-            if _excluded({**params, "variant": variant}, bench.exclude):
+            if _excluded(variant, row, params, bench.exclude):
                 continue
             yield Cell(variant=variant, axes=row, params=params, index=index)
             index += 1
@@ -178,8 +166,7 @@ def select(cells: list[Cell], only: Sequence[str]) -> list[Cell]:
 
 
 def _known_keys(bench: Bench, device: str | None) -> set[str]:
-    known = {"variant"} | bench.parameter_names() | set(bench.all_axes())
-    return known | {"device"} if device else known
+    return known_keys(bench, device=bool(device))
 
 
 def _filters(only: Sequence[str], known: set[str]) -> list[tuple[str, set[str]]]:
@@ -220,31 +207,14 @@ def _values_shown(key: str, cells: Iterable[Cell]) -> str:
     mapping axis as the plan shows it (`shape` takes 16x1024), not as YAML writes it."""
     texts: dict[str, None] = {}
     for cell in cells:
-        if key == "variant":
-            texts[cell.variant] = None
-        if key in cell.params:
-            texts[as_text(cell.params[key])] = None
-        if key in cell.axes:
-            texts[axis_label(cell.axes[key])] = None
+        texts.update(dict.fromkeys(named(key, cell.variant, cell.axes, cell.params).texts()))
     shown = list(texts)
     more = f" and {len(shown) - SHOWN_VALUES} more" if len(shown) > SHOWN_VALUES else ""
     return ", ".join(shown[:SHOWN_VALUES]) + more
 
 
 def _selected(cell: Cell, key: str, wanted: set[str]) -> bool:
-    if key == "variant":
-        return cell.variant in wanted
-    texts = set()
-    if key in cell.params:
-        texts.add(as_text(cell.params[key]))
-    if key in cell.axes:
-        texts.add(axis_label(cell.axes[key]))
-    return not texts.isdisjoint(wanted)
-
-
-def as_text(value: Any) -> str:
-    """A parameter value as `--only` and `plan` write it (YAML's `true`, not `True`)."""
-    return str(value).lower() if isinstance(value, bool) else str(value)
+    return not wanted.isdisjoint(named(key, cell.variant, cell.axes, cell.params).texts())
 
 
 def shard(cells: list[Cell], spec: str) -> list[Cell]:
@@ -305,9 +275,23 @@ def settle_floor_s(timer: TimerSpec, device: str) -> float:
     return timer.turns * timer.settle_min_s if timer.settles(device) else 0.0
 
 
-def estimate_run_s(bench: Bench, n_cells: int, device: str = "cpu") -> float:
-    """Seconds: cells x rounds x (warm-up + budget + settle floor + overhead), plus a
-    start-up per round."""
-    timer = bench.timer
-    per_cell = timer.warmup_s + timer.budget_s + settle_floor_s(timer, device) + CELL_OVERHEAD_S
-    return bench.rounds * (n_cells * per_cell + ROUND_OVERHEAD_S)
+def cell_round_s(timer: TimerSpec, device: str, call_s: float = 0.0) -> float:
+    """Seconds a cell takes in a round when one call of it takes `call_s`. Each turn: the
+    warm-up (at least one call), one call more (the CPU timer sizes its samples with it),
+    the samples (the turn's budget, or its minimum samples
+    where their calls outlast it) and the settle floor; once a round: the check (a call)
+    and CELL_OVERHEAD_S. A slow cell is counted by its calls, not by the budget."""
+    turn = turn_spec(timer, timer.turns)
+    per_turn = (max(turn.warmup_s, call_s) + call_s
+                + max(turn.budget_s, turn.min_samples * call_s))
+    return timer.turns * per_turn + settle_floor_s(timer, device) + call_s + CELL_OVERHEAD_S
+
+
+def estimate_run_s(
+    bench: Bench, n_cells: int, device: str = "cpu", calls_s: Sequence[float] = ()
+) -> float:
+    """Seconds: every cell's `cell_round_s` each round, plus a start-up per round.
+    `calls_s`: a call's time, cell by cell, where known (the rest: 0, the budget alone)."""
+    known = sum(cell_round_s(bench.timer, device, call) for call in calls_s[:n_cells])
+    unknown = max(0, n_cells - len(calls_s)) * cell_round_s(bench.timer, device)
+    return bench.rounds * (known + unknown + ROUND_OVERHEAD_S)

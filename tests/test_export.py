@@ -44,6 +44,13 @@ def test_json_holds_the_same_rows_as_csv():
     assert {"op", "world_size", "busbw_gbs", "time_s"} <= set(as_json[0])
 
 
+def test_csv_writes_a_boolean_as_yaml_and_only_do():
+    results = results_io.load(CCL)
+    table = list(csv.DictReader(io.StringIO(export(results, "csv"))))
+    assert {row["inplace"] for row in table} == {"true", "false"}  # --only inplace=false
+    assert {row["inplace"] for row in json.loads(export(results, "json"))} == {True, False}
+
+
 def test_the_tracker_list_gives_each_ok_cell_its_median_or_a_metric():
     results = results_io.load(GEMM)
     ok = [c for c in results.cells if c.status == "ok"]

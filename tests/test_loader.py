@@ -209,8 +209,8 @@ def test_metric_that_is_not_arithmetic(tmp_path: Path) -> None:
 def test_exclusion_with_unknown_parameter(tmp_path: Path) -> None:
     path = write(tmp_path, VALID + "exclude:\n  - {dtype: fp32}\n  - {dtyp: fp32}\n")
     assert error_of(path) == (
-        f"{path}:13: exclude.1.dtyp: unknown parameter 'dtyp'; known: K, M, N, backend, "
-        "device, dtype, variant"
+        f"{path}:13: exclude.1.dtyp: unknown key 'dtyp'; known: K, M, N, backend, "
+        "device, dtype, shape, variant"
     )
 
 
@@ -225,6 +225,9 @@ def test_exclusion_with_unknown_parameter(tmp_path: Path) -> None:
          "'cuda')"),
         ("{backend: torch}", "exclude.0.backend: 'torch' is not a value backend takes here "
          "('numpy')"),
+        # a mapping axis by its label, as `--only shape=64x64x64` names it
+        ("{shape: 64x64x46}", "exclude.0.shape: '64x64x46' is not a value shape takes here "
+         "('64x64x64')"),
     ],
 )
 def test_exclusion_of_a_value_the_bench_never_takes(
@@ -235,9 +238,10 @@ def test_exclusion_of_a_value_the_bench_never_takes(
 
 
 def test_exclusions_of_values_the_bench_takes(tmp_path: Path) -> None:
-    rules = "{dtype: fp32, M: 64}\n  - {device: [cpu, cuda], variant: plain, K: [64]}\n"
+    rules = ("{dtype: fp32, M: 64}\n  - {device: [cpu, cuda], variant: plain, K: [64]}\n"
+             "  - {shape: 64x64x64, device: cuda}\n")
     path = write(tmp_path, VALID + "exclude:\n  - " + rules)
-    assert len(load_bench(path).exclude) == 2
+    assert len(load_bench(path).exclude) == 3
 
 
 def test_top_level_must_be_a_mapping(tmp_path: Path) -> None:

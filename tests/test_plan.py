@@ -7,9 +7,18 @@ from typing import Any
 
 import pytest
 
-from kernbench.plan import cell_id, estimate_run_s, plan, settle_floor_s
+from kernbench.analyze.metrics import call_floor_s
+from kernbench.plan import (
+    CELL_OVERHEAD_S,
+    ROUND_OVERHEAD_S,
+    cell_id,
+    cell_round_s,
+    estimate_run_s,
+    plan,
+    settle_floor_s,
+)
 from kernbench.spec.loader import load_bench
-from kernbench.spec.models import Bench
+from kernbench.spec.models import Bench, HardwareProfile
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -58,6 +67,16 @@ def test_exclude_matches_every_key_and_lists() -> None:
     ]  # fmt: skip
 
 
+def test_exclude_names_a_mapping_axis_by_its_label_as_only_does() -> None:
+    axes = {"shape": [{"M": 256, "N": 256, "K": 256}, {"M": 512, "N": 512, "K": 512}],
+            "flag": [True, False]}
+    spec = bench(axes=axes, exclude=[{"shape": "512x512x512", "flag": True},
+                                     {"shape": ["256x256x256"]}])
+    left = ["default/shape=512x512x512,flag=False"]
+    assert [c.id for c in plan(spec)] == left
+    assert [c.id for c in plan(bench(axes=axes), only=["shape=512x512x512", "flag=false"])] == left
+
+
 def test_device_exclusions_apply_only_with_a_device() -> None:
     spec = bench(axes={"n": [1, 2]}, exclude=[{"device": "cpu", "n": 2}])
     assert len(plan(spec)) == 2
@@ -101,6 +120,33 @@ def test_the_estimate_counts_the_settle_floor_of_sustained_gpu_cells() -> None:
     assert settle_floor_s(isolated.timer, "cuda") == settle_floor_s(unsettled.timer, "cuda") == 0
     extra = estimate_run_s(sustained, 10, "cuda") - estimate_run_s(sustained, 10, "cpu")
     assert extra == pytest.approx(3 * 10 * 4 * 0.15)
+
+
+def test_the_estimate_counts_a_slow_cell_by_its_calls_not_the_budget() -> None:
+    timer = {"warmup_s": 0.05, "budget_s": 0.3, "min_samples": 5, "turns": 4}
+    spec = bench(axes={"n": [1, 2]}, timer=timer, rounds=3)
+    fast = 0.05 + 0.3 + CELL_OVERHEAD_S  # warm-up and budget: the calls fit in them
+    assert cell_round_s(spec.timer, "cpu") == pytest.approx(fast)
+    assert cell_round_s(spec.timer, "cpu", 1e-4) == pytest.approx(fast + 4 * 1e-4 + 1e-4)
+    # A 0.1 s call: each of 4 turns warms up with one call, sizes its samples with one,
+    # and takes 3 samples (0.3 s past the turn's 0.075 s budget); the check is one more.
+    slow = 4 * (0.1 + 0.1 + 3 * 0.1) + 0.1 + CELL_OVERHEAD_S
+    assert cell_round_s(spec.timer, "cpu", 0.1) == pytest.approx(slow)
+    assert estimate_run_s(spec, 2, "cpu", [0.1, 0.0]) == pytest.approx(
+        3 * (slow + fast + ROUND_OVERHEAD_S))
+    assert estimate_run_s(spec, 2, "cpu") == pytest.approx(3 * (2 * fast + ROUND_OVERHEAD_S))
+
+
+def test_a_calls_floor_is_its_roofline_time_at_the_profiles_rates() -> None:
+    spec = bench(axes={"n": [1000]}, dtypes=["fp32", "fp16"],
+                 metrics={"flops": "2*n**3", "bytes": "3*n*n*itemsize"})
+    profile = HardwareProfile.model_validate({
+        "name": "p", "description": "d", "kind": "cpu",
+        "peak_tflops": {"fp32": {"measured": 1.0}}, "memory_gbs": {"measured": 100.0}})
+    fp32, fp16 = plan(spec, "cpu")
+    assert call_floor_s(spec, fp32.params, profile) == pytest.approx(2e9 / 1e12)
+    assert call_floor_s(spec, fp16.params, profile) == 0.0  # no fp16 rate: not counted
+    assert call_floor_s(spec, fp32.params, None) == 0.0
 
 
 def test_milestone_ccl_counts() -> None:

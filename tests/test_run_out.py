@@ -150,3 +150,15 @@ def test_a_disk_that_fills_mid_run_is_one_line_and_keeps_what_was_measured(
     assert sorted(p.name for p in (out / "journal" / "r1").glob("0*.json")) == [
         "00000.json", "00001.json"]
     assert not list((out / "tasks").glob(".r2.json.*"))  # no temp file left behind
+
+
+def test_out_holding_a_finished_run_says_so_not_resume(tmp_path: Path) -> None:
+    bench, out = sleep_bench(tmp_path / "b"), tmp_path / "out"
+    assert run_cli("--bench", str(bench), "--out", str(out), "--no-figures")[0] == EXIT_OK
+    code, error = run_cli("--bench", str(bench), "--out", str(out))
+    assert (code, error) == (EXIT_USAGE, f"--out: {out} holds a finished run; choose another --out")
+    # A run not finished (its results.json gone, or never written) is still resumed.
+    (out / "results.json").unlink()
+    code, error = run_cli("--bench", str(bench), "--out", str(out))
+    assert (code, error) == (
+        EXIT_USAGE, f"--out: {out} already holds a run; use --resume {out} to finish it")

@@ -34,6 +34,10 @@ def make(n, mode="ok", marker="", **_):
     if mode == "last_words" and os.environ.get("KERNBENCH_ROUND") == "1" and n in (8, 16):
         print(f"the kernel of n={n} says goodbye", flush=True)
         os._exit(3 if n == 8 else 4)
+    if mode == "chatty" and os.environ.get("KERNBENCH_ROUND") == "1":
+        print(f"n={n} is built", flush=True)
+        if n == 16:
+            os._exit(5)
     if mode == "fork" and n == 16:
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
         with open(marker, "w") as handle:
@@ -43,7 +47,7 @@ def make(n, mode="ok", marker="", **_):
 
 
 def write_bench(folder: Path, mode: str, rounds: int = 1, timeout: float = 60.0,
-                marker: Path | None = None) -> Path:
+                marker: Path | None = None, turns: int = 1) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "deaths.py").write_text(FACTORY)
     bench = folder / "deaths.yaml"
@@ -55,7 +59,8 @@ def write_bench(folder: Path, mode: str, rounds: int = 1, timeout: float = 60.0,
           n: [8, 16, 32]
         variants:
           v: {{mode: {mode}, marker: "{marker or ''}"}}
-        timer: {{warmup_s: 0.0, budget_s: 0.01, min_samples: 3, cell_timeout_s: {timeout}}}
+        timer: {{warmup_s: 0.0, budget_s: 0.01, min_samples: 3, cell_timeout_s: {timeout},
+                 turns: {turns}}}
         rounds: {rounds}
         """))
     return bench
@@ -98,6 +103,18 @@ def test_a_dead_workers_reason_holds_its_own_last_words_and_4_is_no_rendezvous(
             f"round 1: worker exited with exit code {code}: the kernel of n={n} says goodbye")
         assert [r.round for r in cells[n].rounds if r.status == "ok"] == [2]
     assert cells[32].status == "ok" and [r.round for r in cells[32].rounds] == [1, 2]
+
+
+@pytest.mark.parametrize("turns", [1, 2])
+def test_a_dead_workers_reason_leaves_out_what_its_earlier_cells_printed(
+    tmp_path: Path, turns: int
+) -> None:
+    # n=8 prints and is measured (or, in turns, held) by the worker n=16 then kills.
+    bench = write_bench(tmp_path / "b", "chatty", turns=turns)
+    out = tmp_path / "out"
+    assert run(RunRequest(bench=str(bench), out=out, device="cpu")) == EXIT_FAILED
+    cells = {c.params["n"]: c for c in results_io.load(out / "results.json").cells}
+    assert cells[16].reason == "round 1: worker exited with exit code 5: n=16 is built"
 
 
 def _alive(pid: int) -> bool:

@@ -193,3 +193,23 @@ def roofline_time(
             return None
         seconds += moved / (link * GB)
     return seconds
+
+
+def call_floor_s(
+    bench: Bench, params: Mapping[str, Any], profile: HardwareProfile | None
+) -> float:
+    """The fastest a cell's call can be: its roofline time at `profile`'s rates, from the
+    bench's `flops` and `bytes`; 0 where the profile has no rate for its dtype or the
+    bench no such metric. The plan's estimate counts a slow cell's calls by it."""
+    dtype = str(params.get("dtype", ""))
+    if profile is None or profile.peak(dtype) is None:
+        return 0.0
+    try:
+        metrics = expression_metrics(bench, params)
+    except MetricError:
+        return 0.0
+    flops, moved = metrics.get("flops", 0.0), metrics.get("bytes", 0.0)
+    if not (flops or moved):
+        return 0.0
+    staged = params.get("staging") == "staged"
+    return roofline_time(profile, dtype, flops, moved, staged, use_datasheet=False) or 0.0

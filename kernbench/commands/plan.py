@@ -12,20 +12,24 @@ from rich.console import Console
 from rich.table import Table
 
 from kernbench.analyze.checks import check_bench
+from kernbench.analyze.metrics import call_floor_s
+from kernbench.errors import UserError
+from kernbench.execute.finish import select_profile
 from kernbench.plan import (
     CELL_OVERHEAD_S,
     ROUND_OVERHEAD_S,
     Cell,
-    as_text,
-    axis_label,
+    cell_round_s,
     estimate_run_s,
     plan,
     refuse_empty,
     settle_floor_s,
 )
+from kernbench.spec.cell_keys import as_text, axis_label
 from kernbench.spec.discovery import find_bench
-from kernbench.spec.hardware import resolve_device
+from kernbench.spec.hardware import is_nominal, resolve_device
 from kernbench.spec.loader import shown_path
+from kernbench.spec.models import Bench, HardwareProfile
 
 # A table of more rows is too long to read, and slow to draw (a minute for 10^5 rows).
 MAX_ROWS_SHOWN = 1000
@@ -60,16 +64,7 @@ def show_plan(
             f"... {len(cells) - MAX_ROWS_SHOWN} more cells not shown (narrow with --only)"
         )
     _show_variants(bench.variants, cells, console)
-    seconds = estimate_run_s(bench, len(cells), device)
-    settle_s = settle_floor_s(bench.timer, device)
-    settle = f" + {settle_s:g} s settle" if settle_s else ""
-    console.print(
-        f"estimate (rough): about {_duration(seconds)} = {len(cells)} cells x {bench.rounds} "
-        f"rounds x ({bench.timer.warmup_s:g} s warm-up + {bench.timer.budget_s:g} s budget"
-        f"{settle} + {CELL_OVERHEAD_S:g} s overhead) + {ROUND_OVERHEAD_S:g} s start-up per "
-        "round",
-        soft_wrap=True,
-    )
+    console.print(_estimate_line(bench, cells, device), soft_wrap=True)
     return cells
 
 
@@ -84,6 +79,41 @@ def _show_variants(
             shown = " ".join(f"{key}={as_text(value)}" for key, value in options.items())
             table.add_row(variant, str(counts[variant]), shown or "(none)")
     console.print(table)
+
+
+def calls_s(
+    bench: Bench, cells: Sequence[Cell], device: str
+) -> tuple[list[float], HardwareProfile | None]:
+    """Each cell's fastest call on this machine's hardware profile, and the profile; none
+    where no profile is found (a plan for a device this machine lacks)."""
+    try:
+        profile = select_profile(bench, device)
+    except UserError:
+        return [], None
+    return [call_floor_s(bench, cell.params, profile) for cell in cells], profile
+
+
+def _estimate_line(bench: Bench, cells: Sequence[Cell], device: str) -> str:
+    """The estimate and how it is made up, and what it cannot know."""
+    calls, profile = calls_s(bench, cells, device)
+    seconds = estimate_run_s(bench, len(cells), device, calls)
+    timer = bench.timer
+    settle_s = settle_floor_s(timer, device)
+    settle = f" + {settle_s:g} s settle" if settle_s else ""
+    budget_only = cell_round_s(timer, device)
+    past = sum(cell_round_s(timer, device, call) - budget_only for call in calls)
+    slow = f" + {past:.0f} s of calls past the budget" if past >= 0.5 else ""
+    line = (f"estimate (rough): about {_duration(seconds)} = {bench.rounds} rounds x "
+            f"({len(cells)} cells x ({timer.warmup_s:g} s warm-up + {timer.budget_s:g} s "
+            f"budget{settle} + {CELL_OVERHEAD_S:g} s overhead){slow} + "
+            f"{ROUND_OVERHEAD_S:g} s start-up)")
+    if profile is None:
+        return line + "; calls not counted (no hardware profile for this device here)"
+    rates = (f"{profile.name}'s nominal rates, not this machine's (kernbench calibrate "
+             f"--device {device} measures them)" if is_nominal(profile)
+             else f"{profile.name}'s rates")
+    return (line + f"; calls timed at the roofline of {rates}: the fastest they can be, so a "
+            "slower or busy machine takes longer; autotuning not counted")
 
 
 def _duration(seconds: float) -> str:
@@ -107,7 +137,7 @@ def plan_json(name: str, device: str, extra: Sequence[Path] = (),
         "path": str(path),
         "device": device,
         "rounds": bench.rounds,
-        "estimate_s": estimate_run_s(bench, len(cells), device),
+        "estimate_s": estimate_run_s(bench, len(cells), device, calls_s(bench, cells, device)[0]),
         "cells": [{"index": c.index, "id": c.id, "variant": c.variant,
                    "axes": dict(c.axes), "params": dict(c.params)} for c in cells],
     }

@@ -17,6 +17,7 @@ from kernbench.execute.lock import LOCK_NAME
 from kernbench.execute.options import RUN_JSON_NAME, RunOptions, holds_a_run
 from kernbench.execute.pins import source_hash
 from kernbench.plan import Cell
+from kernbench.results import model as results_io
 from kernbench.spec import hardware
 from kernbench.spec.models import Bench
 from kernbench.spec.op_factory import bench_source
@@ -29,6 +30,8 @@ def check_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise UserError(f"--out: {out} is a file; give a folder")
     if holds_a_run(out):
+        if run_finished(out):
+            raise UserError(f"--out: {out} holds a finished run; choose another --out")
         raise UserError(f"--out: {out} already holds a run; use --resume {out} to finish it")
     if (out / RESULTS_NAME).exists():
         raise UserError(
@@ -42,6 +45,15 @@ def check_out(out: Path) -> None:
         raise UserError(f"--out: {existing} is a file; give a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise UserError(f"--out: {existing}: cannot write there (permission denied)")
+
+
+def run_finished(folder: Path) -> bool:
+    """Whether the run in `folder` wrote its results complete: a resume has nothing left
+    to measure. Results that do not read (damaged, newer) say nothing of the kind."""
+    try:
+        return results_io.load(folder / RESULTS_NAME).complete
+    except UserError:
+        return False
 
 
 def check_fast_out(out: Path, figures: str) -> None:

@@ -17,9 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kernbench.analyze.metrics import TFLOP
-from kernbench.execute.turns import turn_spec
 from kernbench.kernels.base import Kernel
-from kernbench.spec.timer_model import TimerSpec
+from kernbench.spec.timer_model import TimerSpec, turn_spec
 
 
 @dataclass(frozen=True)

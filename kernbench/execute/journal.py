@@ -14,7 +14,7 @@ moves it aside as `<index>.json.damaged`, so the cell is measured again.
 Format history (each file: bump its version and add a step to its `update_to`):
   journal entry 0: written before versions; the same keys, without `schema_version`.
   journal entry 1, task 1, current cell 1: `schema_version`; later the task's `slot`
-  (with a default: no bump).
+  and the current cell's `log_from` (with defaults: no bump).
 
 Workers that share a round (`--gpus`, one per GPU) each have a slot: their own
 `current.<slot>.json`, task and log.
@@ -92,6 +92,9 @@ class CurrentCell(_Strict):
     index: int
     id: str
     started: float  # time.time() when the cell started
+    # How far the round's log reached as the cell started: its own last words come after
+    # (what the worker's earlier cells printed comes before). 0: unknown, the whole log.
+    log_from: int = 0
 
 
 def _same_keys(data: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,9 @@ lines it wrote to its round's log."""
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 from pathlib import Path
 
 from kernbench.execute.journal import FINISHED_LINE
@@ -42,3 +44,14 @@ def log_tail(path: Path, start: int = 0, lines: int = 3) -> str:
         return ""
     text = [line for line in written if not FINISHED_LINE.match(line)]
     return " | ".join(line.strip() for line in text[-lines:])[:400]
+
+
+def log_reach() -> int:
+    """How far this worker's log reaches now (its output flushed first): a cell that
+    starts here owns what the log says from here on. 0 where the output is no file."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    try:
+        return os.fstat(sys.stdout.fileno()).st_size
+    except (OSError, ValueError):  # no descriptor (a captured stream), or closed
+        return 0

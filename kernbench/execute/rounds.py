@@ -235,15 +235,14 @@ class RoundRunner:
                 if not is_journaled(self.journal, round_, cell.index):
                     self._record_failure(round_, cell, self.hosts_lost)
         else:
-            tail = log_tail(log_path, own_output_from)
-            retry = self._blame(round_, process.returncode, cells, by_index, tail, lane,
-                                may_retry)
+            retry = self._blame(round_, process.returncode, cells, by_index,
+                                (log_path, own_output_from), lane, may_retry)
         self._report_new(round_, by_index, reported)
         return retry
 
     def _blame(
-        self, round_: int, code: int, cells: list[Cell], by_index: dict[int, Cell], tail: str,
-        lane: Lane | None = None, may_retry: bool = False,
+        self, round_: int, code: int, cells: list[Cell], by_index: dict[int, Cell],
+        log: tuple[Path, int], lane: Lane | None = None, may_retry: bool = False,
     ) -> bool:
         """The worker ended with cells of its task unmeasured: the cell in flight fails
         (whatever the exit code: a kernel may end the process with `sys.exit(0)`), and a
@@ -259,11 +258,15 @@ class RoundRunner:
             # A multi-rank worker ends itself after a failed (journaled) cell: then
             # there is nothing to blame, and a fresh worker takes the rest.
             if not is_journaled(self.journal, round_, in_flight.index):
+                # The cell's own words only: what the worker's earlier cells printed
+                # concerns them.
+                tail = log_tail(log[0], max(log[1], in_flight.log_from))
                 self._record_failure(round_, by_index[in_flight.index], death(code, tail), lane)
             return False
         if code and may_retry:
             return True
-        why = death(code, tail, " before the cell") if code else "worker finished without a result"
+        why = (death(code, log_tail(*log), " before the cell") if code
+               else "worker finished without a result")
         for cell in left:
             self._record_failure(round_, cell, why, lane)
         return False

@@ -17,7 +17,6 @@ cells, which a fresh worker measures again.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,22 +24,8 @@ from dataclasses import dataclass, field
 from kernbench.kernels.base import Kernel
 from kernbench.plan import Cell
 from kernbench.results.model import RoundResult
-from kernbench.spec.timer_model import TimerSpec
+from kernbench.spec.timer_model import TimerSpec, turn_spec  # turn_spec: a turn's timer
 from kernbench.timing.base import Measurement
-
-
-def turn_spec(spec: TimerSpec, turns: int) -> TimerSpec:
-    """The timer of one turn: the budget, the minimum time, warm-up and settle shared out;
-    at least 3 samples a turn (the stop rule's floor). `settle_min_s` is not shared: each
-    turn starts from whatever the last cell left, inside the GPU's boost window."""
-    return spec.model_copy(update={
-        "budget_s": spec.budget_s / turns,
-        "min_time_s": spec.min_time_s / turns,
-        "warmup_s": spec.warmup_s / turns,
-        "settle_s": spec.settle_s / turns,
-        "min_samples": max(3, math.ceil(spec.min_samples / turns)),
-        "max_samples": max(3, spec.max_samples // turns),
-    })
 
 
 def merged(turns: Sequence[Measurement]) -> Measurement:

@@ -32,6 +32,7 @@ from kernbench.execute.journal import (
     write_current,
     write_entry,
 )
+from kernbench.execute.last_words import log_reach
 from kernbench.execute.lifetime import die_with_runner
 from kernbench.execute.turns import TurnsHooks, Visit, run_in_turns
 from kernbench.kernels.base import Kernel, TuneReport, as_kernel, check_result
@@ -316,7 +317,8 @@ def run_task(task: Task) -> None:
     def current(cell: Cell) -> None:
         if primary:
             write_current(journal, task.round,
-                          CurrentCell(index=cell.index, id=cell.id, started=time.time()),
+                          CurrentCell(index=cell.index, id=cell.id, started=time.time(),
+                                      log_from=log_reach()),
                           task.slot)
 
     def done(cell: Cell, result: RoundResult) -> None:

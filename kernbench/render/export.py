@@ -24,6 +24,7 @@ from kernbench.errors import UserError
 from kernbench.results.jsonio import json_text
 from kernbench.results.model import CellResult, Results, RoundResult
 from kernbench.results.provenance import recorded_git
+from kernbench.spec.cell_keys import as_text
 from kernbench.spec.models import Bench, HardwareProfile
 
 FORMATS = ("csv", "json", "bench")
@@ -63,7 +64,9 @@ def to_csv(results: Results) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(table)
+    # A boolean as YAML and --only write it (`inplace=false`), not as Python prints it.
+    writer.writerows({k: as_text(v) if isinstance(v, bool) else v for k, v in row.items()}
+                     for row in table)
     return buffer.getvalue()
 
 

@@ -10,13 +10,14 @@ the file and the line.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
 from kernbench.kernels.callables import signature_keywords, signature_required
 from kernbench.kernels.rules import OPTIONS_RULE, ask, module_rule
+from kernbench.spec.cell_keys import axis_label, known_keys, passed_values, taken
 from kernbench.spec.model_metrics import computed_metric_problem, model_metrics_problem
 from kernbench.spec.models import MAX_CELLS, Bench, check_metrics
 
@@ -66,15 +67,6 @@ def _cell_count(bench: Bench) -> Problem | None:
     return (("axes",) if bench.axes else ()), message
 
 
-def axis_label(value: Any) -> str:
-    """An axis value as cell ids write it: mappings and lists joined with 'x'."""
-    if isinstance(value, Mapping):
-        return "x".join(str(v) for v in value.values())
-    if isinstance(value, list | tuple):
-        return "x".join(str(v) for v in value)
-    return str(value)
-
-
 def _repeated_values(bench: Bench) -> Problem | None:
     """Two values of an axis (two rows of a zip group) written alike in cell ids would
     make two cells of one id: refused at the axis."""
@@ -104,7 +96,7 @@ def _repeated_values(bench: Bench) -> Problem | None:
 def _world_sizes(bench: Bench) -> Problem | None:
     """A cell runs on `world_size` ranks: a value that is not a count of ranks would
     validate and then stop the run at its launch."""
-    for name, field, value in _passed_values(bench):
+    for name, field, value in passed_values(bench):
         if name == WORLD_SIZE and (type(value) is not int or value < 1):
             message = f"a cell runs on world_size ranks: a whole number, at least 1 (got {value!r})"
             return field, message
@@ -118,44 +110,34 @@ def _metric_names(bench: Bench) -> Problem | None:
 
 
 def _exclusion_keys(bench: Bench) -> Problem | None:
-    known = bench.parameter_names() | {"variant", "device"}
+    known = known_keys(bench)
     for index, rule in enumerate(bench.exclude):
         for key in rule:
             if key not in known:
-                message = f"unknown parameter {key!r}; known: {', '.join(sorted(known))}"
+                message = f"unknown key {key!r}; known: {', '.join(sorted(known))}"
                 return ("exclude", str(index), key), message
     return None
 
 
 def _exclusion_values(bench: Bench) -> Problem | None:
-    """A value an exclusion names that its parameter never takes excludes nothing, so a
-    typo (`dtype: fp46`) would leave measured what the file says is dropped: refused."""
+    """A value an exclusion names that its key never takes excludes nothing, so a typo
+    (`dtype: fp46`) would leave measured what the file says is dropped: refused."""
     if not bench.exclude:
         return None
-    taken = _values_taken(bench)
+    takes = taken(bench)
     for index, rule in enumerate(bench.exclude):
         for key, want in rule.items():
-            values = taken.get(key)
-            if values is None or any(isinstance(v, list) for v in values):
+            named = takes.get(key)
+            if named is None or any(isinstance(v, list) for v in named.values):
                 continue  # a list-valued parameter compares whole lists: not checked here
             for wanted in want if isinstance(want, list) else [want]:
-                if not any(wanted == value for value in values):
-                    shown = ", ".join(repr(v) for v in values[:8])
-                    more = f" and {len(values) - 8} more" if len(values) > 8 else ""
-                    message = f"{wanted!r} is not a value {key} takes here ({shown}{more})"
+                if not named.matches(wanted):
+                    shown = [*named.values, *named.labels]
+                    more = f" and {len(shown) - 8} more" if len(shown) > 8 else ""
+                    listed = ", ".join(repr(v) for v in shown[:8])
+                    message = f"{wanted!r} is not a value {key} takes here ({listed}{more})"
                     return ("exclude", str(index), key), message
     return None
-
-
-def _values_taken(bench: Bench) -> dict[str, list[Any]]:
-    """Each parameter's distinct values over the axes and variants, with `variant` and
-    `device`."""
-    taken: dict[str, list[Any]] = {"variant": list(bench.variants), "device": ["cpu", "cuda"]}
-    for name, _, value in _passed_values(bench):
-        values = taken.setdefault(name, [])
-        if not any(value == seen for seen in values):
-            values.append(value)
-    return taken
 
 
 def _axis_names(bench: Bench) -> Problem | None:
@@ -337,7 +319,7 @@ def _value_problem(bench: Bench, factory: Callable[..., object]) -> Problem | No
     `Literal` names the choices): a typo in an option is an error here, not a cell
     measured with something else."""
     admits = _annotations(factory)
-    for name, field, value in _passed_values(bench):
+    for name, field, value in passed_values(bench):
         if name not in admits:
             continue
         try:
@@ -346,21 +328,6 @@ def _value_problem(bench: Bench, factory: Callable[..., object]) -> Problem | No
             reason = exc.errors()[0]["msg"]
             return field, f"{bench.kernel_name}'s {name}: {reason} (got {value!r})"
     return None
-
-
-def _passed_values(bench: Bench) -> Iterator[tuple[str, Field, Any]]:
-    """(parameter, field, value) for each value an axis or a variant passes to the kernel."""
-    for axis, values in bench.all_axes().items():
-        head: Field = ("dtypes",) if axis == "dtype" and bench.dtypes else ("axes", axis)
-        for index, value in enumerate(values):
-            if isinstance(value, dict):
-                for name, item in value.items():
-                    yield name, (*head, str(index), name), item
-            else:
-                yield axis, (*head, str(index)), value
-    for variant, options in bench.variants.items():
-        for option, value in options.items():
-            yield option, ("variants", variant, option), value
 
 
 def _annotations(factory: Callable[..., object]) -> dict[str, TypeAdapter[Any]]:

@@ -170,8 +170,12 @@ def ceiling_source(profile: HardwareProfile, ceiling: Ceiling) -> str:
     (cpu-generic; its calibration's source says so)."""
     if ceiling.measured is None:
         return "datasheet"
-    nominal = str(profile.calibration.get("source", "")).startswith("nominal")
-    return "nominal" if nominal else "measured"
+    return "nominal" if is_nominal(profile) else "measured"
+
+
+def is_nominal(profile: HardwareProfile) -> bool:
+    """A placeholder's guessed rates (cpu-generic), not any machine's."""
+    return str(profile.calibration.get("source", "")).startswith("nominal")
 
 
 def named_profile(

@@ -135,7 +135,11 @@ class Bench(Strict):
     )
     exclude: list[dict[Identifier, Scalar | list[Scalar]]] = Field(
         default_factory=list,
-        description="Parameter combinations to drop; a cell matching every key is excluded.",
+        description=(
+            "Parameter combinations to drop; a cell matching every key is excluded. A key is "
+            "a parameter, `variant`, `device`, or a mapping axis by its label "
+            "(`shape: 512x512x512`), as --only names them."
+        ),
     )
     variants: dict[Identifier, dict[Identifier, Scalar | list[Scalar]]] = Field(
         default_factory=lambda: {"default": dict[str, Any]()},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import Field, model_validator
@@ -79,3 +80,17 @@ class TimerSpec(Strict):
         """Whether a cell runs a settle phase before its samples: sustained samples on a GPU
         (`device` "cuda"; a CPU has no power cap to sink into), unless `settle_s` is 0."""
         return device == "cuda" and self.duty == "sustained" and self.settle_s > 0
+
+
+def turn_spec(spec: TimerSpec, turns: int) -> TimerSpec:
+    """The timer of one turn: the budget, the minimum time, warm-up and settle shared out;
+    at least 3 samples a turn (the stop rule's floor). `settle_min_s` is not shared: each
+    turn starts from whatever the last cell left, inside the GPU's boost window."""
+    return spec.model_copy(update={
+        "budget_s": spec.budget_s / turns,
+        "min_time_s": spec.min_time_s / turns,
+        "warmup_s": spec.warmup_s / turns,
+        "settle_s": spec.settle_s / turns,
+        "min_samples": max(3, math.ceil(spec.min_samples / turns)),
+        "max_samples": max(3, spec.max_samples // turns),
+    })

@@ -219,4 +219,5 @@ def test_an_unfinished_run_is_refused_not_called_stopped_working(tmp_path, unfin
     code, out, err = invoke("compare", paths["base"], paths["new"], "--fail-on", "slower")
     assert code == 2, out
     assert err == f"compare: {unfinished.upper()} {paths[unfinished]} is an unfinished run " \
-        f"(1 of {len(cells)} cells pending); finish it with kernbench run --resume RUN_DIR\n"
+        f"(1 of {len(cells)} cells pending); finish it with kernbench run --resume " \
+        f"{Path(paths[unfinished]).parent}\n"

@@ -49,9 +49,10 @@ def refuse_unfinished(side: str, path: Path, results: results_io.Results) -> Non
     measured: compared, they would read as cells that stopped working, and gate on that."""
     pending = sum(cell.status == "pending" for cell in results.cells)
     if pending:
+        run_dir = path if path.is_dir() else path.parent
         raise UserError(f"compare: {side} {path} is an unfinished run ({pending} of "
                         f"{len(results.cells)} cells pending); finish it with kernbench run "
-                        "--resume RUN_DIR")
+                        f"--resume {run_dir}")
 
 
 def _uncompared(comparison: Comparison) -> str:

@@ -31,7 +31,7 @@ from kernbench.ab.verdicts import (
 )
 from kernbench.analyze.stats import median_interval
 from kernbench.errors import UserError
-from kernbench.results.ab import VERDICTS, Verdict
+from kernbench.results.ab import VERDICTS, Verdict, counted
 from kernbench.results.model import CellResult, Results
 
 
@@ -248,7 +248,7 @@ def _summary(comparison: Comparison) -> list[str]:
     geomean = geomean_ratio([c.delta_pct for c in cells])
     few = sum(min(c.rounds) < MIN_ROUNDS for c in cells)
     return [
-        f"- Verdicts: {counts} (of {len(cells)} cells in both).",
+        f"- Verdicts: {counts} (of {counted(len(cells), 'cell')} in both).",
         f"- Geometric mean of NEW/BASE over those cells: {geomean:.4f} "
         f"({100 * (geomean - 1):+.2f} %).",
         *([f"- {few} cell(s) with fewer than {MIN_ROUNDS} rounds on a side: unstable, "

@@ -43,7 +43,7 @@ from kernbench.execute.options import holds_a_run, load_options
 from kernbench.execute.pins import bench_pins_path, load_pins, save_pins
 from kernbench.execute.requirements import check_requirements
 from kernbench.plan import Cell, plan, refuse_empty
-from kernbench.results.ab import Schedule
+from kernbench.results.ab import Schedule, counted
 from kernbench.results.outpaths import out_folder
 from kernbench.results.provenance import utc_now, utc_stamp
 from kernbench.spec.discovery import find_bench
@@ -156,8 +156,8 @@ def start_pins(folder: Path, manifest: AbManifest, echo: Callable[[str], None]) 
     pins = load_pins(Path(manifest.pins_from)) if manifest.pins_from else {}
     save_pins(folder / PINS_NAME, pins)
     if pins:
-        echo(f"pins: starting from {manifest.pins_from} ({len(pins)} pins); round 1 tunes "
-             "the cells it has no valid pin for")
+        echo(f"pins: starting from {manifest.pins_from} ({counted(len(pins), 'pin')}); "
+             "round 1 tunes the cells it has no valid pin for")
 
 
 def ab_cells(

@@ -222,7 +222,7 @@ def _sequential(data: dict[str, Any]) -> dict[str, Any]:
 
 
 MANIFEST_FORMAT = FileFormat(
-    "A/B manifest", MANIFEST_VERSION, AbManifest,
+    "plan of an A/B", MANIFEST_VERSION, AbManifest,
     update_to={2: _sequential, 3: unchanged},
 )
 

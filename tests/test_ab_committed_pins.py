@@ -27,7 +27,7 @@ def test_the_ab_pins_file_begins_as_the_benchs_committed_one(tmp_path):
                      echo=messages.append, schedule="sequential", rounds=2)
     assert load_pins(outcome.folder / "pins.json") == {"sleep|cpu|{}": pin}
     assert load_manifest(outcome.folder).pins_from == str(committed.resolve())
-    assert any(m.startswith(f"pins: starting from {committed.resolve()} (1 pins)")
+    assert any(m.startswith(f"pins: starting from {committed.resolve()} (1 pin)")
                for m in messages)
 
 

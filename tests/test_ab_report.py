@@ -1,11 +1,17 @@
 from __future__ import annotations
 
+import pytest
 from ab_fixtures.build import manifest, outcomes
 
 from kernbench.ab.analysis import analyze
+from kernbench.ab.outcomes import STATUS_FORMAT
+from kernbench.ab.outputs import closing_lines
+from kernbench.ab.schedule import MANIFEST_FORMAT
+from kernbench.errors import UserError
 from kernbench.render.ab import draw_ab_figure, round_marker
 from kernbench.render.ab_report import render_markdown
 from kernbench.render.report import write_ab_html
+from kernbench.results.ab import AB_FORMAT, TURNS_FORMAT
 
 
 def slower_on_b(run: str, variant: str, size: int) -> float:
@@ -193,3 +199,32 @@ def test_long_cell_names_widen_the_figure_not_squeeze_the_delta_axis():
     assert long.get_figwidth() > short.get_figwidth()
     (axes,) = long.axes
     assert axes.get_position().width * long.get_figwidth() > 3.5  # inches of delta axis
+
+
+def test_one_cell_and_the_switch_checks_label_read_as_english(tmp_path):
+    plan = manifest(rounds=4)
+    report = analyze(plan, outcomes(plan, slower_on_b))
+    report = report.model_copy(update={
+        "summary": report.summary.model_copy(update={"cells": 1}),
+        "switch_note": "warning: KB_X appears nowhere in k.py (kernel 'k')"})
+    text = render_markdown(report, None)
+    assert "unstable 0 (of 1 cell).\n" in text
+    assert "\n- Switch check (warning): KB_X appears nowhere in k.py (kernel 'k')\n" in text
+    assert closing_lines(report)[0].startswith("verdicts: faster 0, slower 4, same 0, "
+                                               "unstable 0 (of 1 cell); ")
+    html = "\n".join(p.read_text() for p in write_ab_html(report, tmp_path)
+                     if p.suffix == ".html")
+    assert "(of 1 cell).</li>" in html
+    assert "<li>Switch check (warning): KB_X appears nowhere" in html
+
+
+def test_an_ab_file_that_is_no_json_object_is_named_with_its_article(tmp_path):
+    for what, path in ((AB_FORMAT, tmp_path / "ab.json"), (TURNS_FORMAT, tmp_path / "t.json"),
+                       (MANIFEST_FORMAT, tmp_path / "ab-run.json"),
+                       (STATUS_FORMAT, tmp_path / "status.json")):
+        path.write_text("[]")
+        with pytest.raises(UserError) as caught:
+            what.read(path)
+        assert " not a a" not in str(caught.value) and " not a i" not in str(caught.value)
+    assert str(caught.value) == f"{path}: not a status of an A/B side (a JSON object is " \
+        "expected)"

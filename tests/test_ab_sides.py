@@ -269,8 +269,9 @@ def test_a_switch_nothing_reads_is_said_in_the_reports_and_beside_the_verdicts(t
     assert closing[1] == warning  # said again beside the verdicts
     folder = outcome.folder
     assert summarize_ab(folder).switch_note == warning
-    assert f"- Switch check: {warning}" in (folder / "report.md").read_text()
-    assert "<li>Switch check: warning: KB_X appears nowhere" in (
+    assert f"- Switch check (warning): {warning.removeprefix('warning: ')}\n" in (
+        folder / "report.md").read_text()
+    assert "<li>Switch check (warning): KB_X appears nowhere" in (
         folder / "report.html").read_text()
 
 

@@ -17,6 +17,7 @@ from kernbench.ab.compare import (
     CellComparison,
     Comparison,
     _u_counts,
+    compare,
     gate,
     least_rounds,
     markdown,
@@ -221,3 +222,19 @@ def test_an_unfinished_run_is_refused_not_called_stopped_working(tmp_path, unfin
     assert err == f"compare: {unfinished.upper()} {paths[unfinished]} is an unfinished run " \
         f"(1 of {len(cells)} cells pending); finish it with kernbench run --resume " \
         f"{Path(paths[unfinished]).parent}\n"
+
+
+@pytest.mark.parametrize("unfinished", ["base", "new"])
+def test_the_core_files_a_cell_not_measured_yet_as_pending_not_stopped_working(unfinished):
+    whole = make_gemm_results(failed=False, variants=("resident",))
+    first = whole.cells[0]
+    cut = whole.model_copy(update={"complete": False, "cells": [
+        first.model_copy(update={"status": "pending", "summary": None,
+                                 "rounds": first.rounds[:1]}), *whole.cells[1:]]})
+    base, new = (cut, whole) if unfinished == "base" else (whole, cut)
+    comparison = compare(base, new, 1.0)
+    assert (comparison.pending, comparison.stopped_working, comparison.not_ok) == \
+        ([first.id], [], [])
+    assert gate(comparison, "any") == []
+    assert f"\nPending (not measured yet: the run stopped before them): {first.id}\n" in \
+        markdown(comparison, "base", "new")

@@ -1,9 +1,10 @@
-"""A worker whose runner died before the worker could ask to die with it (a kill -9 while
-the worker still imports) ends at once: it must not measure beside the `--resume` that
-follows."""
+"""A worker (or an interleaved A/B side) whose runner died before it could ask to die with
+it (a kill -9 while it still imports) ends at once: it must not measure beside the
+`--resume` that follows."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -40,7 +41,8 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def test_a_worker_whose_runner_died_while_it_started_measures_nothing(tmp_path: Path) -> None:
+def write_task(tmp_path: Path) -> tuple[Path, Path]:
+    """A task of two short cells, and the journal folder it writes into."""
     bench = tmp_path / "nap.yaml"
     bench.write_text(textwrap.dedent("""\
         name: nap
@@ -53,11 +55,48 @@ def test_a_worker_whose_runner_died_while_it_started_measures_nothing(tmp_path: 
     task = tmp_path / "r1.json"
     TASK.write(task, Task(bench_path=str(bench), round=1, device="cpu", cells=[0, 1],
                           journal_dir=str(journal)))
+    return task, journal
+
+
+def wait_gone(pid: int) -> bool:
+    deadline = time.monotonic() + 60
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not alive(pid)
+
+
+def test_a_worker_whose_runner_died_while_it_started_measures_nothing(tmp_path: Path) -> None:
+    task, journal = write_task(tmp_path)
     started = subprocess.run([sys.executable, "-c", RUNNER, str(task)], capture_output=True,
                              text=True, check=True)
-    worker = int(started.stdout)
-    deadline = time.monotonic() + 60
-    while alive(worker) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(worker)
+    assert wait_gone(int(started.stdout))
     assert not list(journal.glob("r1/*.json"))
+
+
+# An A/B runner's stand-in: starts an interleaved side as `ab.interleaved.start_side` does,
+# its requests coming from the test (which keeps that pipe open, as a side's kernels or
+# another side could), prints its pid and dies at once.
+AB_RUNNER = textwrap.dedent("""\
+    import os, subprocess, sys
+    from kernbench.ab.interleaved import SIDE_MODULE, side_process_env
+    side = subprocess.Popen([sys.executable, "-m", SIDE_MODULE, sys.argv[1]],
+                            stdout=open(sys.argv[2], "w"), stderr=subprocess.DEVNULL,
+                            env=side_process_env({}),
+                            start_new_session=True)
+    print(side.pid, flush=True)
+    os._exit(0)
+    """)
+
+
+def test_an_ab_side_whose_runner_died_while_it_started_ends_unready(tmp_path: Path) -> None:
+    task, _ = write_task(tmp_path)
+    replies = tmp_path / "replies"
+    requests, held = os.pipe()
+    try:
+        started = subprocess.run([sys.executable, "-c", AB_RUNNER, str(task), str(replies)],
+                                 stdin=requests, capture_output=True, text=True, check=True)
+        assert wait_gone(int(started.stdout))
+    finally:
+        os.close(held)
+        os.close(requests)
+    assert replies.read_text() == ""  # never said it was ready for a turn

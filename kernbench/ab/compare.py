@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Protocol, TypeVar
 
@@ -31,7 +31,7 @@ from kernbench.ab.verdicts import (
 )
 from kernbench.analyze.stats import median_interval
 from kernbench.errors import UserError
-from kernbench.results.ab import VERDICTS, Verdict
+from kernbench.results.ab import VERDICTS, Verdict, counted
 from kernbench.results.model import CellResult, Results
 
 
@@ -55,6 +55,9 @@ class Comparison:
     stopped_working: list[str]  # in both: measured in BASE, failed or invalid in NEW
     not_ok: list[str]  # in both, but failed or invalid in BASE
     min_effect_pct: float
+    # In both, but not measured yet in one (a run stopped before its end): neither a
+    # regression nor a failure, so no gate fails on it.
+    pending: list[str] = field(default_factory=list)
 
 
 @cache
@@ -100,9 +103,13 @@ def compare(base: Results, new: Results, min_effect_pct: float, force: bool = Fa
     cells: list[CellComparison] = []
     stopped: list[str] = []
     not_ok: list[str] = []
+    pending: list[str] = []
     for cell_id, before in base_cells.items():
         after = new_cells.get(cell_id)
         if after is None:
+            continue
+        if "pending" in (before.status, after.status):
+            pending.append(cell_id)
             continue
         b, n = _round_medians(before), _round_medians(after)
         if not b or not n:
@@ -124,6 +131,7 @@ def compare(base: Results, new: Results, min_effect_pct: float, force: bool = Fa
         stopped_working=stopped,
         not_ok=not_ok,
         min_effect_pct=min_effect_pct,
+        pending=pending,
     )
 
 
@@ -219,7 +227,9 @@ def markdown(comparison: Comparison, base: str, new: str) -> str:
                        ("Only in NEW", comparison.only_in_new),
                        ("Stopped working (failed or invalid in NEW)",
                         comparison.stopped_working),
-                       ("Failed or invalid in BASE", comparison.not_ok)):
+                       ("Failed or invalid in BASE", comparison.not_ok),
+                       ("Pending (not measured yet: the run stopped before them)",
+                        comparison.pending)):
         if ids:
             lines += ["", f"{title}: {_listed(ids)}"]
     return "\n".join(lines) + "\n"
@@ -238,7 +248,7 @@ def _summary(comparison: Comparison) -> list[str]:
     geomean = geomean_ratio([c.delta_pct for c in cells])
     few = sum(min(c.rounds) < MIN_ROUNDS for c in cells)
     return [
-        f"- Verdicts: {counts} (of {len(cells)} cells in both).",
+        f"- Verdicts: {counts} (of {counted(len(cells), 'cell')} in both).",
         f"- Geometric mean of NEW/BASE over those cells: {geomean:.4f} "
         f"({100 * (geomean - 1):+.2f} %).",
         *([f"- {few} cell(s) with fewer than {MIN_ROUNDS} rounds on a side: unstable, "

@@ -21,7 +21,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -41,6 +41,7 @@ from kernbench.ab.schedule import (
 from kernbench.execute.finish import build_run_results
 from kernbench.execute.journal import JournalEntry, is_journaled, write_entry
 from kernbench.execute.last_words import exit_text  # `run`'s words for an exit
+from kernbench.execute.lifetime import parent_env
 from kernbench.execute.options import save_options
 from kernbench.execute.pins import save_pins
 from kernbench.execute.rounds import RunFolder, kill_group, write_task
@@ -121,6 +122,12 @@ class LiveSide:
         kill_group(self.process)
 
 
+def side_process_env(changes: Mapping[str, str | None]) -> dict[str, str]:
+    """A side's environment: this one with the side's `changes` (`schedule.side_env`),
+    and this runner's pid, so the side dies with it (`execute.lifetime`)."""
+    return with_changes(os.environ, {**changes, **parent_env(), "PYTHONUNBUFFERED": "1"})
+
+
 def start_side(
     folder: Path, manifest: AbManifest, run: SideRun, bench: Bench, pairs: Sequence[CellPair],
     pins_path: Path, device_model: str,
@@ -135,7 +142,7 @@ def start_side(
     process = subprocess.Popen(
         [sys.executable, "-m", SIDE_MODULE, str(task)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1,
-        env=with_changes(os.environ, {**side_env(manifest, run), "PYTHONUNBUFFERED": "1"}),
+        env=side_process_env(side_env(manifest, run)),
         start_new_session=True,
     )
     return LiveSide(run, run_folder, process, log)

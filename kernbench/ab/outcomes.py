@@ -30,7 +30,7 @@ class SideStatus(BaseModel):
 
 
 # Version 0 (before versions) had the same keys.
-STATUS_FORMAT = FileFormat("A/B side status", 1, SideStatus, {1: unchanged})
+STATUS_FORMAT = FileFormat("status of an A/B side", 1, SideStatus, {1: unchanged})
 
 
 def load_outcomes(folder: Path, manifest: AbManifest) -> dict[str, RunOutcome]:

@@ -12,7 +12,7 @@ from kernbench.errors import UserError
 from kernbench.execute.lock import folder_lock
 from kernbench.render.measured_on import where_measured
 from kernbench.render.outputs import write_ab_outputs
-from kernbench.results.ab import AB_FORMAT, AbReport
+from kernbench.results.ab import AB_FORMAT, AbReport, counted
 from kernbench.results.kinds import AB_JSON_NAME as AB_JSON
 from kernbench.results.model import NOT_TIMED
 
@@ -84,8 +84,8 @@ def closing_lines(report: AbReport) -> list[str]:
     verdict, and a line per failed variant."""
     summary = report.summary
     counts = ", ".join(f"{name} {count}" for name, count in summary.verdicts.items())
-    lines = [f"verdicts: {counts} (of {summary.cells} cells); false faster/slower calls to "
-             f"expect with no effect at all: at most {summary.expected_false_calls:.2f}"]
+    lines = [f"verdicts: {counts} (of {counted(summary.cells, 'cell')}); false faster/slower "
+             f"calls to expect with no effect at all: at most {summary.expected_false_calls:.2f}"]
     if report.switch_note:
         lines.append(report.switch_note)
     warning = where_measured(report).warning

@@ -42,14 +42,14 @@ from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import holds_a_run, load_options
 from kernbench.execute.pins import bench_pins_path, load_pins, save_pins
 from kernbench.execute.requirements import check_requirements
-from kernbench.plan import Cell, plan
-from kernbench.results.ab import Schedule
+from kernbench.plan import Cell, plan, refuse_empty
+from kernbench.results.ab import Schedule, counted
 from kernbench.results.outpaths import out_folder
 from kernbench.results.provenance import utc_now, utc_stamp
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.drift import REBUILT_ONLY, bench_drift
 from kernbench.spec.hardware import resolve_device
-from kernbench.spec.loader import load_bench
+from kernbench.spec.loader import field_error, load_bench
 from kernbench.spec.models import AbSpec, Bench, spec_hash
 from kernbench.spec.op_factory import bench_source
 
@@ -103,7 +103,7 @@ def run_ab(
     check_requirements(spec, bench_path, device)
     check_bench(spec, bench_path, device)  # a metric or profile error: before any side runs
     only = tuple(only or ())
-    pairs = ab_cells(spec, device, only, settings, echo)
+    pairs = ab_cells(spec, bench_path, device, only, settings, echo)
     folder = Path(out) if out else Path("runs") / f"ab_{settings.switch}_{utc_stamp()}"
     if out_folder(folder, create=False).exists() and any(folder.iterdir()):
         raise UserError(f"--out: {folder} is not empty; give a new folder")
@@ -156,20 +156,26 @@ def start_pins(folder: Path, manifest: AbManifest, echo: Callable[[str], None]) 
     pins = load_pins(Path(manifest.pins_from)) if manifest.pins_from else {}
     save_pins(folder / PINS_NAME, pins)
     if pins:
-        echo(f"pins: starting from {manifest.pins_from} ({len(pins)} pins); round 1 tunes "
-             "the cells it has no valid pin for")
+        echo(f"pins: starting from {manifest.pins_from} ({counted(len(pins), 'pin')}); "
+             "round 1 tunes the cells it has no valid pin for")
 
 
 def ab_cells(
-    spec: Bench, device: str, only: Sequence[str], settings: AbSpec | AbManifest,
-    echo: Callable[[str], None] | None = None,
+    spec: Bench, bench_path: Path, device: str, only: Sequence[str],
+    settings: AbSpec | AbManifest, echo: Callable[[str], None] | None = None,
 ) -> list[CellPair]:
-    """The A/B's cells: each a pair of what side A and side B time (`ab.pairing`)."""
-    pairs, alone = pair_cells(plan(spec, device, only), settings.switch, settings.a, settings.b)
+    """The A/B's cells: each a pair of what side A and side B time (`ab.pairing`); a plan
+    of none is refused as `run` refuses it, at the bench's `exclude:`."""
+    cells = plan(spec, device, only)
+    refuse_empty(cells, bench_path, device)
+    pairs, alone = pair_cells(cells, settings.switch, settings.a, settings.b)
     if not pairs:
-        twins = (f": no cell of {settings.a} has a twin of {settings.b}"
-                 if switches_variant(settings.switch) else "")
-        raise UserError(f"{spec.name}: the plan for device {device} is empty{twins}")
+        why = (f"no cell of {settings.a} has a twin of {settings.b} among the cells chosen "
+               f"on {device}")
+        if only:
+            raise UserError(f"--only: {why}")
+        raise field_error(bench_path, ("exclude",), f"the A/B's plan for device {device} is "
+                          f"empty: {why}: the exclusions drop every twin")
     if alone and echo is not None:
         echo(f"note: {len(alone)} cell(s) of {settings.a} or {settings.b} have no twin of the "
              f"other variant (an exclusion), so are not compared, e.g. {alone[0].id}")
@@ -238,7 +244,7 @@ def resume_ab(
                             "bench_path) is not there; the sides left to run need it")
         spec = load_bench(bench_path)
         _check_unchanged(folder, manifest, spec, echo)
-        pairs = ab_cells(spec, manifest.device, manifest.only, manifest)
+        pairs = ab_cells(spec, bench_path, manifest.device, manifest.only, manifest)
         outcomes = load_outcomes(folder, manifest)  # read once: kept and machine-checked
         if manifest.schedule == "interleaved":
             kept = {r for r in range(1, manifest.rounds + 1)

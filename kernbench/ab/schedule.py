@@ -11,16 +11,20 @@ Format history (bump MANIFEST_VERSION and add a step to MANIFEST_FORMAT's `updat
      sequential. Later a run's `pins_mode` may be "auto" (the first run, and B's first in
      an A/B of the variant; before, the first run was "record"), and `pins_from`.
   3: `a`, `b` and a run's `value` may be null: the side leaves the switch unset.
+  4: `bench_path`, `bench_dirs` and `pins_from` may be relative: to the project the A/B's
+     folder lies in, found from that folder (ab/manifest_paths.py). Version 3 kept them
+     absolute, which still reads so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kernbench.ab.manifest_paths import recorded_path, resolved_path
 from kernbench.ab.pairing import switches_variant
 from kernbench.errors import UserError
 from kernbench.execute.options import RunOptions
@@ -29,7 +33,7 @@ from kernbench.results.jsonio import FileFormat, unchanged
 from kernbench.results.kinds import AB_MANIFEST_NAME as MANIFEST_NAME
 from kernbench.worker_env import ROUND_ENV, SIDE_ENV, SWITCH_ENV
 
-MANIFEST_VERSION = 3
+MANIFEST_VERSION = 4
 PINS_NAME = "pins.json"  # the A/B folder's pins: the bench's, and what round 1 tunes (ADR 0068)
 
 Side = Literal["A", "B", "AA1", "AA2"]
@@ -222,13 +226,16 @@ def _sequential(data: dict[str, Any]) -> dict[str, Any]:
 
 
 MANIFEST_FORMAT = FileFormat(
-    "A/B manifest", MANIFEST_VERSION, AbManifest,
-    update_to={2: _sequential, 3: unchanged},
+    "plan of an A/B", MANIFEST_VERSION, AbManifest,
+    update_to={2: _sequential, 3: unchanged, 4: unchanged},
 )
 
 
 def save_manifest(folder: Path, manifest: AbManifest) -> None:
-    MANIFEST_FORMAT.write(Path(folder) / MANIFEST_NAME, manifest)
+    """`manifest` (its paths absolute, as `load_manifest` gives them) as ab-run.json, its
+    paths as `manifest_paths.recorded_path` keeps them."""
+    MANIFEST_FORMAT.write(Path(folder) / MANIFEST_NAME, _with_paths(manifest, recorded_path,
+                                                                    folder))
 
 
 def start_order(runs: Sequence[SideRun]) -> list[SideRun]:
@@ -245,4 +252,14 @@ def load_manifest(folder: Path) -> AbManifest:
     path = Path(folder) / MANIFEST_NAME
     if not path.is_file():
         raise UserError(f"{folder}: not an A/B folder (no {MANIFEST_NAME})")
-    return MANIFEST_FORMAT.read(path)
+    return _with_paths(MANIFEST_FORMAT.read(path), resolved_path, folder)
+
+
+def _with_paths(
+    manifest: AbManifest, convert: Callable[[str, Path], str], folder: Path
+) -> AbManifest:
+    return manifest.model_copy(update={
+        "bench_path": convert(manifest.bench_path, folder),
+        "bench_dirs": [convert(d, folder) for d in manifest.bench_dirs],
+        "pins_from": convert(manifest.pins_from, folder) if manifest.pins_from else None,
+    })

@@ -14,7 +14,7 @@ from kernbench.results.outpaths import out_folder
 
 # compare.json: written for people and tools, never read back here. 2: stopped_working
 # (measured in BASE, failed or invalid in NEW), no longer among not_ok.
-COMPARE_VERSION = 2
+COMPARE_VERSION = 3  # 3: `pending`, cells an unfinished run never measured
 
 
 def compare_runs(
@@ -46,7 +46,7 @@ def compare_runs(
 
 def refuse_unfinished(side: str, path: Path, results: results_io.Results) -> None:
     """A run stopped before its end (Ctrl-C, a kill) has cells whose rounds are not all
-    measured: compared, they would read as cells that stopped working, and gate on that."""
+    measured: its verdicts would rest on the cells it reached, so it is finished first."""
     pending = sum(cell.status == "pending" for cell in results.cells)
     if pending:
         run_dir = path if path.is_dir() else path.parent

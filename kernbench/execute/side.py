@@ -29,7 +29,7 @@ from kernbench.execute import pins as pinning
 from kernbench.execute.autotune_pins import AutotunePins
 from kernbench.execute.call_wall import ESTIMATE_CALLS, estimate_call_wall
 from kernbench.execute.journal import TASK, JournalEntry, Task, write_entry
-from kernbench.execute.lifetime import die_with_parent
+from kernbench.execute.lifetime import die_with_runner
 from kernbench.execute.worker import CellRunner, fail, record
 from kernbench.kernels.base import Kernel
 from kernbench.plan import Cell, plan
@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m kernbench.execute.side TASK.json", file=sys.stderr)
         return 2
-    die_with_parent(os.getppid())
+    die_with_runner()  # the A/B runner named in the environment (`parent_env`)
     # The protocol keeps the original stdout; fd 1 then points at the log (stderr), so
     # a library that prints cannot corrupt a reply.
     replies = os.fdopen(os.dup(1), "w")

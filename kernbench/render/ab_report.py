@@ -8,7 +8,7 @@ from typing import Any
 import jinja2
 
 from kernbench.render.measured_on import where_measured
-from kernbench.results.ab import AbReport, RunRecord, side_setting
+from kernbench.results.ab import AbReport, RunRecord, counted, side_setting
 
 TEMPLATE = """\
 # A/B of `{{ r.switch }}` on {{ r.bench }}
@@ -33,10 +33,10 @@ Measured on {{ where.machine }}; code: {{ where.code }}.
 {% endif %}
 ## Summary
 
-{% if r.switch_note %}- Switch check: {{ r.switch_note }}
+{% if r.switch_note %}- {{ r.switch_note | switch_check }}
 {% endif -%}
 - Verdicts: {% for name, count in r.summary.verdicts.items() %}{{ name }} {{ count }}\
-{{ ", " if not loop.last }}{% endfor %} (of {{ r.summary.cells }} cells).
+{{ ", " if not loop.last }}{% endfor %} (of {{ r.summary.cells | cells }}).
 {%- for variant, ratio in r.summary.geomean_ratio.items() %}
 - `{{ variant }}`: geometric-mean B/A time ratio {{ "%.4f" | format(ratio) }} \
 ({{ r.summary.geomean_delta_pct[variant] | pct }}).
@@ -121,6 +121,15 @@ on an interval that misses a no-effect median too often to count).{% endif %}
 """
 
 
+def switch_check_text(note: str) -> str:
+    """The switch check's line: its note's own label ('warning: ', 'note: ') after the
+    heading, not a second label in the line."""
+    label, colon, text = note.partition(": ")
+    if colon and label in ("warning", "note"):
+        return f"Switch check ({label}): {text}"
+    return f"Switch check: {note}"
+
+
 def pct_text(value: float) -> str:
     """A delta in percent with its sign, e.g. '+1.85 %'; 'n/a' for NaN."""
     return "n/a" if math.isnan(value) else f"{value:+.2f} %"
@@ -147,7 +156,8 @@ def table_cell(text: str) -> str:
 
 # The filters both A/B reports (report.md here, report.html in render.report) use.
 AB_FILTERS = {"pct": pct_text, "num": _num, "cell": table_cell, "slots": slot_text,
-              "setting": setting_text}
+              "setting": setting_text, "switch_check": switch_check_text,
+              "cells": lambda n: counted(n, "cell")}
 
 
 def ab_context(report: AbReport) -> dict[str, Any]:

@@ -212,6 +212,11 @@ class AbReport(_Model):
     measured_on: MeasuredOn | None = None  # None: written before version 6 kept it
 
 
+def counted(n: int, noun: str) -> str:
+    """`n` and `noun`, plural unless there is one: '1 cell', '3 cells'."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def side_setting(switch: str, value: str | None) -> str:
     """What a side does with the switch, as every output says it: `VAR=value`, or `VAR
     unset` (not the same as `VAR=`, which sets it to the empty string)."""
@@ -238,7 +243,7 @@ def _measured_on_not_recorded(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "measured_on": None}
 
 
-AB_FORMAT = FileFormat("A/B report", AB_VERSION, AbReport,
+AB_FORMAT = FileFormat("report of an A/B", AB_VERSION, AbReport,
                        update_to={2: _sequential, 3: _turns_summarized, 4: unchanged, 5: unchanged,
                                   6: _measured_on_not_recorded})
-TURNS_FORMAT = FileFormat("interleaved round's turns", TURNS_VERSION, RoundTurns)
+TURNS_FORMAT = FileFormat("turns file of an interleaved round", TURNS_VERSION, RoundTurns)

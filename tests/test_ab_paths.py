@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from ab_fixtures.sides import Sides
+from ab_fixtures.sides import BENCH, Sides
 from cli_helpers import new_project
 
 from kernbench.ab.run import resume_ab, run_ab
@@ -19,18 +19,6 @@ from kernbench.errors import EXIT_INTERRUPTED, EXIT_OK
 from kernbench.execute.pins import save_pins
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCH = """\
-name: fake-ab
-description: a bench the fake side runner answers for
-kernel: sleep
-axes:
-  size: [100, 400]
-variants:
-  fast: {work_us: 50}
-  slow: {work_us: 100}
-ab: {switch: KB_X, rounds: 3, schedule: sequential}
-"""
-
 
 class BenchSides(Sides):
     """`Sides` that also keep the --bench each side's command was given."""

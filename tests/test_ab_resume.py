@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from ab_fixtures.build import results
-from ab_fixtures.sides import Sides
+from ab_fixtures.sides import BENCH, Sides
 from typer.testing import CliRunner
 
 from kernbench import cli
@@ -30,18 +30,6 @@ from kernbench.results import model as results_io
 from kernbench.results.ab import AB_FORMAT
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import spec_hash
-
-BENCH = """\
-name: fake-ab
-description: a bench the fake side runner answers for
-kernel: sleep
-axes:
-  size: [100, 400]
-variants:
-  fast: {work_us: 50}
-  slow: {work_us: 100}
-ab: {switch: KB_X, rounds: 3, schedule: sequential}
-"""
 
 
 def interrupted_sequential(tmp_path: Path, stop: str) -> tuple[Path, list[str]]:

@@ -9,6 +9,19 @@ from ab_fixtures.build import results
 from kernbench.ab.sides import SideRequest
 from kernbench.results import model as results_io
 
+# The bench the fake sides answer for: 2 cells, B 10 % slower, 3 sequential rounds.
+BENCH = """\
+name: fake-ab
+description: a bench the fake side runner answers for
+kernel: sleep
+axes:
+  size: [100, 400]
+variants:
+  fast: {work_us: 50}
+  slow: {work_us: 100}
+ab: {switch: KB_X, rounds: 3, schedule: sequential}
+"""
+
 
 class Sides:
     """Answers each side with complete results where B (switch KB_X=1) is 10 % slower,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kernbench.ab.settings import resolve_settings
 from kernbench.errors import SpecError
 from kernbench.spec.loader import load_bench
 
@@ -53,3 +54,14 @@ def test_an_ab_block_that_agrees_with_itself_loads(tmp_path: Path, block: str) -
     path = tmp_path / "blk.yaml"
     path.write_text(BENCH.format(block=block))
     assert load_bench(path).ab is not None
+
+
+def test_the_blocks_turn_length_is_dropped_when_the_command_line_asks_sequential(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "blk.yaml"
+    path.write_text(BENCH.format(block="{switch: KB_X, turn_ms: 5}"))
+    bench = load_bench(path)
+    assert resolve_settings(bench).turn_ms == 5
+    # a turn is the interleaved schedule's: kept, it would be recorded and never used
+    assert resolve_settings(bench, schedule="sequential").turn_ms is None

@@ -9,7 +9,7 @@ from typing import Any
 from kernbench.ab.pairing import check_variants, switches_variant
 from kernbench.errors import UserError
 from kernbench.results.ab import side_setting
-from kernbench.spec.models import AbSpec, Bench
+from kernbench.spec.models import MAX_TURN_MS, AbSpec, Bench
 from kernbench.worker_env import RUNNER_SET
 
 SCHEDULES = ("interleaved", "sequential")
@@ -67,8 +67,8 @@ def resolve_settings(
         "schedule": defaults.schedule if schedule is None else schedule,
         "turn_ms": defaults.turn_ms if turn_ms is None else turn_ms,
     }
-    if chosen["turn_ms"] is not None and not 0 < chosen["turn_ms"] <= 10_000:
-        raise UserError(f"--turn-ms: {chosen['turn_ms']}: give a length in (0, 10000] ms")
+    if chosen["turn_ms"] is not None and not 0 < chosen["turn_ms"] <= MAX_TURN_MS:
+        raise UserError(f"--turn-ms: {chosen['turn_ms']}: give a length in (0, {MAX_TURN_MS}] ms")
     if chosen["schedule"] not in SCHEDULES:
         raise UserError(f"--schedule: {chosen['schedule']!r} is not one of {', '.join(SCHEDULES)}")
     if turn_ms is not None and chosen["schedule"] == "sequential":
@@ -76,6 +76,8 @@ def resolve_settings(
         # asked for would be recorded and never used.
         raise UserError("--turn-ms: the sequential schedule takes no turns (each side is a "
                         "whole run); give --schedule interleaved, or drop --turn-ms")
+    if turn_ms is None and chosen["schedule"] == "sequential":
+        chosen["turn_ms"] = None  # the block's turn length, for its interleaved schedule only
     if chosen["a"] == chosen["b"]:
         raise UserError(f"--a/--b: both sides would leave {side_setting(switch, chosen['a'])}"
                         if chosen["a"] is None else

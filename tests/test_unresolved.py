@@ -141,7 +141,7 @@ def test_the_legend_shows_the_unresolved_mark_the_layout_draws(
 def test_the_export_says_which_cells_are_unresolved() -> None:
     results = _with_noisy_cell()
     table = list(csv.DictReader(io.StringIO(to_csv(results))))
-    assert {row["cell"]: row["unresolved"] for row in table}[results.cells[0].id] == "True"
+    assert {row["cell"]: row["unresolved"] for row in table}[results.cells[0].id] == "true"
     assert {row["unresolved"] for row in table[1:]} == {"False"}
     entries = json.loads(to_bench(results))
     assert "unresolved" in entries[0]["extra"] and "unresolved" not in entries[1]["extra"]

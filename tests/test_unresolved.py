@@ -142,6 +142,6 @@ def test_the_export_says_which_cells_are_unresolved() -> None:
     results = _with_noisy_cell()
     table = list(csv.DictReader(io.StringIO(to_csv(results))))
     assert {row["cell"]: row["unresolved"] for row in table}[results.cells[0].id] == "true"
-    assert {row["unresolved"] for row in table[1:]} == {"False"}
+    assert {row["unresolved"] for row in table[1:]} == {"false"}
     entries = json.loads(to_bench(results))
     assert "unresolved" in entries[0]["extra"] and "unresolved" not in entries[1]["extra"]

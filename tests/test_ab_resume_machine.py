@@ -84,36 +84,27 @@ def test_this_gpu_machine_is_listed_by_one_nvidia_smi_call(
     assert len(calls) == 1
 
 
-def test_with_force_the_resume_runs_and_says_the_machines_differ(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("change", "force", "difference"), [
+    # another device model runs only with --force
+    ({"device_name": "NVIDIA H100 80GB HBM3"}, True,
+     "device NVIDIA H200 in round 1 and NVIDIA H100 80GB HBM3 in this resume"),
+    # the same model on another commit runs without it
+    ({"git": {"commit": "f" * 40, "dirty": False}}, False,
+     "commit 0123456789 in round 1 and ffffffffff in this resume"),
+], ids=["another-model-forced", "another-commit"])
+def test_a_resume_on_another_machine_or_commit_runs_with_one_line_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: dict, force: bool, difference: str
 ) -> None:
     folder = interrupted(tmp_path, BEGUN_ON)
-    other = {**BEGUN_ON, "device_name": "NVIDIA H100 80GB HBM3"}
-    here(monkeypatch, other)
-    sides = Sides(provenance=other)
+    moved = {**BEGUN_ON, **change}
+    here(monkeypatch, moved)
+    sides = Sides(provenance=moved)
     lines: list[str] = []
-    assert resume_ab(folder, run_side=sides, echo=lines.append, force=True).exit_code == EXIT_OK
+    assert resume_ab(folder, run_side=sides, echo=lines.append, force=force).exit_code == EXIT_OK
     assert sides.ran == ["r2_B", "r2_A"]
     assert lines[0] == (
-        "note: resuming on this machine: the side runs were not measured alike (device "
-        "NVIDIA H200 in round 1 and NVIDIA H100 80GB HBM3 in this resume): their deltas mix "
-        "the switch's effect with that difference")
-
-
-def test_the_same_model_on_another_commit_runs_with_one_line_saying_so(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    folder = interrupted(tmp_path, BEGUN_ON)
-    moved_on = {**BEGUN_ON, "git": {"commit": "f" * 40, "dirty": False}}
-    here(monkeypatch, moved_on)
-    sides = Sides(provenance=moved_on)
-    lines: list[str] = []
-    assert resume_ab(folder, run_side=sides, echo=lines.append).exit_code == EXIT_OK
-    assert sides.ran == ["r2_B", "r2_A"]
-    assert lines[0] == (
-        "note: resuming on this machine: the side runs were not measured alike (commit "
-        "0123456789 in round 1 and ffffffffff in this resume): their deltas mix the "
-        "switch's effect with that difference")
+        f"note: resuming on this machine: the side runs were not measured alike ({difference}): "
+        "their deltas mix the switch's effect with that difference")
 
 
 def test_the_same_machine_resumes_without_a_note_and_force_needs_resume(

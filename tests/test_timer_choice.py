@@ -214,4 +214,5 @@ def test_a_timers_file_adds_no_build_of_the_plan(tmp_path, monkeypatch):
             "--out", str(tmp_path / f"out{len(given)}"), *given])
         assert result.exit_code == EXIT_OK, result.output
         builds.append(len(made))
-    assert builds[1] == builds[0]  # the cells run are chosen from the plan the ids are checked on
+    # the cells run are chosen from the plan the ids are checked on
+    assert builds[0] > 0 and builds[1] == builds[0]

@@ -255,7 +255,7 @@ def resume_ab(
         check_machine(manifest, {name: outcomes[name] for name in sides}, force, echo)
         left = [run for run in manifest.runs if run.name not in sides]
         if left:  # sides to run here, --force or not, need what the bench requires
-            check_requirements(spec, Path(manifest.bench_path), manifest.device)
+            check_requirements(spec, bench_path, manifest.device)
         for run in left:
             _clear_side(folder, run.name)
         for round_ in {run.round for run in left}:

@@ -14,7 +14,6 @@ from rich.table import Table
 from kernbench.analyze.checks import check_bench
 from kernbench.analyze.metrics import call_floor_s
 from kernbench.errors import UserError
-from kernbench.execute.finish import select_profile
 from kernbench.plan import (
     CELL_OVERHEAD_S,
     ROUND_OVERHEAD_S,
@@ -86,6 +85,8 @@ def calls_s(
 ) -> tuple[list[float], HardwareProfile | None]:
     """Each cell's fastest call on this machine's hardware profile, and the profile; none
     where no profile is found (a plan for a device this machine lacks)."""
+    from kernbench.execute.finish import select_profile  # its run-time imports: not at start-up
+
     try:
         profile = select_profile(bench, device)
     except UserError:

@@ -9,6 +9,7 @@ from typing import Any
 from kernbench.errors import UserError
 from kernbench.results import model as results_io
 from kernbench.results.kinds import RESULTS_NAME, RUN_JSON_NAME
+from kernbench.results.provenance import recorded_git
 
 # Fields every shard must share: the same bench, measured the same way.
 SHARED = ("bench", "spec_hash", "device", "rounds", "first_round")
@@ -112,8 +113,7 @@ def _refuse_differing(
 
 
 def _commit(results: results_io.Results) -> str | None:
-    git = results.provenance.get("git")
-    return git.get("commit") if isinstance(git, dict) else None
+    return recorded_git(results.provenance).get("commit")
 
 
 def mixed_provenance(merged: results_io.Results) -> str | None:

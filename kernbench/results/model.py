@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kernbench.analyze import stats
 from kernbench.analyze.collective import AlphaBeta, fit_series
 from kernbench.results import kinds
-from kernbench.results.jsonio import FileFormat, plain_or_packed, read_json
+from kernbench.results.jsonio import FileFormat, plain_or_packed, read_json, unchanged
 from kernbench.results.kinds import RESULTS_NAME
 from kernbench.spec.timer_model import Duty, TimerSpec
 
@@ -227,11 +227,6 @@ def _update_to_2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "fits": {name: fit.model_dump() for name, fit in fits.items()}}
 
 
-def _update_to_3(data: dict[str, Any]) -> dict[str, Any]:
-    """Versions 3, 4 and 5 only add fields with defaults: nothing to compute."""
-    return data
-
-
 def _update_to_6(data: dict[str, Any]) -> dict[str, Any]:
     """Each summarized cell's `unresolved`, as a version 6 run would have flagged it: older
     files hold cells whose interval reaches below zero (a graph sample is a difference)."""
@@ -253,7 +248,7 @@ def _update_to_6(data: dict[str, Any]) -> dict[str, Any]:
 
 RESULTS_FORMAT = FileFormat(
     "results file", SCHEMA_VERSION, Results,
-    {2: _update_to_2, 3: _update_to_3, 4: _update_to_3, 5: _update_to_3, 6: _update_to_6},
+    {2: _update_to_2, 3: unchanged, 4: unchanged, 5: unchanged, 6: _update_to_6},
 )
 
 

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.errors import EXIT_USAGE, SpecError, UserError
+from kernbench.execute.pins import bench_source_hash, fingerprint, source_hash
 from kernbench.kernels import BUILTINS, FactoryError, kernel_source_path, resolve_factory
 from kernbench.plan import plan
 from kernbench.spec import discovery
@@ -359,12 +360,21 @@ def test_an_op_in_a_module_beside_the_bench_resolves_as_a_kernel_does(tmp_path: 
     assert isinstance(factory, OpFactory) and factory.op(x=1, y=2, alpha=3) == 7
     assert "myops" not in sys.modules and str(folder) not in sys.path
     assert bench_source(bench, folder) == (folder / "myops.py").resolve()
+    assert bench_source_hash(bench, folder) == source_hash([folder / "myops.py"])
     path.write_text(MYOP_BENCH.replace("{alpha: 2.0}", "{alpha: 2.0, beta: 1}"))
     with pytest.raises(SpecError) as info:
         load_bench(path)
     assert str(info.value) == (
         f"{path}:9: args.beta: myops.scaled_add takes no 'beta'; it takes alpha, x, y"
     )
+
+
+def test_a_library_op_pins_by_the_hash_of_no_file_and_records_none_to_resume_by() -> None:
+    """A library's op has no module of its own (the library versions fingerprint it): its
+    pins keep the hash they always had, and run.json no kernel module for --resume."""
+    bench = load_bench(REPO / "benches" / "ops-moe-topk.yaml")
+    assert bench_source_hash(bench, REPO / "benches") is None
+    assert fingerprint("torch.topk", None, "cpu")["source_hash"] == source_hash([])
 
 
 def test_an_op_module_not_beside_the_bench_is_still_an_import_error(tmp_path: Path) -> None:

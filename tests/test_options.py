@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.commands import run as run_command
-from kernbench.commands.run_checks import kernel_source
 from kernbench.errors import EXIT_OK, UserError
 from kernbench.execute.options import (
     RUN_JSON_NAME,
@@ -21,7 +20,7 @@ from kernbench.execute.options import (
     load_options,
     save_options,
 )
-from kernbench.execute.pins import save_pins
+from kernbench.execute.pins import bench_source_hash, save_pins
 from kernbench.execute.rounds import RunFolder
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import spec_hash
@@ -49,7 +48,7 @@ def options_for(bench: Path, **changes: object) -> RunOptions:
         "device": "cpu",
         "rounds": 3,
         "project_pins": bench.resolve().parent / "pins" / "tiny.json",
-        "kernel_source": kernel_source(load_bench(bench), bench.resolve()),
+        "kernel_source": bench_source_hash(load_bench(bench), bench.resolve().parent),
     }
     return RunOptions.model_validate({**defaults, **changes})
 

@@ -131,6 +131,10 @@ def test_a_stale_pin_is_reported_and_never_reused(tmp_path: Path) -> None:
     assert run(RunRequest(bench=str(bench), out=tmp_path / "out", device="cpu",
                           save_pins=True)) == EXIT_OK
     project_pins = tmp_path / "b" / "pins" / "engine-tuned.json"
+    # What a resume checks the kernel module by is the hash its pins are fingerprinted with.
+    (pin,) = json.loads(project_pins.read_text())["pins"].values()
+    started = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert started["kernel_source"] == pin["fingerprint"]["source_hash"]
     _make_stale(project_pins)
     assert run(RunRequest(bench=str(bench), out=tmp_path / "out2", device="cpu")) == EXIT_OK
     results = results_io.load(tmp_path / "out2" / "results.json")

@@ -17,7 +17,6 @@ from kernbench.commands.run_checks import (
     check_out,
     check_world_sizes,
     checked_gpus,
-    kernel_source,
 )
 from kernbench.commands.streams import stdout_to_nowhere
 from kernbench.errors import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
@@ -33,7 +32,7 @@ from kernbench.execute.options import (
     load_options,
     save_options,
 )
-from kernbench.execute.pins import bench_pins_path, load_pins
+from kernbench.execute.pins import bench_pins_path, bench_source_hash, load_pins
 from kernbench.execute.requirements import check_requirements
 from kernbench.execute.rounds import RunFolder, checked_plan, execute, planned_cells
 from kernbench.plan import Cell, parse_indices, plan
@@ -238,7 +237,7 @@ def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptio
         hosts=hosts,
         gpus=checked_gpus(request.gpus, request.force, request.device, hosts),
         force=request.force,
-        kernel_source=kernel_source(bench, bench_path),
+        kernel_source=bench_source_hash(bench, bench_path.parent),
     )
 
 

@@ -15,7 +15,7 @@ from kernbench.execute.gpus import choose_gpus, visible_gpus
 from kernbench.execute.hosts import Hosts
 from kernbench.execute.lock import LOCK_NAME
 from kernbench.execute.options import RUN_JSON_NAME, RunOptions, holds_a_run
-from kernbench.execute.pins import source_hash
+from kernbench.execute.pins import bench_source_hash
 from kernbench.plan import Cell
 from kernbench.results import model as results_io
 from kernbench.spec import hardware
@@ -100,17 +100,11 @@ def check_world_sizes(hosts: Hosts, cells: Sequence[Cell]) -> None:
         )
 
 
-def kernel_source(bench: Bench, bench_path: Path) -> str | None:
-    """The hash of the module the bench's kernel (or op) comes from, if it has one here."""
-    path = bench_source(bench, bench_path.parent)
-    return source_hash([path]) if path is not None else None
-
-
 def check_kernel_unchanged(options: RunOptions, bench: Bench) -> None:
     """A resume times the kernel the run started with: the journal holds its rounds."""
     if options.kernel_source is None:
         return
-    if kernel_source(bench, options.bench_path) != options.kernel_source:
+    if bench_source_hash(bench, options.bench_path.parent) != options.kernel_source:
         path = bench_source(bench, options.bench_path.parent)
         raise UserError(f"--resume: {path or bench.kernel_name} changed since the run started "
                         "(the kernel it measures); start a new run, or restore it")

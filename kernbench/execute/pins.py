@@ -27,6 +27,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernbench.results.jsonio import FileFormat
+from kernbench.spec.models import Bench
+from kernbench.spec.op_factory import bench_source
 
 PINS_VERSION = 1
 PinMode = Literal["auto", "record", "replay"]
@@ -47,6 +49,13 @@ def source_hash(paths: Iterable[Path], extra: str = "") -> str:
     return digest.hexdigest()[:16]
 
 
+def bench_source_hash(bench: Bench, bench_dir: Path) -> str | None:
+    """The hash of the module the bench's kernel (or op) comes from (`bench_source`): what
+    its pins are fingerprinted with and a resume checks; None where it has none here."""
+    path = bench_source(bench, bench_dir)
+    return source_hash([path]) if path is not None else None
+
+
 def library_versions() -> dict[str, str]:
     versions = {}
     for name in TRACKED_LIBRARIES:
@@ -56,10 +65,12 @@ def library_versions() -> dict[str, str]:
     return versions
 
 
-def fingerprint(kernel: str, source: str, device_model: str) -> dict[str, Any]:
+def fingerprint(kernel: str, source: str | None, device_model: str) -> dict[str, Any]:
+    """`source` None: a kernel with no module of its own (a library's op), whose pins have
+    always recorded the hash of no file."""
     return {
         "kernel": kernel,
-        "source_hash": source,
+        "source_hash": source_hash([]) if source is None else source,
         "device_model": device_model,
         "versions": library_versions(),
     }

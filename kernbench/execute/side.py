@@ -35,7 +35,7 @@ from kernbench.kernels.base import Kernel
 from kernbench.plan import Cell, plan
 from kernbench.results.model import NOT_TIMED, RoundResult
 from kernbench.spec.loader import load_bench
-from kernbench.spec.op_factory import bench_factory, bench_source
+from kernbench.spec.op_factory import bench_factory
 from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing import Timer, choose_timer
 from kernbench.timing.base import Measurement
@@ -82,14 +82,13 @@ class Side:
         self.task = task
         self.spec = bench.timer
         self.cells = plan(bench, task.device)
-        source_file = bench_source(bench, bench_path.parent)
         self.store = pinning.PinStore(
             read=[Path(p).resolve() for p in task.pins_read],
             write=[Path(p).resolve() for p in task.pins_write],
         )
         self.runner = CellRunner(
             bench_factory(bench, bench_path.parent), bench.kernel_name,
-            pinning.source_hash([source_file] if source_file else []), bench.timer,
+            pinning.bench_source_hash(bench, bench_path.parent), bench.timer,
             self.store, task.pins_mode, task.device, task.device_model,
             AutotunePins(self.store, task.pins_mode, task.device_model) if bench.op else None,
         )

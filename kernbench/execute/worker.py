@@ -40,7 +40,7 @@ from kernbench.kernels.failure import one_line, raised_at
 from kernbench.plan import Cell, plan
 from kernbench.results.model import Check, RoundResult
 from kernbench.spec.loader import load_bench
-from kernbench.spec.op_factory import bench_factory, bench_source
+from kernbench.spec.op_factory import bench_factory
 from kernbench.spec.timer_model import TIMERS, TimerSpec
 from kernbench.timing import choose_timer
 from kernbench.worker_env import NODE_RANK_ENV, SIDE_ENV
@@ -65,7 +65,7 @@ class CellRunner:
         self,
         factory: Callable[..., Any],
         kernel_name: str,
-        source: str,
+        source: str | None,
         timer_spec: TimerSpec,
         store: pinning.PinStore,
         pins_mode: str,
@@ -180,7 +180,8 @@ class CellRunner:
         # A kernel that names its own source hash (what its choice among configs depends on)
         # is fingerprinted by that alone: editing the rest of its factory's file (the gemm
         # dispatcher) leaves its pins valid (ADR 0066).
-        source = str(kernel.info.get("source_hash") or self.source)
+        own = kernel.info.get("source_hash")
+        source = str(own) if own else self.source
         current = pinning.fingerprint(self.kernel_name, source, self.device_model)
         result.pin = key
         if self.pins_mode != "record":
@@ -297,8 +298,7 @@ def run_task(task: Task) -> None:
     bench = load_bench(bench_path)
     cells = plan(bench, task.device)
     factory = bench_factory(bench, bench_path.parent)
-    source_file = bench_source(bench, bench_path.parent)
-    source = pinning.source_hash([source_file] if source_file else [])
+    source = pinning.bench_source_hash(bench, bench_path.parent)
     primary = is_primary_rank()
     store = pinning.PinStore(
         read=[Path(p).resolve() for p in task.pins_read],

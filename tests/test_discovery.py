@@ -243,9 +243,8 @@ def test_the_shipped_benches_come_last_and_a_bench_of_their_name_shadows_them(
     assert checked == ["ok benches/mine.yaml", f"ok {env / 'g.yaml'}"]  # no shadowed one
 
 
-def test_benches_by_name_reads_each_file_once_beside_shipped_benches(
-    wheel: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The files discovery parses from now on, one entry a parse."""
     reads: list[Path] = []
     read = discovery.read_document
 
@@ -254,8 +253,24 @@ def test_benches_by_name_reads_each_file_once_beside_shipped_benches(
         return read(path)
 
     monkeypatch.setattr(discovery, "read_document", counted)
+    return reads
+
+
+def test_benches_by_name_reads_each_file_once_beside_shipped_benches(
+    wheel: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads = parses(monkeypatch)
     assert sorted(discovery.benches_by_name()) == ["alpha", "gamma"]
     assert len(reads) == len(set(reads)) == 3  # mine, and the shipped alpha and gamma
+
+
+def test_an_unknown_name_beside_shipped_benches_reads_each_file_once(
+    wheel: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads = parses(monkeypatch)
+    with pytest.raises(UserError, match="^unknown bench 'delta'; known: alpha, gamma$"):
+        discovery.find_bench("delta")
+    assert len(reads) == len(set(reads)) == 3  # the shadowing names, then the known ones
 
 
 def test_a_checkout_does_not_search_the_shipped_benches(

@@ -212,7 +212,9 @@ def find_bench(name: str, extra: Sequence[Path] = ()) -> tuple[Bench, Path]:
         if not path.is_file():
             raise UserError(f"{name}: cannot read: not a regular file")
         return load_bench(path), path
-    named = [path for path in bench_files(extra) if _quick_name(path) == name]
+    name_of = cache(bench_name)  # one parse per file, however many of the steps read it
+    files = _bench_files(extra, name_of)
+    named = [path for path in files if _quick_name(path, name_of) == name]
     clash = name_clash(name, named)
     if clash is not None:
         raise clash
@@ -220,7 +222,8 @@ def find_bench(name: str, extra: Sequence[Path] = ()) -> tuple[Bench, Path]:
         bench = load_bench(named[0])
         if bench.name == name:
             return bench, named[0]
-    known = benches_by_name(extra)  # a clash of another name is not this bench's error
+    # A clash of another name is not this bench's error.
+    known = FoundBenches({path: name_of(path) for path in files}).by_name()
     if name not in known:
         if not known:
             raise UserError(f"unknown bench {name!r}; {no_benches_found()}")
@@ -244,9 +247,10 @@ def _unsearched_here(name: str, extra: Sequence[Path]) -> str:
             f"{project_root() / 'benches'}): give --bench-dir {here}")
 
 
-def _quick_name(path: Path) -> str:
-    """The file's bench name, from its `name:` line where it has one (no parsing)."""
-    return _declared_name(path) or bench_name(path)
+def _quick_name(path: Path, name_of: Callable[[Path], str] = bench_name) -> str:
+    """The file's bench name, from its `name:` line where it has one (no parsing), else
+    read by `name_of`."""
+    return _declared_name(path) or name_of(path)
 
 
 def _declared_name(path: Path) -> str | None:

@@ -287,11 +287,19 @@ def cell_round_s(timer: TimerSpec, device: str, call_s: float = 0.0) -> float:
     return timer.turns * per_turn + settle_floor_s(timer, device) + call_s + CELL_OVERHEAD_S
 
 
-def estimate_run_s(
+@dataclass(frozen=True)
+class RunEstimate:
+    seconds: float  # the whole run
+    past_budget_s: float  # a round's part of it: the cells' calls that outlast their budgets
+
+
+def estimate_run(
     bench: Bench, n_cells: int, device: str = "cpu", calls_s: Sequence[float] = ()
-) -> float:
+) -> RunEstimate:
     """Seconds: every cell's `cell_round_s` each round, plus a start-up per round.
     `calls_s`: a call's time, cell by cell, where known (the rest: 0, the budget alone)."""
-    known = sum(cell_round_s(bench.timer, device, call) for call in calls_s[:n_cells])
-    unknown = max(0, n_cells - len(calls_s)) * cell_round_s(bench.timer, device)
-    return bench.rounds * (known + unknown + ROUND_OVERHEAD_S)
+    budget_only = cell_round_s(bench.timer, device)
+    known = [cell_round_s(bench.timer, device, call) for call in calls_s[:n_cells]]
+    unknown = (n_cells - len(known)) * budget_only
+    return RunEstimate(seconds=bench.rounds * (sum(known) + unknown + ROUND_OVERHEAD_S),
+                       past_budget_s=sum(each - budget_only for each in known))

@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
+from kernbench import plan as plan_module
 from kernbench.analyze.metrics import call_floor_s
+from kernbench.commands import plan as plan_command
 from kernbench.plan import (
     CELL_OVERHEAD_S,
     ROUND_OVERHEAD_S,
+    RunEstimate,
     cell_id,
     cell_round_s,
-    estimate_run_s,
+    estimate_run,
     plan,
     settle_floor_s,
 )
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import Bench, HardwareProfile
+from kernbench.spec.timer_model import TimerSpec
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -118,7 +124,7 @@ def test_the_estimate_counts_the_settle_floor_of_sustained_gpu_cells() -> None:
     isolated = bench(timer={"duty": "isolated", "turns": 4})
     unsettled = bench(timer={"settle_s": 0.0, "turns": 4})
     assert settle_floor_s(isolated.timer, "cuda") == settle_floor_s(unsettled.timer, "cuda") == 0
-    extra = estimate_run_s(sustained, 10, "cuda") - estimate_run_s(sustained, 10, "cpu")
+    extra = estimate_run(sustained, 10, "cuda").seconds - estimate_run(sustained, 10, "cpu").seconds
     assert extra == pytest.approx(3 * 10 * 4 * 0.15)
 
 
@@ -132,9 +138,28 @@ def test_the_estimate_counts_a_slow_cell_by_its_calls_not_the_budget() -> None:
     # and takes 3 samples (0.3 s past the turn's 0.075 s budget); the check is one more.
     slow = 4 * (0.1 + 0.1 + 3 * 0.1) + 0.1 + CELL_OVERHEAD_S
     assert cell_round_s(spec.timer, "cpu", 0.1) == pytest.approx(slow)
-    assert estimate_run_s(spec, 2, "cpu", [0.1, 0.0]) == pytest.approx(
-        3 * (slow + fast + ROUND_OVERHEAD_S))
-    assert estimate_run_s(spec, 2, "cpu") == pytest.approx(3 * (2 * fast + ROUND_OVERHEAD_S))
+    estimate = estimate_run(spec, 2, "cpu", [0.1, 0.0])
+    assert estimate.seconds == pytest.approx(3 * (slow + fast + ROUND_OVERHEAD_S))
+    assert estimate.past_budget_s == pytest.approx(slow - fast)  # a round's, as plan says
+    assert estimate_run(spec, 2, "cpu") == RunEstimate(
+        pytest.approx(3 * (2 * fast + ROUND_OVERHEAD_S)), 0.0)
+
+
+def test_the_plan_times_each_cell_round_once_for_its_estimate_line(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rounds_timed: list[float] = []
+    timed = plan_module.cell_round_s
+
+    def counted(timer: TimerSpec, device: str, call_s: float = 0.0) -> float:
+        rounds_timed.append(call_s)
+        return timed(timer, device, call_s)
+
+    monkeypatch.setattr(plan_module, "cell_round_s", counted)
+    monkeypatch.setattr(plan_command, "cell_round_s", counted, raising=False)
+    monkeypatch.chdir(REPO)
+    cells = plan_command.show_plan("milestone-1h-gemm", "cpu", console=Console(file=io.StringIO()))
+    assert len(rounds_timed) == len(cells) + 1  # each cell, and the budget alone once
 
 
 def test_a_calls_floor_is_its_roofline_time_at_the_profiles_rates() -> None:

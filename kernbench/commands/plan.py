@@ -18,8 +18,7 @@ from kernbench.plan import (
     CELL_OVERHEAD_S,
     ROUND_OVERHEAD_S,
     Cell,
-    cell_round_s,
-    estimate_run_s,
+    estimate_run,
     plan,
     refuse_empty,
     settle_floor_s,
@@ -97,14 +96,13 @@ def calls_s(
 def _estimate_line(bench: Bench, cells: Sequence[Cell], device: str) -> str:
     """The estimate and how it is made up, and what it cannot know."""
     calls, profile = calls_s(bench, cells, device)
-    seconds = estimate_run_s(bench, len(cells), device, calls)
+    estimate = estimate_run(bench, len(cells), device, calls)
     timer = bench.timer
     settle_s = settle_floor_s(timer, device)
     settle = f" + {settle_s:g} s settle" if settle_s else ""
-    budget_only = cell_round_s(timer, device)
-    past = sum(cell_round_s(timer, device, call) - budget_only for call in calls)
+    past = estimate.past_budget_s
     slow = f" + {past:.0f} s of calls past the budget" if past >= 0.5 else ""
-    line = (f"estimate (rough): about {_duration(seconds)} = {bench.rounds} rounds x "
+    line = (f"estimate (rough): about {_duration(estimate.seconds)} = {bench.rounds} rounds x "
             f"({len(cells)} cells x ({timer.warmup_s:g} s warm-up + {timer.budget_s:g} s "
             f"budget{settle} + {CELL_OVERHEAD_S:g} s overhead){slow} + "
             f"{ROUND_OVERHEAD_S:g} s start-up)")
@@ -138,7 +136,8 @@ def plan_json(name: str, device: str, extra: Sequence[Path] = (),
         "path": str(path),
         "device": device,
         "rounds": bench.rounds,
-        "estimate_s": estimate_run_s(bench, len(cells), device, calls_s(bench, cells, device)[0]),
+        "estimate_s": estimate_run(bench, len(cells), device,
+                                   calls_s(bench, cells, device)[0]).seconds,
         "cells": [{"index": c.index, "id": c.id, "variant": c.variant,
                    "axes": dict(c.axes), "params": dict(c.params)} for c in cells],
     }

@@ -44,7 +44,7 @@ from kernbench.execute.last_words import death, hosts_apart, log_tail
 from kernbench.execute.lifetime import parent_env
 from kernbench.execute.options import RunOptions, holds_a_run, save_options
 from kernbench.execute.progress import Progress
-from kernbench.plan import Cell, estimate_run_s, pick, plan, refuse_empty, round_order, shard
+from kernbench.plan import Cell, estimate_run, pick, plan, refuse_empty, round_order, shard
 from kernbench.results.model import RoundResult
 from kernbench.results.provenance import device_model
 from kernbench.spec.models import Bench
@@ -142,7 +142,7 @@ class RoundRunner:
         their time in the rounds before (the plan's estimate in the first)."""
         earlier = range(self.options.first_round, round_)
         measured = read_journal(self.journal, self.cells, earlier).rounds
-        default_s = estimate_run_s(self.run_folder.bench, 1) / self.run_folder.bench.rounds
+        default_s = estimate_run(self.run_folder.bench, 1).seconds / self.run_folder.bench.rounds
         hands = deal(cells, estimator(measured, default_s), len(self.lanes))
         errors: list[BaseException] = []
 

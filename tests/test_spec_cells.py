@@ -90,6 +90,10 @@ def test_an_empty_dtypes_list_is_refused_like_an_empty_axis(tmp_path: Path) -> N
          "6: axes.size.0.work_us: 'work_us' is set by the axis 'work_us' too"),
         ("  size: [{work_us: 2, scale: 1}]\n  work_us: [1]\n",
          "6: axes.work_us: 'work_us' is set by the axis 'size' too"),
+        ("  size: [{work_us: 2}, {work_us: 3, dtype: fp32}]\ndtypes: [fp16]\n",
+         "6: dtypes: 'dtype' is set by the axis 'size' too"),
+        ("  size: [{work_us: 2}]\n  other: [{scale: 1}, {scale: 2, work_us: 3}]\n",
+         "6: axes.other.1.work_us: 'work_us' is set by the axis 'size' too"),
     ],
 )
 def test_two_axes_setting_one_parameter_are_refused(

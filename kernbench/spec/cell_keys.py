@@ -93,16 +93,44 @@ def taken(bench: Bench) -> dict[str, Named]:
             for key in values.keys() | labels.keys()}
 
 
+def axis_field(bench: Bench, axis: str) -> tuple[str, ...]:
+    """Where the axis is written: `dtypes` for the dtype axis it makes, else `axes.AXIS`."""
+    return ("dtypes",) if axis == "dtype" and bench.dtypes else ("axes", axis)
+
+
+class AxisValue(NamedTuple):
+    """A parameter value an axis passes: a plain axis's value, or a key of a mapping
+    axis's value."""
+
+    axis: str
+    row: int  # the axis's value it is (its position in the axis)
+    key: str | None  # the mapping's key; None: a plain axis's value
+    value: Any
+
+    @property
+    def parameter(self) -> str:
+        return self.axis if self.key is None else self.key
+
+    def field(self, bench: Bench) -> tuple[str, ...]:
+        written = (*axis_field(bench, self.axis), str(self.row))
+        return written if self.key is None else (*written, self.key)
+
+
+def axis_values(bench: Bench) -> Iterator[AxisValue]:
+    """Each parameter value the axes pass, axis by axis, in the file's order."""
+    for axis, values in bench.all_axes().items():
+        for row, value in enumerate(values):
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    yield AxisValue(axis, row, key, item)
+            else:
+                yield AxisValue(axis, row, None, value)
+
+
 def passed_values(bench: Bench) -> Iterator[tuple[str, tuple[str, ...], Any]]:
     """(parameter, field, value) for each value an axis or a variant passes to the kernel."""
-    for axis, values in bench.all_axes().items():
-        head = ("dtypes",) if axis == "dtype" and bench.dtypes else ("axes", axis)
-        for index, value in enumerate(values):
-            if isinstance(value, dict):
-                for name, item in value.items():
-                    yield name, (*head, str(index), name), item
-            else:
-                yield axis, (*head, str(index)), value
+    for passed in axis_values(bench):
+        yield passed.parameter, passed.field(bench), passed.value
     for variant, options in bench.variants.items():
         for option, value in options.items():
             yield option, ("variants", variant, option), value

@@ -17,7 +17,14 @@ from pydantic import PydanticUserError, TypeAdapter, ValidationError
 
 from kernbench.kernels.callables import signature_keywords, signature_required
 from kernbench.kernels.rules import OPTIONS_RULE, ask, module_rule
-from kernbench.spec.cell_keys import axis_label, known_keys, passed_values, taken
+from kernbench.spec.cell_keys import (
+    axis_field,
+    axis_label,
+    axis_values,
+    known_keys,
+    passed_values,
+    taken,
+)
 from kernbench.spec.model_metrics import computed_metric_problem, model_metrics_problem
 from kernbench.spec.models import MAX_CELLS, Bench, check_metrics
 
@@ -82,7 +89,7 @@ def _repeated_values(bench: Bench) -> Problem | None:
             if label not in first:
                 first[label] = index
                 continue
-            field = ("dtypes",) if axis == "dtype" and bench.dtypes else ("axes", axis)
+            field = axis_field(bench, axis)
             if len(group) == 1:
                 message = f"{label[0]} is given twice (values {first[label]} and {index})"
             else:
@@ -145,8 +152,7 @@ def _axis_names(bench: Bench) -> Problem | None:
     every cell (a `device` axis becomes `cpu`): refused."""
     for name, axis in bench.axis_parameters().items():
         if name in SET_BY_THE_RUN:
-            field = ("axes", axis) if axis in bench.axes else ("dtypes",)
-            return field, f"{SET_BY_THE_RUN[name]}; an axis cannot set it"
+            return axis_field(bench, axis), f"{SET_BY_THE_RUN[name]}; an axis cannot set it"
     return None
 
 
@@ -154,15 +160,14 @@ def _shared_parameters(bench: Bench) -> Problem | None:
     """Two axes setting one parameter (an axis `n` and a mapping axis with a key `n`):
     the cell would get one axis's value while its id shows both; refused at the second."""
     setter: dict[str, str] = {}
-    for axis, values in bench.all_axes().items():
-        head: Field = ("dtypes",) if axis == "dtype" and bench.dtypes else ("axes", axis)
-        for index, value in enumerate(values):
-            for name in value if isinstance(value, dict) else [axis]:
-                first = setter.setdefault(name, axis)
-                if first != axis:
-                    field = (*head, str(index), name) if isinstance(value, dict) else head
-                    return field, (f"{name!r} is set by the axis {first!r} too; a parameter "
-                                   "comes from one axis")
+    for passed in axis_values(bench):
+        first = setter.setdefault(passed.parameter, passed.axis)
+        if first != passed.axis:
+            # A plain axis sets its parameter with every value: refused at the axis.
+            plain = passed.key is None
+            field = axis_field(bench, passed.axis) if plain else passed.field(bench)
+            return field, (f"{passed.parameter!r} is set by the axis {first!r} too; a "
+                           "parameter comes from one axis")
     return None
 
 

@@ -18,7 +18,7 @@ from kernbench.ab import resume_machine
 from kernbench.ab.run import resume_ab, run_ab
 from kernbench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UserError
 from kernbench.execute import gpus
-from kernbench.results.provenance import cpu_model
+from kernbench.results.provenance import collect, cpu_model
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 BEGUN_ON = {"device": "cpu", "device_name": "NVIDIA H200", "host": "box",
@@ -56,6 +56,8 @@ def test_a_resume_on_another_device_model_is_refused_before_any_side_runs(
 
 def test_this_machine_is_the_cpu_a_cpu_ab_measures_on(tmp_path: Path) -> None:
     # A GPU's sides resumed on a CPU A/B's machine: refused without faking this machine.
+    # A CPU side's provenance is known whole here, as the side will record it.
+    assert resume_machine.this_machine("cpu") == collect("cpu")
     assert resume_machine.this_machine("cpu")["device_name"] == cpu_model()
     folder = interrupted(tmp_path, BEGUN_ON)
     with pytest.raises(UserError) as refused:  # not `match`: a model name reads as a regex

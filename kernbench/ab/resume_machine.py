@@ -5,7 +5,6 @@ would warn of it afterwards (docs/adr/0023-interrupted-ab-and-chosen-cells.md)."
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -16,7 +15,7 @@ from kernbench.errors import UserError
 from kernbench.execute.gpus import visible_gpus_and_driver
 from kernbench.render.measured_on import not_alike
 from kernbench.results.ab import MEASURED_FACTS
-from kernbench.results.provenance import cpu_model, git_commit, kernbench_version, package_version
+from kernbench.results.provenance import collect_host
 
 HERE = "this resume"  # how the sides to run are named beside the kept ones
 NO_GPU = "no CUDA GPU"
@@ -51,11 +50,7 @@ def check_machine(manifest: AbManifest, kept: Mapping[str, RunOutcome], force: b
 def this_machine(device: str) -> dict[str, Any]:
     """The provenance the sides run here will record, as far as it is known without a
     CUDA context in this process (the sides measure that GPU): nvidia-smi names it."""
-    found: dict[str, Any] = {
-        "host": socket.gethostname(), "torch": package_version("torch"),
-        "triton": package_version("triton"), "kernbench": kernbench_version(),
-        "git": git_commit(), "device_name": cpu_model(),
-    }
+    found = collect_host(device)
     if device == "cuda":
         try:
             gpus, driver = visible_gpus_and_driver()

@@ -187,7 +187,17 @@ def gpu_uuid(props: Any) -> str | None:
 
 
 def collect(device: str) -> dict[str, Any]:
-    info: dict[str, Any] = {
+    info = collect_host(device)
+    if device == "cuda":
+        info.update(gpu_info())
+        info["device_name"] = info["gpu"]
+    return info
+
+
+def collect_host(device: str) -> dict[str, Any]:
+    """`collect` but the GPU's facts: what is known without torch and a CUDA context (the
+    device is named as the CPU)."""
+    return {
         "host": socket.gethostname(),
         "cpu": cpu_model(),
         "cpu_cores": os.cpu_count(),
@@ -204,10 +214,6 @@ def collect(device: str) -> dict[str, Any]:
         "device": device,
         "device_name": cpu_model(),
     }
-    if device == "cuda":
-        info.update(gpu_info())
-        info["device_name"] = info["gpu"]
-    return info
 
 
 # A run's provenance, written into its folder as it starts: a run whose parent dies (a

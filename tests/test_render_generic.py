@@ -15,10 +15,10 @@ from fixtures_sweeps import attention_axes, sweep_results
 
 from kernbench.errors import EXIT_OK
 from kernbench.plan import cell_id
-from kernbench.render import figure_data, render_results
+from kernbench.render import figure_data, generic_draw, render_results
 from kernbench.render.generic_draw import draw
 from kernbench.results.model import CellResult, Results
-from kernbench.spec.models import Bench
+from kernbench.spec.models import Bench, HardwareProfile
 
 SIZES = (1024, 65536, 4194304)
 # A copy moving 4 bytes in and 4 out per element at about 1000 GB/s, plus 2 µs per call.
@@ -364,6 +364,35 @@ def test_each_panel_draws_the_peak_of_its_own_dtype_and_equal_peaks_share_a_line
     data["ceilings"][1]["value"] = data["ceilings"][0]["value"]
     data["ceilings"][1]["source"] = data["ceilings"][0]["source"]
     assert _ceiling_labels(draw(data).axes[0]) == ["bf16, fp16 peak 989.4 TFLOP/s (datasheet)"]
+
+
+def test_a_figure_reads_its_profile_once_and_each_panel_its_ceilings_once(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = sweep_results(attention_axes())
+    validated: list[object] = []
+    validate = HardwareProfile.model_validate
+
+    def counted_validate(data: Any) -> HardwareProfile:
+        validated.append(data)
+        return validate(data)
+
+    monkeypatch.setattr(HardwareProfile, "model_validate", counted_validate)
+    data = figure_data(results, "throughput")
+    assert len(data["ceilings"]) == 2 and len(validated) == 1  # bf16's peak and fp16's
+    panels = [ax for ax in draw(data).axes if ax.lines]
+    picked: list[int] = []
+    ceilings = generic_draw._ceilings
+
+    def counted_ceilings(data: dict[str, Any], shown: list[dict[str, Any]]) -> list[Any]:
+        picked.append(len(shown))
+        return ceilings(data, shown)
+
+    monkeypatch.setattr(generic_draw, "_ceilings", counted_ceilings)
+    for share_y in (True, False):
+        picked.clear()
+        draw({**data, "share_y": share_y})
+        assert len(picked) == len(panels) + share_y  # and all series once, where shared
 
 
 def test_no_peak_without_a_profile_or_a_flops_metric() -> None:

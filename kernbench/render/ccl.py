@@ -74,7 +74,8 @@ def figure_data(results: Results, name: str) -> dict[str, Any]:
         "not_plotted": style.not_plotted(c for c in results.cells if not _plottable(c)),
     }
     if name == "busbw":  # against the per-GPU, one-way link bandwidth (nccl-tests' convention)
-        ceiling = style.profile_ceiling(results, "interconnect per GPU, one way",
+        ceiling = style.profile_ceiling(results.hardware_profile(),
+                                        "interconnect per GPU, one way",
                                         lambda profile: profile.interconnect_gbs)
         if ceiling is not None:  # only when known: data without a profile stays as it was
             data["ceiling"] = ceiling

@@ -25,7 +25,7 @@ from kernbench.results.jsonio import json_text
 from kernbench.results.model import CellResult, Results, RoundResult
 from kernbench.results.provenance import recorded_git
 from kernbench.spec.cell_keys import as_text
-from kernbench.spec.models import Bench, HardwareProfile
+from kernbench.spec.models import Bench
 
 FORMATS = ("csv", "json", "bench")
 FIRST_COLUMNS = ("bench", "cell", "variant", "round", "status", "reason", "time_s", "samples")
@@ -34,7 +34,7 @@ FIRST_COLUMNS = ("bench", "cell", "variant", "round", "status", "reason", "time_
 def rows(results: Results) -> list[dict[str, Any]]:
     """One row per cell and measured round (a cell with no rounds: one row, round empty)."""
     bench = Bench.model_validate(results.spec)
-    profile = HardwareProfile.model_validate(results.hardware) if results.hardware else None
+    profile = results.hardware_profile()
     context = _provenance_columns(results)
     out = []
     for cell in results.cells:

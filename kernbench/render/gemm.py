@@ -16,6 +16,7 @@ from kernbench.errors import UserError
 from kernbench.render import style
 from kernbench.render.gemm_draw import draw
 from kernbench.results.model import CellResult, Results
+from kernbench.spec.models import HardwareProfile
 
 # A renderer module offers figure_data and draw (kernbench.render); draw lives beside.
 __all__ = ["FIGURE_DATA", "draw", "figure_data", "shape_label"]
@@ -106,11 +107,11 @@ def _header(results: Results, name: str, what: str, table: _Table) -> dict[str, 
     }
 
 
-def _peak(results: Results, dtype: str) -> tuple[float | None, str | None]:
+def _peak(profile: HardwareProfile | None, dtype: str) -> tuple[float | None, str | None]:
     """The dtype's peak TFLOP/s the metrics used, and where it comes from. Not rounded as
     `style.profile_ceiling` rounds: the gemm figures' data has always held the profile's
     value whole (tests/golden), and a rounded peak would change every committed copy."""
-    found = style.ceiling_of(results, lambda profile: profile.peak_tflops.get(dtype))
+    found = style.ceiling_of(profile, lambda profile: profile.peak_tflops.get(dtype))
     return found if found is not None else (None, None)
 
 
@@ -149,6 +150,7 @@ def _bar_data(
     data["unit"] = unit
     data["metric"] = metric
     data["not_plotted"] = style.not_plotted(c for c in results.cells if c.status != "ok")
+    profile = results.hardware_profile()
     for dtype in table.dtypes:
         bars = [
             _bar(table.cells[(dtype, shape, variant)], shape, metric, scale)
@@ -156,7 +158,7 @@ def _bar_data(
             for variant in table.variants
             if (dtype, shape, variant) in table.cells
         ]
-        peak, source = _peak(results, dtype)
+        peak, source = _peak(profile, dtype)
         data["panels"].append(
             {
                 "dtype": dtype,

@@ -59,7 +59,8 @@ def bandwidth_data(results: Results) -> dict[str, Any]:
     # Always GB/s, the unit of the ceiling it is drawn against.
     data = _data(results, "bandwidth", "achieved memory bandwidth", _rate("gbs", 1.0), "GB/s")
     ceiling = data["ceiling"] = style.profile_ceiling(
-        results, "device memory bandwidth", lambda profile: profile.memory_gbs)
+        results.hardware_profile(), "device memory bandwidth",
+        lambda profile: profile.memory_gbs)
     if ceiling is not None:
         _log_under(data, [ceiling["value"]])
     return data
@@ -77,13 +78,14 @@ def _log_under(data: dict[str, Any], ceilings: list[float]) -> None:
 
 def _peak_ceilings(results: Results) -> Ceilings:
     """The hardware profile's peak rate of each dtype the figure shows, in its unit."""
+    profile = results.hardware_profile()
 
     def peaks(scale: float, unit: str) -> list[dict[str, Any]]:
         shown = dict.fromkeys(str(cell.params["dtype"]) for cell in results.cells
                               if cell.metrics.get("tflops") and "dtype" in cell.params)
         found = []
         for dtype in shown:
-            ceiling = style.profile_ceiling(results, f"{dtype} peak", _peak_of(dtype))
+            ceiling = style.profile_ceiling(profile, f"{dtype} peak", _peak_of(dtype))
             if ceiling is not None:
                 value = style.significant(ceiling["value"] * TFLOP / scale)
                 found.append({**ceiling, "value": value, "unit": unit, "dtype": dtype})

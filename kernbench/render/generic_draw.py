@@ -31,7 +31,8 @@ def draw(data: dict[str, Any]) -> Figure:
         figure = style.new_figure(1, 1, room, LINE_PANEL_IN[1])
         legend_ax = figure.add_subplot()
         _draw_bars(legend_ax, data, styles, categories, room)
-        _finish_value_axis(legend_ax, data, data["series"], data["series"])
+        every = (data["series"], _ceilings(data, data["series"]))
+        _finish_value_axis(legend_ax, data, every, every)
     if any(p.get("low") is not None for s in data["series"] for p in s["points"]):
         handles.append(style.whisker_handle())
     if data["not_plotted"]:
@@ -60,11 +61,13 @@ def _draw_panels(data: dict[str, Any], styles: dict[str, Look]) -> tuple[Figure,
     figure = style.new_figure(rows, cols, *size)
     grid = figure.subplots(rows, cols, squeeze=False, sharex=True,
                            sharey=bool(data.get("share_y")))
+    shared = (data["series"], _ceilings(data, data["series"])) if data.get("share_y") else None
     for panel in panels:
         ax = grid[panel["row"]][panel["col"]]
-        shown = [by_label[label] for label in panel["series"]]
-        _draw_lines(ax, data, shown, styles)
-        _finish_value_axis(ax, data, shown, data["series"] if data.get("share_y") else shown)
+        series = [by_label[label] for label in panel["series"]]
+        shown = (series, _ceilings(data, series))
+        _draw_lines(ax, data, series, styles)
+        _finish_value_axis(ax, data, shown, shared or shown)
         if panel["title"]:
             ax.set_title(panel["title"], fontsize=9)
         if panel["col"]:
@@ -153,23 +156,27 @@ def _draw_bars(
     ax.set_axisbelow(True)
 
 
-def _finish_value_axis(
-    ax: Axes, data: dict[str, Any], shown: list[dict[str, Any]], scope: list[dict[str, Any]]
-) -> None:
+# Some series of a figure, with the ceilings drawn over them (`_ceilings`).
+WithCeilings = tuple[list[dict[str, Any]], list[dict[str, Any]]]
+
+
+def _finish_value_axis(ax: Axes, data: dict[str, Any], shown: WithCeilings,
+                       scope: WithCeilings) -> None:
     """The ceilings of the `shown` series and the value axis, its range fitted to the
     `scope` series (all of them where the panels share it) and their ceilings."""
-    for ceiling in _ceilings(data, shown):
+    for ceiling in shown[1]:
         style.ceiling_line(ax, ceiling["value"], f"{ceiling['label']} {ceiling['value']:.4g} "
                                                  f"{ceiling['unit']} ({ceiling['source']})")
-    ceilings = [ceiling["value"] for ceiling in _ceilings(data, scope)]
-    values = [p["high"] or p["value"] for s in scope for p in s["points"]
+    series, scope_ceilings = scope
+    ceilings = [ceiling["value"] for ceiling in scope_ceilings]
+    values = [p["high"] or p["value"] for s in series for p in s["points"]
               if p["value"] is not None] + ceilings
     if data["log_y"]:
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: _plain(value)))
         # A low end at or below zero has no place on a log axis (an interval of samples
         # less a flush estimate can reach below zero): the value stands for it.
-        lows = [p["low"] if (p["low"] or 0) > 0 else p["value"] for s in scope
+        lows = [p["low"] if (p["low"] or 0) > 0 else p["value"] for s in series
                 for p in s["points"] if p["value"] is not None and p["value"] > 0]
         if lows and values:  # room under the lowest bar, and above the ceiling's label
             ax.set_ylim(min(lows) / 2, max(values) * (3 if ceilings else 1.5))

@@ -121,25 +121,21 @@ def log_scale_fits(values: Sequence[Any]) -> bool:
 
 
 def ceiling_of(
-    results: Results, pick: Callable[[HardwareProfile], Ceiling | None]
+    profile: HardwareProfile | None, pick: Callable[[HardwareProfile], Ceiling | None]
 ) -> tuple[float, str] | None:
-    """`pick` of the results' hardware profile: its value, as the profile holds it, and
-    where it comes from (`ceiling_source`); None without a profile, or where the profile
-    gives none."""
-    if not results.hardware:
-        return None
-    profile = HardwareProfile.model_validate(results.hardware)
-    ceiling = pick(profile)
-    if ceiling is None:
+    """`pick` of the hardware profile: its value, as the profile holds it, and where it
+    comes from (`ceiling_source`); None without a profile, or where it gives none."""
+    if profile is None or (ceiling := pick(profile)) is None:
         return None
     return ceiling.value, ceiling_source(profile, ceiling)
 
 
 def profile_ceiling(
-    results: Results, label: str, pick: Callable[[HardwareProfile], Ceiling | None]
+    profile: HardwareProfile | None, label: str,
+    pick: Callable[[HardwareProfile], Ceiling | None],
 ) -> dict[str, Any] | None:
     """A figure's ceiling (`ceiling_of`): its label, value (`significant`) and source."""
-    found = ceiling_of(results, pick)
+    found = ceiling_of(profile, pick)
     if found is None:
         return None
     value, source = found

@@ -32,6 +32,7 @@ from kernbench.analyze.collective import AlphaBeta, fit_series
 from kernbench.results import kinds
 from kernbench.results.jsonio import FileFormat, plain_or_packed, read_json, unchanged
 from kernbench.results.kinds import RESULTS_NAME
+from kernbench.spec.models import HardwareProfile
 from kernbench.spec.timer_model import Duty, TimerSpec
 
 SCHEMA_VERSION = 6
@@ -206,6 +207,10 @@ class Results(_Model):
 
     def failed_cells(self) -> list[CellResult]:
         return [cell for cell in self.cells if cell.status != "ok"]
+
+    def hardware_profile(self) -> HardwareProfile | None:
+        """The hardware profile the run used, validated anew at each call: a reader keeps it."""
+        return HardwareProfile.model_validate(self.hardware) if self.hardware else None
 
     def timer_setting(self, name: str) -> Any:
         """A setting of the bench's timer as the run recorded it; today's default where an

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from fixtures_results import make_gemm_results
 
 from kernbench.analyze.collective import (
     BUSBW_FACTOR,
@@ -12,10 +13,12 @@ from kernbench.analyze.collective import (
     busbw_factor,
     fit_alpha_beta,
     fit_series,
+    is_collective_cell,
     model_time,
     series_key,
     series_name,
 )
+from kernbench.results.model import collective_fits
 
 SIZES = 2.0 ** np.arange(10, 31)  # 1 KiB .. 1 GiB
 
@@ -118,3 +121,18 @@ def test_fit_series_fits_each_series_in_size_order() -> None:
     assert list(fits) == ["allreduce n=2 bf16 in-place"]
     in_order = fit_alpha_beta(SIZES, 25e-6 + SIZES / 330e9)
     assert fits["allreduce n=2 bf16 in-place"] == in_order
+
+
+def test_a_cell_is_a_collectives_by_its_op_and_message_size() -> None:
+    assert is_collective_cell({"op": "allreduce", "bytes": 1024, "world_size": 2})
+    assert not is_collective_cell({"op": "softmax", "rows": 1024, "hidden": 4096})
+    assert not is_collective_cell({"op": "allreduce"})  # no size: no point on a series
+
+
+def test_an_op_axis_of_another_bench_is_no_collective_series() -> None:
+    # ops-norm's `op` axis (softmax, layer_norm, rms_norm) made the results' fit look for
+    # a message size its cells do not have: the run ended in a KeyError, no results.
+    results = make_gemm_results()
+    for cell in results.cells:
+        cell.params["op"] = "softmax"
+    assert collective_fits(results.cells) == {}

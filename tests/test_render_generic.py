@@ -412,3 +412,18 @@ def test_zipped_axes_take_one_mark() -> None:
     assert keys == ["heads=32 · head_dim=64", "heads=16 · head_dim=128"]
     (plot, *_) = [ax for ax in figure.axes if ax.containers]
     assert {container.lines[0].get_linestyle() for container in plot.containers} == {"-"}
+
+
+@pytest.mark.parametrize(("sizes", "log"), [
+    # ops-norm's hidden sizes: on a linear axis 1024 and 2048 lie 7 % of the span apart,
+    # and their tick labels ran into each other.
+    ([1024, 2048, 4096, 8192, 16384], True),
+    ([1024, 2048, 4096], False),  # a third of the span apart: linear reads them
+    ([1, 2, 3, 4, 5, 6, 7, 8], False),  # evenly spaced
+    ([4096, 7168], False),
+    ([1024, 65536, 4194304], True),  # spanning more than LOG_SCALE_RANGE
+])
+def test_the_x_axis_is_log_where_it_spaces_crowded_values_apart(
+    sizes: list[int], log: bool
+) -> None:
+    assert figure_data(copy_results({"size": sizes}), "time")["log_x"] is log

@@ -94,6 +94,12 @@ def fit_alpha_beta(sizes_bytes: Sequence[float], times_s: Sequence[float]) -> Al
 SeriesKey = tuple[str, int, str, bool]  # op, world size, dtype, in-place
 
 
+def is_collective_cell(params: Mapping[str, Any]) -> bool:
+    """A point of a collective series: its `op` names a collective and it has a message
+    size. Another bench may have an `op` axis of its own (ops-norm's softmax)."""
+    return params.get("op") in BUSBW_FACTOR and "bytes" in params
+
+
 def series_key(params: Mapping[str, Any]) -> SeriesKey:
     """The series a collective cell belongs to: one line per op, world size, dtype and
     in-place flag in the figures, one α-β fit each."""

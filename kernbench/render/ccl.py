@@ -26,7 +26,13 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
 
 from kernbench.analyze import collective as collective_model
-from kernbench.analyze.collective import SeriesKey, series_key, series_label, series_name
+from kernbench.analyze.collective import (
+    SeriesKey,
+    is_collective_cell,
+    series_key,
+    series_label,
+    series_name,
+)
 from kernbench.analyze.stats import CI_NAME
 from kernbench.errors import UserError
 from kernbench.render import style
@@ -62,7 +68,8 @@ def figure_data(results: Results, name: str) -> dict[str, Any]:
         missing = [
             {"bytes": float(cell.params["bytes"]), "status": cell.status}
             for cell in results.cells
-            if not _plottable(cell) and cell.params.get("op") == op and "bytes" in cell.params
+            if not _plottable(cell) and is_collective_cell(cell.params)
+            and cell.params["op"] == op
         ]
         panels.append({"op": op, "series": series, "missing": missing})
     data: dict[str, Any] = {
@@ -138,7 +145,7 @@ def _reference_points(
 
 
 def _plottable(cell: CellResult) -> bool:
-    return cell.status == "ok" and cell.summary is not None and "op" in cell.params
+    return cell.status == "ok" and cell.summary is not None and is_collective_cell(cell.params)
 
 
 def _series(key: SeriesKey, cells: list[CellResult], fits: Mapping[str, Fit]) -> dict[str, Any]:

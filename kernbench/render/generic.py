@@ -9,6 +9,7 @@ figure plots is written beside it as JSON (docs/adr/0052-figures-that-fit-the-be
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +30,8 @@ PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, 
 # its values are shown in.
 Ceilings = Callable[[float, str], list[dict[str, Any]]]
 # The rate metrics the results store, in their stored unit, and what a second of it is.
+# Values measured closer than this share of a linear axis's span: their tick labels collide.
+CROWDED_TICKS = 0.1
 RATES = {"flops": ("tflops", TFLOP, "FLOP/s"), "bytes": ("gbs", GB, "B/s")}
 
 
@@ -120,7 +123,7 @@ def _data(results: Results, name: str, what: str, value: series.Value, unit: str
         "y_label": f"{what} ({shown_unit})",
         "x_label": axis or "cell",
         **arranged,
-        "log_x": axis is not None and style.log_scale_fits([p["x"] for p in points]),
+        "log_x": axis is not None and _log_x([p["x"] for p in points]),
         "log_y": style.log_scale_fits(values),
         "not_plotted": style.not_plotted(c for c in results.cells if c.status != "ok"),
     }
@@ -132,6 +135,26 @@ def _data(results: Results, name: str, what: str, value: series.Value, unit: str
     elif ceilings is not None:
         data["ceilings"] = ceilings(scale, shown_unit)
     return data
+
+
+def _log_x(xs: list[Any]) -> bool:
+    """A log x axis where the values span more than style.LOG_SCALE_RANGE, or where it
+    spaces crowded values apart: on a linear axis two lie closer than CROWDED_TICKS of the
+    span (their tick labels collide), and on a log axis further (a doubling series)."""
+    if style.log_scale_fits(xs):
+        return True
+    values = sorted(set(xs))
+    if len(values) < 3 or not all(series.is_number(x) and x > 0 for x in values):
+        return False
+    linear, log = (_closest_share(values, scale) for scale in (float, math.log))
+    return linear < CROWDED_TICKS < log
+
+
+def _closest_share(values: list[float], scale: Callable[[float], float]) -> float:
+    """The closest two values' gap, as a share of the span, on an axis of that scale."""
+    points = [scale(value) for value in values]
+    gaps = [b - a for a, b in zip(points, points[1:], strict=False)]
+    return min(gaps) / (points[-1] - points[0])
 
 
 def _time(cell: CellResult) -> dict[str, Any]:

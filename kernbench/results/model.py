@@ -28,7 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernbench.analyze import stats
-from kernbench.analyze.collective import AlphaBeta, fit_series
+from kernbench.analyze.collective import AlphaBeta, fit_series, is_collective_cell
 from kernbench.results import kinds
 from kernbench.results.jsonio import FileFormat, plain_or_packed, read_json, unchanged
 from kernbench.results.kinds import RESULTS_NAME
@@ -160,7 +160,7 @@ def collective_fits(cells: Sequence[CellResult]) -> dict[str, Fit]:
     return fits_of(
         (cell.params, cell.summary.median_s)
         for cell in cells
-        if cell.status == "ok" and cell.summary is not None and "op" in cell.params
+        if cell.status == "ok" and cell.summary is not None and is_collective_cell(cell.params)
     )
 
 
@@ -224,7 +224,7 @@ def _update_to_2(data: dict[str, Any]) -> dict[str, Any]:
         points = [
             (cell["params"], cell["summary"]["median_s"])
             for cell in data["cells"]
-            if cell["status"] == "ok" and cell.get("summary") and "op" in cell["params"]
+            if cell["status"] == "ok" and cell.get("summary") and is_collective_cell(cell["params"])
         ]
         fits = fits_of(points)
     except (KeyError, TypeError, ValueError):

@@ -25,6 +25,7 @@ from kernbench.execute.cell_timers import check_timer_ids, read_timers
 from kernbench.execute.finish import RESULTS_NAME, build_run_results, select_profile
 from kernbench.execute.follow import follow, follower_folder
 from kernbench.execute.hosts import default_rdzv_id, hosts_from_flags
+from kernbench.execute.journal import is_all_journaled
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import (
     RUN_JSON_NAME,
@@ -289,6 +290,10 @@ def measure(run: RunFolder) -> int:
         cells, stopped = planned_cells(run.options, run.bench), EXIT_BROKEN_PIPE
     except CannotWrite as exc:  # a full disk: the journal keeps what was measured
         raise kept_for_resume(exc, run) from None
+    reader_gone = stopped == EXIT_BROKEN_PIPE
+    if stopped is not None and is_all_journaled(run.journal, run.options.rounds_range,
+                                                [c.index for c in cells]):
+        stopped = None  # stopped after its last cell (`| head -n 3` of 4 lines): complete
     try:
         results, trouble = finish(run, cells, complete=stopped is None, started=started)
     except CannotWrite as exc:
@@ -303,7 +308,8 @@ def measure(run: RunFolder) -> int:
               f"{done} of {len(results.cells)} cells complete; finish with: kernbench run "
               f"--resume {run.path}", file=sys.stderr)
         return stopped
-    return report(results, run.path, trouble)
+    code = report(results, run.path, trouble)  # to no reader when it went away
+    return EXIT_BROKEN_PIPE if reader_gone else code  # as any command whose reader left
 
 
 def kept_for_resume(exc: CannotWrite, run: RunFolder) -> UserError:

@@ -11,6 +11,7 @@ import pytest
 from kernbench.ab.settings import resolve_settings
 from kernbench.errors import SpecError
 from kernbench.spec.loader import load_bench
+from kernbench.spec.models import AbSpec
 
 BENCH = """\
 name: blk
@@ -46,14 +47,20 @@ def test_an_ab_block_that_contradicts_itself_is_refused_at_its_line(
     assert str(caught.value) == f"{path}:6: {message}"
 
 
-@pytest.mark.parametrize("block", [
-    "{switch: KB_X, a: null}", "{switch: KB_X, rounds: 4, max_rounds: 4}",
-    "{switch: KB_X, turn_ms: 5}", "{switch: KB_X, schedule: sequential}",
+@pytest.mark.parametrize(("block", "loaded"), [
+    ("{switch: KB_X, a: null}", {"a": None, "b": "1"}),
+    ("{switch: KB_X, rounds: 4, max_rounds: 4}", {"rounds": 4, "max_rounds": 4}),
+    ("{switch: KB_X, turn_ms: 5}", {"schedule": "interleaved", "turn_ms": 5}),
+    ("{switch: KB_X, schedule: sequential}", {"schedule": "sequential", "turn_ms": None}),
 ])
-def test_an_ab_block_that_agrees_with_itself_loads(tmp_path: Path, block: str) -> None:
+def test_an_ab_block_that_agrees_with_itself_loads(
+    tmp_path: Path, block: str, loaded: dict[str, object]
+) -> None:
     path = tmp_path / "blk.yaml"
     path.write_text(BENCH.format(block=block))
-    assert load_bench(path).ab is not None
+    ab = load_bench(path).ab
+    assert ab is not None
+    assert ab.model_dump() == {**AbSpec(switch="KB_X").model_dump(), **loaded}
 
 
 def test_the_blocks_turn_length_is_dropped_when_the_command_line_asks_sequential(

@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ab_fixtures.sides import Sides
-from test_ab_sides import write_bench
+from ab_fixtures.sides import BENCH, Sides
 from typer.testing import CliRunner
 
 from kernbench import cli
@@ -26,7 +25,8 @@ BEGUN_ON = {"device": "cpu", "device_name": "NVIDIA H200", "host": "box",
 
 
 def interrupted(tmp_path: Path, begun_on: dict[str, Any]) -> Path:
-    bench = write_bench(tmp_path, ab="ab: {switch: KB_X, rounds: 2, schedule: sequential}\n")
+    bench = tmp_path / "fake-ab.yaml"
+    bench.write_text(BENCH)
     outcome = run_ab(str(bench), out=tmp_path / "ab", device="cpu",
                      run_side=Sides(stop="r2_B", provenance=begun_on), echo=lambda line: None)
     assert outcome.exit_code == EXIT_INTERRUPTED
@@ -103,7 +103,7 @@ def test_a_resume_on_another_machine_or_commit_runs_with_one_line_saying_so(
     sides = Sides(provenance=moved)
     lines: list[str] = []
     assert resume_ab(folder, run_side=sides, echo=lines.append, force=force).exit_code == EXIT_OK
-    assert sides.ran == ["r2_B", "r2_A"]
+    assert sides.ran == ["r2_B", "r2_A", "r3_A", "r3_B"]
     assert lines[0] == (
         f"note: resuming on this machine: the side runs were not measured alike ({difference}): "
         "their deltas mix the switch's effect with that difference")

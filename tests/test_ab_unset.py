@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from ab_fixtures.sides import Sides
 from test_ab_sides import FakeSides, write_bench
 from typer.testing import CliRunner
 
@@ -13,23 +14,9 @@ from kernbench import cli
 from kernbench.ab.run import resume_ab, run_ab
 from kernbench.ab.schedule import MANIFEST_NAME, load_manifest, with_changes
 from kernbench.ab.settings import resolve_settings
-from kernbench.ab.sides import SideRequest
 from kernbench.errors import EXIT_USAGE, UserError
 from kernbench.render.ab import ab_figure
 from kernbench.spec.loader import load_bench
-
-
-class Interrupting(FakeSides):
-    """FakeSides that stops the A/B (Ctrl-C) at the run named `stop`."""
-
-    def __init__(self, stop: str) -> None:
-        super().__init__()
-        self.stop = stop
-
-    def __call__(self, request: SideRequest) -> int:
-        if request.run.name == self.stop:
-            raise KeyboardInterrupt
-        return super().__call__(request)
 
 
 def test_side_a_runs_without_the_switch_and_every_output_says_unset(tmp_path: Path) -> None:
@@ -57,7 +44,7 @@ def test_side_a_runs_without_the_switch_and_every_output_says_unset(tmp_path: Pa
 
 def test_a_resumed_ab_keeps_the_side_unset(tmp_path: Path) -> None:
     bench = write_bench(tmp_path, ab="ab:\n  switch: KB_X\n  a: '1'\n  b: null\n")
-    run_ab(str(bench), out=tmp_path / "ab", device="cpu", run_side=Interrupting("r2_A"),
+    run_ab(str(bench), out=tmp_path / "ab", device="cpu", run_side=Sides(stop="r2_A"),
            echo=lambda line: None, schedule="sequential", rounds=3)
     sides = FakeSides()
     outcome = resume_ab(tmp_path / "ab", run_side=sides, echo=lambda line: None)
@@ -106,5 +93,6 @@ def test_the_bench_block_refuses_a_value_yaml_reads_as_other_text(
     tmp_path: Path, value: str
 ) -> None:
     path = write_bench(tmp_path, ab=f"ab:\n  switch: KB_X\n  a: {value}\n")
-    with pytest.raises(UserError, match=r"fake-ab.yaml:\d+: ab.a: .*quote the value"):
+    a_line = path.read_text().splitlines().index(f"  a: {value}") + 1
+    with pytest.raises(UserError, match=rf"^{path}:{a_line}: ab.a: .*quote the value"):
         load_bench(path)

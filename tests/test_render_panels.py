@@ -53,12 +53,15 @@ def test_one_panel_axis_is_taken_before_two() -> None:
 
 
 def test_zipped_axes_count_as_the_panels_they_make() -> None:
-    # Panel by heads and head_dim together would be 2 panels of 16 lines.
+    # 4 backends x 2 shapes x 3 modes: 24 lines. heads and head_dim, zipped, are 2 panels
+    # of 12 alone or together (not 4 of 6 together): only mode brings a panel to 8.
     combos = [c for c in attention_axes() if not c["causal"] and c["dtype"] == "bf16"]
     combos = [{**c, "mode": m} for c in combos for m in ("a", "b", "c")]
     data = figure_data(sweep_results(combos), "time")
-    assert max(_panel_sizes(data)) <= MAX_LINES
-    assert "heads" not in data["panel_axes"] or "head_dim" not in data["panel_axes"]
+    assert len(data["series"]) == 24
+    assert data["panel_axes"] == ["mode"]
+    assert [p["title"] for p in data["panels"]] == ["mode=a", "mode=b", "mode=c"]
+    assert _panel_sizes(data) == [MAX_LINES] * 3
 
 
 def test_each_panel_is_a_plot_with_one_legend_and_no_marks_for_panel_axes() -> None:

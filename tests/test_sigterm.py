@@ -1,6 +1,7 @@
 """A TERM signal (`timeout`, a job scheduler) ends `kernbench run` as Ctrl-C does: the
 cells measured are kept in results.json, the rest pending, exit 130; so does a reader of
-its progress that went away (`| head`), with exit 141."""
+its progress that went away (`| head`), with exit 141. Stopped after its last cell, it
+is complete, not interrupted."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kernbench.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED
+from kernbench.commands import run as run_command
+from kernbench.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK
 
 pytestmark = pytest.mark.slow
 
@@ -27,14 +29,20 @@ rounds: 2
 """
 
 
-def start_run(tmp_path: Path) -> tuple[subprocess.Popen[str], Path]:
-    """`kernbench run` of BENCH into `tmp_path/out`, its stdout and stderr piped here."""
+# Four cells in one round, each long enough for a reader to leave before the next's line.
+SHORT = BENCH.replace("100, 200, 300, 400, 500, 600", "100, 200, 300, 400").replace(
+    "budget_s: 0.4, min_time_s: 0.4", "budget_s: 0.2, min_time_s: 0.2").replace(
+    "rounds: 2", "rounds: 1")
+
+
+def start_run(tmp_path: Path, text: str = BENCH) -> tuple[subprocess.Popen[str], Path]:
+    """`kernbench run` of `text` into `tmp_path/out`, its stdout and stderr piped here."""
     bench = tmp_path / "long-nap.yaml"
-    bench.write_text(BENCH)
+    bench.write_text(text)
     out = tmp_path / "out"
     process = subprocess.Popen(
         [sys.executable, "-m", "kernbench", "run", "--bench", str(bench), "--device", "cpu",
-         "--out", str(out)],
+         "--out", str(out), "--no-figures"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     return process, out
@@ -71,3 +79,43 @@ def test_a_run_whose_reader_went_away_keeps_what_it_measured(tmp_path: Path) -> 
     kept = sum(len(cell["rounds"]) for cell in cells)
     assert kept and err.startswith(f"interrupted: {kept} cell rounds kept,")
     assert err.rstrip().endswith(f"finish with: kernbench run --resume {out}")
+
+
+def assert_complete(out: Path) -> None:
+    results = json.loads((out / "results.json").read_text())
+    assert results["complete"]
+    assert [cell["status"] for cell in results["cells"]] == ["ok"] * 4
+    assert (out / "report.md").is_file()
+
+
+def test_a_run_whose_reader_left_before_its_last_line_is_complete(tmp_path: Path) -> None:
+    process, out = start_run(tmp_path, SHORT)
+    assert process.stdout is not None and process.stderr is not None
+    lines = [process.stdout.readline() for _ in range(3)]  # `| head -n 3` of 4 cells' lines
+    process.stdout.close()
+    assert lines[-1].startswith("[3/4] ")
+    with process.stderr:
+        err = process.stderr.read()
+    assert process.wait(timeout=60) == EXIT_BROKEN_PIPE, err  # as any command's reader gone
+    assert "interrupted" not in err, err
+    assert_complete(out)
+
+
+def test_a_run_stopped_as_its_last_cell_was_kept_is_complete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    measure_all = run_command.execute
+
+    def then_ctrl_c(run: run_command.RunFolder) -> list:
+        measure_all(run)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_command, "execute", then_ctrl_c)
+    bench = tmp_path / "short-nap.yaml"
+    bench.write_text(SHORT)
+    out = tmp_path / "out"
+    code = run_command.run(run_command.RunRequest(bench=str(bench), out=out, device="cpu",
+                                                  figures=False))
+    assert code == EXIT_OK
+    assert "interrupted" not in capsys.readouterr().err
+    assert_complete(out)

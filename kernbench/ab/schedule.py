@@ -12,7 +12,7 @@ Format history (bump MANIFEST_VERSION and add a step to MANIFEST_FORMAT's `updat
      an A/B of the variant; before, the first run was "record"), and `pins_from`.
   3: `a`, `b` and a run's `value` may be null: the side leaves the switch unset.
   4: `bench_path`, `bench_dirs` and `pins_from` may be relative: to the project the A/B's
-     folder lies in, found from that folder (ab/manifest_paths.py). Version 3 kept them
+     folder lies in, found from that folder (results/folder_paths.py). Version 3 kept them
      absolute, which still reads so.
 """
 
@@ -24,11 +24,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kernbench.ab.manifest_paths import recorded_path, resolved_path
 from kernbench.ab.pairing import switches_variant
 from kernbench.errors import UserError
 from kernbench.execute.options import RunOptions
 from kernbench.results.ab import Schedule
+from kernbench.results.folder_paths import recorded_path, resolved_path
 from kernbench.results.jsonio import FileFormat, unchanged
 from kernbench.results.kinds import AB_MANIFEST_NAME as MANIFEST_NAME
 from kernbench.worker_env import ROUND_ENV, SIDE_ENV, SWITCH_ENV
@@ -233,7 +233,7 @@ MANIFEST_FORMAT = FileFormat(
 
 def save_manifest(folder: Path, manifest: AbManifest) -> None:
     """`manifest` (its paths absolute, as `load_manifest` gives them) as ab-run.json, its
-    paths as `manifest_paths.recorded_path` keeps them."""
+    paths as `folder_paths.recorded_path` keeps them."""
     MANIFEST_FORMAT.write(Path(folder) / MANIFEST_NAME, _with_paths(manifest, recorded_path,
                                                                     folder))
 

@@ -1,4 +1,4 @@
-"""`kernbench run`: measure a bench (or, in fast mode, redraw its committed figures)."""
+"""`kernbench run`: measure a bench (fast mode, redrawing its committed figures: fast.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
 from kernbench.analyze.stats import UNRESOLVED_RULE
+from kernbench.commands.fast import render_fast
 from kernbench.commands.run_checks import (
-    check_fast_out,
     check_kernel_unchanged,
     check_out,
     check_world_sizes,
@@ -24,6 +24,7 @@ from kernbench.execute.cell_timers import check_timer_ids, read_timers
 from kernbench.execute.finish import RESULTS_NAME, build_run_results, select_profile
 from kernbench.execute.follow import follow, follower_folder
 from kernbench.execute.hosts import default_rdzv_id, hosts_from_flags
+from kernbench.execute.journal import is_all_journaled
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import (
     RUN_JSON_NAME,
@@ -43,13 +44,12 @@ from kernbench.results.jsonio import CannotWrite
 from kernbench.results.kinds import REPORT_HTML
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench, is_shipped
-from kernbench.spec.drift import REBUILT_ONLY, bench_drift, spec_drift
-from kernbench.spec.loader import field_error, load_bench
+from kernbench.spec.drift import REBUILT_ONLY, bench_drift
+from kernbench.spec.loader import load_bench
 from kernbench.spec.models import Bench, spec_hash
 from kernbench.worker_env import SIDE_ENV
 
 FAST_ENV = "MILESTONE_FAST"
-FIGURES_DIR = "figures"  # fast mode's only output, in --out
 FAST_ON = ("1", "true", "yes", "on")
 FAST_OFF = ("", "0", "false", "no", "off")
 
@@ -289,6 +289,10 @@ def measure(run: RunFolder) -> int:
         cells, stopped = planned_cells(run.options, run.bench), EXIT_BROKEN_PIPE
     except CannotWrite as exc:  # a full disk: the journal keeps what was measured
         raise kept_for_resume(exc, run) from None
+    reader_gone = stopped == EXIT_BROKEN_PIPE
+    if stopped is not None and is_all_journaled(run.journal, run.options.rounds_range,
+                                                [c.index for c in cells]):
+        stopped = None  # stopped after its last cell (`| head -n 3` of 4 lines): complete
     try:
         results, trouble = finish(run, cells, complete=stopped is None, started=started)
     except CannotWrite as exc:
@@ -303,7 +307,8 @@ def measure(run: RunFolder) -> int:
               f"{done} of {len(results.cells)} cells complete; finish with: kernbench run "
               f"--resume {run.path}", file=sys.stderr)
         return stopped
-    return report(results, run.path, trouble)
+    code = report(results, run.path, trouble)  # to no reader when it went away
+    return EXIT_BROKEN_PIPE if reader_gone else code  # as any command whose reader left
 
 
 def kept_for_resume(exc: CannotWrite, run: RunFolder) -> UserError:
@@ -361,37 +366,3 @@ def report(results: results_io.Results, out_dir: Path, trouble: str | None = Non
     if (out_dir / REPORT_HTML).is_file():
         print(f"report: {out_dir / REPORT_HTML}")
     return EXIT_FAILED if bad or trouble else EXIT_OK
-
-
-def render_fast(bench: Bench, bench_path: Path, out: Path) -> int:
-    """Redraw the figures from the bench's committed data file; runs no kernel."""
-    from kernbench.render import render_results
-
-    def data_error(message: str) -> UserError:  # at the bench's `data:` line
-        return field_error(bench_path, ("data",), message)
-
-    if not bench.data:
-        raise data_error("fast mode needs the bench's committed data file")
-    data_path = (bench_path.parent / bench.data).resolve()
-    if not data_path.exists():  # a run writes its own folder's results.json, never this
-        raise data_error(f"{data_path} not found; copy a run's results.json "
-                         "(or results.json.xz) there")
-    if not data_path.is_file():
-        raise data_error(f"{data_path} is not a results file")
-    try:
-        results = results_io.load(data_path)
-    except UserError as exc:
-        raise data_error(exc.message) from None
-    if results.bench != bench.name:
-        raise data_error(f"{data_path.name} holds bench {results.bench!r}, not {bench.name!r}")
-    drifted = spec_drift(results.spec, bench.model_dump(mode="json"))
-    if drifted:
-        print(f"note: {bench_path.name}'s {', '.join(drifted)} changed since {data_path.name} "
-              "was measured; re-run the bench to refresh it", file=sys.stderr)
-    check_fast_out(out, FIGURES_DIR)
-    written = render_results(results, out / FIGURES_DIR, bench.figures or None, parallel=True)
-    print(f"{bench.name}: fast mode, {len(written)} figures from {data_path}")
-    for path in written:
-        print(f"  {path}")
-    return EXIT_OK
-

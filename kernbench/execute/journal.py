@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,6 +120,11 @@ def current_path(journal_dir: Path, round_: int, slot: str = "") -> Path:
 def is_journaled(journal_dir: Path, round_: int, index: int) -> bool:
     """Whether the cell has an entry (after `quarantine_damaged`, a readable one)."""
     return journal_path(journal_dir, round_, index).is_file()
+
+
+def is_all_journaled(journal_dir: Path, rounds: Iterable[int], indices: Sequence[int]) -> bool:
+    """Whether every cell of `indices` has an entry in every round of `rounds`."""
+    return all(is_journaled(journal_dir, r, index) for r in rounds for index in indices)
 
 
 def write_entry(journal_dir: Path, round_: int, entry: JournalEntry) -> None:

@@ -13,16 +13,22 @@ Format history (bump RUN_JSON_VERSION and add a step to RUN_JSON's `update_to`):
      later `spec`, the bench as measured (None in older files: such a run resumes only
      under an unchanged bench); later `hosts` (None: one host), `gpus` and `force`;
      later `cells` (None: every cell chosen); later `kernel_source` (None: not recorded).
+     Later `bench_path`, `pins`, `project_pins` and `timers` relative to the project when
+     the run's folder lies in it, found from that folder (results/folder_paths.py; no
+     bump: committed version-1 files already held such paths, and absolute ones still
+     read as they are).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kernbench.execute.hosts import Hosts
+from kernbench.results.folder_paths import recorded_path, resolved_path
 from kernbench.results.jsonio import FileFormat
 from kernbench.results.kinds import RUN_JSON_NAME
 from kernbench.results.provenance import utc_now
@@ -38,7 +44,8 @@ class RunOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     schema_version: int = RUN_JSON_VERSION
-    bench_path: Path  # absolute, so a resume from another folder finds it
+    # Absolute here; run.json keeps it (and the other paths) as `folder_paths` records them.
+    bench_path: Path
     spec_hash: str  # of the bench when the run started: a changed bench is not resumed
     device: Literal["cpu", "cuda"]
     rounds: int = Field(ge=1)
@@ -137,11 +144,25 @@ RUN_JSON: FileFormat[RunOptions] = FileFormat(
 
 
 def load_options(folder: Path) -> RunOptions:
-    return RUN_JSON.read(Path(folder) / RUN_JSON_NAME)
+    """The run.json of `folder`, its paths absolute."""
+    return _with_paths(RUN_JSON.read(Path(folder) / RUN_JSON_NAME), resolved_path, folder)
 
 
 def save_options(folder: Path, options: RunOptions) -> None:
-    RUN_JSON.write(Path(folder) / RUN_JSON_NAME, options)
+    """`options` (its paths absolute) as run.json, its paths as `recorded_path` keeps them."""
+    RUN_JSON.write(Path(folder) / RUN_JSON_NAME, _with_paths(options, recorded_path, folder))
+
+
+_PATH_FIELDS = ("bench_path", "pins", "project_pins", "timers")
+
+
+def _with_paths(
+    options: RunOptions, convert: Callable[[str, Path], str], folder: Path
+) -> RunOptions:
+    paths = {name: getattr(options, name) for name in _PATH_FIELDS}
+    return options.model_copy(update={
+        name: Path(convert(str(path), folder)) for name, path in paths.items() if path is not None
+    })
 
 
 def holds_a_run(folder: Path) -> bool:

@@ -44,11 +44,16 @@ def project_root() -> Path:
 def checkout_root() -> Path | None:
     """The nearest kernbench checkout above the working directory, else the checkout the
     package runs from (an editable install), else None (an installed wheel)."""
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if (folder / "benches").is_dir() and _is_kernbench_project(folder / "pyproject.toml"):
-            return folder
-    return source_tree()
+    return project_holding(Path.cwd()) or source_tree()
+
+
+def project_holding(folder: Path) -> Path | None:
+    """The nearest kernbench checkout at or above `folder`, else None."""
+    here = Path(folder).resolve()
+    for above in (here, *here.parents):
+        if (above / "benches").is_dir() and _is_kernbench_project(above / "pyproject.toml"):
+            return above
+    return None
 
 
 def source_tree() -> Path | None:

@@ -75,6 +75,17 @@ def test_the_timer_line_names_the_duty_the_rounds_recorded(tmp_path):
     assert "; sustained duty (back to back, no settle phase recorded)" in ccl
 
 
+def test_the_timer_line_says_l2_only_on_a_gpu_and_names_the_timer_auto_picked(tmp_path):
+    # The CPU timer loops over warm caches: "L2 cold" there said what did not happen.
+    cpu = _markdown(results_io.load(DATA / "ab-schedules-cpu" / "ab-drift-interleaved" /
+                                    "r1_A" / "results.json.xz"), tmp_path / "c")
+    (line,) = [line for line in cpu.splitlines() if line.startswith("- Timer:")]
+    assert line.startswith("- Timer: auto timer (cpu), warm-up")
+    assert "L2" not in line
+    gpu = _markdown(results_io.load(DATA / "milestone-1h-gemm.json.xz"), tmp_path / "g")
+    assert "- Timer: auto timer (cupti, event), L2 cold," in gpu
+
+
 def test_sustained_cells_show_how_many_of_their_settle_phases_settled(tmp_path):
     results = results_io.load(REPO / "docs" / "steady" / "floor-sweep.json.xz")
     cell = results.cells[0]

@@ -70,7 +70,7 @@ def report_context(results: Results, figures: Sequence[Path], folder: Path) -> d
         "prov": prov,
         "device": prov.get("device_name") or prov.get("cpu") or results.device,
         "code": code_label(prov),  # as the figures' footer says it
-        "timer": _timer_text(results.spec.get("timer", {})) + _duty_text(results),
+        "timer": _timer_text(results) + _duty_text(results),
         "counts": sorted(Counter(c.status for c in results.cells).items()),
         "groups": _groups(results.cells, _declared_metrics(results)),
         "interval_column": f"{CONFIDENCE:.0%} CI of the median",  # as `_interval_text` judges
@@ -183,9 +183,14 @@ def _reach(summary: Summary) -> str:
     return "above twice the median"
 
 
-def _timer_text(timer: dict[str, Any]) -> str:
-    parts = [f"{timer.get('kind', 'auto')} timer"]
-    if "l2" in timer:
+def _timer_text(results: Results) -> str:
+    """The timer as set, with the ones `auto` picked; the L2 setting only on a GPU, the one
+    place a timer flushes it (the CPU timer loops over warm caches whatever it says)."""
+    timer = results.spec.get("timer", {})
+    kind = timer.get("kind", "auto")
+    used = sorted({r.timer for c in results.cells for r in c.rounds if r.timer})
+    parts = [f"{kind} timer" + (f" ({', '.join(used)})" if used and used != [kind] else "")]
+    if "l2" in timer and results.device == "cuda":
         parts.append(f"L2 {timer['l2']}")
     for key, label in (("warmup_s", "warm-up"), ("budget_s", "budget")):
         if key in timer:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
-from kernbench.analyze.stats import UNRESOLVED_RULE
+from kernbench.analyze.stats import UNRESOLVED_RULE, unresolved_remedy
 from kernbench.commands.run_checks import (
     check_fast_out,
     check_kernel_unchanged,
@@ -345,8 +345,8 @@ def report(results: results_io.Results, out_dir: Path, trouble: str | None = Non
               "(timer.steady_tol), flagged in the report and marked in the figures")
     unresolved = sum(bool(cell.unresolved) for cell in results.cells)
     if unresolved:
-        print(f"  {unresolved} unresolved: {UNRESOLVED_RULE} (a longer timer.budget_s, "
-              "timer.l2: warm or timer.kind: event may resolve them), flagged in the report "
+        print(f"  {unresolved} unresolved: {UNRESOLVED_RULE} "
+              f"({unresolved_remedy(results.device)}), flagged in the report "
               "and marked in the figures")
     for stale in results.stale_pins:
         print(f"stale pin re-tuned: {stale}", file=sys.stderr)

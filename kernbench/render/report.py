@@ -78,6 +78,7 @@ def report_context(results: Results, figures: Sequence[Path], folder: Path) -> d
         "pending": _listed(results.cells, "pending"),
         "unresolved": sum(c.unresolved for c in results.cells),
         "unresolved_rule": UNRESOLVED_RULE,
+        "gpu": results.device == "cuda",  # where a timer subtracts a flush (ADR 0030)
         "figures": [
             {"name": f.stem, "link": f.relative_to(folder).as_posix(),
              "base64": base64.b64encode(f.read_bytes()).decode()}

@@ -34,7 +34,10 @@ def one_line(exc: BaseException, where: str | None = None) -> str:
 def raised_at(exc: BaseException) -> str | None:
     """`file.py:LINE, in FUNCTION` of the innermost frame of the traceback outside Python's
     and the installed libraries' folders (the innermost of all where every frame is in
-    them); None without a traceback."""
+    them); None without a traceback. A broken contract names the callable at fault."""
+    blamed = getattr(exc, "defined_at", None)
+    if isinstance(blamed, str):
+        return blamed
     frames = traceback.extract_tb(exc.__traceback__)
     if not frames:
         return None

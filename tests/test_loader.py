@@ -165,8 +165,18 @@ def test_kernel_ref_pattern(tmp_path: Path) -> None:
 def test_factory_module_not_found(tmp_path: Path) -> None:
     path = write(tmp_path, VALID.replace("kernel: gemm", "kernel: nomod_kb_test:make"))
     assert error_of(path) == (
-        f"{path}:3: kernel: cannot import 'nomod_kb_test': ModuleNotFoundError: "
-        "No module named 'nomod_kb_test'"
+        f"{path}:3: kernel: cannot import 'nomod_kb_test': no nomod_kb_test.py beside the "
+        "bench file, nor a module of that name on sys.path"
+    )
+
+
+def test_a_factory_module_whose_own_import_fails_names_its_line(tmp_path: Path) -> None:
+    # The module was found: what it imports is missing, at a line the message names.
+    (tmp_path / "needs_kb.py").write_text("import numpy\nimport nodep_kb_test\n")
+    path = write(tmp_path, VALID.replace("kernel: gemm", "kernel: needs_kb:make"))
+    assert error_of(path) == (
+        f"{path}:3: kernel: cannot import 'needs_kb': ModuleNotFoundError: "
+        "No module named 'nodep_kb_test' (needs_kb.py:2, in <module>)"
     )
 
 
@@ -174,14 +184,16 @@ def test_factory_module_that_raises(tmp_path: Path) -> None:
     (tmp_path / "broken_kb.py").write_text("raise RuntimeError('no GPU here\\nsecond line')\n")
     path = write(tmp_path, VALID.replace("kernel: gemm", "kernel: broken_kb:make"))
     assert error_of(path) == (
-        f"{path}:3: kernel: cannot import 'broken_kb': RuntimeError: no GPU here second line"
+        f"{path}:3: kernel: cannot import 'broken_kb': RuntimeError: no GPU here second line "
+        "(broken_kb.py:1, in <module>)"
     )
 
 
 def test_factory_module_that_exits(tmp_path: Path) -> None:
     (tmp_path / "exits_kb.py").write_text("import sys\nsys.exit(3)\n")
     path = write(tmp_path, VALID.replace("kernel: gemm", "kernel: exits_kb:make"))
-    assert error_of(path) == f"{path}:3: kernel: cannot import 'exits_kb': SystemExit: 3"
+    assert error_of(path) == (
+        f"{path}:3: kernel: cannot import 'exits_kb': SystemExit: 3 (exits_kb.py:2, in <module>)")
 
 
 def test_factory_missing_from_module(tmp_path: Path) -> None:

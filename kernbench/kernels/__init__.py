@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+from kernbench.kernels.failure import one_line, raised_at
+
 BUILTINS: dict[str, str] = {
     "gemm": "kernbench.kernels.gemm:make",
     "collective": "kernbench.kernels.collective:make",
@@ -87,7 +89,16 @@ def _import(module_name: str, bench_dir: Path | None) -> ModuleType:
     local = import_beside(module_name, bench_dir) if bench_dir is not None else None
     if local is not None:
         return local
-    return _guarded(module_name, lambda: importlib.import_module(module_name))
+    try:
+        return _guarded(module_name, lambda: importlib.import_module(module_name))
+    except FactoryError as exc:
+        missing = exc.__cause__
+        if (bench_dir is None or not isinstance(missing, ModuleNotFoundError)
+                or not f"{module_name}.".startswith(f"{missing.name}.")):
+            raise  # a built-in's import, or a module found that imports one missing
+        file = module_name.replace(".", "/") + ".py"
+        raise FactoryError(f"cannot import {module_name!r}: no {file} beside the bench file, "
+                           "nor a module of that name on sys.path") from None
 
 
 def import_beside(module_name: str, bench_dir: Path) -> ModuleType | None:
@@ -109,10 +120,8 @@ def _guarded(module_name: str, load: Callable[[], ModuleType]) -> ModuleType:
     except BaseException as exc:  # a user's module may raise anything, even SystemExit
         if isinstance(exc, KeyboardInterrupt):
             raise
-        detail = " ".join(str(exc).split()) or "no message"
-        raise FactoryError(
-            f"cannot import {module_name!r}: {type(exc).__name__}: {detail}"
-        ) from exc
+        raise FactoryError(f"cannot import {module_name!r}: {one_line(exc, raised_at(exc))}"
+                           ) from exc
 
 
 def _import_file(module_name: str, path: Path, bench_dir: Path) -> ModuleType:

@@ -126,7 +126,8 @@ def test_a_metric_the_bench_declares_gets_its_own_column(tmp_path):
     cells = [c.model_copy(update={"metrics": {**c.metrics, "ai": 123.4}})
              for c in results.cells]
     text = _markdown(results.model_copy(update={"spec": spec, "cells": cells}), tmp_path)
-    assert "| tflops | gbs | util | ai | flags |" in text
+    # the computed rates with their units; the bench's own metric by its name
+    assert "| TFLOP/s | GB/s | util (of peak) | ai | flags |" in text
     assert "| 123.4 |" in text
     plain = _markdown(results, tmp_path / "plain")
     assert "| ai |" not in plain and "| flops |" not in plain

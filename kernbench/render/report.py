@@ -30,6 +30,9 @@ TEMPLATES = Path(__file__).parent / "templates"
 # The metrics a table shows, in this order, when the cells have them; then those the bench
 # declares itself beyond the model's inputs (an arithmetic intensity, tokens per second).
 SHOWN_METRICS = ("tflops", "gbs", "busbw_gbs", "algbw_gbs", "util")
+# Their column headings, with the unit (results.json and the export keep the names).
+HEADINGS = {"tflops": "TFLOP/s", "gbs": "GB/s", "busbw_gbs": "busbw GB/s",
+            "algbw_gbs": "algbw GB/s", "util": "util (of peak)"}
 MODEL_INPUTS = ("flops", "bytes")
 THROTTLED_FLAG = 0.05  # flag a cell when more than this share of its samples was throttled
 
@@ -108,6 +111,7 @@ def _groups(cells: Sequence[CellResult], declared: Sequence[str] = ()) -> list[d
         if "busbw_gbs" in metrics:  # a collective's gbs is its algbw, shown already
             metrics.remove("gbs")
         groups.append({"variant": variant, "metrics": metrics,
+                       "headings": [HEADINGS.get(m, m) for m in metrics],
                        "settles": any(_settled(c)[1] for c in members),
                        "rows": [_row(c, metrics) for c in members]})
     return groups

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
 from kernbench.analyze.stats import UNRESOLVED_RULE, unresolved_remedy
+from kernbench.commands.failed_cells import failed_lines
 from kernbench.commands.run_checks import (
     check_fast_out,
     check_kernel_unchanged,
@@ -351,8 +352,8 @@ def report(results: results_io.Results, out_dir: Path, trouble: str | None = Non
     for stale in results.stale_pins:
         print(f"stale pin re-tuned: {stale}", file=sys.stderr)
     bad = results.failed_cells()
-    for cell in bad:
-        print(f"  {cell.status}: {cell.id}: {cell.reason}", file=sys.stderr)
+    for line in failed_lines(bad):
+        print(line, file=sys.stderr)
     if any(cell.summary is not None for cell in bad):
         print(f"measured cells kept: fix the bench, then `kernbench collect {out_dir}` "
               "rebuilds the results", file=sys.stderr)

@@ -70,7 +70,8 @@ def test_unknown_nested_key_names_its_field_path(tmp_path: Path) -> None:
         "warmup_s, budget_s, min_samples, max_samples, rel_ci, l2, kind, cell_timeout_s, "
         "min_time_s, turns, duty, settle_s, settle_min_s, settle_tol, settle_clock, steady_tol"
     )
-    assert error_of(path) == f"{path}:13: timer.budget: unknown key; known: {known}"
+    assert error_of(path) == (
+        f"{path}:13: timer.budget: unknown key; did you mean 'budget_s'? known: {known}")
 
 
 def test_wrong_type_shows_the_value(tmp_path: Path) -> None:
@@ -351,7 +352,8 @@ def test_hardware_unknown_key(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as info:
         load_hardware(path)
     known = ", ".join(HardwareProfile.model_fields)
-    assert str(info.value) == f"{path}:8: l3_bytes: unknown key; known: {known}"
+    assert str(info.value) == (
+        f"{path}:8: l3_bytes: unknown key; did you mean 'l2_bytes'? known: {known}")
 
 
 def test_committed_benches_and_profiles_load() -> None:

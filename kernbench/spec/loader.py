@@ -8,6 +8,7 @@ rewritten with the line of the deepest part of its field path that exists in the
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import stat
@@ -31,6 +32,9 @@ from kernbench.spec.problems import FieldProblem
 LinePath = tuple[str, ...]
 Model = TypeVar("Model", bound=BaseModel)
 _SHOWN_INPUT_CHARS = 40
+# How close an unknown key must be to a known one to be offered as what was meant
+# (`timr` for timer, `budget` for budget_s, `varaints` for variants; `colour` gets none).
+MEANT_CUTOFF = 0.75
 # Bench and profile files are a few KiB; a bigger file is a mistake (`/dev/zero`, a data
 # file), and reading it whole would hang `validate` and `list`.
 MAX_FILE_BYTES = 2**20
@@ -269,7 +273,11 @@ def _message(errors: list[dict[str, Any]], model: type[BaseModel], parts: tuple[
     first = errors[0]
     if first["type"] == "extra_forbidden":
         known = _known_fields(model, parts[:-1])
-        return f"unknown key; known: {', '.join(known)}" if known else "unknown key"
+        if not known:
+            return "unknown key"
+        meant = difflib.get_close_matches(str(parts[-1]), known, n=1, cutoff=MEANT_CUTOFF)
+        guess = f"did you mean {meant[0]!r}? " if meant else ""
+        return f"unknown key; {guess}known: {', '.join(known)}"
     texts = [_clean(error["msg"]) for error in errors]
     prefix = "Input should be "
     if len(texts) > 1 and all(text.startswith(prefix) for text in texts):

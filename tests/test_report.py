@@ -86,6 +86,19 @@ def test_the_timer_line_says_l2_only_on_a_gpu_and_names_the_timer_auto_picked(tm
     assert "- Timer: auto timer (cupti, event), L2 cold," in gpu
 
 
+def test_the_header_says_whether_the_outputs_were_checked_and_the_worst_error(tmp_path):
+    # A table of times said nothing of correctness: a kernel engineer could not tell a
+    # checked kernel from a plain callable timed unchecked.
+    gemm = _markdown(results_io.load(DATA / "milestone-1h-gemm.json.xz"), tmp_path / "g")
+    (line,) = [line for line in gemm.splitlines() if line.startswith("- Checked:")]
+    assert re.fullmatch(r"- Checked: 153 of 153 cells against a reference, 153 passed; "
+                        r"the largest relative error \S+ \(tolerance \S+\)", line)
+    sleep = _markdown(results_io.load(DATA / "ab-schedules-cpu" / "ab-drift-interleaved" /
+                                      "r1_A" / "results.json.xz"), tmp_path / "s")
+    assert ("- Checked: no cell (the kernel has no check: its output was never compared)"
+            in sleep)
+
+
 def test_sustained_cells_show_how_many_of_their_settle_phases_settled(tmp_path):
     results = results_io.load(REPO / "docs" / "steady" / "floor-sweep.json.xz")
     cell = results.cells[0]

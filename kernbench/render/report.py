@@ -9,6 +9,7 @@ templates ship in the package (`render/templates/`).
 from __future__ import annotations
 
 import base64
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -75,6 +76,7 @@ def report_context(results: Results, figures: Sequence[Path], folder: Path) -> d
         "code": code_label(prov),  # as the figures' footer says it
         "timer": _timer_text(results) + _duty_text(results),
         "counts": sorted(Counter(c.status for c in results.cells).items()),
+        "checked": _checks_text(results.cells),
         "groups": _groups(results.cells, _declared_metrics(results)),
         "interval_column": f"{CONFIDENCE:.0%} CI of the median",  # as `_interval_text` judges
         "failed": _listed(results.cells, "failed"),
@@ -88,6 +90,26 @@ def report_context(results: Results, figures: Sequence[Path], folder: Path) -> d
             for f in figures
         ],
     }
+
+
+def _checks_text(cells: Sequence[CellResult]) -> str:
+    """Whether each cell's output was compared with a reference before it was timed, and
+    the error nearest its tolerance: a table of times says nothing of it, and a plain
+    callable is timed unchecked."""
+    checks = {c.id: [r.check for r in c.rounds if r.check] for c in cells}
+    checked = {cell: found for cell, found in checks.items() if found}
+    if not checked:
+        return "no cell (the kernel has no check: its output was never compared)"
+    passed = sum(all(check.ok for check in found) for found in checked.values())
+    text = f"{len(checked)} of {len(cells)} cells against a reference, {passed} passed"
+    errors = [check for found in checked.values() for check in found
+              if check.rel_err is not None and math.isfinite(check.rel_err)
+              and check.tolerance > 0]
+    if errors:
+        worst = max(errors, key=lambda check: (check.rel_err or 0.0) / check.tolerance)
+        text += (f"; the largest relative error {worst.rel_err:.2g} "
+                 f"(tolerance {worst.tolerance:.2g})")
+    return text
 
 
 def _listed(cells: Sequence[CellResult], status: str) -> list[dict[str, str]]:

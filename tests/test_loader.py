@@ -430,3 +430,11 @@ def test_a_key_that_is_a_line_break_is_named_on_one_line(tmp_path: Path) -> None
     with pytest.raises(SpecError) as info:
         load_bench(path)
     assert "\n" not in str(info.value) and ": '\\n': unknown key" in str(info.value)
+
+
+def test_a_single_value_where_a_list_belongs_says_how_to_write_it(tmp_path: Path) -> None:
+    # `rows: 64` for an axis of one value; pydantic's "valid list" left the fix to guess.
+    path = write(tmp_path, VALID.replace("dtypes: [fp32]", "dtypes: fp32"))
+    assert error_of(path) == (
+        f"{path}:6: dtypes: Input should be a valid list (got 'fp32'; one value is a list "
+        "of one: ['fp32'])")

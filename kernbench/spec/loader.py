@@ -287,7 +287,9 @@ def _message(errors: list[dict[str, Any]], model: type[BaseModel], parts: tuple[
         message = texts[0]
     if first["type"] != "missing":
         shown = _shown_input(first.get("input"))
-        if shown:
+        if shown and first["type"] == "list_type" and len(errors) == 1:  # `n: 64` for [64]
+            message += f" (got {shown}; one value is a list of one: [{shown}])"
+        elif shown:
             message += f" (got {shown})"
     return message
 

@@ -190,6 +190,15 @@ def test_factory_module_that_raises(tmp_path: Path) -> None:
     )
 
 
+def test_a_factory_module_that_does_not_parse_names_its_line_once(tmp_path: Path) -> None:
+    # It named kernbench's _import_file after Python's "(syntax_kb.py, line 2)".
+    (tmp_path / "syntax_kb.py").write_text("import sys\ndef make(n)\n    return n\n")
+    path = write(tmp_path, VALID.replace("kernel: gemm", "kernel: syntax_kb:make"))
+    assert error_of(path) == (
+        f"{path}:3: kernel: cannot import 'syntax_kb': SyntaxError: expected ':' "
+        "(syntax_kb.py:2)")
+
+
 def test_factory_module_that_exits(tmp_path: Path) -> None:
     (tmp_path / "exits_kb.py").write_text("import sys\nsys.exit(3)\n")
     path = write(tmp_path, VALID.replace("kernel: gemm", "kernel: exits_kb:make"))

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from kernbench.errors import NeedsExtra, SpecError
+from kernbench.errors import MEANT_CUTOFF, NeedsExtra, SpecError
 from kernbench.kernels import BUILTINS, FactoryError, MissingExtra, resolve_factory
 from kernbench.spec.checks import bench_problem, factory_problem
 from kernbench.spec.models import Bench, HardwareProfile
@@ -32,9 +32,6 @@ from kernbench.spec.problems import FieldProblem
 LinePath = tuple[str, ...]
 Model = TypeVar("Model", bound=BaseModel)
 _SHOWN_INPUT_CHARS = 40
-# How close an unknown key must be to a known one to be offered as what was meant
-# (`timr` for timer, `budget` for budget_s, `varaints` for variants; `colour` gets none).
-MEANT_CUTOFF = 0.75
 # Bench and profile files are a few KiB; a bigger file is a mistake (`/dev/zero`, a data
 # file), and reading it whole would hang `validate` and `list`.
 MAX_FILE_BYTES = 2**20

@@ -206,6 +206,13 @@ def test_factory_module_that_exits(tmp_path: Path) -> None:
         f"{path}:3: kernel: cannot import 'exits_kb': SystemExit: 3 (exits_kb.py:2, in <module>)")
 
 
+def test_a_factory_name_close_to_one_the_module_has_is_offered(tmp_path: Path) -> None:
+    (tmp_path / "near_kb.py").write_text("def make(n):\n    return n\n")
+    path = write(tmp_path, VALID.replace("kernel: gemm", "kernel: near_kb:mak"))
+    assert error_of(path) == (
+        f"{path}:3: kernel: module 'near_kb' has no factory 'mak'; did you mean near_kb:make?")
+
+
 def test_factory_missing_from_module(tmp_path: Path) -> None:
     (tmp_path / "empty_kb.py").write_text("x = 1\n")
     path = write(tmp_path, VALID.replace("kernel: gemm", "kernel: empty_kb:make"))

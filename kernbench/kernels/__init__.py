@@ -9,6 +9,7 @@ imported from elsewhere neither shadows it nor is replaced by it.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib
 import importlib.util
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+from kernbench.errors import MEANT_CUTOFF
 from kernbench.kernels.failure import one_line, raised_at
 
 BUILTINS: dict[str, str] = {
@@ -51,7 +53,11 @@ def resolve_factory(kernel: str, bench_dir: Path) -> Callable[..., object]:
     module = _import(module_name, None if kernel in BUILTINS else Path(bench_dir))
     factory = getattr(module, factory_name, None)
     if factory is None:
-        raise FactoryError(f"module {module_name!r} has no factory {factory_name!r}")
+        names = [name for name, value in vars(module).items()
+                 if callable(value) and not name.startswith("_")]
+        meant = difflib.get_close_matches(factory_name, names, n=1, cutoff=MEANT_CUTOFF)
+        guess = f"; did you mean {module_name}:{meant[0]}?" if meant else ""
+        raise FactoryError(f"module {module_name!r} has no factory {factory_name!r}{guess}")
     if not callable(factory):
         raise FactoryError(f"{module_name}:{factory_name} is not callable")
     return factory

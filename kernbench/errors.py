@@ -15,6 +15,10 @@ EXIT_INTERRUPTED = 130  # Ctrl-C; the journal keeps what was measured
 # shell reports of any tool a closed pipe ends, so `set -o pipefail` sees the usual code
 # and no script takes it for "cells failed" (1) or for a finished command (0).
 EXIT_BROKEN_PIPE = 141
+# How close a name the user wrote must be to a known one to be offered as what was meant
+# (difflib's ratio): `timr` for timer, `budget` for budget_s, `topq` for topk; `colour`
+# gets none.
+MEANT_CUTOFF = 0.75
 
 
 class UserError(Exception):

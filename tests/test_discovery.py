@@ -413,8 +413,31 @@ def test_an_unknown_name_says_when_the_working_folders_benches_hold_it(
         discovery.find_bench("own")
     assert str(info.value).endswith(
         f"; benches/ here is not searched (this kernbench reads "
-        f"{discovery.project_root() / 'benches'}): give --bench-dir benches")
+        f"{discovery.project_root() / 'benches'}): give --bench-dir benches, or the file: "
+        f"--bench {Path('benches', 'own.yaml')}")
     with pytest.raises(UserError) as info:
         discovery.find_bench("other")
     assert "here is not searched" not in str(info.value)
     assert discovery.find_bench("own", [Path("benches")])[0].name == "own"
+
+
+def test_an_unknown_name_says_when_the_working_folder_itself_holds_it(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A new user writes softmax.yaml (name: my-softmax) and runs from its folder: the
+    # name was only "unknown", by its bench name or by its file's.
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "softmax.yaml").write_text(bench_text("my-softmax"))
+    monkeypatch.chdir(mine)
+    unsearched = ("; this folder is not searched (this kernbench reads "
+                  f"{discovery.project_root() / 'benches'})")
+    with pytest.raises(UserError) as info:
+        discovery.find_bench("my-softmax")
+    assert str(info.value).endswith(
+        f"{unsearched}: give --bench-dir ., or the file: --bench softmax.yaml")
+    with pytest.raises(UserError) as info:
+        discovery.find_bench("softmax")
+    assert str(info.value).endswith(
+        f"{unsearched}, and softmax.yaml names its bench 'my-softmax': give the file: "
+        "--bench softmax.yaml")

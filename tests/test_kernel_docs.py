@@ -23,7 +23,7 @@ from kernbench.spec.loader import load_bench
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "kernels.md"
 BLOCK = re.compile(r"^```(?:python|yaml)\n# file: (\S+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
-BENCHES = ("axpy", "axpy_checked", "blocked", "staged")
+BENCHES = ("axpy", "axpy_checked", "blocked", "staged", "softmax")
 OP_BENCHES = ("moe_gate", "embedding")  # YAML only: no module
 
 

@@ -70,7 +70,8 @@ def test_unknown_nested_key_names_its_field_path(tmp_path: Path) -> None:
         "warmup_s, budget_s, min_samples, max_samples, rel_ci, l2, kind, cell_timeout_s, "
         "min_time_s, turns, duty, settle_s, settle_min_s, settle_tol, settle_clock, steady_tol"
     )
-    assert error_of(path) == f"{path}:13: timer.budget: unknown key; known: {known}"
+    assert error_of(path) == (
+        f"{path}:13: timer.budget: unknown key; did you mean 'budget_s'? known: {known}")
 
 
 def test_wrong_type_shows_the_value(tmp_path: Path) -> None:
@@ -165,8 +166,18 @@ def test_kernel_ref_pattern(tmp_path: Path) -> None:
 def test_factory_module_not_found(tmp_path: Path) -> None:
     path = write(tmp_path, VALID.replace("kernel: gemm", "kernel: nomod_kb_test:make"))
     assert error_of(path) == (
-        f"{path}:3: kernel: cannot import 'nomod_kb_test': ModuleNotFoundError: "
-        "No module named 'nomod_kb_test'"
+        f"{path}:3: kernel: cannot import 'nomod_kb_test': no nomod_kb_test.py beside the "
+        "bench file, nor a module of that name on sys.path"
+    )
+
+
+def test_a_factory_module_whose_own_import_fails_names_its_line(tmp_path: Path) -> None:
+    # The module was found: what it imports is missing, at a line the message names.
+    (tmp_path / "needs_kb.py").write_text("import numpy\nimport nodep_kb_test\n")
+    path = write(tmp_path, VALID.replace("kernel: gemm", "kernel: needs_kb:make"))
+    assert error_of(path) == (
+        f"{path}:3: kernel: cannot import 'needs_kb': ModuleNotFoundError: "
+        "No module named 'nodep_kb_test' (needs_kb.py:2, in <module>)"
     )
 
 
@@ -174,14 +185,32 @@ def test_factory_module_that_raises(tmp_path: Path) -> None:
     (tmp_path / "broken_kb.py").write_text("raise RuntimeError('no GPU here\\nsecond line')\n")
     path = write(tmp_path, VALID.replace("kernel: gemm", "kernel: broken_kb:make"))
     assert error_of(path) == (
-        f"{path}:3: kernel: cannot import 'broken_kb': RuntimeError: no GPU here second line"
+        f"{path}:3: kernel: cannot import 'broken_kb': RuntimeError: no GPU here second line "
+        "(broken_kb.py:1, in <module>)"
     )
+
+
+def test_a_factory_module_that_does_not_parse_names_its_line_once(tmp_path: Path) -> None:
+    # It named kernbench's _import_file after Python's "(syntax_kb.py, line 2)".
+    (tmp_path / "syntax_kb.py").write_text("import sys\ndef make(n)\n    return n\n")
+    path = write(tmp_path, VALID.replace("kernel: gemm", "kernel: syntax_kb:make"))
+    assert error_of(path) == (
+        f"{path}:3: kernel: cannot import 'syntax_kb': SyntaxError: expected ':' "
+        "(syntax_kb.py:2)")
 
 
 def test_factory_module_that_exits(tmp_path: Path) -> None:
     (tmp_path / "exits_kb.py").write_text("import sys\nsys.exit(3)\n")
     path = write(tmp_path, VALID.replace("kernel: gemm", "kernel: exits_kb:make"))
-    assert error_of(path) == f"{path}:3: kernel: cannot import 'exits_kb': SystemExit: 3"
+    assert error_of(path) == (
+        f"{path}:3: kernel: cannot import 'exits_kb': SystemExit: 3 (exits_kb.py:2, in <module>)")
+
+
+def test_a_factory_name_close_to_one_the_module_has_is_offered(tmp_path: Path) -> None:
+    (tmp_path / "near_kb.py").write_text("def make(n):\n    return n\n")
+    path = write(tmp_path, VALID.replace("kernel: gemm", "kernel: near_kb:mak"))
+    assert error_of(path) == (
+        f"{path}:3: kernel: module 'near_kb' has no factory 'mak'; did you mean near_kb:make?")
 
 
 def test_factory_missing_from_module(tmp_path: Path) -> None:
@@ -339,7 +368,8 @@ def test_hardware_unknown_key(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as info:
         load_hardware(path)
     known = ", ".join(HardwareProfile.model_fields)
-    assert str(info.value) == f"{path}:8: l3_bytes: unknown key; known: {known}"
+    assert str(info.value) == (
+        f"{path}:8: l3_bytes: unknown key; did you mean 'l2_bytes'? known: {known}")
 
 
 def test_committed_benches_and_profiles_load() -> None:
@@ -416,3 +446,11 @@ def test_a_key_that_is_a_line_break_is_named_on_one_line(tmp_path: Path) -> None
     with pytest.raises(SpecError) as info:
         load_bench(path)
     assert "\n" not in str(info.value) and ": '\\n': unknown key" in str(info.value)
+
+
+def test_a_single_value_where_a_list_belongs_says_how_to_write_it(tmp_path: Path) -> None:
+    # `rows: 64` for an axis of one value; pydantic's "valid list" left the fix to guess.
+    path = write(tmp_path, VALID.replace("dtypes: [fp32]", "dtypes: fp32"))
+    assert error_of(path) == (
+        f"{path}:6: dtypes: Input should be a valid list (got 'fp32'; one value is a list "
+        "of one: ['fp32'])")

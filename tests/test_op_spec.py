@@ -56,7 +56,8 @@ def test_the_issue_topk_bench_validates(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        (("op: torch.topk", "op: torch.topq"), "2: op: 'torch' has no attribute 'topq'"),
+        (("op: torch.topk", "op: torch.topq"),
+         "2: op: 'torch' has no attribute 'topq'; did you mean torch.topk?"),
         (
             ("op: torch.topk", "op: nosuchlib.topk"),
             "2: op: cannot import 'nosuchlib': no module named 'nosuchlib'",
@@ -111,7 +112,8 @@ def test_variants_choose_a_known_backend_only(tmp_path: Path) -> None:
 
 def test_check_reference_and_kernel_fields(tmp_path: Path) -> None:
     bad_ref = TOPK + "check: {ref: torch.topkk}\n"
-    assert error_of(tmp_path, bad_ref) == "13: check.ref: 'torch' has no attribute 'topkk'"
+    assert error_of(tmp_path, bad_ref) == (
+        "13: check.ref: 'torch' has no attribute 'topkk'; did you mean torch.topk?")
     sort = TOPK + "check: {ref: torch.sort}\n"
     assert error_of(tmp_path, sort) == (
         "13: check.ref: the reference gets the op's keywords, but takes no 'k'; it takes "

@@ -75,6 +75,30 @@ def test_the_timer_line_names_the_duty_the_rounds_recorded(tmp_path):
     assert "; sustained duty (back to back, no settle phase recorded)" in ccl
 
 
+def test_the_timer_line_says_l2_only_on_a_gpu_and_names_the_timer_auto_picked(tmp_path):
+    # The CPU timer loops over warm caches: "L2 cold" there said what did not happen.
+    cpu = _markdown(results_io.load(DATA / "ab-schedules-cpu" / "ab-drift-interleaved" /
+                                    "r1_A" / "results.json.xz"), tmp_path / "c")
+    (line,) = [line for line in cpu.splitlines() if line.startswith("- Timer:")]
+    assert line.startswith("- Timer: auto timer (cpu), warm-up")
+    assert "L2" not in line
+    gpu = _markdown(results_io.load(DATA / "milestone-1h-gemm.json.xz"), tmp_path / "g")
+    assert "- Timer: auto timer (cupti, event), L2 cold," in gpu
+
+
+def test_the_header_says_whether_the_outputs_were_checked_and_the_worst_error(tmp_path):
+    # A table of times said nothing of correctness: a kernel engineer could not tell a
+    # checked kernel from a plain callable timed unchecked.
+    gemm = _markdown(results_io.load(DATA / "milestone-1h-gemm.json.xz"), tmp_path / "g")
+    (line,) = [line for line in gemm.splitlines() if line.startswith("- Checked:")]
+    assert re.fullmatch(r"- Checked: 153 of 153 cells against a reference, 153 passed; "
+                        r"the largest relative error \S+ \(tolerance \S+\)", line)
+    sleep = _markdown(results_io.load(DATA / "ab-schedules-cpu" / "ab-drift-interleaved" /
+                                      "r1_A" / "results.json.xz"), tmp_path / "s")
+    assert ("- Checked: no cell (the kernel has no check: its output was never compared)"
+            in sleep)
+
+
 def test_sustained_cells_show_how_many_of_their_settle_phases_settled(tmp_path):
     results = results_io.load(REPO / "docs" / "steady" / "floor-sweep.json.xz")
     cell = results.cells[0]
@@ -115,7 +139,8 @@ def test_a_metric_the_bench_declares_gets_its_own_column(tmp_path):
     cells = [c.model_copy(update={"metrics": {**c.metrics, "ai": 123.4}})
              for c in results.cells]
     text = _markdown(results.model_copy(update={"spec": spec, "cells": cells}), tmp_path)
-    assert "| tflops | gbs | util | ai | flags |" in text
+    # the computed rates with their units; the bench's own metric by its name
+    assert "| TFLOP/s | GB/s | util (of peak) | ai | flags |" in text
     assert "| 123.4 |" in text
     plain = _markdown(results, tmp_path / "plain")
     assert "| ai |" not in plain and "| flops |" not in plain

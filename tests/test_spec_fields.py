@@ -46,9 +46,9 @@ NO_DESCRIPTION = "name: b\nkernel: sleep\naxes:\n  a: [1]\n"
 @pytest.mark.parametrize(
     ("tail", "expected"),
     [
-        ("axis:\n  a: [1]\n", "5: axis: unknown key; known: "),
-        ("varaints: {v: {}}\n", "5: varaints: unknown key; known: "),
-        ("timer:\n  budget: 1\n", "6: timer.budget: unknown key; known: "),
+        ("axis:\n  a: [1]\n", "5: axis: unknown key; did you mean 'axes'? known: "),
+        ("varaints: {v: {}}\n", "5: varaints: unknown key; did you mean 'variants'? known: "),
+        ("timer:\n  budget: 1\n", "6: timer.budget: unknown key; did you mean 'budget_s'? known: "),
         ('rounds: "3"\n', "5: rounds: Input should be a valid integer (got '3') (and 1 more)"),
     ],
 )

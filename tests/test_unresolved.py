@@ -104,6 +104,25 @@ def test_the_report_flags_it_and_prints_no_negative_time(tmp_path: Path) -> None
     assert "&lt; 7.4 µs" in html and "<b>unresolved</b>" in html and "-0.4" not in html
 
 
+def test_on_a_cpu_the_report_and_terminal_suggest_no_gpu_timer_setting(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The CPU timer neither flushes the L2 nor subtracts a flush: `timer.l2: warm` and
+    # `timer.kind: event` there were advice a CPU run cannot take.
+    from kernbench.commands.run import report
+
+    results = _with_noisy_cell().model_copy(update={"device": "cpu"})
+    write_report(results, tmp_path)
+    for name in ("report.md", "report.html"):
+        text = (tmp_path / name).read_text()
+        assert "unresolved" in text and "timer.budget_s" in text and "quieter machine" in text
+        assert "timer.l2" not in text and "timer.kind" not in text and "graph" not in text
+    report(results, tmp_path)
+    printed = capsys.readouterr().out
+    assert "1 unresolved:" in printed and "quieter machine" in printed
+    assert "timer.l2" not in printed and "timer.kind" not in printed
+
+
 def test_a_median_at_or_below_zero_is_not_printed_as_a_time(tmp_path: Path) -> None:
     results = _with_noisy_cell(median=-0.3e-6)
     write_report(results, tmp_path)

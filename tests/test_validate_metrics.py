@@ -211,11 +211,24 @@ def test_a_roofline_with_flops_or_bytes_passes(here: Path, metrics: str) -> None
 @pytest.mark.parametrize("name", ["time_s", "tflops", "gbs"])
 def test_a_metric_named_as_one_kernbench_computes_is_refused(here: Path, name: str) -> None:
     """The computed one replaced it in the results without a word."""
-    (here / "r.yaml").write_text(ROOFLINE + f"metrics: {{flops: 2*M*N*K, {name}: M}}\n")
+    (here / "r.yaml").write_text(ROOFLINE + f"metrics: {{flops: 2*M*N*K, bytes: M, {name}: M}}\n")
     assert invoke("validate", "r.yaml") == (EXIT_USAGE, "", (
         f"r.yaml:8: metrics.{name}: {name!r} is a metric kernbench computes (time_s, tflops, "
         "gbs, intensity, util, model_time_s, model_util, algbw_gbs, busbw_gbs), which would "
         "replace this one; name it otherwise\n"))
+
+
+@pytest.mark.parametrize(("name", "source"), [("gbs", "bytes"), ("tflops", "flops")])
+def test_a_rate_named_in_place_of_its_source_says_which_metric_to_give(
+    here: Path, name: str, source: str
+) -> None:
+    # A new user writes `gbs: 2*M*N*itemsize` for the bytes it moves: say so.
+    (here / "r.yaml").write_text(ROOFLINE + f"metrics: {{{name}: M*N}}\n")
+    code, out, err = invoke("validate", "r.yaml")
+    assert (code, out) == (EXIT_USAGE, "")
+    assert err.startswith(f"r.yaml:8: metrics.{name}: {name!r} is a metric kernbench computes")
+    assert err.endswith(f"; give the {source} of one call as `{source}:` and kernbench "
+                        f"computes {name}, or name it otherwise\n")
 
 
 def test_every_metric_kernbench_computes_is_one_a_bench_may_not_name() -> None:

@@ -107,8 +107,19 @@ def test_an_axis_or_device_the_factory_does_not_take(tmp_path: Path) -> None:
     module = "def make(work_us):\n    return lambda: None\n"
     text = "name: b\ndescription: d\nkernel: nodevice_kb:make\naxes:\n  work_us: [50]\n"
     assert error_of(tmp_path, text, module, "nodevice_kb") == (
-        "3: kernel: 'device' is passed to every cell's kernel, but nodevice_kb:make "
-        "takes work_us"
+        "3: kernel: 'device' is passed to every cell's kernel (the device it runs on: "
+        "'cpu' or 'cuda'; take device, or **_), but nodevice_kb:make takes work_us"
+    )
+
+
+def test_a_factory_without_dtype_is_told_where_dtype_comes_from(tmp_path: Path) -> None:
+    # `dtypes: [fp32]` arrives as `dtype`, a keyword the YAML never spells.
+    module = "def make(n, device):\n    return lambda: None\n"
+    text = "name: b\ndescription: d\nkernel: nodtype_kb:make\naxes:\n  n: [1]\n" \
+        "dtypes: [fp32]\n"
+    assert error_of(tmp_path, text, module, "nodtype_kb") == (
+        "6: dtypes: 'dtype' is passed to every cell's kernel (one of dtypes: per cell), but "
+        "nodtype_kb:make takes device, n"
     )
 
 

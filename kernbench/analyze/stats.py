@@ -30,6 +30,15 @@ RESOLUTION_FACTOR = 2.0
 UNRESOLVED_RULE = f"the median's {CI_NAME} is not within a factor of {RESOLUTION_FACTOR:g} of it"
 
 
+def unresolved_remedy(device: str) -> str:
+    """What may resolve an unresolved cell, for the terminal: on a GPU, the timer settings of
+    ADR 0030; a CPU timer subtracts nothing and flushes nothing, so there only more samples
+    or a quieter machine help."""
+    if device == "cuda":
+        return "a longer timer.budget_s, timer.l2: warm or timer.kind: event may resolve them"
+    return "a longer timer.budget_s or a quieter machine may resolve them"
+
+
 @dataclass(frozen=True)
 class MedianInterval:
     low: float

@@ -10,7 +10,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
-from kernbench.analyze.stats import UNRESOLVED_RULE
+from kernbench.analyze.stats import UNRESOLVED_RULE, unresolved_remedy
+from kernbench.commands.failed_cells import failed_lines
 from kernbench.commands.fast import render_fast
 from kernbench.commands.run_checks import (
     check_kernel_unchanged,
@@ -349,14 +350,14 @@ def report(results: results_io.Results, out_dir: Path, trouble: str | None = Non
               "(timer.steady_tol), flagged in the report and marked in the figures")
     unresolved = sum(bool(cell.unresolved) for cell in results.cells)
     if unresolved:
-        print(f"  {unresolved} unresolved: {UNRESOLVED_RULE} (a longer timer.budget_s, "
-              "timer.l2: warm or timer.kind: event may resolve them), flagged in the report "
+        print(f"  {unresolved} unresolved: {UNRESOLVED_RULE} "
+              f"({unresolved_remedy(results.device)}), flagged in the report "
               "and marked in the figures")
     for stale in results.stale_pins:
         print(f"stale pin re-tuned: {stale}", file=sys.stderr)
     bad = results.failed_cells()
-    for cell in bad:
-        print(f"  {cell.status}: {cell.id}: {cell.reason}", file=sys.stderr)
+    for line in failed_lines(bad):
+        print(line, file=sys.stderr)
     if any(cell.summary is not None for cell in bad):
         print(f"measured cells kept: fix the bench, then `kernbench collect {out_dir}` "
               "rebuilds the results", file=sys.stderr)

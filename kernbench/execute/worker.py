@@ -109,7 +109,7 @@ class CellRunner:
         result = RoundResult(round=round_, status="ok", side=os.environ.get(SIDE_ENV, ""))
         kernel: Kernel | None = None
         try:
-            kernel = as_kernel(self.factory(**cell.params))
+            kernel = as_kernel(self.factory(**cell.params), self.factory)
             if self.autotune is not None:
                 # the factory may have loaded Triton (a backend's library): its tuners
                 # are pinned from their first call, the check's
@@ -228,7 +228,7 @@ class CellRunner:
     @staticmethod
     def _build(kernel: Kernel, config: Mapping[str, Any]) -> Kernel:
         assert kernel.build is not None
-        built = as_kernel(kernel.build(config))
+        built = as_kernel(kernel.build(config), kernel.build)
         if built.check is None:
             built.check = kernel.check
         built.info = {**kernel.info, **built.info, "pinned_config": dict(config)}
@@ -243,7 +243,7 @@ def _check(kernel: Kernel, result: RoundResult) -> None:
     """Run the kernel's check, if it has one, into `result`; a wrong result raises."""
     if kernel.check is None:
         return
-    check = check_result(kernel.check())
+    check = check_result(kernel.check(), kernel.check)
     result.check = Check(rel_err=check.rel_err, tolerance=check.tolerance, ok=check.ok)
     if not check.ok:
         raise WrongResult(

@@ -9,6 +9,7 @@ imported from elsewhere neither shadows it nor is replaced by it.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib
 import importlib.util
@@ -16,6 +17,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+
+from kernbench.errors import MEANT_CUTOFF
+from kernbench.kernels.failure import one_line, raised_at
 
 BUILTINS: dict[str, str] = {
     "gemm": "kernbench.kernels.gemm:make",
@@ -49,7 +53,11 @@ def resolve_factory(kernel: str, bench_dir: Path) -> Callable[..., object]:
     module = _import(module_name, None if kernel in BUILTINS else Path(bench_dir))
     factory = getattr(module, factory_name, None)
     if factory is None:
-        raise FactoryError(f"module {module_name!r} has no factory {factory_name!r}")
+        names = [name for name, value in vars(module).items()
+                 if callable(value) and not name.startswith("_")]
+        meant = difflib.get_close_matches(factory_name, names, n=1, cutoff=MEANT_CUTOFF)
+        guess = f"; did you mean {module_name}:{meant[0]}?" if meant else ""
+        raise FactoryError(f"module {module_name!r} has no factory {factory_name!r}{guess}")
     if not callable(factory):
         raise FactoryError(f"{module_name}:{factory_name} is not callable")
     return factory
@@ -87,7 +95,16 @@ def _import(module_name: str, bench_dir: Path | None) -> ModuleType:
     local = import_beside(module_name, bench_dir) if bench_dir is not None else None
     if local is not None:
         return local
-    return _guarded(module_name, lambda: importlib.import_module(module_name))
+    try:
+        return _guarded(module_name, lambda: importlib.import_module(module_name))
+    except FactoryError as exc:
+        missing = exc.__cause__
+        if (bench_dir is None or not isinstance(missing, ModuleNotFoundError)
+                or not f"{module_name}.".startswith(f"{missing.name}.")):
+            raise  # a built-in's import, or a module found that imports one missing
+        file = module_name.replace(".", "/") + ".py"
+        raise FactoryError(f"cannot import {module_name!r}: no {file} beside the bench file, "
+                           "nor a module of that name on sys.path") from None
 
 
 def import_beside(module_name: str, bench_dir: Path) -> ModuleType | None:
@@ -109,10 +126,8 @@ def _guarded(module_name: str, load: Callable[[], ModuleType]) -> ModuleType:
     except BaseException as exc:  # a user's module may raise anything, even SystemExit
         if isinstance(exc, KeyboardInterrupt):
             raise
-        detail = " ".join(str(exc).split()) or "no message"
-        raise FactoryError(
-            f"cannot import {module_name!r}: {type(exc).__name__}: {detail}"
-        ) from exc
+        raise FactoryError(f"cannot import {module_name!r}: {one_line(exc, raised_at(exc))}"
+                           ) from exc
 
 
 def _import_file(module_name: str, path: Path, bench_dir: Path) -> ModuleType:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any, Protocol
 
 from pydantic import Field
@@ -25,6 +26,26 @@ PositiveReal = Annotated[float, Field(gt=0)]
 
 class CorrectnessError(AssertionError):
     """A kernel's output disagrees with its reference beyond the tolerance."""
+
+
+class ContractError(TypeError):
+    """A factory or kernel that breaks the contract. kernbench notices it in its own code,
+    whose line says nothing to the kernel's author: `defined_at` names the callable at
+    fault, the place to open, which `failure.raised_at` gives as the cell's place."""
+
+    def __init__(self, message: str, culprit: object = None) -> None:
+        super().__init__(message)
+        self.defined_at = defined_at(culprit)
+
+
+def defined_at(function: object) -> str | None:
+    """`file.py:LINE, in NAME` of a Python function's `def` (None for anything else)."""
+    if not callable(function):
+        return None
+    code = getattr(inspect.unwrap(function), "__code__", None)
+    if code is None:
+        return None
+    return f"{Path(code.co_filename).name}:{code.co_firstlineno}, in {code.co_name}"
 
 
 @dataclass(frozen=True)
@@ -111,34 +132,38 @@ class Kernel:
         return self.build is not None and (bool(self.configs) or self.self_tune is not None)
 
 
-def as_kernel(made: Kernel | Callable[[], object]) -> Kernel:
+def as_kernel(made: Kernel | Callable[[], object], factory: object = None) -> Kernel:
     """What a factory (or a config's `build`) returned, as a `Kernel`; one that breaks the
-    contract raises a TypeError saying how, rather than failing later inside a timer or
-    doing less than it says (a config space without `build` is never tuned)."""
+    contract raises a ContractError saying how, and where the factory (or its run) is
+    defined, rather than failing later inside a timer or doing less than it says (a config
+    space without `build` is never tuned)."""
     if isinstance(made, Kernel):
         kernel = made
     elif callable(made):
         kernel = Kernel(run=made)
     else:
         kind = type(made).__name__
-        raise TypeError(f"a kernel factory must return a callable or a Kernel, not {kind}")
+        raise ContractError(f"a kernel factory must return a callable or a Kernel, not {kind}",
+                            factory)
     if not callable(kernel.run):
-        raise TypeError(f"a Kernel's run must be callable, not {type(kernel.run).__name__}")
+        raise ContractError(
+            f"a Kernel's run must be callable, not {type(kernel.run).__name__}", factory)
     needed = _arguments_needed(kernel.run)
     if needed:
         name = getattr(kernel.run, "__qualname__", "run")
-        raise TypeError(f"a kernel's run is called with no arguments, but {name} needs "
-                        f"{', '.join(needed)}")
+        raise ContractError(f"a kernel's run is called with no arguments, but {name} needs "
+                            f"{', '.join(needed)}", kernel.run)
     if kernel.configs and kernel.build is None:
-        raise TypeError("a Kernel with configs needs build(config) to make each candidate")
+        raise ContractError("a Kernel with configs needs build(config) to make each candidate",
+                            factory)
     return kernel
 
 
-def check_result(result: object) -> CheckResult:
+def check_result(result: object, check: object = None) -> CheckResult:
     """What a kernel's `check` returned, which must be a `CheckResult`."""
     if not isinstance(result, CheckResult):
-        raise TypeError("a kernel's check must return a CheckResult(rel_err, tolerance), "
-                        f"not {type(result).__name__}")
+        raise ContractError("a kernel's check must return a CheckResult(rel_err, tolerance), "
+                            f"not {type(result).__name__}", check)
     return result
 
 

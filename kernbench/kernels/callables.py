@@ -11,6 +11,7 @@ there first, as a `kernel:` module is (`kernels.import_beside`).
 from __future__ import annotations
 
 import ast
+import difflib
 import importlib
 import inspect
 import re
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kernbench.errors import MEANT_CUTOFF
 from kernbench.kernels import FactoryError, MissingExtra, import_beside, local_module_file
 
 DOTTED = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
@@ -42,7 +44,10 @@ def resolve_callable(path: str, bench_dir: Path | None = None) -> Callable[..., 
     for depth_reached, name in enumerate(parts[depth:], start=depth):
         if not hasattr(target, name):
             where = ".".join(parts[:depth_reached])
-            raise FactoryError(f"{where!r} has no attribute {name!r}")
+            meant = difflib.get_close_matches(name, [n for n in dir(target) if n[:1] != "_"],
+                                              n=1, cutoff=MEANT_CUTOFF)
+            guess = f"; did you mean {where}.{meant[0]}?" if meant else ""
+            raise FactoryError(f"{where!r} has no attribute {name!r}{guess}")
         target = getattr(target, name)
     if not callable(target):
         raise FactoryError(f"{path} is not callable (a {type(target).__name__})")

@@ -22,7 +22,9 @@ _LIBRARY_FOLDERS = tuple(
 
 def one_line(exc: BaseException, where: str | None = None) -> str:
     """`Type: message` on one line (`out of memory: ...` for an OOM), then `(where)`."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    # A SyntaxError's str() ends with "(file.py, line 12)", which `where` says as the place
+    message = exc.msg if isinstance(exc, SyntaxError) and exc.msg else str(exc)
+    text = " ".join(message.split()) or type(exc).__name__
     name = type(exc).__name__
     if isinstance(exc, MemoryError) or "OutOfMemory" in name:
         head = f"out of memory: {text}"[:REASON_CHARS]
@@ -34,7 +36,12 @@ def one_line(exc: BaseException, where: str | None = None) -> str:
 def raised_at(exc: BaseException) -> str | None:
     """`file.py:LINE, in FUNCTION` of the innermost frame of the traceback outside Python's
     and the installed libraries' folders (the innermost of all where every frame is in
-    them); None without a traceback."""
+    them); None without a traceback. A broken contract names the callable at fault."""
+    blamed = getattr(exc, "defined_at", None)
+    if isinstance(blamed, str):
+        return blamed
+    if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
+        return f"{Path(exc.filename).name}:{exc.lineno}"  # the file that does not parse
     frames = traceback.extract_tb(exc.__traceback__)
     if not frames:
         return None

@@ -9,6 +9,7 @@ templates ship in the package (`render/templates/`).
 from __future__ import annotations
 
 import base64
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -30,6 +31,9 @@ TEMPLATES = Path(__file__).parent / "templates"
 # The metrics a table shows, in this order, when the cells have them; then those the bench
 # declares itself beyond the model's inputs (an arithmetic intensity, tokens per second).
 SHOWN_METRICS = ("tflops", "gbs", "busbw_gbs", "algbw_gbs", "util")
+# Their column headings, with the unit (results.json and the export keep the names).
+HEADINGS = {"tflops": "TFLOP/s", "gbs": "GB/s", "busbw_gbs": "busbw GB/s",
+            "algbw_gbs": "algbw GB/s", "util": "util (of peak)"}
 MODEL_INPUTS = ("flops", "bytes")
 THROTTLED_FLAG = 0.05  # flag a cell when more than this share of its samples was throttled
 
@@ -70,20 +74,42 @@ def report_context(results: Results, figures: Sequence[Path], folder: Path) -> d
         "prov": prov,
         "device": prov.get("device_name") or prov.get("cpu") or results.device,
         "code": code_label(prov),  # as the figures' footer says it
-        "timer": _timer_text(results.spec.get("timer", {})) + _duty_text(results),
+        "timer": _timer_text(results) + _duty_text(results),
         "counts": sorted(Counter(c.status for c in results.cells).items()),
+        "checked": _checks_text(results.cells),
         "groups": _groups(results.cells, _declared_metrics(results)),
         "interval_column": f"{CONFIDENCE:.0%} CI of the median",  # as `_interval_text` judges
         "failed": _listed(results.cells, "failed"),
         "pending": _listed(results.cells, "pending"),
         "unresolved": sum(c.unresolved for c in results.cells),
         "unresolved_rule": UNRESOLVED_RULE,
+        "gpu": results.device == "cuda",  # where a timer subtracts a flush (ADR 0030)
         "figures": [
             {"name": f.stem, "link": f.relative_to(folder).as_posix(),
              "base64": base64.b64encode(f.read_bytes()).decode()}
             for f in figures
         ],
     }
+
+
+def _checks_text(cells: Sequence[CellResult]) -> str:
+    """Whether each cell's output was compared with a reference before it was timed, and
+    the error nearest its tolerance: a table of times says nothing of it, and a plain
+    callable is timed unchecked."""
+    checks = {c.id: [r.check for r in c.rounds if r.check] for c in cells}
+    checked = {cell: found for cell, found in checks.items() if found}
+    if not checked:
+        return "no cell (the kernel has no check: its output was never compared)"
+    passed = sum(all(check.ok for check in found) for found in checked.values())
+    text = f"{len(checked)} of {len(cells)} cells against a reference, {passed} passed"
+    errors = [check for found in checked.values() for check in found
+              if check.rel_err is not None and math.isfinite(check.rel_err)
+              and check.tolerance > 0]
+    if errors:
+        worst = max(errors, key=lambda check: (check.rel_err or 0.0) / check.tolerance)
+        text += (f"; the largest relative error {worst.rel_err:.2g} "
+                 f"(tolerance {worst.tolerance:.2g})")
+    return text
 
 
 def _listed(cells: Sequence[CellResult], status: str) -> list[dict[str, str]]:
@@ -107,6 +133,7 @@ def _groups(cells: Sequence[CellResult], declared: Sequence[str] = ()) -> list[d
         if "busbw_gbs" in metrics:  # a collective's gbs is its algbw, shown already
             metrics.remove("gbs")
         groups.append({"variant": variant, "metrics": metrics,
+                       "headings": [HEADINGS.get(m, m) for m in metrics],
                        "settles": any(_settled(c)[1] for c in members),
                        "rows": [_row(c, metrics) for c in members]})
     return groups
@@ -183,9 +210,14 @@ def _reach(summary: Summary) -> str:
     return "above twice the median"
 
 
-def _timer_text(timer: dict[str, Any]) -> str:
-    parts = [f"{timer.get('kind', 'auto')} timer"]
-    if "l2" in timer:
+def _timer_text(results: Results) -> str:
+    """The timer as set, with the ones `auto` picked; the L2 setting only on a GPU, the one
+    place a timer flushes it (the CPU timer loops over warm caches whatever it says)."""
+    timer = results.spec.get("timer", {})
+    kind = timer.get("kind", "auto")
+    used = sorted({r.timer for c in results.cells for r in c.rounds if r.timer})
+    parts = [f"{kind} timer" + (f" ({', '.join(used)})" if used and used != [kind] else "")]
+    if "l2" in timer and results.device == "cuda":
         parts.append(f"L2 {timer['l2']}")
     for key, label in (("warmup_s", "warm-up"), ("budget_s", "budget")):
         if key in timer:

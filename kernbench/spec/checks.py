@@ -273,10 +273,17 @@ def _keyword_problem(bench: Bench, factory: Callable[..., object]) -> Problem | 
     ]
     passed.append(("device", ("kernel",)))
     return next(
-        ((field, f"{name!r} is passed to every cell's kernel, but {takes}")
+        ((field, f"{name!r} is passed to every cell's kernel{_ORIGIN.get(name, '')}, but "
+                 f"{takes}")
          for name, field in passed if name not in accepted),
         None,
     )
+
+
+# Where the keywords a bench does not spell out come from: the factory's author sees no
+# `device` in the YAML, and a `dtypes:` list arrives as `dtype`.
+_ORIGIN = {"device": " (the device it runs on: 'cpu' or 'cuda'; take device, or **_)",
+           "dtype": " (one of dtypes: per cell)"}
 
 
 def _required_problem(bench: Bench, factory: Callable[..., object]) -> Problem | None:

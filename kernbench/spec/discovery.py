@@ -241,15 +241,25 @@ def find_bench(name: str, extra: Sequence[Path] = ()) -> tuple[Bench, Path]:
 
 
 def _unsearched_here(name: str, extra: Sequence[Path]) -> str:
-    """A hint where the working directory's `benches/` holds `name` but is not searched (a
-    checkout's benches are, not the folder kernbench is run from): else nothing."""
-    here = Path("benches")
-    if not here.is_dir() or here.resolve() in {d.resolve() for d in bench_dirs(extra)}:
-        return ""
-    if not any(_quick_name(path) == name for path in bench_files_in(here)):
-        return ""
-    return (f"; {here}/ here is not searched (this kernbench reads "
-            f"{project_root() / 'benches'}): give --bench-dir {here}")
+    """A hint where the working directory's `benches/`, or the working directory itself,
+    holds `name` but is not searched (a checkout's benches are, not the folder kernbench
+    is run from; a new user runs from their bench's folder): else nothing."""
+    searched = {d.resolve() for d in bench_dirs(extra)}
+    for here in (Path("benches"), Path(".")):
+        if not here.is_dir() or here.resolve() in searched:
+            continue
+        files = bench_files_in(here)
+        named = [path for path in files if _quick_name(path) == name]
+        shown = "this folder" if here == Path(".") else f"{here}/ here"
+        unsearched = f"; {shown} is not searched (this kernbench reads " \
+            f"{project_root() / 'benches'})"
+        if named:
+            return f"{unsearched}: give --bench-dir {here}, or the file: --bench {named[0]}"
+        stems = [path for path in files if path.stem == name]
+        if stems:  # `--bench softmax` for softmax.yaml, a bench of another name
+            return (f"{unsearched}, and {stems[0]} names its bench "
+                    f"{_quick_name(stems[0])!r}: give the file: --bench {stems[0]}")
+    return ""
 
 
 def _quick_name(path: Path, name_of: Callable[[Path], str] = bench_name) -> str:

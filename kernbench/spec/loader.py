@@ -8,6 +8,7 @@ rewritten with the line of the deepest part of its field path that exists in the
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import stat
@@ -21,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from kernbench.errors import NeedsExtra, SpecError
+from kernbench.errors import MEANT_CUTOFF, NeedsExtra, SpecError
 from kernbench.kernels import BUILTINS, FactoryError, MissingExtra, resolve_factory
 from kernbench.spec.checks import bench_problem, factory_problem
 from kernbench.spec.models import Bench, HardwareProfile
@@ -269,7 +270,11 @@ def _message(errors: list[dict[str, Any]], model: type[BaseModel], parts: tuple[
     first = errors[0]
     if first["type"] == "extra_forbidden":
         known = _known_fields(model, parts[:-1])
-        return f"unknown key; known: {', '.join(known)}" if known else "unknown key"
+        if not known:
+            return "unknown key"
+        meant = difflib.get_close_matches(str(parts[-1]), known, n=1, cutoff=MEANT_CUTOFF)
+        guess = f"did you mean {meant[0]!r}? " if meant else ""
+        return f"unknown key; {guess}known: {', '.join(known)}"
     texts = [_clean(error["msg"]) for error in errors]
     prefix = "Input should be "
     if len(texts) > 1 and all(text.startswith(prefix) for text in texts):
@@ -279,7 +284,9 @@ def _message(errors: list[dict[str, Any]], model: type[BaseModel], parts: tuple[
         message = texts[0]
     if first["type"] != "missing":
         shown = _shown_input(first.get("input"))
-        if shown:
+        if shown and first["type"] == "list_type" and len(errors) == 1:  # `n: 64` for [64]
+            message += f" (got {shown}; one value is a list of one: [{shown}])"
+        elif shown:
             message += f" (got {shown})"
     return message
 

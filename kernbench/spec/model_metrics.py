@@ -18,6 +18,10 @@ NEAR_MISS = 0.85
 # (analyze/metrics.py): a bench metric of one of these names would be replaced by it.
 COMPUTED_METRICS = ("time_s", "tflops", "gbs", "intensity", "util", "model_time_s",
                     "model_util", "algbw_gbs", "busbw_gbs")
+# The per-call metric a rate is computed from: a bench that names the rate itself most
+# likely meant to give that (`gbs: 2*n*itemsize` for `bytes: 2*n*itemsize`).
+RATE_SOURCES = {"gbs": "bytes", "algbw_gbs": "bytes", "busbw_gbs": "bytes", "tflops": "flops",
+                "util": "flops"}
 
 
 def model_metrics_problem(bench: Bench) -> tuple[tuple[str, ...], str] | None:
@@ -42,8 +46,12 @@ def computed_metric_problem(bench: Bench) -> tuple[tuple[str, ...], str] | None:
     if name is None:
         return None
     computed = ", ".join(COMPUTED_METRICS)
+    source = RATE_SOURCES.get(name)
+    advice = (f"give the {source} of one call as `{source}:` and kernbench computes {name}, "
+              "or name it otherwise" if source and source not in bench.metrics
+              else "name it otherwise")
     return ("metrics", name), (f"{name!r} is a metric kernbench computes ({computed}), "
-                               "which would replace this one; name it otherwise")
+                               f"which would replace this one; {advice}")
 
 
 def _near_miss(name: str, absent: list[str]) -> str | None:

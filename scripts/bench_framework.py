@@ -6,7 +6,9 @@ Prints, on this machine:
 - worker start-up: a run of one no-op cell, minus its timing budget;
 - overhead per cell: (wall time of an N-cell run - start-up - N x budget) / N;
 - fast mode: `kernbench run --bench milestone-1h-gemm --fast` end to end, and whether
-  it imported torch.
+  it imported torch;
+- `plan` and `validate` of a bench at the cell cap (MAX_CELLS cells: it lists the first
+  thousand and counts the rest; before the cap was kept while building, a minute and more).
 Numbers, not assertions: run it on the machine you care about.
 """
 
@@ -41,6 +43,21 @@ def write_bench(folder: Path, cells: int) -> Path:
     return path
 
 
+CAP_BENCH = """\
+name: at-the-cap
+description: MAX_CELLS cells, five axes of ten values
+kernel: sleep
+axes:
+  a: &ten [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+  b: *ten
+  c: *ten
+  d: *ten
+  e: *ten
+metrics:
+  flops: a*b*c*d*e
+"""
+
+
 def timed_run(argv: list[str]) -> float:
     started = time.perf_counter()
     subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
@@ -72,6 +89,11 @@ def main() -> None:
                                             "--out", str(folder / f"m{k}"), "--no-figures"))
             startup.append(wall_one - BUDGET_S)
             per_run.append((wall_many - wall_one - (args.cells - 1) * BUDGET_S) / (args.cells - 1))
+        cap = folder / "cap.yaml"
+        cap.write_text(CAP_BENCH)
+        plan_cap = [timed_run(kernbench("plan", "--bench", str(cap), "--device", "cpu"))
+                    for _ in range(args.repeat)]
+        validate_cap = [timed_run(kernbench("validate", str(cap))) for _ in range(args.repeat)]
         fast = [
             timed_run(kernbench("run", "--bench", "milestone-1h-gemm", "--fast",
                                 "--out", str(folder / f"fast{k}")))
@@ -82,7 +104,7 @@ def main() -> None:
                 import sys
                 from pathlib import Path
                 from kernbench.commands.run import RunRequest, run
-                run(RunRequest(bench="milestone-1h-gemm", fast=True, out=Path({str(folder)!r})))
+                run(RunRequest(bench="milestone-1h-gemm", fast=True, out=Path({str(folder / "probe")!r})))
                 print("torch" in sys.modules)
             """)],
             capture_output=True, text=True, check=True,
@@ -93,6 +115,8 @@ def main() -> None:
         (f"overhead per cell beyond budget (ms, {args.cells} cells)",
          [x * 1e3 for x in per_run]),
         ("fast mode, milestone-1h-gemm, end to end (s)", fast),
+        ("plan of a bench at the cell cap (s)", plan_cap),
+        ("validate of a bench at the cell cap (s)", validate_cap),
     ]
     for name, values in rows:
         print(f"{name:<44} {statistics.median(values):>10.3f} {min(values):>10.3f} "

@@ -111,7 +111,7 @@ def test_dev_zero_is_refused_at_once() -> None:
     with pytest.raises(SpecError) as info:
         load_bench(Path("/dev/zero"))
     assert str(info.value) == "/dev/zero: cannot read: not a regular file"
-    assert time.perf_counter() - started < 1
+    assert time.perf_counter() - started < 10  # a runaway guard, no speed target
 
 
 def test_a_file_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
@@ -121,7 +121,7 @@ def test_a_file_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as info:
         load_bench(path)
     assert str(info.value) == f"{path}: larger than 1 MiB, too big for a bench or profile file"
-    assert time.perf_counter() - started < 1
+    assert time.perf_counter() - started < 10  # a runaway guard, no speed target
 
 
 def test_a_folder_is_refused(tmp_path: Path) -> None:

@@ -5,9 +5,14 @@ them), exit 2, never a traceback (`cli_helpers.invoke` fails on one)."""
 
 from __future__ import annotations
 
+import gzip
+import json
+import lzma
 from pathlib import Path
+from typing import Any
 
 import pytest
+from ab_fixtures.build import results
 from cli_helpers import invoke
 
 from kernbench.errors import EXIT_USAGE
@@ -66,3 +71,78 @@ def test_a_bad_bench_file_is_one_line_at_its_line_and_field(
     code, out, err = invoke(*command, "bench.yaml")
     assert (code, out, err.count("\n")) == (EXIT_USAGE, "", 1), err
     assert err.startswith("bench.yaml" + said), err
+
+
+# --- results files, as render, export, report, compare and merge read them ----------------
+
+SPEC = {"name": "fake", "description": "d", "kernel": "sleep"}
+
+
+def sound() -> dict[str, Any]:
+    data = results("r1_A", 1, lambda run, variant, size: size * 1e-6).model_dump(mode="json")
+    return {**data, "spec": dict(SPEC)}
+
+
+def changed(path: list[Any], value: Any) -> bytes:
+    data = sound()
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return json.dumps(data).encode()
+
+
+TEXT = json.dumps(sound()).encode()
+# (file name, its bytes, what its one line says after the path)
+DAMAGED: dict[str, tuple[str, bytes, str]] = {
+    "truncated": ("r.json", TEXT[: len(TEXT) // 2], ":1: not valid JSON: "),
+    "not JSON": ("r.json", b"hello", ":1: not valid JSON: Expecting value"),
+    "empty": ("r.json", b"", ":1: not valid JSON: Expecting value"),
+    "a list": ("r.json", b"[1]", ": not a results file (a JSON object is expected)"),
+    "newer version": ("r.json", changed(["schema_version"], 99),
+                      ": schema_version: 99 is newer than this kernbench understands"),
+    "missing field": ("r.json", json.dumps({k: v for k, v in sound().items() if k != "bench"})
+                      .encode(), ": bench: Field required"),
+    "wrong type": ("r.json", changed(["cells", 0, "rounds", 0, "median_s"], "fast"),
+                   ": cells.0.rounds.0.median_s: Input should be a valid number"),
+    "corrupt xz": ("r.json.xz", lzma.compress(TEXT)[:100],
+                   ": not a readable results file: Compressed file ended"),
+    "corrupt gz": ("r.json.gz", gzip.compress(TEXT)[:100],
+                   ": not a readable results file: Compressed file ended"),
+    "spec timer": ("r.json", changed(["spec", "timer"], "fast"),
+                   ": spec.timer: Input should be a valid dictionary"),
+    "spec figures": ("r.json", changed(["spec", "figures"], 5),
+                     ": spec.figures: Input should be a valid list"),
+    "hardware": ("r.json", changed(["hardware"], {"name": "x"}),
+                 ": hardware.description: Field required"),
+}
+
+
+@pytest.mark.parametrize("command", ["render", "export", "report", "compare", "merge"])
+@pytest.mark.parametrize("case", DAMAGED)
+def test_a_damaged_results_file_is_one_line_naming_it(
+    tmp_path: Path, command: str, case: str
+) -> None:
+    name, content, said = DAMAGED[case]
+    damaged = tmp_path / name
+    damaged.write_bytes(content)
+    other = tmp_path / "sound.json"
+    other.write_bytes(TEXT)
+    args = {
+        "render": ["render", damaged, "--out", tmp_path / "figures"],
+        "export": ["export", damaged],
+        "report": ["report", damaged, "--out", tmp_path / "report"],
+        "compare": ["compare", damaged, other],
+        "merge": ["merge", damaged, other, "--out", tmp_path / "m.json", "--no-figures"],
+    }[command]
+    code, out, err = invoke(*map(str, args))
+    assert (code, out, err.count("\n")) == (EXIT_USAGE, "", 1), err
+    assert err.startswith(f"{damaged}{said}"), err
+
+
+def test_export_refuses_a_recorded_bench_it_cannot_read(tmp_path: Path) -> None:
+    """Export computes each round's metrics again from the bench the results record."""
+    damaged = tmp_path / "r.json"
+    damaged.write_bytes(changed(["spec"], {"name": "fake"}))
+    assert invoke("export", str(damaged)) == (
+        EXIT_USAGE, "", f"{damaged}: spec.description: Field required\n")

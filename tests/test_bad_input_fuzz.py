@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ab_fixtures.build import results
+from ab_fixtures.build import manifest, outcomes, results
 from cli_helpers import invoke
 
-from kernbench.errors import EXIT_USAGE
+from kernbench.ab.analysis import analyze
+from kernbench.errors import EXIT_OK, EXIT_USAGE
 
 HEAD = "name: b\ndescription: d\nkernel: sleep\n"
 AXIS = HEAD + "axes: {work_us: [1, 2]}\n"
@@ -146,3 +147,25 @@ def test_export_refuses_a_recorded_bench_it_cannot_read(tmp_path: Path) -> None:
     damaged.write_bytes(changed(["spec"], {"name": "fake"}))
     assert invoke("export", str(damaged)) == (
         EXIT_USAGE, "", f"{damaged}: spec.description: Field required\n")
+
+
+def test_a_round_median_that_is_no_time_is_left_out_of_compare(tmp_path: Path) -> None:
+    """A graph or event timer subtracts its overhead, so a round median can be negative:
+    it has no log ratio, and compare leaves the round out instead of failing."""
+    base, new = tmp_path / "base.json", tmp_path / "new.json"
+    base.write_bytes(changed(["cells", 0, "rounds", 0, "median_s"], -1e-6))
+    new.write_bytes(TEXT)
+    code, out, err = invoke("compare", str(base), str(new))
+    assert (code, err) == (EXIT_OK, "")
+    assert "Failed or invalid in BASE: fast/size=100" in out
+
+
+def test_an_ab_side_whose_round_median_is_no_time_fails_that_round() -> None:
+    plan = manifest(rounds=6)
+
+    def median_of(run: str, variant: str, size: int) -> float:
+        return -1e-6 if (run, variant, size) == ("r2_B", "fast", 100) else size * 1e-6
+
+    report = analyze(plan, outcomes(plan, median_of))
+    assert report.failed_variants == {"fast": [2]}
+    assert {cell.verdict for cell in report.cells} == {"same"}

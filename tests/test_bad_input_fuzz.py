@@ -2,7 +2,6 @@
 that is wrong is one line on stderr naming the file (and its line and field where it has
 them), exit 2, never a traceback (`cli_helpers.invoke` fails on one)."""
 
-
 from __future__ import annotations
 
 import gzip
@@ -16,7 +15,9 @@ from ab_fixtures.build import manifest, outcomes, results
 from cli_helpers import invoke
 
 from kernbench.ab.analysis import analyze
+from kernbench.ab.schedule import side_env, with_changes
 from kernbench.errors import EXIT_OK, EXIT_USAGE
+from kernbench.worker_env import FAST_ENV
 
 HEAD = "name: b\ndescription: d\nkernel: sleep\n"
 AXIS = HEAD + "axes: {work_us: [1, 2]}\n"
@@ -169,3 +170,45 @@ def test_an_ab_side_whose_round_median_is_no_time_fails_that_round() -> None:
     report = analyze(plan, outcomes(plan, median_of))
     assert report.failed_variants == {"fast": [2]}
     assert {cell.verdict for cell in report.cells} == {"same"}
+
+
+# --- options and variables ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["plan", "--bench", "{bench}", "--only", "work_us=1\n2"],
+         "--only: 'work_us=1\\n2' is not KEY=VALUE[,VALUE...]"),
+        (["plan", "--bench", "{bench}", "--only", "work_us"],
+         "--only: 'work_us' is not KEY=VALUE[,VALUE...]"),
+        (["plan", "--bench", "{bench}", "--only", "work_us=9"],
+         "--only: no cell has work_us=9; work_us takes 1, 2"),
+        (["plan", "--bench", "{tmp}/none.yaml"], "{tmp}/none.yaml: bench file not found"),
+        (["plan", "--bench", "{tmp}"], "{tmp}: cannot read: not a regular file"),
+        (["run", "--bench", "{bench}", "--out", "{bench}"],
+         "--out: {bench} is a file; give a folder"),
+        (["run", "--bench", "{bench}", "--pins", "{tmp}"],
+         "--pins: {tmp}: is a folder, not a pins file"),
+        (["run", "--resume", "{tmp}", "--bench", "{bench}"],
+         "--resume: the run goes on with its own settings (run.json); drop --bench"),
+        (["render", "{tmp}/none.json"], "{tmp}/none.json: results file not found"),
+        (["compare", "{tmp}", "{tmp}"], "{tmp}: is a folder, not a results file"),
+        (["summarize", "{bench}"], "{bench}: not an A/B folder (no ab-run.json)"),
+        (["ab", "--bench", "{bench}", "--switch", "X", "--device", "tpu"],
+         "--device: unknown device 'tpu'; choose cpu, cuda or auto"),
+    ],
+)
+def test_a_bad_option_is_one_line_naming_it(tmp_path: Path, args: list[str], said: str) -> None:
+    bench = tmp_path / "b.yaml"
+    bench.write_text(AXIS)
+    given = [arg.format(bench=bench, tmp=tmp_path) for arg in args]
+    assert invoke(*given) == (EXIT_USAGE, "", said.format(bench=bench, tmp=tmp_path) + "\n")
+
+
+def test_an_ab_side_measures_whatever_fast_mode_the_shell_asks_of_plain_runs() -> None:
+    """MILESTONE_FAST=1 (or a value fast mode refuses) in the A/B's shell would turn each
+    sequential side's `kernbench run` into a redraw of committed data, or an error."""
+    plan = manifest(rounds=2)
+    env = with_changes({FAST_ENV: "1", "HOME": "/h"}, side_env(plan, plan.runs[0]))
+    assert FAST_ENV not in env and env["HOME"] == "/h"

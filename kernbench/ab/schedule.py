@@ -31,7 +31,7 @@ from kernbench.execute.options import RunOptions
 from kernbench.results.ab import Schedule
 from kernbench.results.jsonio import FileFormat, unchanged
 from kernbench.results.kinds import AB_MANIFEST_NAME as MANIFEST_NAME
-from kernbench.worker_env import ROUND_ENV, SIDE_ENV, SWITCH_ENV
+from kernbench.worker_env import FAST_ENV, ROUND_ENV, SIDE_ENV, SWITCH_ENV
 
 MANIFEST_VERSION = 4
 PINS_NAME = "pins.json"  # the A/B folder's pins: the bench's, and what round 1 tunes (ADR 0068)
@@ -196,6 +196,7 @@ def side_env(manifest: AbManifest, run: SideRun) -> dict[str, str | None]:
     # A/B of the variant: the cells' own variant says it).
     switch = {} if switches_variant(manifest.switch) else {manifest.switch: run.value}
     return {
+        FAST_ENV: None,
         **switch,
         SWITCH_ENV: manifest.switch,
         SIDE_ENV: side_name(run),

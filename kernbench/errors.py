@@ -35,7 +35,8 @@ def invalid_file(path: object, exc: Exception, within: str = "") -> UserError:
     checked a part of the file. Bench files get line numbers from the loader."""
     first = exc.errors()[0]  # type: ignore[attr-defined]
     field = ".".join(str(part) for part in ((within,) if within else ()) + first["loc"])
-    return UserError(f"{path}: {field}: {first['msg']}")
+    message = first["msg"].removeprefix("Value error, ")  # a model validator's own words
+    return UserError(f"{path}: {field}: {message}" if field else f"{path}: {message}")
 
 
 class SpecError(UserError):

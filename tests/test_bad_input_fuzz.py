@@ -172,6 +172,15 @@ def test_an_ab_side_whose_round_median_is_no_time_fails_that_round() -> None:
     assert {cell.verdict for cell in report.cells} == {"same"}
 
 
+@pytest.mark.parametrize("command", [["summarize"], ["ab", "--resume"]])
+def test_an_ab_plan_that_lost_a_run_is_one_line(tmp_path: Path, command: list[str]) -> None:
+    plan = manifest(rounds=2).model_dump(mode="json")
+    plan["runs"] = [run for run in plan["runs"] if run["name"] != "r2_B"]
+    (tmp_path / "ab-run.json").write_text(json.dumps(plan))
+    assert invoke(*command, str(tmp_path)) == (
+        EXIT_USAGE, "", f"{tmp_path / 'ab-run.json'}: round 2 has no A and B runs\n")
+
+
 # --- options and variables ------------------------------------------------------------
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kernbench.ab.manifest_paths import recorded_path, resolved_path
 from kernbench.ab.pairing import switches_variant
@@ -83,6 +83,17 @@ class AbManifest(_Strict):
     pins_from: str | None = None  # the bench's committed pins file the A/B's pins began as
     created_utc: str
     runs: list[SideRun]
+
+    @model_validator(mode="after")
+    def _every_round_has_its_pairs(self) -> AbManifest:
+        # The analysis pairs each round's sides; a hand-edited file that lost a run would
+        # otherwise stop it on an assertion.
+        wanted = [("A", "B"), *([aa_sides(self.schedule)] if self.aa else [])]
+        for k in range(1, self.rounds + 1):
+            for sides in wanted:
+                if self.pair(k, sides) is None:
+                    raise ValueError(f"round {k} has no {' and '.join(sides)} runs")
+        return self
 
     def pair(self, round: int, sides: tuple[Side, Side]) -> tuple[SideRun, SideRun] | None:
         by_side = {run.side: run for run in self.runs if run.round == round}

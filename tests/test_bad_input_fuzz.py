@@ -17,6 +17,7 @@ from cli_helpers import invoke
 from kernbench.ab.analysis import analyze
 from kernbench.ab.schedule import side_env, with_changes
 from kernbench.errors import EXIT_OK, EXIT_USAGE
+from kernbench.execute import requirements
 from kernbench.worker_env import FAST_ENV
 
 HEAD = "name: b\ndescription: d\nkernel: sleep\n"
@@ -221,3 +222,11 @@ def test_an_ab_side_measures_whatever_fast_mode_the_shell_asks_of_plain_runs() -
     plan = manifest(rounds=2)
     env = with_changes({FAST_ENV: "1", "HOME": "/h"}, side_env(plan, plan.runs[0]))
     assert FAST_ENV not in env and env["HOME"] == "/h"
+
+
+def test_calibrate_on_a_machine_without_cuda_names_the_option(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(requirements, "_cuda_available", lambda: False)
+    assert invoke("calibrate", "--device", "cuda") == (
+        EXIT_USAGE, "", "--device: cuda asked for, but torch with a CUDA device is not here\n")

@@ -33,12 +33,14 @@ class UserError(Exception):
         return self.message
 
 
-def invalid_file(path: object, exc: Exception) -> UserError:
+def invalid_file(path: object, exc: Exception, within: str = "") -> UserError:
     """A pydantic ValidationError of a file kernbench wrote (results, manifests) as one
-    line: `PATH: field.path: message`. Bench files get line numbers from the loader."""
+    line: `PATH: field.path: message`, the path under the field `within` when the model
+    checked a part of the file. Bench files get line numbers from the loader."""
     first = exc.errors()[0]  # type: ignore[attr-defined]
-    field = ".".join(str(part) for part in first["loc"])
-    return UserError(f"{path}: {field}: {first['msg']}")
+    field = ".".join(str(part) for part in ((within,) if within else ()) + first["loc"])
+    message = first["msg"].removeprefix("Value error, ")  # a model validator's own words
+    return UserError(f"{path}: {field}: {message}" if field else f"{path}: {message}")
 
 
 class SpecError(UserError):

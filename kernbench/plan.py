@@ -175,7 +175,9 @@ def _filters(only: Sequence[str], known: set[str]) -> list[tuple[str, set[str]]]
     filters = []
     for text in only:
         key, sep, values = text.partition("=")
-        if not sep or not key or "" in values.split(","):
+        # A line break or other control character: no value a cell matches, and the
+        # refusal that names the value would not stay one line.
+        if not sep or not key or "" in values.split(",") or not text.isprintable():
             raise UserError(f"--only: {text!r} is not KEY=VALUE[,VALUE...]")
         if key not in known:
             raise UserError(f"--only: unknown key {key!r}; known: {', '.join(sorted(known))}")

@@ -20,6 +20,9 @@ PARENT_PID_ENV = "KERNBENCH_PARENT_PID"
 # A sequential A/B side's log, which its runner opens in the side's --out folder before the
 # side's `kernbench run` starts: the one file that run may find there.
 SIDE_LOG_ENV = "KERNBENCH_SIDE_LOG"
+# Fast mode of `kernbench run` (a user's setting): an A/B side's run removes it, as it
+# must measure whatever the shell that started the A/B asks of plain runs.
+FAST_ENV = "MILESTONE_FAST"
 
 # Every name above: a switch of one of them would be overwritten in each side's process.
 RUNNER_SET = frozenset({

@@ -94,7 +94,7 @@ def test_schedule_pins_and_environment(tmp_path):
     modes = [r.run.pins_mode for r in sides.requests]
     assert modes == ["auto"] + ["replay"] * 7
     first = sides.requests[0]
-    switch = {"KERNBENCH_SWITCH": "KB_X"}
+    switch = {"KERNBENCH_SWITCH": "KB_X", "MILESTONE_FAST": None}  # a side always measures
     assert first.env == {"KB_X": "0", "KERNBENCH_SIDE": "A", "KERNBENCH_ROUND": "1", **switch,
                          "KERNBENCH_SIDE_LOG": str(first.log_path)}
     assert sides.requests[2].env == {
@@ -121,9 +121,12 @@ def test_a_side_command_starts_a_run_with_the_sides_options(tmp_path, monkeypatc
     request = sides.requests[2]  # r2_B: replays the pins r1_A recorded
     started: list[RunFolder] = []
     monkeypatch.setattr(run_command, "measure", lambda run: started.append(run) or EXIT_OK)
-    monkeypatch.delenv("MILESTONE_FAST", raising=False)
+    monkeypatch.setenv("MILESTONE_FAST", "1")  # the side's environment removes it
     for name, value in request.env.items():
-        monkeypatch.setenv(name, value)
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
     assert request.command[:4] == [sys.executable, "-m", "kernbench", "run"]
     for made_after in request.run_dir.iterdir():  # the fake's: a run wants a new folder,
         if made_after != request.log_path:  # but for the log its runner opened there

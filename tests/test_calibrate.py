@@ -10,7 +10,7 @@ from cli_helpers import invoke
 
 from kernbench.commands.calibrate import calibrate_profile
 from kernbench.errors import EXIT_USAGE, UserError
-from kernbench.execute import calibrate
+from kernbench.execute import calibrate, requirements
 from kernbench.spec import hardware
 from kernbench.spec.loader import load_bench, load_hardware
 from kernbench.spec.models import Ceiling, HardwareProfile
@@ -163,6 +163,7 @@ def test_a_duty_variant_keeps_the_datasheet_and_matches_no_device(tmp_path, monk
 
     monkeypatch.setattr(command, "calibrate", measured)
     monkeypatch.setattr(command, "device_model", lambda device: "NVIDIA H200")
+    monkeypatch.setattr(requirements, "_cuda_available", lambda: True)
     path = command.calibrate_profile("cuda", tmp_path / "v.yaml", "h200-isolated", "isolated")
     variant = load_hardware(path)
     assert variant.name == "h200-isolated" and variant.match == []  # never auto-selected
@@ -223,6 +224,7 @@ def test_calibrate_bench_takes_the_bench_timer_and_rounds(monkeypatch, tmp_path)
 
     monkeypatch.setattr(command, "calibrate", measured)
     monkeypatch.setattr(command, "device_model", lambda device: "NVIDIA H200")
+    monkeypatch.setattr(requirements, "_cuda_available", lambda: True)
     path = command.calibrate_profile("cuda", tmp_path / "m.yaml", None,
                                      bench="milestone-1h-gemm")
     milestone = load_bench(BENCHES / "milestone-1h-gemm.yaml")

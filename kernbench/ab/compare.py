@@ -139,7 +139,10 @@ def compare(base: Results, new: Results, min_effect_pct: float, force: bool = Fa
 def _round_medians(cell: CellResult) -> list[float]:
     if cell.status != "ok":
         return []
-    return [r.median_s for r in cell.rounds if r.status == "ok" and r.median_s]
+    # A median that is not a positive time (a timer's overhead subtracted past the call)
+    # has no log: such a round is left out, as one without a median.
+    return [r.median_s for r in cell.rounds
+            if r.status == "ok" and r.median_s is not None and 0 < r.median_s < math.inf]
 
 
 def _check_comparable(base: Results, new: Results, force: bool) -> None:

@@ -3,6 +3,7 @@ each cell of an A/B is judged on (docs/adr/0020-ab-method.md, its failures adden
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -45,6 +46,8 @@ def measured(cell: CellResult | None) -> Measured | str:
             median = round_result.median_s
             if median is None:
                 median = float(np.median(round_result.samples_s))
+            if not 0 < median < math.inf:  # a timer's overhead subtracted past the call
+                return f"a round median of {median:.3g} s, not a time a ratio can be taken of"
             return Measured(median, list(round_result.samples_s), round_result.timer or "")
     return "no ok round with samples"
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kernbench.ab.pairing import switches_variant
 from kernbench.errors import UserError
@@ -31,7 +31,7 @@ from kernbench.results.ab import Schedule
 from kernbench.results.folder_paths import recorded_path, resolved_path
 from kernbench.results.jsonio import FileFormat, unchanged
 from kernbench.results.kinds import AB_MANIFEST_NAME as MANIFEST_NAME
-from kernbench.worker_env import ROUND_ENV, SIDE_ENV, SWITCH_ENV
+from kernbench.worker_env import FAST_ENV, ROUND_ENV, SIDE_ENV, SWITCH_ENV
 
 MANIFEST_VERSION = 4
 PINS_NAME = "pins.json"  # the A/B folder's pins: the bench's, and what round 1 tunes (ADR 0068)
@@ -83,6 +83,17 @@ class AbManifest(_Strict):
     pins_from: str | None = None  # the bench's committed pins file the A/B's pins began as
     created_utc: str
     runs: list[SideRun]
+
+    @model_validator(mode="after")
+    def _every_round_has_its_pairs(self) -> AbManifest:
+        # The analysis pairs each round's sides; a hand-edited file that lost a run would
+        # otherwise stop it on an assertion.
+        wanted = [("A", "B"), *([aa_sides(self.schedule)] if self.aa else [])]
+        for k in range(1, self.rounds + 1):
+            for sides in wanted:
+                if self.pair(k, sides) is None:
+                    raise ValueError(f"round {k} has no {' and '.join(sides)} runs")
+        return self
 
     def pair(self, round: int, sides: tuple[Side, Side]) -> tuple[SideRun, SideRun] | None:
         by_side = {run.side: run for run in self.runs if run.round == round}
@@ -196,6 +207,7 @@ def side_env(manifest: AbManifest, run: SideRun) -> dict[str, str | None]:
     # A/B of the variant: the cells' own variant says it).
     switch = {} if switches_variant(manifest.switch) else {manifest.switch: run.value}
     return {
+        FAST_ENV: None,
         **switch,
         SWITCH_ENV: manifest.switch,
         SIDE_ENV: side_name(run),

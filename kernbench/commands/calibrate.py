@@ -10,6 +10,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from kernbench.errors import UserError
 from kernbench.execute.calibrate import Sizes, calibrate, write_profile
+from kernbench.execute.requirements import require_cuda
 from kernbench.results.outpaths import out_file, out_folder
 from kernbench.results.provenance import device_model
 from kernbench.spec import hardware
@@ -31,6 +32,7 @@ def calibrate_profile(
     if duty is not None and duty not in DUTIES:
         raise UserError(f"--duty: {duty!r} is not a duty; choose {' or '.join(DUTIES)}")
     device = hardware.resolve_device(device)
+    require_cuda(device)
     if device == "cpu" and duty not in (None, "sustained"):
         raise UserError("--duty: the CPU timer has no duty (its samples run back to back)")
     folder = project_root() / "configs" / "hardware"

@@ -71,7 +71,7 @@ def export_command(
 
     if out is not None:
         out_file(out, create=False)
-    text = export(results_io.load(results), fmt, metric)
+    text = export(results_io.load(results), fmt, metric, source=results)
     if out is None:
         typer.echo(text, nl=False)
     else:

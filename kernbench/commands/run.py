@@ -48,9 +48,8 @@ from kernbench.spec.discovery import find_bench, is_shipped
 from kernbench.spec.drift import REBUILT_ONLY, bench_drift
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import Bench, spec_hash
-from kernbench.worker_env import SIDE_ENV
+from kernbench.worker_env import FAST_ENV, SIDE_ENV
 
-FAST_ENV = "MILESTONE_FAST"
 FAST_ON = ("1", "true", "yes", "on")
 FAST_OFF = ("", "0", "false", "no", "off")
 

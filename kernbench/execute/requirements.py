@@ -18,8 +18,7 @@ def check_requirements(
     if needed != "any" and needed != device:
         raise field_error(bench_path, ("requires", "device"),
                           f"the bench needs {needed}, not {device}")
-    if device == "cuda" and not _cuda_available():
-        raise UserError("--device: cuda asked for, but torch with a CUDA device is not here")
+    require_cuda(device)
     # Over several hosts each needs the GPUs of its own ranks only.
     gpus = bench.requires.min_gpus if hosts is None else hosts.nproc_per_node
     if device == "cuda" and gpus > 1:
@@ -31,6 +30,12 @@ def check_requirements(
             if hosts is None:
                 raise field_error(bench_path, ("requires", "min_gpus"), message)
             raise UserError(f"{bench_path}: --nproc-per-node: {message}")
+
+
+def require_cuda(device: str) -> None:
+    """`--device cuda` on a machine without one: refused at the option, before any work."""
+    if device == "cuda" and not _cuda_available():
+        raise UserError("--device: cuda asked for, but torch with a CUDA device is not here")
 
 
 def _cuda_available() -> bool:

@@ -18,9 +18,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from kernbench.analyze.metrics import cell_metrics
 from kernbench.analyze.stats import UNRESOLVED_RULE
-from kernbench.errors import UserError
+from kernbench.errors import UserError, invalid_file
 from kernbench.results.jsonio import json_text
 from kernbench.results.model import CellResult, Results, RoundResult
 from kernbench.results.provenance import recorded_git
@@ -31,9 +33,13 @@ FORMATS = ("csv", "json", "bench")
 FIRST_COLUMNS = ("bench", "cell", "variant", "round", "status", "reason", "time_s", "samples")
 
 
-def rows(results: Results) -> list[dict[str, Any]]:
-    """One row per cell and measured round (a cell with no rounds: one row, round empty)."""
-    bench = Bench.model_validate(results.spec)
+def rows(results: Results, source: object = "results") -> list[dict[str, Any]]:
+    """One row per cell and measured round (a cell with no rounds: one row, round empty).
+    `source`: the file the results came from, for the line that refuses their bench."""
+    try:  # each round's metrics are computed again from the bench the results record
+        bench = Bench.model_validate(results.spec)
+    except ValidationError as exc:
+        raise invalid_file(source, exc, within="spec") from None
     profile = results.hardware_profile()
     context = _provenance_columns(results)
     out = []
@@ -58,8 +64,8 @@ def rows(results: Results) -> list[dict[str, Any]]:
     return out
 
 
-def to_csv(results: Results) -> str:
-    table = rows(results)
+def to_csv(results: Results, source: object = "results") -> str:
+    table = rows(results, source)
     columns = list(FIRST_COLUMNS) + sorted({k for r in table for k in r} - set(FIRST_COLUMNS))
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
@@ -70,8 +76,8 @@ def to_csv(results: Results) -> str:
     return buffer.getvalue()
 
 
-def to_json(results: Results) -> str:
-    return json_text(rows(results))
+def to_json(results: Results, source: object = "results") -> str:
+    return json_text(rows(results, source))
 
 
 def to_bench(results: Results, metric: str | None = None) -> str:
@@ -95,15 +101,17 @@ def to_bench(results: Results, metric: str | None = None) -> str:
     return json.dumps(entries, indent=1) + "\n"
 
 
-def export(results: Results, fmt: str, metric: str | None = None) -> str:
+def export(
+    results: Results, fmt: str, metric: str | None = None, source: object = "results"
+) -> str:
     if fmt not in FORMATS:
         raise UserError(f"--format: {fmt!r} is not one of {', '.join(FORMATS)}")
     if metric is not None:
         _check_metric(results, fmt, metric)
     if fmt == "csv":
-        return to_csv(results)
+        return to_csv(results, source)
     if fmt == "json":
-        return to_json(results)
+        return to_json(results, source)
     return to_bench(results, metric)
 
 

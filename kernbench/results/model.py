@@ -25,10 +25,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from kernbench.analyze import stats
 from kernbench.analyze.collective import AlphaBeta, fit_series, is_collective_cell
+from kernbench.errors import invalid_file
 from kernbench.results import kinds
 from kernbench.results.jsonio import FileFormat, plain_or_packed, read_json, unchanged
 from kernbench.results.kinds import RESULTS_NAME
@@ -274,7 +275,31 @@ def load(path: Path) -> Results:
     kinds.refuse_bench_file(path)
     data = read_json(path, RESULTS_FORMAT.what)
     kinds.refuse_data(path, data)
-    return RESULTS_FORMAT.parse(data, path)
+    results = RESULTS_FORMAT.parse(data, path)
+    _check_read_parts(path, results)
+    return results
+
+
+class _SpecReadParts(BaseModel):
+    """The parts of a results file's bench that figures and reports read; the rest is
+    kept as recorded (a bench an older kernbench wrote need not fit today's model)."""
+
+    model_config = ConfigDict(extra="allow")
+    figures: list[str] | None = None
+    metrics: dict[str, Any] | None = None
+    timer: dict[str, Any] = Field(default_factory=dict)
+
+
+def _check_read_parts(path: Path, results: Results) -> None:
+    """`spec` and `hardware` are kept as dicts, as written; what the readers take from them
+    is checked here, so a hand-edited file is one line, not a failure deep in a figure."""
+    for within, model, part in (("spec", _SpecReadParts, results.spec),
+                                ("hardware", HardwareProfile, results.hardware)):
+        try:
+            if part is not None:
+                model.model_validate(part)
+        except ValidationError as exc:
+            raise invalid_file(path, exc, within=within) from None
 
 
 def results_in(folder: Path) -> Path | None:

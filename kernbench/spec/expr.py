@@ -122,6 +122,8 @@ def _check(node: ast.AST, names: set[str]) -> None:
 
 def _evaluate(node: ast.expr, namespace: Mapping[str, object]) -> Number:
     value = _evaluate_step(node, namespace)
+    if isinstance(value, complex):
+        raise ExpressionError("a negative number to a fractional power is not a real number")
     if isinstance(value, float) and not math.isfinite(value):
         raise ExpressionError(f"overflow to {value}")
     if isinstance(value, int) and value.bit_length() > MAX_RESULT_BITS:

@@ -88,7 +88,12 @@ def read_document(path: Path) -> Document:
     path = Path(path)
     shown = shown_path(path)
     text = _read_text(path, shown)
-    loader = _SafeLoader(text)
+    try:
+        loader = _SafeLoader(text)
+    except yaml.reader.ReaderError as exc:  # the reader checks every character up front
+        line = text.count("\n", 0, exc.position) + 1
+        problem = f"unacceptable character #x{exc.character:04x}: {exc.reason}"
+        raise SpecError(shown, line, "yaml", problem) from None
     try:
         root = loader.get_single_node()
         lines: dict[LinePath, int] = {}

@@ -29,8 +29,8 @@ def test_an_auto_ab_interrupted_in_an_added_round_keeps_its_maximum(tmp_path: Pa
 
 
 def test_report_html_has_the_columns_of_report_md(tmp_path: Path) -> None:
-    # report.html sends its reader to report.md for how each column is computed, so it
-    # shows the same ones: it lacked the order effect and, with auto, the rounds needed.
+    # report.html and report.md share their notes on each column, so the page shows the
+    # same ones: it lacked the order effect and, with auto, the rounds needed.
     from kernbench.render.report import write_ab_html
 
     report = run(tmp_path, OneBadRound(), rounds="auto:12").report

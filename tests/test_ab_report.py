@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import html
+
 import pytest
 from ab_fixtures.build import manifest, outcomes
 
@@ -228,3 +230,39 @@ def test_an_ab_file_that_is_no_json_object_is_named_with_its_article(tmp_path):
         assert " not a a" not in str(caught.value) and " not a i" not in str(caught.value)
     assert str(caught.value) == f"{path}: not a status of an A/B side (a JSON object is " \
         "expected)"
+
+
+def test_both_reports_say_what_each_verdict_means(tmp_path):
+    plan = manifest(rounds=6, aa=True)
+    report = analyze(plan, outcomes(plan, slower_on_b))
+    page = html.unescape(write_ab_html(report, tmp_path)[0].read_text())
+    for text in (render_markdown(report, None), page):
+        assert "verdict: slower (faster) when the whole interval lies above +threshold" in text
+        assert "same rules out an effect larger than the threshold, not every effect" in text
+        assert "unstable otherwise" in text
+        assert "threshold: the minimum effect, or the cell's A/A floor where that is larger" \
+            in text
+    # The page is read on its own: it defines its columns itself.
+    assert "within-side noise: median relative IQR" in page
+    assert "report.md beside this page" not in page
+
+
+def noisy_aa_round_one(run: str, variant: str, size: int) -> float:
+    """B as fast as A; round 1's second A/A side 5 % slower: a floor of 5 %."""
+    return size * 1e-6 * (1.05 if run == "r1_AA2" else 1.0)
+
+
+def test_a_same_judged_against_a_raised_threshold_says_how_wide_it_was(tmp_path):
+    # The sequential ab-drift A/B read a true +3 % as `same` against A/A floors of 7-9 %,
+    # and the terminal said only "same 4".
+    plan = manifest(rounds=6, aa=True, min_effect=0.5)
+    report = analyze(plan, outcomes(plan, noisy_aa_round_one))
+    assert {c.verdict for c in report.cells} == {"same"}
+    note = ("4 of 4 cells called same were judged against a threshold the A/A floor raised "
+            "above the 0.50 % minimum effect (up to ±5.00 %): same there rules out only an "
+            "effect beyond it")
+    assert f"note: {note}" in closing_lines(report)
+    assert f"- Note: {note}." in render_markdown(report, None)
+    assert f"<li>Note: {note}.</li>" in write_ab_html(report, tmp_path)[0].read_text()
+    plain = analyze(plan, outcomes(plan, slower_on_b))  # thresholds at the minimum effect
+    assert not any(line.startswith("note:") for line in closing_lines(plain))

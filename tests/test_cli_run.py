@@ -164,7 +164,10 @@ def test_summarize_says_on_stderr_why_a_side_failed(tmp_path: Path, damage: str 
     assert result.exit_code == EXIT_FAILED
     line = "failed: cublas in round(s) 1, 1 failure(s), e.g. r1_B: " + \
         reason.format(folder / "r1_B" / "results.json")
-    verdicts, failed = result.stderr.splitlines()  # as `ab` closes, the verdicts first
+    # as `ab` closes: the verdicts first, then how far the A/A floors widened `same`
+    verdicts, widened, failed = result.stderr.splitlines()
+    assert widened.startswith("note: 1 of 1 cell called same was judged against a threshold"), \
+        widened
     assert verdicts == ("verdicts: faster 0, slower 4, same 1, unstable 3 (of 8 cells); false "
                         "faster/slower calls to expect with no effect at all: at most 0.50")
     assert failed.startswith(line), result.stderr

@@ -10,6 +10,7 @@ from kernbench.ab.outcomes import finished_rounds, load_outcomes, load_turns
 from kernbench.ab.schedule import MANIFEST_NAME, load_manifest
 from kernbench.errors import UserError
 from kernbench.execute.lock import folder_lock
+from kernbench.render.ab_report import raised_threshold_note
 from kernbench.render.measured_on import where_measured
 from kernbench.render.outputs import write_ab_outputs
 from kernbench.results.ab import AB_FORMAT, AbReport, counted
@@ -80,7 +81,8 @@ def interrupted_line(folder: Path, report: AbReport) -> str | None:
 def closing_lines(report: AbReport) -> list[str]:
     """What `ab` (finished or interrupted) and `summarize` say on stderr once the report is
     written: the verdicts and the false calls to expect, the switch check's note, why the
-    intervals are weak when the rounds were too few for 95 %, the cells left without a
+    intervals are weak when the rounds were too few for 95 %, how far the A/A floor
+    widened `same`, the cells left without a
     verdict, and a line per failed variant."""
     summary = report.summary
     counts = ", ".join(f"{name} {count}" for name, count in summary.verdicts.items())
@@ -93,6 +95,9 @@ def closing_lines(report: AbReport) -> list[str]:
         lines.append(f"warning: {warning}")
     if summary.interval_note:
         lines.append(f"note: {summary.interval_note}")
+    raised = raised_threshold_note(report)
+    if raised:
+        lines.append(f"note: {raised}")
     if summary.unjudged_cells:
         lines.append(f"no verdict (no round measured by every side): "
                      f"{', '.join(summary.unjudged_cells)}")

@@ -238,3 +238,16 @@ def test_the_core_files_a_cell_not_measured_yet_as_pending_not_stopped_working(u
     assert gate(comparison, "any") == []
     assert f"\nPending (not measured yet: the run stopped before them): {first.id}\n" in \
         markdown(comparison, "base", "new")
+
+
+def test_the_table_gives_each_sides_time_in_a_unit_of_one_to_three_integer_digits():
+    # It read "3.082e-06 s" and "0.0008508 s" in one column.
+    cells = [CellComparison("a/n=1", "slower", 51.0, (7.9, 160.6), 0.97, 3.082e-6, 4.604e-6,
+                            (4, 4)),
+             CellComparison("a/n=2", "slower", 1678.0, (1.0, 2.0), 0.97, 4.785e-5, 8.508e-4,
+                            (4, 4))]
+    comparison = Comparison(cells=cells, only_in_base=[], only_in_new=[], stopped_working=[],
+                            not_ok=[], min_effect_pct=1.0)
+    text = markdown(comparison, "base", "new")
+    assert "| 3.082 µs | 4.604 µs |" in text
+    assert "| 47.85 µs | 850.8 µs |" in text

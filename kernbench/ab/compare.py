@@ -33,6 +33,7 @@ from kernbench.analyze.stats import median_interval
 from kernbench.errors import UserError
 from kernbench.results.ab import VERDICTS, Verdict, counted
 from kernbench.results.model import CellResult, Results
+from kernbench.units import seconds_text
 
 
 @dataclass(frozen=True)
@@ -220,8 +221,8 @@ def markdown(comparison: Comparison, base: str, new: str) -> str:
     for c in comparison.cells:
         lines.append(
             f"| {c.id} | {c.verdict} | {c.delta_pct:+.2f} % | [{c.ci_pct[0]:+.2f} %, "
-            f"{c.ci_pct[1]:+.2f} %] | {100 * c.coverage:.1f} % | {c.base_s:.4g} s | "
-            f"{c.new_s:.4g} s |"
+            f"{c.ci_pct[1]:+.2f} %] | {100 * c.coverage:.1f} % | {seconds_text(c.base_s, 4)} | "
+            f"{seconds_text(c.new_s, 4)} |"
         )
     for title, ids in (("Only in BASE", comparison.only_in_base),
                        ("Only in NEW", comparison.only_in_new),

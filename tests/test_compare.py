@@ -123,6 +123,8 @@ def test_the_table_opens_with_the_verdict_counts_and_counts_long_lists_per_varia
     assert "- Geometric mean of NEW/BASE over those cells: 1.1000 (+10.00 %)." in text
     assert "Only in BASE: 12 cells (b 11, c 1; `--out` writes every id to compare.json)" in text
     assert "Only in NEW: d/n=1\n" in text
+    assert ("same: within ±threshold, an effect beyond it ruled out, not every effect; "
+            "unstable: neither, or a side of fewer than 2 rounds") in text
 
 
 def test_intervals_under_95_percent_say_how_many_false_calls_to_expect():

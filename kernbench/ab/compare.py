@@ -213,7 +213,10 @@ def markdown(comparison: Comparison, base: str, new: str) -> str:
         f"# {new} against {base}", "",
         f"Per cell: the median of every NEW/BASE round-median ratio, 100·(NEW/BASE − 1), and "
         f"its order-statistic interval (Mann-Whitney); threshold "
-        f"±{comparison.min_effect_pct:g} %. Positive means NEW is slower.", "",
+        f"±{comparison.min_effect_pct:g} %. Positive means NEW is slower. slower (faster): the "
+        f"whole interval above +threshold (below −threshold); same: within ±threshold, an "
+        f"effect beyond it ruled out, not every effect; unstable: neither, or a side of fewer "
+        f"than {MIN_ROUNDS} rounds (these rounds cannot tell).", "",
         *_summary(comparison), "",
         "| cell | verdict | delta | interval | coverage | base | new |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: |",

@@ -266,3 +266,20 @@ def test_a_same_judged_against_a_raised_threshold_says_how_wide_it_was(tmp_path)
     assert f"<li>Note: {note}.</li>" in write_ab_html(report, tmp_path)[0].read_text()
     plain = analyze(plan, outcomes(plan, slower_on_b))  # thresholds at the minimum effect
     assert not any(line.startswith("note:") for line in closing_lines(plain))
+
+
+def test_the_figure_legend_names_the_median_and_the_interval_with_its_coverage():
+    # The bar and the tick of each cell were drawn without a word of what they are.
+    from kernbench.render.ab import ab_figure
+
+    plan = manifest(rounds=6)
+    report = analyze(plan, outcomes(plan, slower_on_b))
+    figure = ab_figure(report)
+    assert figure is not None
+    legend = [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
+    assert "median, 96.9 % interval" in legend
+    cells = [report.cells[0].model_copy(update={"ci_coverage": 0.5}), *report.cells[1:]]
+    figure = ab_figure(report.model_copy(update={"cells": cells}))
+    assert figure is not None
+    assert "median, 50-96.9 % interval" in [
+        text.get_text() for text in figure.axes[0].get_legend().get_texts()]

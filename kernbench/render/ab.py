@@ -111,6 +111,8 @@ def ab_figure(report: AbReport) -> Figure | None:
         Patch(color=color, label=name) for name, color in VERDICT_COLORS.items()
     ]
     handles.append(Patch(color="#9e9e9e", alpha=0.25, label="±threshold"))
+    handles.append(Line2D([], [], color="black", linewidth=3, marker="|", markersize=14,
+                          label=f"median, {_coverage_text(report)} interval"))
     markers = dict(round_marker(report.schedule, first) for first in (True, False))
     handles += [Line2D([], [], linestyle="none", marker=marker, color="black", label=label)
                 for marker, label in markers.items()]
@@ -141,3 +143,11 @@ def _rounds_text(report: AbReport) -> str:
     if report.planned_rounds:
         return f"{report.rounds} of {report.planned_rounds} rounds (interrupted)"
     return f"{report.rounds} round{'s' if report.rounds != 1 else ''}"
+
+
+def _coverage_text(report: AbReport) -> str:
+    """The intervals' coverage as the legend names it: '96.9 %', or a span ('50-96.9 %')
+    where a cell was judged on fewer rounds."""
+    coverages = sorted({round(100 * cell.ci_coverage, 1) for cell in report.cells})
+    span = f"{coverages[0]:g}" if len(coverages) == 1 else f"{coverages[0]:g}-{coverages[-1]:g}"
+    return f"{span} %"

@@ -283,3 +283,37 @@ def test_the_figure_legend_names_the_median_and_the_interval_with_its_coverage()
     assert figure is not None
     assert "median, 50-96.9 % interval" in [
         text.get_text() for text in figure.axes[0].get_legend().get_texts()]
+
+
+def test_every_output_of_an_ab_of_chosen_cells_names_its_only(tmp_path):
+    # `ab --only n=10000` read "slower 1 (of 1 cell)" with nothing saying the bench had more.
+    from kernbench.render.ab import _footnote
+
+    plan = manifest(rounds=2).model_copy(update={"only": ["size=100", "variant=fast"]})
+    report = analyze(plan, outcomes(plan, slower_on_b))
+    assert report.only == ["size=100", "variant=fast"]
+    assert AB_FORMAT.model.model_validate(report.model_dump(mode="json")).only == report.only
+    flags = "--only size=100 --only variant=fast"
+    assert f"Only the cells chosen with `{flags}`." in render_markdown(report, None)
+    assert f"Only the cells chosen with <code>{flags}</code>." in write_ab_html(
+        report, tmp_path)[0].read_text()
+    assert f"cells chosen with {flags}" in _footnote(report)
+    whole = analyze(manifest(rounds=2), outcomes(manifest(rounds=2), slower_on_b))
+    assert "chosen with" not in render_markdown(whole, None) + _footnote(whole)
+
+
+def test_the_legend_of_a_one_cell_figure_clears_its_footnote():
+    # An A/B of one cell (`--only`) drew its legend down over the footnote.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from kernbench.render.ab import ab_figure
+
+    plan = manifest(rounds=2)
+    report = analyze(plan, outcomes(plan, slower_on_b))
+    figure = ab_figure(report.model_copy(update={"cells": report.cells[:1]}))
+    assert figure is not None
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw(renderer)
+    legend = figure.axes[0].get_legend().get_window_extent(renderer)
+    footnote = figure._supxlabel.get_window_extent(renderer)
+    assert legend.y0 >= footnote.y1

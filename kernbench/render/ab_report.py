@@ -8,7 +8,7 @@ from typing import Any
 import jinja2
 
 from kernbench.render.measured_on import where_measured
-from kernbench.results.ab import AbReport, RunRecord, counted, side_setting
+from kernbench.results.ab import AbReport, RunRecord, counted, only_flags, side_setting
 
 TEMPLATE = """\
 # A/B of `{{ r.switch }}` on {{ r.bench }}
@@ -25,7 +25,8 @@ fresh processes that live side by side and take turns on the device, cell by cel
 {{ turns }}.{% else %}each side a fresh process, one after the other, order per round: \
 {{ order }}.{% endif %} Minimum effect \
 {{ r.min_effect_pct | num }} %{% if r.aa %}, A/A control on (threshold: the larger of the \
-minimum effect and the cell's A/A floor){% endif %}.
+minimum effect and the cell's A/A floor){% endif %}.{% if r.only %} Only the cells \
+chosen with `{{ r | only_flags }}`.{% endif %}
 
 Measured on {{ where.machine }}; code: {{ where.code }}.
 {% if where.warning %}
@@ -197,7 +198,7 @@ def table_cell(text: str) -> str:
 # The filters both A/B reports (report.md here, report.html in render.report) use.
 AB_FILTERS = {"pct": pct_text, "num": _num, "cell": table_cell, "slots": slot_text,
               "setting": setting_text, "switch_check": switch_check_text,
-              "cells": lambda n: counted(n, "cell")}
+              "only_flags": only_flags, "cells": lambda n: counted(n, "cell")}
 
 
 def ab_context(report: AbReport) -> dict[str, Any]:

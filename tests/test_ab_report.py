@@ -317,3 +317,12 @@ def test_the_legend_of_a_one_cell_figure_clears_its_footnote():
     legend = figure.axes[0].get_legend().get_window_extent(renderer)
     footnote = figure._supxlabel.get_window_extent(renderer)
     assert legend.y0 >= footnote.y1
+
+
+def test_the_reports_write_a_delta_past_100_percent_to_the_unit():
+    plan = manifest(rounds=2)
+    report = analyze(plan, outcomes(plan, lambda run, variant, size: size * 1e-6 * (
+        20.0 if run.endswith("_B") else 1.0)))
+    text = render_markdown(report, None)
+    assert "| fast/size=100 | slower | +1900 % | [+1900 %, +1900 %] |" in text
+    assert "`fast`: geometric-mean B/A time ratio 20.0000 (+1900 %)." in text

@@ -33,7 +33,7 @@ from kernbench.analyze.stats import median_interval
 from kernbench.errors import UserError
 from kernbench.results.ab import VERDICTS, Verdict, counted
 from kernbench.results.model import CellResult, Results
-from kernbench.units import seconds_text
+from kernbench.units import seconds_text, signed_pct
 
 
 @dataclass(frozen=True)
@@ -223,9 +223,9 @@ def markdown(comparison: Comparison, base: str, new: str) -> str:
     ]
     for c in comparison.cells:
         lines.append(
-            f"| {c.id} | {c.verdict} | {c.delta_pct:+.2f} % | [{c.ci_pct[0]:+.2f} %, "
-            f"{c.ci_pct[1]:+.2f} %] | {100 * c.coverage:.1f} % | {seconds_text(c.base_s, 4)} | "
-            f"{seconds_text(c.new_s, 4)} |"
+            f"| {c.id} | {c.verdict} | {signed_pct(c.delta_pct)} % | "
+            f"[{signed_pct(c.ci_pct[0])} %, {signed_pct(c.ci_pct[1])} %] | "
+            f"{100 * c.coverage:.1f} % | {seconds_text(c.base_s, 4)} | {seconds_text(c.new_s, 4)} |"
         )
     for title, ids in (("Only in BASE", comparison.only_in_base),
                        ("Only in NEW", comparison.only_in_new),
@@ -254,7 +254,7 @@ def _summary(comparison: Comparison) -> list[str]:
     return [
         f"- Verdicts: {counts} (of {counted(len(cells), 'cell')} in both).",
         f"- Geometric mean of NEW/BASE over those cells: {geomean:.4f} "
-        f"({100 * (geomean - 1):+.2f} %).",
+        f"({signed_pct(100 * (geomean - 1))} %).",
         *([f"- {few} cell(s) with fewer than {MIN_ROUNDS} rounds on a side: unstable, "
            "whatever their interval (measure more rounds)."] if few else []),
         *_coverage_note(cells),

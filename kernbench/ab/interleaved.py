@@ -58,6 +58,7 @@ from kernbench.results.model import RoundResult
 from kernbench.results.provenance import device_model
 from kernbench.spec.models import Bench, spec_hash
 from kernbench.spec.timer_model import TimerSpec
+from kernbench.units import signed_pct
 
 SIDE_MODULE = "kernbench.execute.side"
 START_TIMEOUT_S = 300.0  # a side's imports, torch and CUDA start-up included
@@ -308,7 +309,7 @@ def describe(turns: CellTurns) -> str:
         pairs = cell_pairs(turns, side) if side != "A" else []
         if pairs:
             label = "A'" if side == "AA1" else side
-            parts.append(f"{label}/A {to_pct(round_delta(pairs)):+.2f}%")
+            parts.append(f"{label}/A {signed_pct(to_pct(round_delta(pairs)))}%")
     return (", ".join(parts) + f"; {turns.turns_per_side} turns x {turns.calls_per_turn} calls"
             + (f"; {turns.reason}" if turns.reason else ""))
 

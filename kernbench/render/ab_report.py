@@ -9,6 +9,7 @@ import jinja2
 
 from kernbench.render.measured_on import where_measured
 from kernbench.results.ab import AbReport, RunRecord, counted, only_flags, side_setting
+from kernbench.units import signed_pct
 
 TEMPLATE = """\
 # A/B of `{{ r.switch }}` on {{ r.bench }}
@@ -173,7 +174,7 @@ def switch_check_text(note: str) -> str:
 
 def pct_text(value: float) -> str:
     """A delta in percent with its sign, e.g. '+1.85 %'; 'n/a' for NaN."""
-    return "n/a" if math.isnan(value) else f"{value:+.2f} %"
+    return "n/a" if math.isnan(value) else f"{signed_pct(value)} %"
 
 
 def setting_text(value: str | None, switch: str) -> str:

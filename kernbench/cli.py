@@ -322,12 +322,18 @@ def summarize_command(
     ] = None,
 ) -> None:
     """Rebuild ab.json, report.md and the figure of an A/B folder; runs nothing."""
-    from kernbench.ab.outputs import closing_lines, interrupted_line, summarize_locked
+    from kernbench.ab.outputs import (
+        closing_lines,
+        interrupted_line,
+        summarize_locked,
+        verdict_table,
+    )
 
     report = summarize_locked(folder, min_effect, lambda line: typer.echo(line, err=True))
     typer.echo(f"wrote {folder / 'ab.json'}, {folder / 'report.md'}")
     interrupted = interrupted_line(folder, report)
-    for line in closing_lines(report) + ([interrupted] if interrupted else []):
+    for line in verdict_table(report) + closing_lines(report) + (
+            [interrupted] if interrupted else []):
         typer.echo(line, err=True)
     if report.failed_variants:
         raise typer.Exit(EXIT_FAILED)

@@ -165,8 +165,10 @@ def test_summarize_says_on_stderr_why_a_side_failed(tmp_path: Path, damage: str 
     assert result.exit_code == EXIT_FAILED
     line = "failed: cublas in round(s) 1, 1 failure(s), e.g. r1_B: " + \
         reason.format(folder / "r1_B" / "results.json")
-    # as `ab` closes: the verdicts first, then how far the A/A floors widened `same`
-    verdicts, widened, failed = result.stderr.splitlines()
+    # as `ab` closes: a row per cell, the verdicts, how far the A/A floors widened `same`
+    *table, verdicts, widened, failed = result.stderr.splitlines()
+    assert table[0].split() == ["cell", "verdict", "delta", "interval", "coverage",
+                                "threshold"] and len(table) == 1 + 8
     assert widened.startswith("note: 1 of 1 cell called same was judged against a threshold"), \
         widened
     assert verdicts == ("verdicts: faster 0, slower 4, same 1, unstable 3 (of 8 cells); false "

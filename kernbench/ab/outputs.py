@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from kernbench.render.outputs import write_ab_outputs
 from kernbench.results.ab import AB_FORMAT, AbReport, counted
 from kernbench.results.kinds import AB_JSON_NAME as AB_JSON
 from kernbench.results.model import NOT_TIMED
+from kernbench.units import signed_pct
 
 
 def is_ab_folder(folder: Path) -> bool:
@@ -76,6 +78,34 @@ def interrupted_line(folder: Path, report: AbReport) -> str | None:
         return None
     return (f"interrupted: {report.rounds} of {report.planned_rounds} rounds finished; "
             f"continue with: kernbench ab --resume {folder}")
+
+
+TABLE_ROWS = 20  # more cells than this: the terminal lists those not `same` first
+
+
+def verdict_table(report: AbReport) -> list[str]:
+    """The cells' verdicts as `ab` and `summarize` print them before their closing lines:
+    a row per cell with its delta, interval, coverage and threshold (report.md has every
+    column); over TABLE_ROWS cells, the ones not `same` first, and a line for the rest."""
+    cells = report.cells
+    if not cells:
+        return []
+    shown = cells if len(cells) <= TABLE_ROWS else (
+        [c for c in cells if c.verdict != "same"] + [c for c in cells if c.verdict == "same"]
+    )[:TABLE_ROWS]
+    rows = [("cell", "verdict", "delta", "interval", "coverage", "threshold")] + [
+        (c.id, c.verdict, f"{signed_pct(c.delta_pct)} %",
+         f"[{signed_pct(c.ci_pct[0])}, {signed_pct(c.ci_pct[1])}] %",
+         f"{100 * c.ci_coverage:.1f} %", f"±{c.threshold_pct:.2f} %") for c in shown]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(text.ljust(width) for text, width in zip(row, widths, strict=True))
+             .rstrip() for row in rows]
+    listed = {c.id for c in shown}
+    hidden = Counter(c.verdict for c in cells if c.id not in listed)
+    if hidden:
+        counts = ", ".join(f"{verdict} {n}" for verdict, n in hidden.items())
+        lines.append(f"... {counted(hidden.total(), 'more cell')} in report.md ({counts})")
+    return lines
 
 
 def closing_lines(report: AbReport) -> list[str]:

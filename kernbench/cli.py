@@ -301,6 +301,10 @@ def ab_command(
 ) -> None:
     """A/B a switch over rounds of fresh processes; a verdict per cell.
 
+    slower/faster: the cell's interval over the rounds lies wholly beyond ±threshold (the
+    minimum effect, or with --aa the A/A floor where larger); same: within it (an effect
+    beyond the threshold ruled out, not every effect); unstable: the rounds cannot tell.
+
     Options not given come from the bench's `ab:` block, then the defaults."""
     from kernbench.ab.run import ab
 

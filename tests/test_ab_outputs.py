@@ -3,7 +3,7 @@ from __future__ import annotations
 from ab_fixtures.build import manifest, outcomes
 
 from kernbench.ab.analysis import analyze
-from kernbench.ab.outputs import closing_lines, failure_lines, verdict_table
+from kernbench.ab.outputs import closing_lines, failure_lines, opening_line, verdict_table
 from kernbench.results.ab import FailedRun
 
 
@@ -70,3 +70,16 @@ def test_over_twenty_cells_the_table_shows_those_not_same_first_and_counts_the_r
     assert len(lines) == 1 + 20 + 1
     assert lines[1].split()[:2] == ["c22", "unstable"]
     assert lines[-1] == "... 4 more cells in report.md (same 4)"
+
+
+def test_ab_opens_with_its_sides_cells_rounds_schedule_and_threshold():
+    # It opened with "schedule: interleaved" alone.
+    plan = manifest(rounds=6, aa=True, min_effect=0.5).model_copy(update={
+        "max_rounds": 12, "schedule": "interleaved", "a": None})
+    assert opening_line(plan, 4) == (
+        "A/B of KB_X on fake: A KB_X unset, B KB_X=1; 4 cells, 6 rounds (auto: up to 12), "
+        "schedule interleaved, minimum effect 0.5 %, A/A control on")
+    plan = manifest(rounds=2).model_copy(update={"schedule_note": "a cell needs 2 ranks"})
+    assert opening_line(plan, 1) == (
+        "A/B of KB_X on fake: A KB_X=0, B KB_X=1; 1 cell, 2 rounds, schedule sequential "
+        "(a cell needs 2 ranks), minimum effect 1 %")

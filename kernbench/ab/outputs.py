@@ -8,13 +8,13 @@ from pathlib import Path
 
 from kernbench.ab.analysis import analyze
 from kernbench.ab.outcomes import finished_rounds, load_outcomes, load_turns
-from kernbench.ab.schedule import MANIFEST_NAME, load_manifest
+from kernbench.ab.schedule import MANIFEST_NAME, AbManifest, load_manifest
 from kernbench.errors import UserError
 from kernbench.execute.lock import folder_lock
 from kernbench.render.ab_report import raised_threshold_note
 from kernbench.render.measured_on import where_measured
 from kernbench.render.outputs import write_ab_outputs
-from kernbench.results.ab import AB_FORMAT, AbReport, counted
+from kernbench.results.ab import AB_FORMAT, AbReport, counted, side_setting
 from kernbench.results.kinds import AB_JSON_NAME as AB_JSON
 from kernbench.results.model import NOT_TIMED
 from kernbench.units import signed_pct
@@ -78,6 +78,18 @@ def interrupted_line(folder: Path, report: AbReport) -> str | None:
         return None
     return (f"interrupted: {report.rounds} of {report.planned_rounds} rounds finished; "
             f"continue with: kernbench ab --resume {folder}")
+
+
+def opening_line(manifest: AbManifest, cells: int) -> str:
+    """What `ab` says before its first round: the sides, the cells, the rounds, the
+    schedule (and why another than asked), the minimum effect and the A/A control."""
+    auto = f" (auto: up to {manifest.max_rounds})" if manifest.max_rounds else ""
+    note = f" ({manifest.schedule_note})" if manifest.schedule_note else ""
+    a, b = (side_setting(manifest.switch, value) for value in (manifest.a, manifest.b))
+    return (f"A/B of {manifest.switch} on {manifest.bench}: A {a}, B {b}; "
+            f"{counted(cells, 'cell')}, "
+            f"{manifest.rounds} rounds{auto}, schedule {manifest.schedule}{note}, minimum "
+            f"effect {manifest.min_effect:g} %{', A/A control on' if manifest.aa else ''}")
 
 
 TABLE_ROWS = 20  # more cells than this: the terminal lists those not `same` first

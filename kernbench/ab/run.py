@@ -19,7 +19,7 @@ from kernbench.ab.analysis import AbReport
 from kernbench.ab.compare import failing, gate_rounds_problem
 from kernbench.ab.interleaved import execute_rounds
 from kernbench.ab.outcomes import found_turns, is_whole, load_outcomes, round_finished
-from kernbench.ab.outputs import closing_lines, summarize_ab, verdict_table
+from kernbench.ab.outputs import closing_lines, opening_line, summarize_ab, verdict_table
 from kernbench.ab.pairing import CellPair, pair_cells, switches_variant
 from kernbench.ab.resume_machine import check_machine
 from kernbench.ab.schedule import (
@@ -116,7 +116,6 @@ def run_ab(
     if warning:
         echo(warning)
     chosen, note = choose_schedule(settings.schedule, [p.cell(s) for p in pairs for s in "AB"])
-    echo(f"schedule: {chosen}" + (f" ({note})" if note else ""))
     make_runs = interleaved_schedule if chosen == "interleaved" else sequential_schedule
     committed = bench_pins_path(bench_path, spec.name).resolve()
 
@@ -142,6 +141,7 @@ def run_ab(
         created_utc=utc_now(),
         runs=make_runs(settings.rounds, settings.a, settings.b, settings.aa, by_variant),
     )
+    echo(opening_line(manifest, len(pairs)))
     with folder_lock(folder, echo):
         save_manifest(folder, manifest)
         start_pins(folder, manifest, echo)

@@ -52,11 +52,11 @@ def test_ab_prints_a_row_per_cell_before_its_closing_lines():
     report = analyze(plan, outcomes(plan, lambda run, variant, size: size * 1e-6 * (
         1.1 if run.endswith("_B") else 1.0)))
     assert verdict_table(report) == [
-        "cell           verdict  delta     interval            coverage  threshold",
-        "fast/size=100  slower   +10.00 %  [+10.00, +10.00] %  96.9 %    ±1.00 %",
-        "fast/size=400  slower   +10.00 %  [+10.00, +10.00] %  96.9 %    ±1.00 %",
-        "slow/size=100  slower   +10.00 %  [+10.00, +10.00] %  96.9 %    ±1.00 %",
-        "slow/size=400  slower   +10.00 %  [+10.00, +10.00] %  96.9 %    ±1.00 %",
+        "cell           verdict     delta            interval  coverage  threshold",
+        "fast/size=100  slower   +10.00 %  [+10.00, +10.00] %    96.9 %    ±1.00 %",
+        "fast/size=400  slower   +10.00 %  [+10.00, +10.00] %    96.9 %    ±1.00 %",
+        "slow/size=100  slower   +10.00 %  [+10.00, +10.00] %    96.9 %    ±1.00 %",
+        "slow/size=400  slower   +10.00 %  [+10.00, +10.00] %    96.9 %    ±1.00 %",
     ]
 
 

@@ -110,7 +110,9 @@ def verdict_table(report: AbReport) -> list[str]:
          f"[{signed_pct(c.ci_pct[0])}, {signed_pct(c.ci_pct[1])}] %",
          f"{100 * c.ci_coverage:.1f} %", f"±{c.threshold_pct:.2f} %") for c in shown]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(text.ljust(width) for text, width in zip(row, widths, strict=True))
+    # Words to the left, numbers to the right, so their signs and units line up.
+    lines = ["  ".join(text.ljust(width) if i < 2 else text.rjust(width)
+                       for i, (text, width) in enumerate(zip(row, widths, strict=True)))
              .rstrip() for row in rows]
     listed = {c.id for c in shown}
     hidden = Counter(c.verdict for c in cells if c.id not in listed)

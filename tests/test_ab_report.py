@@ -302,6 +302,16 @@ def test_every_output_of_an_ab_of_chosen_cells_names_its_only(tmp_path):
     assert "chosen with" not in render_markdown(whole, None) + _footnote(whole)
 
 
+
+def test_the_figure_of_an_auto_ab_says_up_to_how_many_rounds_it_would_have_run():
+    from kernbench.render.ab import _footnote
+
+    plan = manifest(rounds=6)
+    report = analyze(plan, outcomes(plan, slower_on_b))
+    assert "rounds auto" not in _footnote(report)
+    assert "rounds auto, up to 8" in _footnote(report.model_copy(update={"max_rounds": 8}))
+
+
 def test_the_legend_of_a_one_cell_figure_clears_its_footnote():
     # An A/B of one cell (`--only`) drew its legend down over the footnote.
     from matplotlib.backends.backend_agg import FigureCanvasAgg

@@ -140,6 +140,8 @@ def _footnote(report: AbReport) -> str:
     where = where_measured(report)
     parts = [where.code, f"run {report.created_utc[:16].replace('T', ' ')} UTC",
              f"{report.schedule} schedule", f"min effect {report.min_effect_pct:g}%"]
+    if report.max_rounds:
+        parts.append(f"rounds auto, up to {report.max_rounds}")
     if report.aa:
         parts.append("A/A side for the noise floor")
     if report.only:

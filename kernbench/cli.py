@@ -301,6 +301,10 @@ def ab_command(
 ) -> None:
     """A/B a switch over rounds of fresh processes; a verdict per cell.
 
+    slower/faster: the cell's interval over the rounds lies wholly beyond ±threshold (the
+    minimum effect, or with --aa the A/A floor where larger); same: within it (an effect
+    beyond the threshold ruled out, not every effect); unstable: the rounds cannot tell.
+
     Options not given come from the bench's `ab:` block, then the defaults."""
     from kernbench.ab.run import ab
 
@@ -322,12 +326,18 @@ def summarize_command(
     ] = None,
 ) -> None:
     """Rebuild ab.json, report.md and the figure of an A/B folder; runs nothing."""
-    from kernbench.ab.outputs import closing_lines, interrupted_line, summarize_locked
+    from kernbench.ab.outputs import (
+        closing_lines,
+        interrupted_line,
+        summarize_locked,
+        verdict_table,
+    )
 
     report = summarize_locked(folder, min_effect, lambda line: typer.echo(line, err=True))
     typer.echo(f"wrote {folder / 'ab.json'}, {folder / 'report.md'}")
     interrupted = interrupted_line(folder, report)
-    for line in closing_lines(report) + ([interrupted] if interrupted else []):
+    for line in verdict_table(report) + closing_lines(report) + (
+            [interrupted] if interrupted else []):
         typer.echo(line, err=True)
     if report.failed_variants:
         raise typer.Exit(EXIT_FAILED)

@@ -42,8 +42,8 @@ def _columns_of_report_html(text: str) -> list[str]:
 
 @pytest.mark.parametrize("aa", [False, True])
 def test_report_html_has_the_columns_of_report_md(tmp_path: Path, aa: bool) -> None:
-    # report.html sends its reader to report.md for how each column is computed, so it
-    # shows the same ones: it lacked the order effect and, with auto, the rounds needed.
+    # report.html and report.md share their notes on each column, so the page shows the
+    # same ones: it lacked the order effect and, with auto, the rounds needed.
     outcome = run(tmp_path, OneBadRound(), rounds="auto:12", aa=aa)
     report = outcome.report
     md_columns = _columns_of_report_md((outcome.folder / "report.md").read_text())

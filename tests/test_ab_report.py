@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import html
+
 import pytest
 from ab_fixtures.build import manifest, outcomes
 
@@ -228,3 +230,109 @@ def test_an_ab_file_that_is_no_json_object_is_named_with_its_article(tmp_path):
         assert " not a a" not in str(caught.value) and " not a i" not in str(caught.value)
     assert str(caught.value) == f"{path}: not a status of an A/B side (a JSON object is " \
         "expected)"
+
+
+def test_both_reports_say_what_each_verdict_means(tmp_path):
+    plan = manifest(rounds=6, aa=True)
+    report = analyze(plan, outcomes(plan, slower_on_b))
+    page = html.unescape(write_ab_html(report, tmp_path)[0].read_text())
+    for text in (render_markdown(report, None), page):
+        assert "verdict: slower (faster) when the whole interval lies above +threshold" in text
+        assert "same rules out an effect larger than the threshold, not every effect" in text
+        assert "unstable otherwise" in text
+        assert "threshold: the minimum effect, or the cell's A/A floor where that is larger" \
+            in text
+    # The page is read on its own: it defines its columns itself.
+    assert "within-side noise: median relative IQR" in page
+    assert "report.md beside this page" not in page
+
+
+def noisy_aa_round_one(run: str, variant: str, size: int) -> float:
+    """B as fast as A; round 1's second A/A side 5 % slower: a floor of 5 %."""
+    return size * 1e-6 * (1.05 if run == "r1_AA2" else 1.0)
+
+
+def test_a_same_judged_against_a_raised_threshold_says_how_wide_it_was(tmp_path):
+    # The sequential ab-drift A/B read a true +3 % as `same` against A/A floors of 7-9 %,
+    # and the terminal said only "same 4".
+    plan = manifest(rounds=6, aa=True, min_effect=0.5)
+    report = analyze(plan, outcomes(plan, noisy_aa_round_one))
+    assert {c.verdict for c in report.cells} == {"same"}
+    note = ("4 of 4 cells called same were judged against a threshold the A/A floor raised "
+            "above the 0.50 % minimum effect (up to ±5.00 %): same there rules out only an "
+            "effect beyond it")
+    assert f"note: {note}" in closing_lines(report)
+    assert f"- Note: {note}." in render_markdown(report, None)
+    assert f"<li>Note: {note}.</li>" in write_ab_html(report, tmp_path)[0].read_text()
+    plain = analyze(plan, outcomes(plan, slower_on_b))  # thresholds at the minimum effect
+    assert not any(line.startswith("note:") for line in closing_lines(plain))
+
+
+def test_the_figure_legend_names_the_median_and_the_interval_with_its_coverage():
+    # The bar and the tick of each cell were drawn without a word of what they are.
+    from kernbench.render.ab import ab_figure
+
+    plan = manifest(rounds=6)
+    report = analyze(plan, outcomes(plan, slower_on_b))
+    figure = ab_figure(report)
+    assert figure is not None
+    legend = [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
+    assert "median, 96.9 % interval" in legend
+    cells = [report.cells[0].model_copy(update={"ci_coverage": 0.5}), *report.cells[1:]]
+    figure = ab_figure(report.model_copy(update={"cells": cells}))
+    assert figure is not None
+    assert "median, 50-96.9 % interval" in [
+        text.get_text() for text in figure.axes[0].get_legend().get_texts()]
+
+
+def test_every_output_of_an_ab_of_chosen_cells_names_its_only(tmp_path):
+    # `ab --only n=10000` read "slower 1 (of 1 cell)" with nothing saying the bench had more.
+    from kernbench.render.ab import _footnote
+
+    plan = manifest(rounds=2).model_copy(update={"only": ["size=100", "variant=fast"]})
+    report = analyze(plan, outcomes(plan, slower_on_b))
+    assert report.only == ["size=100", "variant=fast"]
+    assert AB_FORMAT.model.model_validate(report.model_dump(mode="json")).only == report.only
+    flags = "--only size=100 --only variant=fast"
+    assert f"Only the cells chosen with `{flags}`." in render_markdown(report, None)
+    assert f"Only the cells chosen with <code>{flags}</code>." in write_ab_html(
+        report, tmp_path)[0].read_text()
+    assert f"cells chosen with {flags}" in _footnote(report)
+    whole = analyze(manifest(rounds=2), outcomes(manifest(rounds=2), slower_on_b))
+    assert "chosen with" not in render_markdown(whole, None) + _footnote(whole)
+
+
+
+def test_the_figure_of_an_auto_ab_says_up_to_how_many_rounds_it_would_have_run():
+    from kernbench.render.ab import _footnote
+
+    plan = manifest(rounds=6)
+    report = analyze(plan, outcomes(plan, slower_on_b))
+    assert "rounds auto" not in _footnote(report)
+    assert "rounds auto, up to 8" in _footnote(report.model_copy(update={"max_rounds": 8}))
+
+
+def test_the_legend_of_a_one_cell_figure_clears_its_footnote():
+    # An A/B of one cell (`--only`) drew its legend down over the footnote.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from kernbench.render.ab import ab_figure
+
+    plan = manifest(rounds=2)
+    report = analyze(plan, outcomes(plan, slower_on_b))
+    figure = ab_figure(report.model_copy(update={"cells": report.cells[:1]}))
+    assert figure is not None
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw(renderer)
+    legend = figure.axes[0].get_legend().get_window_extent(renderer)
+    footnote = figure._supxlabel.get_window_extent(renderer)
+    assert legend.y0 >= footnote.y1
+
+
+def test_the_reports_write_a_delta_past_100_percent_to_the_unit():
+    plan = manifest(rounds=2)
+    report = analyze(plan, outcomes(plan, lambda run, variant, size: size * 1e-6 * (
+        20.0 if run.endswith("_B") else 1.0)))
+    text = render_markdown(report, None)
+    assert "| fast/size=100 | slower | +1900 % | [+1900 %, +1900 %] |" in text
+    assert "`fast`: geometric-mean B/A time ratio 20.0000 (+1900 %)." in text

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.ab.outcomes import turns_path
+from kernbench.ab.outputs import verdict_table
 from kernbench.ab.run import AbOutcome, gated, resume_ab, run_ab
 from kernbench.ab.sides import SideRequest
 from kernbench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UserError
@@ -242,8 +243,9 @@ def test_an_ab_interrupted_before_two_rounds_is_an_interruption_not_a_failure(
     result = CliRunner().invoke(cli.app, ["summarize", str(folder)])
     assert result.exit_code == EXIT_OK, result.output
     report = AB_FORMAT.read(folder / "ab.json")
-    # The lines `ab` closes with (the verdicts, the switch check, the coverage), then how to go on.
-    assert result.stderr == (
+    # A row per cell, the lines `ab` closes with (the verdicts, the switch check, the
+    # coverage), then how to go on.
+    assert result.stderr == "\n".join(verdict_table(report)) + "\n" + (
         "verdicts: faster 0, slower 0, same 0, unstable 4 (of 4 cells); false faster/slower "
         "calls to expect with no effect at all: at most 0.00\n"
         f"{report.switch_note}\n"

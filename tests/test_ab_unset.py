@@ -32,7 +32,7 @@ def test_side_a_runs_without_the_switch_and_every_output_says_unset(tmp_path: Pa
     assert json.loads((outcome.folder / MANIFEST_NAME).read_text())["a"] is None
     assert (outcome.report.a, outcome.report.b) == (None, "1")
     assert {c.verdict for c in outcome.report.cells} == {"slower"}
-    assert any(line.startswith("[1/4] r1 A (KB_X unset, auto)") for line in lines)
+    assert any(line.startswith("[1/4] r1 A (KB_X unset, pins auto)") for line in lines)
     assert "A: `KB_X unset`, B: `KB_X=1`;" in (outcome.folder / "report.md").read_text()
     assert "A: <code>KB_X unset</code>, B: <code>KB_X=1</code>;" in \
         (outcome.folder / "report.html").read_text()

@@ -83,13 +83,14 @@ def test_run_refuses_a_folder_that_holds_a_run(tmp_path: Path) -> None:
 
 def _rebuilt_on_one_h200(folder: Path) -> AbReport:
     """The ab.json summarize wrote, checked to say its sides measured on one H200 with
-    one code; then without that, as the committed ab.json (older than version 6) reads."""
+    one code; then without that and its `only` (ab-run.json's), as the committed ab.json
+    (older than version 6, and than `only` in ab.json) reads."""
     rebuilt = AB_FORMAT.read(folder / "ab.json")
     where = rebuilt.measured_on
     assert where is not None and where.device_name == "NVIDIA H200", where
     assert where.driver and where.commit and where.differing == {}, where
     assert len(where.runs) == len(rebuilt.runs)
-    return rebuilt.model_copy(update={"measured_on": None})
+    return rebuilt.model_copy(update={"measured_on": None, "only": []})
 
 
 @pytest.mark.parametrize("name", ["ab-tf32-h200", "ab-tf32-h200-interleaved",
@@ -164,7 +165,12 @@ def test_summarize_says_on_stderr_why_a_side_failed(tmp_path: Path, damage: str 
     assert result.exit_code == EXIT_FAILED
     line = "failed: cublas in round(s) 1, 1 failure(s), e.g. r1_B: " + \
         reason.format(folder / "r1_B" / "results.json")
-    verdicts, failed = result.stderr.splitlines()  # as `ab` closes, the verdicts first
+    # as `ab` closes: a row per cell, the verdicts, how far the A/A floors widened `same`
+    *table, verdicts, widened, failed = result.stderr.splitlines()
+    assert table[0].split() == ["cell", "verdict", "delta", "interval", "coverage",
+                                "threshold"] and len(table) == 1 + 8
+    assert widened.startswith("note: 1 of 1 cell called same was judged against a threshold"), \
+        widened
     assert verdicts == ("verdicts: faster 0, slower 4, same 1, unstable 3 (of 8 cells); false "
                         "faster/slower calls to expect with no effect at all: at most 0.50")
     assert failed.startswith(line), result.stderr

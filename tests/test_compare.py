@@ -125,6 +125,8 @@ def test_the_table_opens_with_the_verdict_counts_and_counts_long_lists_per_varia
     assert "Only in NEW: d/n=1\n" in text
     # the medians as the run's report shows them, not `0.001 s` or `2.792e-05 s`
     assert "| a/n=1 | slower | +21.00 % |" in text and "| 1 ms | 1.21 ms |" in text
+    assert ("same: within ±threshold, an effect beyond it ruled out, not every effect; "
+            "unstable: neither, or a side of fewer than 2 rounds") in text
 
 
 def test_intervals_under_95_percent_say_how_many_false_calls_to_expect():
@@ -240,3 +242,16 @@ def test_the_core_files_a_cell_not_measured_yet_as_pending_not_stopped_working(u
     assert gate(comparison, "any") == []
     assert f"\nPending (not measured yet: the run stopped before them): {first.id}\n" in \
         markdown(comparison, "base", "new")
+
+
+def test_the_table_gives_each_sides_time_in_a_unit_of_one_to_three_integer_digits():
+    # It read "3.082e-06 s" and "0.0008508 s" in one column.
+    cells = [CellComparison("a/n=1", "slower", 51.0, (7.9, 160.6), 0.97, 3.082e-6, 4.604e-6,
+                            (4, 4)),
+             CellComparison("a/n=2", "slower", 1678.0, (1.0, 2.0), 0.97, 4.785e-5, 8.508e-4,
+                            (4, 4))]
+    comparison = Comparison(cells=cells, only_in_base=[], only_in_new=[], stopped_working=[],
+                            not_ok=[], min_effect_pct=1.0)
+    text = markdown(comparison, "base", "new")
+    assert "| 3.082 µs | 4.604 µs |" in text
+    assert "| 47.85 µs | 850.8 µs |" in text

@@ -144,6 +144,8 @@ def test_summarize_of_a_committed_ab_resumed_at_another_commit_warns(tmp_path: P
     line = ("warning: the side runs were not measured alike (commit c85415c0e7 in rounds 1-2, "
             "r3_A, r3_B and eb9b3d50e6 in r3_AA1, r3_AA2, rounds 4-6): their deltas mix the "
             "switch's effect with that difference")
-    assert result.stderr.splitlines()[1:] == [line]  # after the verdicts, as `ab` closes
+    lines = result.stderr.splitlines()
+    verdicts = next(i for i, text in enumerate(lines) if text.startswith("verdicts:"))
+    assert lines[verdicts + 1:] == [line]  # after the verdicts, as `ab` closes
     assert "NVIDIA H200 (UUID not recorded), driver 580.159.04" in (
         folder / "report.md").read_text()

@@ -29,3 +29,13 @@ def test_progress_and_figures_climb_one_ladder_in_their_own_spelling(
 ) -> None:
     assert format_time(seconds) == progress
     assert format_seconds(seconds) == figure
+
+
+def test_a_delta_of_100_percent_or_more_is_written_to_the_unit():
+    # An A/B's report read "+1893.62 %" in [+1878.84 %, +2104.08 %]: five significant
+    # digits an interval two hundred points wide does not hold.
+    from kernbench.units import signed_pct
+
+    assert [signed_pct(v) for v in (1893.62, -0.034, 99.994, 100.4, -250.6)] == [
+        "+1894", "-0.03", "+99.99", "+100", "-251"]
+    assert signed_pct(float("nan")) == "n/a"

@@ -93,6 +93,7 @@ def analyze(
         device=manifest.device,
         switch=manifest.switch,
         switch_note=manifest.switch_note,
+        only=list(manifest.only),
         a=manifest.a,
         b=manifest.b,
         rounds=manifest.rounds,

@@ -31,9 +31,9 @@ from kernbench.ab.verdicts import (
 )
 from kernbench.analyze.stats import median_interval
 from kernbench.errors import UserError
-from kernbench.render.style import format_seconds
 from kernbench.results.ab import VERDICTS, Verdict, counted
 from kernbench.results.model import CellResult, Results
+from kernbench.units import seconds_text, signed_pct
 
 
 @dataclass(frozen=True)
@@ -216,16 +216,19 @@ def markdown(comparison: Comparison, base: str, new: str) -> str:
         f"# {new} against {base}", "",
         f"Per cell: the median of every NEW/BASE round-median ratio, 100·(NEW/BASE − 1), and "
         f"its order-statistic interval (Mann-Whitney); threshold "
-        f"±{comparison.min_effect_pct:g} %. Positive means NEW is slower.", "",
+        f"±{comparison.min_effect_pct:g} %. Positive means NEW is slower. slower (faster): the "
+        f"whole interval above +threshold (below −threshold); same: within ±threshold, an "
+        f"effect beyond it ruled out, not every effect; unstable: neither, or a side of fewer "
+        f"than {MIN_ROUNDS} rounds (these rounds cannot tell).", "",
         *_summary(comparison), "",
         "| cell | verdict | delta | interval | coverage | base | new |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for c in comparison.cells:
         lines.append(
-            f"| {c.id} | {c.verdict} | {c.delta_pct:+.2f} % | [{c.ci_pct[0]:+.2f} %, "
-            f"{c.ci_pct[1]:+.2f} %] | {100 * c.coverage:.1f} % | {format_seconds(c.base_s)} | "
-            f"{format_seconds(c.new_s)} |"
+            f"| {c.id} | {c.verdict} | {signed_pct(c.delta_pct)} % | "
+            f"[{signed_pct(c.ci_pct[0])} %, {signed_pct(c.ci_pct[1])} %] | "
+            f"{100 * c.coverage:.1f} % | {seconds_text(c.base_s, 4)} | {seconds_text(c.new_s, 4)} |"
         )
     for title, ids in (("Only in BASE", comparison.only_in_base),
                        ("Only in NEW", comparison.only_in_new),
@@ -254,7 +257,7 @@ def _summary(comparison: Comparison) -> list[str]:
     return [
         f"- Verdicts: {counts} (of {counted(len(cells), 'cell')} in both).",
         f"- Geometric mean of NEW/BASE over those cells: {geomean:.4f} "
-        f"({100 * (geomean - 1):+.2f} %).",
+        f"({signed_pct(100 * (geomean - 1))} %).",
         *([f"- {few} cell(s) with fewer than {MIN_ROUNDS} rounds on a side: unstable, "
            "whatever their interval (measure more rounds)."] if few else []),
         *_coverage_note(cells),

@@ -26,7 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from kernbench.ab.interleave import TARGET_TURN_S, plan_turns, turn_order
+from kernbench.ab.interleave import (
+    TARGET_TURN_S,
+    cell_pairs,
+    plan_turns,
+    round_delta,
+    turn_order,
+)
 from kernbench.ab.outcomes import LOG_NAME, STATUS_FORMAT, STATUS_NAME, SideStatus, turns_path
 from kernbench.ab.pairing import CellPair, side_cells, side_indices
 from kernbench.ab.schedule import (
@@ -38,6 +44,7 @@ from kernbench.ab.schedule import (
     start_order,
     with_changes,
 )
+from kernbench.ab.verdicts import to_pct
 from kernbench.execute.finish import build_run_results
 from kernbench.execute.journal import JournalEntry, is_journaled, write_entry
 from kernbench.execute.last_words import exit_text  # `run`'s words for an exit
@@ -51,6 +58,7 @@ from kernbench.results.model import RoundResult
 from kernbench.results.provenance import device_model
 from kernbench.spec.models import Bench, spec_hash
 from kernbench.spec.timer_model import TimerSpec
+from kernbench.units import signed_pct
 
 SIDE_MODULE = "kernbench.execute.side"
 START_TIMEOUT_S = 300.0  # a side's imports, torch and CUDA start-up included
@@ -294,17 +302,14 @@ def turn_cell(
 def describe(turns: CellTurns) -> str:
     if turns.reason is not None and not turns.medians_s:
         return f"no turns: {turns.reason}"
-    medians = {(b, s): m for b, s, m in zip(turns.blocks, turns.sides, turns.medians_s,
-                                            strict=True)}
     parts = []
     for side in dict.fromkeys(turns.sides):
-        if side == "A":
-            continue
-        deltas = [medians[b, side] / medians[b, "A"] - 1 for b, s in medians
-                  if s == side and (b, "A") in medians]
-        if deltas:
+        # The round's delta as the analysis takes it (the median of the paired log
+        # ratios): a median of the plain ratios differs where the pairs are even in number.
+        pairs = cell_pairs(turns, side) if side != "A" else []
+        if pairs:
             label = "A'" if side == "AA1" else side
-            parts.append(f"{label}/A {100 * statistics.median(deltas):+.2f}%")
+            parts.append(f"{label}/A {signed_pct(to_pct(round_delta(pairs)))}%")
     return (", ".join(parts) + f"; {turns.turns_per_side} turns x {turns.calls_per_turn} calls"
             + (f"; {turns.reason}" if turns.reason else ""))
 

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 from kernbench.ab.analysis import analyze
 from kernbench.ab.outcomes import finished_rounds, load_outcomes, load_turns
-from kernbench.ab.schedule import MANIFEST_NAME, load_manifest
+from kernbench.ab.schedule import MANIFEST_NAME, AbManifest, load_manifest
 from kernbench.errors import UserError
 from kernbench.execute.lock import folder_lock
+from kernbench.render.ab_report import raised_threshold_note
 from kernbench.render.measured_on import where_measured
 from kernbench.render.outputs import write_ab_outputs
-from kernbench.results.ab import AB_FORMAT, AbReport, counted
+from kernbench.results.ab import AB_FORMAT, AbReport, counted, side_setting
 from kernbench.results.kinds import AB_JSON_NAME as AB_JSON
 from kernbench.results.model import NOT_TIMED
+from kernbench.units import signed_pct
 
 
 def is_ab_folder(folder: Path) -> bool:
@@ -77,10 +80,53 @@ def interrupted_line(folder: Path, report: AbReport) -> str | None:
             f"continue with: kernbench ab --resume {folder}")
 
 
+def opening_line(manifest: AbManifest, cells: int) -> str:
+    """What `ab` says before its first round: the sides, the cells, the rounds, the
+    schedule (and why another than asked), the minimum effect and the A/A control."""
+    auto = f" (auto: up to {manifest.max_rounds})" if manifest.max_rounds else ""
+    note = f" ({manifest.schedule_note})" if manifest.schedule_note else ""
+    a, b = (side_setting(manifest.switch, value) for value in (manifest.a, manifest.b))
+    return (f"A/B of {manifest.switch} on {manifest.bench}: A {a}, B {b}; "
+            f"{counted(cells, 'cell')}, "
+            f"{manifest.rounds} rounds{auto}, schedule {manifest.schedule}{note}, minimum "
+            f"effect {manifest.min_effect:g} %{', A/A control on' if manifest.aa else ''}")
+
+
+TABLE_ROWS = 20  # more cells than this: the terminal lists those not `same` first
+
+
+def verdict_table(report: AbReport) -> list[str]:
+    """The cells' verdicts as `ab` and `summarize` print them before their closing lines:
+    a row per cell with its delta, interval, coverage and threshold (report.md has every
+    column); over TABLE_ROWS cells, the ones not `same` first, and a line for the rest."""
+    cells = report.cells
+    if not cells:
+        return []
+    shown = cells if len(cells) <= TABLE_ROWS else (
+        [c for c in cells if c.verdict != "same"] + [c for c in cells if c.verdict == "same"]
+    )[:TABLE_ROWS]
+    rows = [("cell", "verdict", "delta", "interval", "coverage", "threshold")] + [
+        (c.id, c.verdict, f"{signed_pct(c.delta_pct)} %",
+         f"[{signed_pct(c.ci_pct[0])}, {signed_pct(c.ci_pct[1])}] %",
+         f"{100 * c.ci_coverage:.1f} %", f"±{c.threshold_pct:.2f} %") for c in shown]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    # Words to the left, numbers to the right, so their signs and units line up.
+    lines = ["  ".join(text.ljust(width) if i < 2 else text.rjust(width)
+                       for i, (text, width) in enumerate(zip(row, widths, strict=True)))
+             .rstrip() for row in rows]
+    listed = {c.id for c in shown}
+    hidden = Counter(c.verdict for c in cells if c.id not in listed)
+    if hidden:
+        counts = ", ".join(f"{verdict} {n}" for verdict, n in hidden.items())
+        lines.append(f"... {counted(hidden.total(), 'more cell')} in report.md ({counts})")
+    return lines
+
+
 def closing_lines(report: AbReport) -> list[str]:
     """What `ab` (finished or interrupted) and `summarize` say on stderr once the report is
     written: the verdicts and the false calls to expect, the switch check's note, why the
-    intervals are weak when the rounds were too few for 95 %, the cells left without a
+    intervals are weak when the rounds were too few for 95 %, how far the A/A floor
+    widened `same`, the cells left without a
     verdict, and a line per failed variant."""
     summary = report.summary
     counts = ", ".join(f"{name} {count}" for name, count in summary.verdicts.items())
@@ -93,6 +139,9 @@ def closing_lines(report: AbReport) -> list[str]:
         lines.append(f"warning: {warning}")
     if summary.interval_note:
         lines.append(f"note: {summary.interval_note}")
+    raised = raised_threshold_note(report)
+    if raised:
+        lines.append(f"note: {raised}")
     if summary.unjudged_cells:
         lines.append(f"no verdict (no round measured by every side): "
                      f"{', '.join(summary.unjudged_cells)}")

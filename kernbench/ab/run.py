@@ -19,7 +19,7 @@ from kernbench.ab.analysis import AbReport
 from kernbench.ab.compare import failing, gate_rounds_problem
 from kernbench.ab.interleaved import execute_rounds
 from kernbench.ab.outcomes import found_turns, is_whole, load_outcomes, round_finished
-from kernbench.ab.outputs import closing_lines, summarize_ab
+from kernbench.ab.outputs import closing_lines, opening_line, summarize_ab, verdict_table
 from kernbench.ab.pairing import CellPair, pair_cells, switches_variant
 from kernbench.ab.resume_machine import check_machine
 from kernbench.ab.schedule import (
@@ -116,7 +116,6 @@ def run_ab(
     if warning:
         echo(warning)
     chosen, note = choose_schedule(settings.schedule, [p.cell(s) for p in pairs for s in "AB"])
-    echo(f"schedule: {chosen}" + (f" ({note})" if note else ""))
     make_runs = interleaved_schedule if chosen == "interleaved" else sequential_schedule
     committed = bench_pins_path(bench_path, spec.name).resolve()
 
@@ -142,6 +141,7 @@ def run_ab(
         created_utc=utc_now(),
         runs=make_runs(settings.rounds, settings.a, settings.b, settings.aa, by_variant),
     )
+    echo(opening_line(manifest, len(pairs)))
     with folder_lock(folder, echo):
         save_manifest(folder, manifest)
         start_pins(folder, manifest, echo)
@@ -306,7 +306,7 @@ def run_rounds(
         if not run_some([manifest.rounds]):
             return _interrupted(folder, echo)
         report = summarize_ab(folder)
-    for line in closing_lines(report):
+    for line in verdict_table(report) + closing_lines(report):
         echo(line)
     echo(f"A/B report: {folder / 'report.md'}")
     return AbOutcome(folder, report, EXIT_FAILED if report.failed_variants else EXIT_OK)
@@ -315,7 +315,7 @@ def run_rounds(
 def _interrupted(folder: Path, echo: Callable[[str], None]) -> AbOutcome:
     """The report of the rounds finished so far, and the one line saying so."""
     report = summarize_ab(folder)
-    for line in closing_lines(report):
+    for line in verdict_table(report) + closing_lines(report):
         echo(line)
     echo(f"interrupted: {report.rounds} of {report.planned_rounds or report.rounds} rounds "
          f"finished, reported in {folder / 'report.md'}; continue with: kernbench ab "

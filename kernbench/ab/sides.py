@@ -129,8 +129,9 @@ def execute_runs(
             env={**side_env(manifest, run), SIDE_LOG_ENV: str(run_dir / LOG_NAME)},
             log_path=run_dir / LOG_NAME,
         )
+        # "pins auto": replays the pins that hold, tunes the rest; "pins replay": only replays.
         label = f"r{run.round} {run.side} ({side_setting(manifest.switch, run.value)}, " \
-            f"{run.pins_mode})"
+            f"pins {run.pins_mode})"
         start = time.perf_counter()
         code = run_side(request)
         wall = time.perf_counter() - start

@@ -60,5 +60,5 @@ def switch_warning(
         )
     return (
         f"warning: {switch} appears nowhere in {source} (kernel {kernel!r}); if nothing "
-        "reads it, both sides run the same code and the A/B can only say 'same'"
+        "reads it, both sides run the same code, and any verdict but 'same' is noise"
     )

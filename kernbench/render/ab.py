@@ -11,7 +11,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter
 
 from kernbench.render.measured_on import where_measured
-from kernbench.results.ab import AbReport, side_setting
+from kernbench.results.ab import AbReport, only_flags, side_setting
 
 VERDICT_COLORS = {
     "faster": "#2e7d32",
@@ -25,6 +25,11 @@ AB_FIGURE = "ab.png"  # the figure in an A/B folder
 SYMLOG_ABOVE_PCT = 20  # widest delta, in thresholds, past which the x axis goes symlog
 AB_PLOT_WIDTH_IN = 6.0  # the delta axis and the legend, besides the cell names
 LABEL_IN_PER_CHAR = 0.085  # a cell name's width per character at 10 pt
+# The height the legend (a row per entry, "small" type) and the footnote (7 pt) take, with
+# the title and the delta axis's labels.
+LEGEND_IN_BASE = 1.2
+LEGEND_IN_PER_ROW = 0.22
+NOTE_IN_PER_LINE = 0.13
 
 
 def round_marker(schedule: str, a_first: bool) -> tuple[str, str]:
@@ -56,7 +61,15 @@ def ab_figure(report: AbReport) -> Figure | None:
     # variant/shape=...,dtype=...) left the delta axis a third of it.
     longest = max(len(cell.id) for cell in cells)
     width = max(8.0, AB_PLOT_WIDTH_IN + LABEL_IN_PER_CHAR * longest)
-    figure = Figure(figsize=(width, 1.4 + 0.45 * len(cells)), layout="constrained")
+    footnote = _footnote(report)
+    markers = dict(round_marker(report.schedule, first) for first in (True, False))
+    # Tall enough for the legend beside the axes and the footnote under them: an A/B of
+    # one or two cells drew its legend over the footnote.
+    rows = len(VERDICT_COLORS) + 2 + len(markers)
+    height = max(1.4 + 0.45 * len(cells),
+                 LEGEND_IN_BASE + LEGEND_IN_PER_ROW * rows + NOTE_IN_PER_LINE * (
+                     footnote.count("\n") + 1))
+    figure = Figure(figsize=(width, height), layout="constrained")
     axes = figure.add_subplot()
     for row, cell in enumerate(cells):
         y = len(cells) - 1 - row  # first cell on top
@@ -111,12 +124,13 @@ def ab_figure(report: AbReport) -> Figure | None:
         Patch(color=color, label=name) for name, color in VERDICT_COLORS.items()
     ]
     handles.append(Patch(color="#9e9e9e", alpha=0.25, label="±threshold"))
-    markers = dict(round_marker(report.schedule, first) for first in (True, False))
+    handles.append(Line2D([], [], color="black", linewidth=3, marker="|", markersize=14,
+                          label=f"median, {_coverage_text(report)} interval"))
     handles += [Line2D([], [], linestyle="none", marker=marker, color="black", label=label)
                 for marker, label in markers.items()]
     axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     axes.grid(axis="x", alpha=0.3)
-    figure.supxlabel(_footnote(report), fontsize=7, x=0.01, ha="left", color="#444444")
+    figure.supxlabel(footnote, fontsize=7, x=0.01, ha="left", color="#444444")
     return figure
 
 
@@ -126,8 +140,12 @@ def _footnote(report: AbReport) -> str:
     where = where_measured(report)
     parts = [where.code, f"run {report.created_utc[:16].replace('T', ' ')} UTC",
              f"{report.schedule} schedule", f"min effect {report.min_effect_pct:g}%"]
+    if report.max_rounds:
+        parts.append(f"rounds auto, up to {report.max_rounds}")
     if report.aa:
         parts.append("A/A side for the noise floor")
+    if report.only:
+        parts.append(f"cells chosen with {only_flags(report)}")
     lines = [f"measured on {where.machine}", "  ·  ".join(parts)]
     # Calls on intervals under 95 % look like any other in the figure: it says so itself.
     if report.summary.interval_note:
@@ -141,3 +159,11 @@ def _rounds_text(report: AbReport) -> str:
     if report.planned_rounds:
         return f"{report.rounds} of {report.planned_rounds} rounds (interrupted)"
     return f"{report.rounds} round{'s' if report.rounds != 1 else ''}"
+
+
+def _coverage_text(report: AbReport) -> str:
+    """The intervals' coverage as the legend names it: '96.9 %', or a span ('50-96.9 %')
+    where a cell was judged on fewer rounds."""
+    coverages = sorted({round(100 * cell.ci_coverage, 1) for cell in report.cells})
+    span = f"{coverages[0]:g}" if len(coverages) == 1 else f"{coverages[0]:g}-{coverages[-1]:g}"
+    return f"{span} %"

@@ -8,7 +8,8 @@ from typing import Any
 import jinja2
 
 from kernbench.render.measured_on import where_measured
-from kernbench.results.ab import AbReport, RunRecord, counted, side_setting
+from kernbench.results.ab import AbReport, RunRecord, counted, only_flags, side_setting
+from kernbench.units import signed_pct
 
 TEMPLATE = """\
 # A/B of `{{ r.switch }}` on {{ r.bench }}
@@ -25,7 +26,8 @@ fresh processes that live side by side and take turns on the device, cell by cel
 {{ turns }}.{% else %}each side a fresh process, one after the other, order per round: \
 {{ order }}.{% endif %} Minimum effect \
 {{ r.min_effect_pct | num }} %{% if r.aa %}, A/A control on (threshold: the larger of the \
-minimum effect and the cell's A/A floor){% endif %}.
+minimum effect and the cell's A/A floor){% endif %}.{% if r.only %} Only the cells \
+chosen with `{{ r | only_flags }}`.{% endif %}
 
 Measured on {{ where.machine }}; code: {{ where.code }}.
 {% if where.warning %}
@@ -59,6 +61,9 @@ Measured on {{ where.machine }}; code: {{ where.code }}.
 {%- endif %}
 {%- if r.summary.interval_note %}
 - Note: {{ r.summary.interval_note }}.
+{%- endif %}
+{%- if raised %}
+- Note: {{ raised }}.
 {%- endif %}
 {% if r.failed_variants %}
 ## Failures
@@ -96,6 +101,19 @@ within-side noise | delta spread | sign flips | order effect |{{ " start slots |
 {%- else %}
 No cell has a verdict.
 {% endif %}
+{{ notes }}
+"""
+
+
+NOTES = """\
+verdict: slower (faster) when the whole interval lies above +threshold (below \
+−threshold); same when it lies within ±threshold{{ ", or when the delta does and A/A p is \
+0.05 or more" if r.aa }}, but never when the whole interval lies beyond the minimum effect: \
+same rules out an effect larger than the threshold, not every effect; unstable otherwise, \
+and with fewer than 2 rounds: these rounds cannot tell, more of them (--rounds auto) or a \
+quieter machine may. threshold: the minimum effect{{ ", or the cell's A/A floor where \
+that is larger" if r.aa }}.
+
 delta: median over rounds of the per-round delta 100·(B/A − 1)\
 {% if r.schedule == "interleaved" %} (per round: the median of the paired turn deltas, each \
 B turn against the A turn of its block){% else %} of the two sides' round medians{% endif %}; \
@@ -113,12 +131,36 @@ widened for the fit's degrees of freedom (n/a: the rounds cannot separate it).{%
 {{ "(A and A', interleaved like B)" if r.schedule == "interleaved" else "over the A/A rounds" }}\
 . A/A p: two-sided Wilcoxon signed-rank p-value of each round's delta minus its A/A delta \
 (from 6 rounds; n/a below); at \
-0.05 or more, with the delta inside the threshold, the cell is `same` even where its interval \
+0.05 or more, with the delta inside the threshold, the cell is same even where its interval \
 crosses the threshold (it looks like the A/A control).{% endif %}\
 {% if r.max_rounds %} rounds needed: the round from which on the cell's verdict was the final \
-one, never fewer than the rounds whose interval reaches 95 % (a verdict of fewer rounds rests \
-on an interval that misses a no-effect median too often to count).{% endif %}
+one (-: unstable to the end), never fewer than the rounds whose interval reaches 95 % (a \
+verdict of fewer rounds rests on an interval that misses a no-effect median too often to \
+count).{% endif %}
 """
+
+
+def column_notes(report: AbReport) -> str:
+    """What each verdict and column of the cells' table means, as both reports say it
+    under the table (report.html is read on its own, so it says it too)."""
+    environment = jinja2.Environment(autoescape=False, undefined=jinja2.StrictUndefined)
+    return environment.from_string(NOTES).render(
+        r=report, slots=report.schedule == "interleaved").strip()
+
+
+def raised_threshold_note(report: AbReport) -> str | None:
+    """How many `same` cells the A/A floor judged against more than the minimum effect,
+    and up to what: there `same` rules out less than the minimum effect says (a noisy A/A
+    round raises its cell's threshold alone); None where no such cell was called same."""
+    raised = [c.threshold_pct for c in report.cells
+              if c.verdict == "same" and c.threshold_pct > report.min_effect_pct]
+    if not raised:
+        return None
+    verb = "was" if len(raised) == 1 else "were"
+    return (f"{len(raised)} of {counted(report.summary.verdicts['same'], 'cell')} called same "
+            f"{verb} judged against a threshold the A/A floor raised above the "
+            f"{_num(report.min_effect_pct)} % minimum effect (up to ±{_num(max(raised))} %): "
+            f"same there rules out only an effect beyond it")
 
 
 def switch_check_text(note: str) -> str:
@@ -132,7 +174,7 @@ def switch_check_text(note: str) -> str:
 
 def pct_text(value: float) -> str:
     """A delta in percent with its sign, e.g. '+1.85 %'; 'n/a' for NaN."""
-    return "n/a" if math.isnan(value) else f"{value:+.2f} %"
+    return "n/a" if math.isnan(value) else f"{signed_pct(value)} %"
 
 
 def setting_text(value: str | None, switch: str) -> str:
@@ -157,14 +199,15 @@ def table_cell(text: str) -> str:
 # The filters both A/B reports (report.md here, report.html in render.report) use.
 AB_FILTERS = {"pct": pct_text, "num": _num, "cell": table_cell, "slots": slot_text,
               "setting": setting_text, "switch_check": switch_check_text,
-              "cells": lambda n: counted(n, "cell")}
+              "only_flags": only_flags, "cells": lambda n: counted(n, "cell")}
 
 
 def ab_context(report: AbReport) -> dict[str, Any]:
     """What both A/B reports show besides the report's own fields."""
     return {"r": report, "pins": pins_line(report), "mixed": mixed_timers(report),
             "slots": report.schedule == "interleaved", "fewer": fewer_rounds(report),
-            "where": where_measured(report)}
+            "where": where_measured(report), "notes": column_notes(report),
+            "raised": raised_threshold_note(report)}
 
 
 def render_markdown(report: AbReport, figure: str | None) -> str:

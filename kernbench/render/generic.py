@@ -20,6 +20,7 @@ from kernbench.render import panels, series, style
 from kernbench.render.generic_draw import draw
 from kernbench.results.model import CellResult, Results
 from kernbench.spec.models import Ceiling, HardwareProfile
+from kernbench.units import time_unit
 
 # A renderer module offers figure_data and draw (kernbench.render); draw lives beside.
 __all__ = ["FIGURE_DATA", "draw", "figure_data"]
@@ -195,7 +196,7 @@ def _unit(values: list[float], unit: str) -> tuple[float, str]:
     """The scale and unit that show the largest value with one to three integer digits."""
     largest = max(values, default=0.0)
     if unit == "s":
-        return style.time_unit(largest)
+        return time_unit(largest)
     return next(((p, f"{prefix}{unit}") for p, prefix in PREFIXES if largest >= p), (1.0, unit))
 
 

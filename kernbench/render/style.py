@@ -26,7 +26,7 @@ from kernbench.results.model import CellResult, Results
 from kernbench.results.provenance import code_label
 from kernbench.spec.hardware import ceiling_source
 from kernbench.spec.models import Ceiling, HardwareProfile
-from kernbench.units import time_unit
+from kernbench.units import seconds_text
 
 # matplotlib's tab10, in a fixed order so a variant keeps its color across figures.
 PALETTE = (
@@ -82,10 +82,7 @@ def stage_color(name: str, position: int) -> str:
 
 def format_seconds(seconds: float) -> str:
     """A duration with a unit chosen so the number has one to three integer digits."""
-    if not math.isfinite(seconds):
-        return str(seconds)
-    scale, unit = time_unit(abs(seconds))
-    return f"{seconds / scale:.3g} {unit}"
+    return seconds_text(seconds)
 
 
 def significant(value: float | None, digits: int = 6) -> float | None:

@@ -200,6 +200,9 @@ class AbReport(_Model):
     # The switch check's warning or note, made before the A/B ran (ab-run.json's): a
     # switch nothing reads makes every cell `same`.
     switch_note: str | None = None
+    # The cells chosen (`--only`, ab-run.json's): a verdict over some of the bench's cells
+    # says which. Added without a version step: older files read as choosing none.
+    only: list[str] = []
     aa: bool
     min_effect_pct: float
     created_utc: str
@@ -221,6 +224,12 @@ def side_setting(switch: str, value: str | None) -> str:
     """What a side does with the switch, as every output says it: `VAR=value`, or `VAR
     unset` (not the same as `VAR=`, which sets it to the empty string)."""
     return f"{switch} unset" if value is None else f"{switch}={value}"
+
+
+def only_flags(report: AbReport) -> str:
+    """The cells an A/B was restricted to, as its command line chose them: '--only n=1
+    --only variant=plain'."""
+    return " ".join(f"--only {choice}" for choice in report.only)
 
 
 def _sequential(data: dict[str, Any]) -> dict[str, Any]:

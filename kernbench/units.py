@@ -1,12 +1,17 @@
-"""The time-unit ladder every printed or drawn duration climbs: s, ms, µs, ns. The run's
-progress lines and the figures each format with it, in their own digits and spelling.
-And the digits a signed percentage delta is written with."""
+"""The ladders every printed or drawn quantity climbs: time in s, ms, µs, ns, and rates in
+SI prefixes. The run's progress lines, the report and the figures each format with them,
+in their own digits and spelling. And the digits a signed percentage delta is written with."""
 
 from __future__ import annotations
 
 import math
 
 TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))  # largest first
+# SI prefixes for rates, largest first: a rate is shown with the largest that keeps it >= 1.
+SI_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+# Units written as symbols, which take a prefix without a space (TFLOP/s, GB/s); any other
+# is a word of the bench's (`elements/s` of a `rates:` count) and keeps one: G elements/s.
+SYMBOL_UNITS = ("FLOP/s", "B/s")
 
 
 def time_unit(seconds: float) -> tuple[float, str]:
@@ -34,3 +39,21 @@ def signed_pct(value: float) -> str:
     if not math.isfinite(value):
         return "n/a"
     return f"{value:+.0f}" if abs(value) >= WHOLE_PCT_FROM else f"{value:+.2f}"
+
+
+def si_prefix(value: float) -> tuple[float, str]:
+    """The scale and SI prefix that show `value` with one to three integer digits (no
+    prefix below one)."""
+    return next(((s, p) for s, p in SI_PREFIXES if value >= s), SI_PREFIXES[-1])
+
+
+def prefixed(prefix: str, unit: str) -> str:
+    """`unit` with an SI prefix: TFLOP/s, G elements/s."""
+    if not prefix:
+        return unit
+    return f"{prefix}{unit}" if unit in SYMBOL_UNITS else f"{prefix} {unit}"
+
+
+def count_rate_unit(count: str) -> str:
+    """The unit of a `rates:` count's rate per second: `elements/s`."""
+    return f"{count}/s"

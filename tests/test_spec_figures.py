@@ -50,8 +50,9 @@ def test_throughput_is_the_gemm_figure_on_gemm_cells_and_the_generic_one_elsewhe
         (
             "throughput",
             facts(),
-            "needs cells with M, N, K (a GEMM shape) or a flops or bytes "
-            "metric; this bench has cells without M, N, K and declares no flops or bytes metric",
+            "needs cells with M, N, K (a GEMM shape) or a flops or bytes metric, or a count "
+            "under rates; this bench has cells without M, N, K and declares no flops or bytes "
+            "metric and lists no count under rates",
         ),
         ("bandwidth", facts(metrics=("flops",)), "this bench declares no bytes metric"),
         (
@@ -63,6 +64,12 @@ def test_throughput_is_the_gemm_figure_on_gemm_cells_and_the_generic_one_elsewhe
 )
 def test_a_figure_that_does_not_fit_says_what_it_needs(name, bench, why) -> None:
     assert why in (misfit(name, bench) or "")
+
+
+def test_throughput_fits_a_bench_whose_only_rate_is_a_count_it_lists() -> None:
+    counted = BenchFacts.of("sleep", "none", {"elements": "n"}, [{"n": 1}], rates=["elements"])
+    assert misfit("throughput", counted) is None
+    assert misfit("throughput", facts(metrics=("elements",))) is not None
 
 
 def test_the_generic_figures_fit_a_bench_that_is_no_gemm() -> None:

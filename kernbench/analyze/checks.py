@@ -58,6 +58,7 @@ def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
             bench.model,
             bench.metrics,
             (cell.params for cell in iter_cells(bench, device)),
+            bench.rates,
         )
         for index, name in enumerate(bench.figures):
             why = misfit(name, facts)

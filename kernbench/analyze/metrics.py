@@ -1,4 +1,5 @@
-"""Metrics of a measured cell: throughput, utilization and the roofline's time.
+"""Metrics of a measured cell: throughput, utilization and the roofline's time; the rate
+per second of each count the bench lists under `rates:` (`elements_per_s`).
 
 Every model constant comes from the hardware profile. `util` is measured against the
 ceiling the profile uses (measured where calibrated); a cell faster than the roofline
@@ -9,14 +10,14 @@ means a warm cache or a broken timer, not a fast kernel.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kernbench.analyze.collective import BUSBW_FACTOR, GB, bandwidths
 from kernbench.plan import Cell
 from kernbench.spec import expr
-from kernbench.spec.figures import RATE_METRICS
+from kernbench.spec.model_metrics import counts_of, rate_name
 from kernbench.spec.models import Bench, HardwareProfile, derived_names
 
 # Measured time may undercut the datasheet roofline by this much before we call it invalid
@@ -42,24 +43,28 @@ def expression_metrics(bench: Bench, params: Mapping[str, Any]) -> dict[str, flo
     parameter the cell lacks (a variant-only option) does not apply to it and is left out;
     one that cannot be computed raises `MetricError`, never a value dropped or an inf."""
     namespace = derived_names(dict(params))
+    counts = counts_of(bench)
     values: dict[str, float] = {}
     for name, text in bench.metrics.items():
         expression = expr.parse(text)
         if expression.names <= namespace.keys():
-            values[name] = metric_value(name, expression, namespace)
+            values[name] = metric_value(name, expression, namespace, counts)
     return values
 
 
-def metric_value(name: str, expression: expr.Expression, namespace: Mapping[str, Any]) -> float:
-    """One metric as a finite float, or `MetricError` saying why not."""
+def metric_value(
+    name: str, expression: expr.Expression, namespace: Mapping[str, Any], counts: Collection[str]
+) -> float:
+    """One metric as a finite float, or `MetricError` saying why not; `counts`: the names
+    of the metrics that count work (`counts_of`), which may not be negative."""
     try:
         value = float(expression.evaluate(namespace))
     except expr.ExpressionError as exc:
         raise MetricError(name, str(exc)) from None
     except OverflowError:
         raise MetricError(name, f"{expression.text!r} is too large for a float") from None
-    if name in RATE_METRICS and value < 0:
-        # A count of work per call: a negative one would be a negative TFLOP/s or GB/s.
+    if name in counts and value < 0:
+        # A count of work per call: a negative one would be a negative rate (TFLOP/s, GB/s).
         raise MetricError(name, f"{expression.text!r} is {value:g}: {name} cannot be negative")
     return value
 
@@ -80,6 +85,7 @@ def first_metric_problem(bench: Bench, cells: Iterable[Cell]) -> MetricProblem |
     of many cells costs about as much as its distinct shapes.
     """
     expressions = {name: expr.parse(text) for name, text in bench.metrics.items()}
+    counts = counts_of(bench)
     tried: set[tuple[str, tuple[str, ...]]] = set()
     for cell in cells:
         namespace = derived_names(dict(cell.params))
@@ -91,7 +97,7 @@ def first_metric_problem(bench: Bench, cells: Iterable[Cell]) -> MetricProblem |
                 continue
             tried.add(key)
             try:
-                metric_value(name, expression, namespace)
+                metric_value(name, expression, namespace, counts)
             except MetricError as exc:
                 return MetricProblem(name, exc.why, cell)
     return None
@@ -122,7 +128,10 @@ def _measured_metrics(
     profile: HardwareProfile | None,
 ) -> tuple[dict[str, float], str | None]:
     metrics = expression_metrics(bench, params)
+    rates = {rate_name(count): metrics[count] / median_s
+             for count in bench.rates if count in metrics}
     metrics["time_s"] = median_s
+    metrics.update(rates)
     flops, moved = metrics.get("flops"), metrics.get("bytes")
     if flops:
         metrics["tflops"] = flops / median_s / TFLOP

@@ -122,7 +122,7 @@ def bench_facts(results: Results) -> BenchFacts:
     spec = results.spec
     return BenchFacts.of(
         str(spec.get("kernel", "")), str(spec.get("model", "none")), spec.get("metrics") or {},
-        (cell.params for cell in results.cells),
+        (cell.params for cell in results.cells), spec.get("rates") or (),
     )
 
 

@@ -1,5 +1,5 @@
-"""Figures that fit any bench: time per call, throughput, and achieved memory bandwidth
-against the device's.
+"""Figures that fit any bench: time per call, throughput (of flops, bytes or a `rates:`
+count), and achieved memory bandwidth against the device's.
 
 Each is a line per variant over the bench's numeric axis, or bars over its cells when it
 has none (`render.series`). Titles and labels come from the bench: its axis names and the
@@ -19,14 +19,13 @@ from kernbench.errors import UserError
 from kernbench.render import panels, series, style
 from kernbench.render.generic_draw import draw
 from kernbench.results.model import CellResult, Results
+from kernbench.spec.model_metrics import rate_name
 from kernbench.spec.models import Ceiling, HardwareProfile
-from kernbench.units import time_unit
+from kernbench.units import count_rate_unit, prefixed, si_prefix, time_unit
 
 # A renderer module offers figure_data and draw (kernbench.render); draw lives beside.
 __all__ = ["FIGURE_DATA", "draw", "figure_data"]
 
-# SI prefixes for rates, largest first: a rate is shown with the largest that keeps it >= 1.
-PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 # The lines a figure draws across its plot (a dtype's peak rate), given the scale and unit
 # its values are shown in.
 Ceilings = Callable[[float, str], list[dict[str, Any]]]
@@ -50,9 +49,15 @@ def time_data(results: Results) -> dict[str, Any]:
 
 
 def throughput_data(results: Results) -> dict[str, Any]:
+    """The flops rate, else the bytes rate, else the rate of the first count the bench
+    lists under `rates:` (ADR 0075)."""
     declared = results.spec.get("metrics") or {}
     flops = "flops" in declared
-    stored, per_unit, unit = RATES["flops" if flops else "bytes"]
+    counts = results.spec.get("rates") or []
+    if flops or "bytes" in declared or not counts:
+        stored, per_unit, unit = RATES["flops" if flops else "bytes"]
+    else:
+        stored, per_unit, unit = rate_name(counts[0]), 1.0, count_rate_unit(counts[0])
     peaks = _peak_ceilings(results) if flops else None
     data = _data(results, "throughput", "throughput", _rate(stored, per_unit), unit, peaks)
     _log_under(data, [ceiling["value"] for ceiling in data.get("ceilings", [])])
@@ -197,7 +202,8 @@ def _unit(values: list[float], unit: str) -> tuple[float, str]:
     largest = max(values, default=0.0)
     if unit == "s":
         return time_unit(largest)
-    return next(((p, f"{prefix}{unit}") for p, prefix in PREFIXES if largest >= p), (1.0, unit))
+    scale, prefix = si_prefix(largest)
+    return scale, prefixed(prefix, unit)
 
 
 def _empty_note(results: Results, what: str) -> str:

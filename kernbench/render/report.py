@@ -26,10 +26,13 @@ from kernbench.results.ab import AbReport
 from kernbench.results.kinds import REPORT_HTML, REPORT_MD
 from kernbench.results.model import CellResult, Results, Summary
 from kernbench.results.provenance import code_label
+from kernbench.spec.model_metrics import rate_name
+from kernbench.units import count_rate_unit, prefixed, si_prefix
 
 TEMPLATES = Path(__file__).parent / "templates"
 # The metrics a table shows, in this order, when the cells have them; then those the bench
-# declares itself beyond the model's inputs (an arithmetic intensity, tokens per second).
+# declares itself beyond the model's inputs (an arithmetic intensity, tokens per call), each
+# count under its `rates:` followed by its rate per second.
 SHOWN_METRICS = ("tflops", "gbs", "busbw_gbs", "algbw_gbs", "util")
 # Their column headings, with the unit (results.json and the export keep the names).
 HEADINGS = {"tflops": "TFLOP/s", "gbs": "GB/s", "busbw_gbs": "busbw GB/s",
@@ -77,7 +80,7 @@ def report_context(results: Results, figures: Sequence[Path], folder: Path) -> d
         "timer": _timer_text(results) + _duty_text(results),
         "counts": sorted(Counter(c.status for c in results.cells).items()),
         "checked": _checks_text(results.cells),
-        "groups": _groups(results.cells, _declared_metrics(results)),
+        "groups": _groups(results.cells, _declared_metrics(results), _rate_units(results)),
         "interval_column": f"{CONFIDENCE:.0%} CI of the median",  # as `_interval_text` judges
         "failed": _listed(results.cells, "failed"),
         "pending": _listed(results.cells, "pending"),
@@ -119,10 +122,31 @@ def _listed(cells: Sequence[CellResult], status: str) -> list[dict[str, str]]:
 
 def _declared_metrics(results: Results) -> list[str]:
     declared = results.spec.get("metrics") or {}
-    return [name for name in declared if name not in (*MODEL_INPUTS, *SHOWN_METRICS)]
+    counts = results.spec.get("rates") or []
+    shown = []
+    for name in declared:
+        if name not in (*MODEL_INPUTS, *SHOWN_METRICS):
+            shown.append(name)
+            if name in counts:
+                shown.append(rate_name(name))
+    return shown
 
 
-def _groups(cells: Sequence[CellResult], declared: Sequence[str] = ()) -> list[dict[str, Any]]:
+def _rate_units(results: Results) -> dict[str, tuple[float, str]]:
+    """The scale and heading of each `rates:` count's rate column: one SI prefix for the
+    whole column, that of its largest value, so that its rows compare at a glance."""
+    units = {}
+    for count in results.spec.get("rates") or []:
+        name = rate_name(count)
+        largest = max((c.metrics[name] for c in results.cells if name in c.metrics), default=0.0)
+        scale, prefix = si_prefix(largest)
+        units[name] = scale, prefixed(prefix, count_rate_unit(count))
+    return units
+
+
+def _groups(cells: Sequence[CellResult], declared: Sequence[str],
+            scaled: dict[str, tuple[float, str]]) -> list[dict[str, Any]]:
+    """A table per variant; `scaled`: the rate columns' scales and headings."""
     by_variant: dict[str, list[CellResult]] = {}
     for cell in cells:
         by_variant.setdefault(cell.variant, []).append(cell)
@@ -133,13 +157,15 @@ def _groups(cells: Sequence[CellResult], declared: Sequence[str] = ()) -> list[d
         if "busbw_gbs" in metrics:  # a collective's gbs is its algbw, shown already
             metrics.remove("gbs")
         groups.append({"variant": variant, "metrics": metrics,
-                       "headings": [HEADINGS.get(m, m) for m in metrics],
+                       "headings": [scaled[m][1] if m in scaled else HEADINGS.get(m, m)
+                                    for m in metrics],
                        "settles": any(_settled(c)[1] for c in members),
-                       "rows": [_row(c, metrics) for c in members]})
+                       "rows": [_row(c, metrics, scaled) for c in members]})
     return groups
 
 
-def _row(cell: CellResult, metrics: Sequence[str]) -> dict[str, Any]:
+def _row(cell: CellResult, metrics: Sequence[str],
+         scaled: dict[str, tuple[float, str]]) -> dict[str, Any]:
     summary = cell.summary
     settled, settles = _settled(cell)
     return {
@@ -149,7 +175,8 @@ def _row(cell: CellResult, metrics: Sequence[str]) -> dict[str, Any]:
         "interval": _interval_text(summary) if summary else "",
         "rounds": _rounds_text(cell),
         "settled": f"{settled}/{settles}" if settles else "",
-        "metrics": {m: f"{cell.metrics[m]:.4g}" for m in metrics if m in cell.metrics},
+        "metrics": {m: f"{cell.metrics[m] / (scaled[m][0] if m in scaled else 1.0):.4g}"
+                    for m in metrics if m in cell.metrics},
         "flags": ", ".join(_flags(cell)),
     }
 

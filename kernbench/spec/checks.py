@@ -1,7 +1,7 @@
 """What a bench's models cannot see one field at a time: the cell count, the names its
-metrics and exclusions use and the values its exclusions name, parameters named as those
-the run sets, variant options that would hide an axis, and the keywords its kernel
-factory takes, with the values its annotations admit.
+metrics, `rates` and exclusions use and the values its exclusions name, parameters named
+as those the run sets, variant options that would hide an axis, and the keywords its
+kernel factory takes, with the values its annotations admit.
 
 Each check gives the first problem as (field path, message), or None; the loader adds
 the file and the line.
@@ -25,7 +25,11 @@ from kernbench.spec.cell_keys import (
     passed_values,
     taken,
 )
-from kernbench.spec.model_metrics import computed_metric_problem, model_metrics_problem
+from kernbench.spec.model_metrics import (
+    computed_metric_problem,
+    model_metrics_problem,
+    rates_problem,
+)
 from kernbench.spec.models import MAX_CELLS, Bench, check_metrics
 
 Field = tuple[str, ...]
@@ -46,9 +50,9 @@ VARIANT_SWITCH = "variant"
 def bench_problem(bench: Bench) -> Problem | None:
     """The first problem of `bench` short of its kernel, in the order a reader meets it."""
     for check in (_no_dtypes, _cell_count, _repeated_values, _world_sizes, _metric_names,
-                  computed_metric_problem, model_metrics_problem, _exclusion_keys,
-                  _exclusion_values, _axis_names, _shared_parameters, _variant_options,
-                  _ab_variants, _ab_settings):
+                  computed_metric_problem, model_metrics_problem, rates_problem,
+                  _exclusion_keys, _exclusion_values, _axis_names, _shared_parameters,
+                  _variant_options, _ab_variants, _ab_settings):
         problem = check(bench)
         if problem is not None:
             return problem

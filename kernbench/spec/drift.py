@@ -14,7 +14,7 @@ REBUILT_ONLY = "only in what is computed from the measurements"
 PRESENTATION_FIELDS = ("description", "figures", "data", "ab")
 # Fields that results are computed with from the samples, again by `collect` and by
 # `--resume`: a run whose bench changed only in these (and the above) is rebuilt.
-REBUILT_FIELDS = ("metrics", "hardware", "model")
+REBUILT_FIELDS = ("metrics", "rates", "hardware", "model")
 # Fields a run, or an A/B, takes its own value of as it starts (run.json, ab-run.json): the
 # bench's is only a default for the next one, so a change leaves one under way as it was.
 STARTED_FIELDS = ("rounds",)

@@ -3,9 +3,10 @@ of kernbench.render that draws it.
 
 A figure has one or more drawings, tried in order: the first whose bench fits draws it.
 `throughput` of a GEMM bench is TFLOP/s per M×N×K shape; of any other bench with a flops
-or bytes metric, the rate over its axis. `validate` refuses a figure none of whose drawings
-fits (`analyze/checks.py`); rendering a results file picks the drawing the same way, and
-falls back to the first drawing for results whose bench was never checked.
+or bytes metric, or a count under `rates:`, the rate over its axis. `validate` refuses a
+figure none of whose drawings fits (`analyze/checks.py`); rendering a results file picks
+the drawing the same way, and falls back to the first drawing for results whose bench was
+never checked.
 
 Adding a figure: a line in `FIGURES`, and its data function in the renderer's `FIGURE_DATA`
 (docs/adr/0052-figures-that-fit-the-bench.md).
@@ -27,13 +28,14 @@ RATE_METRICS = ("flops", "bytes")
 @dataclass(frozen=True)
 class BenchFacts:
     """What decides which figures fit a bench, read alike from a bench and its plan or from
-    a results file: its kernel, its model, the metrics it declares and the parameters that
-    every one of its cells has."""
+    a results file: its kernel, its model, the metrics it declares, those of them it lists
+    under `rates:`, and the parameters that every one of its cells has."""
 
     kernel: str
     model: str
     metrics: frozenset[str]
     params: frozenset[str]
+    rates: frozenset[str] = frozenset()
 
     @classmethod
     def of(
@@ -42,11 +44,12 @@ class BenchFacts:
         model: str,
         metrics: Iterable[str],
         cell_params: Iterable[Mapping[str, Any]],
+        rates: Iterable[str] = (),
     ) -> BenchFacts:
         shared: set[str] | None = None
         for params in cell_params:
             shared = set(params) if shared is None else shared & set(params)
-        return cls(kernel, model, frozenset(metrics), frozenset(shared or ()))
+        return cls(kernel, model, frozenset(metrics), frozenset(shared or ()), frozenset(rates))
 
     @property
     def collective(self) -> bool:
@@ -82,7 +85,9 @@ def _collective_lack(facts: BenchFacts) -> str | None:
 
 
 def _rate_lack(facts: BenchFacts) -> str | None:
-    return None if facts.metrics & set(RATE_METRICS) else "declares no flops or bytes metric"
+    if facts.metrics & set(RATE_METRICS) or facts.rates:
+        return None
+    return "declares no flops or bytes metric and lists no count under rates"
 
 
 def _memory_lack(facts: BenchFacts) -> str | None:
@@ -104,7 +109,7 @@ COLLECTIVE = Drawing(
     "a collective bench (kernel: collective or model: alpha_beta) whose cells have op and bytes",
     _collective_lack,
 )
-RATE = Drawing("generic", "a flops or bytes metric", _rate_lack)
+RATE = Drawing("generic", "a flops or bytes metric, or a count under rates", _rate_lack)
 ANY = Drawing("generic", "nothing", _no_lack)
 MEMORY = Drawing("generic", "a bytes metric, on a bench that is not a collective", _memory_lack)
 

@@ -1,6 +1,7 @@
-"""The metrics a bench's model reads. `model: roofline` compares `flops` with the peak
-rate and `bytes` with memory bandwidth; a bench that defines neither, or misspells one
-(`flop`, `byte`), would run with no TFLOP/s, GB/s or roofline, and say nothing."""
+"""The metrics a bench's model reads, and those kernbench computes. `model: roofline`
+compares `flops` with the peak rate and `bytes` with memory bandwidth; a bench that defines
+neither, or misspells one (`flop`, `byte`), would run with no TFLOP/s, GB/s or roofline,
+and say nothing. A count the bench lists under `rates:` gets its rate per second too."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ NEAR_MISS = 0.85
 # (analyze/metrics.py): a bench metric of one of these names would be replaced by it.
 COMPUTED_METRICS = ("time_s", "tflops", "gbs", "intensity", "util", "model_time_s",
                     "model_util", "algbw_gbs", "busbw_gbs")
+# A `rates:` metric's rate per second is stored as NAME + this (`elements_per_s`).
+RATE_SUFFIX = "_per_s"
 # The per-call metric a rate is computed from: a bench that names the rate itself most
 # likely meant to give that (`gbs: 2*n*itemsize` for `bytes: 2*n*itemsize`).
 RATE_SOURCES = {"gbs": "bytes", "algbw_gbs": "bytes", "busbw_gbs": "bytes", "tflops": "flops",
@@ -39,9 +42,42 @@ def model_metrics_problem(bench: Bench) -> tuple[tuple[str, ...], str] | None:
     return ("metrics", name), message
 
 
+def rate_name(count: str) -> str:
+    """The metric a `rates:` count's rate per second is stored as."""
+    return count + RATE_SUFFIX
+
+
+def counts_of(bench: Bench) -> set[str]:
+    """The bench's metrics that count work per call: flops, bytes and its `rates:`. None of
+    them may be negative (a negative rate); its other metrics are its own to define."""
+    return {*RATE_METRICS, *bench.rates}
+
+
+def rates_problem(bench: Bench) -> tuple[tuple[str, ...], str] | None:
+    """A `rates:` entry that names no metric of the bench, one that has its rate already,
+    or one named twice."""
+    for index, name in enumerate(bench.rates):
+        field = ("rates", str(index))
+        if name in RATE_METRICS:
+            shown = "TFLOP/s" if name == "flops" else "GB/s"
+            return field, f"{name!r} is always rated ({shown}); list only other metrics"
+        if name not in bench.metrics:
+            known = ", ".join(bench.metrics) or "none"
+            return field, f"{name!r} is not a metric of this bench; its metrics: {known}"
+        if name in bench.rates[:index]:
+            return field, f"{name!r} is listed twice"
+    return None
+
+
 def computed_metric_problem(bench: Bench) -> tuple[tuple[str, ...], str] | None:
     """A bench metric named as one kernbench computes, which the computed one would
     replace in the results without a word."""
+    rates = {rate_name(count): count for count in bench.rates}
+    name = next((name for name in bench.metrics if name in rates), None)
+    if name is not None:
+        return ("metrics", name), (f"{name!r} is the rate kernbench computes from "
+                                   f"{rates[name]!r} (rates:), which would replace this "
+                                   "one; name it otherwise")
     name = next((name for name in bench.metrics if name in COMPUTED_METRICS), None)
     if name is None:
         return None

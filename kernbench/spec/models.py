@@ -152,16 +152,21 @@ class Bench(Strict):
         default_factory=dict,
         description="Arithmetic over cell parameters: flops, bytes (per iteration).",
     )
+    rates: list[Identifier] = Field(
+        default_factory=list,
+        description="Metrics that count work per call (elements, tokens): each is also "
+        "reported per second, as NAME_per_s (NAME/s). flops and bytes have theirs already.",
+    )
     timer: TimerSpec = Field(default_factory=TimerSpec)
     rounds: Count = Field(1, ge=1, le=100, description="Independent worker processes.")
     model: Literal["none", "roofline", "alpha_beta"] = "none"
     figures: list[Literal[FIGURE_NAMES]] = Field(  # type: ignore[valid-type]
         default_factory=list,
         description="Figures drawn from the results, each where it fits the bench: "
-        "throughput (TFLOP/s per GEMM shape, else the flops or bytes rate), utilization, "
-        "theory_vs_measured, stage_breakdown (cells with M, N, K); busbw, latency "
-        "(collectives); time (any bench; drawn when none is named); bandwidth (GB/s "
-        "against the device's, with a bytes metric).",
+        "throughput (TFLOP/s per GEMM shape, else the flops, bytes or first `rates` "
+        "metric's rate), utilization, theory_vs_measured, stage_breakdown (cells with M, "
+        "N, K); busbw, latency (collectives); time (any bench; drawn when none is named); "
+        "bandwidth (GB/s against the device's, with a bytes metric).",
     )
     data: str | None = Field(
         None, description="Committed results file rendered by fast mode, relative to this file."

@@ -19,12 +19,16 @@ EXIT_BROKEN_PIPE = 141
 # (difflib's ratio): `timr` for timer, `budget` for budget_s, `topq` for topk; `colour`
 # gets none.
 MEANT_CUTOFF = 0.75
+# What would break an error's one line: a path or a name holding one (`a\nb.yaml`) is
+# printed with it escaped, as Python writes it in a string.
+LINE_BREAKS = {ord(char): repr(char)[1:-1] for char in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
 
 
 class UserError(Exception):
     """A mistake in the user's input, reported as one line and exit code `code`."""
 
     def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
+        message = message.translate(LINE_BREAKS)  # every user error is one line
         super().__init__(message)
         self.message = message
         self.code = code

@@ -103,6 +103,19 @@ def test_validate_dev_zero_is_one_line(project: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["validate", "a\nb.yaml"], "a\\nb.yaml: file not found"),
+     (["run", "--bench", "a\nb.yaml"], "a\\nb.yaml: bench file not found"),
+     (["render", "a\r\nb.json"], "a\\r\\nb.json: results file not found"),
+     (["run", "--resume", "a\nb"], "--resume: a\\nb holds no run (run.json not found)")],
+)
+def test_a_path_with_a_line_break_stays_one_line(
+    project: Path, args: list[str], message: str
+) -> None:
+    assert invoke(*args)[::2] == (EXIT_USAGE, message + "\n")
+
+
 def test_validate_of_a_packed_results_file_says_what_it_is(project: Path) -> None:
     packed = Path(__file__).parent / "fixtures" / "milestone-1h-ccl-v1.json.gz"
     assert invoke("validate", str(packed)) == (

@@ -150,6 +150,14 @@ def test_a_damaged_run_json_is_one_line(copy: Path, content: bytes, message: str
     assert error == message.format(path=copy / "run.json") + "\n"
 
 
+
+def test_a_run_json_choosing_no_cell_names_run_json_not_the_benchs_exclude(copy: Path) -> None:
+    options = json.loads((copy / "run.json").read_text())
+    (copy / "run.json").write_text(json.dumps({**options, "cells": []}))
+    code, error = invoke("run", "--resume", str(copy))
+    assert (code, error) == (EXIT_USAGE, f"{copy / 'run.json'}: cells: an empty list chooses "
+                                         "no cell; leave it null for every cell\n")
+
 # --- results files: render, merge, fast mode -------------------------------------------
 
 

@@ -101,10 +101,13 @@ def test_fast_mode_never_imports_torch(tmp_path: Path) -> None:
     assert out.split()[-1] == "False"
 
 
-def test_fast_mode_without_data_is_a_clear_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", [["run", "--fast", "--bench"], ["validate"]])
+def test_a_missing_data_file_is_one_line_at_data_in_fast_mode_and_validate(
+    tmp_path: Path, command: list[str]
+) -> None:
     bench = tmp_path / "nodata.yaml"
     bench.write_text("name: nodata\ndescription: d\nkernel: sleep\ndata: missing.json\n")
-    result = CliRunner().invoke(cli.app, ["run", "--bench", str(bench), "--fast"])
+    result = CliRunner().invoke(cli.app, [*command, str(bench)])
     assert (result.exit_code, result.stderr) == (
         EXIT_USAGE, f"{bench}:4: data: {tmp_path / 'missing.json'} not found; copy a run's "
                     "results.json (or results.json.xz) there\n")

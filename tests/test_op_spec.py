@@ -180,6 +180,15 @@ def test_without_torch_list_shows_the_op_benches_as_not_usable_here_not_invalid(
         "here: cannot import 'torch': no module named 'torch' (pip install 'kernbench[torch]'))")
 
 
+
+def test_list_imports_no_op_module_so_not_torch() -> None:
+    # `list` prints names and descriptions: importing the op benches' torch took seconds.
+    code = ("import sys; from kernbench.cli import main; sys.argv = ['kernbench', 'list']\n"
+            "try:\n    main()\nfinally:\n    print('torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=REPO)
+    assert "ops-moe-topk" in done.stdout and done.stdout.split()[-1] == "False", done.stderr
+
 def test_shapes_and_args_use_expressions(tmp_path: Path) -> None:
     text = textwrap.dedent("""\
         name: softmax

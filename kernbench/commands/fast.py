@@ -8,8 +8,8 @@ from pathlib import Path
 from kernbench.commands.run_checks import check_fast_out
 from kernbench.errors import EXIT_OK, UserError
 from kernbench.results import model as results_io
+from kernbench.spec.data_file import committed_data, data_error
 from kernbench.spec.drift import spec_drift
-from kernbench.spec.loader import field_error
 from kernbench.spec.models import Bench
 
 FIGURES_DIR = "figures"  # fast mode's only output, in --out
@@ -19,23 +19,14 @@ def render_fast(bench: Bench, bench_path: Path, out: Path) -> int:
     """Redraw the figures from the bench's committed data file; runs no kernel."""
     from kernbench.render import render_results
 
-    def data_error(message: str) -> UserError:  # at the bench's `data:` line
-        return field_error(bench_path, ("data",), message)
-
-    if not bench.data:
-        raise data_error("fast mode needs the bench's committed data file")
-    data_path = (bench_path.parent / bench.data).resolve()
-    if not data_path.exists():  # a run writes its own folder's results.json, never this
-        raise data_error(f"{data_path} not found; copy a run's results.json "
-                         "(or results.json.xz) there")
-    if not data_path.is_file():
-        raise data_error(f"{data_path} is not a results file")
+    data_path = committed_data(bench, bench_path)
     try:
         results = results_io.load(data_path)
     except UserError as exc:
-        raise data_error(exc.message) from None
+        raise data_error(bench_path, exc.message) from None
     if results.bench != bench.name:
-        raise data_error(f"{data_path.name} holds bench {results.bench!r}, not {bench.name!r}")
+        raise data_error(bench_path,
+                         f"{data_path.name} holds bench {results.bench!r}, not {bench.name!r}")
     drifted = spec_drift(results.spec, bench.model_dump(mode="json"))
     if drifted:
         print(f"note: {bench_path.name}'s {', '.join(drifted)} changed since {data_path.name} "

@@ -2,7 +2,8 @@
 
 A bench is checked as far as it can be before anything is measured (`check_bench`, which
 `plan` and `run` share): the file and its kernel (the loader), then the hardware profile
-it names and every metric on every cell of its plan.
+it names and every metric on every cell of its plan; `validate` also refuses a `data:`
+file that is not there (`plan` and `run` do not: a new bench's first run makes it).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import NeedsExtra, SpecError
+from kernbench.spec.data_file import committed_data
 from kernbench.spec.discovery import FoundBenches, bench_files_in, benches_by_name, name_clash
 from kernbench.spec.hardware import profile_files
 from kernbench.spec.loader import load_bench, load_hardware, read_document
@@ -63,6 +65,8 @@ def _loader_for(path: Path) -> Callable[[Path], object]:
 def load_and_check(path: Path) -> Bench:
     bench = load_bench(path)
     check_bench(bench, path)
+    if bench.data is not None:
+        committed_data(bench, path)
     return bench
 
 
@@ -79,7 +83,7 @@ def list_benches(extra: Sequence[Path] = ()) -> list[dict[str, str]]:
             continue
         try:
             rows.append({"name": name, "path": str(path),
-                         "description": load_bench(path).description})
+                         "description": load_bench(path, import_code=False).description})
         except NeedsExtra as exc:  # not wrong, as `validate` says: its description, and why
             rows.append({"name": name, "path": str(path),
                          "description": str(read_document(path).data.get("description", "")),

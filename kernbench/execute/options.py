@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kernbench.execute.hosts import Hosts
 from kernbench.results.folder_paths import recorded_path, resolved_path
@@ -77,6 +77,15 @@ class RunOptions(BaseModel):
     # The hash of the kernel's (or the op's) own module as the run started: a resume
     # refuses to time another version of it. None: a library's op, or not recorded.
     kernel_source: str | None = None
+
+    @field_validator("cells")
+    @classmethod
+    def _some_cell(cls, cells: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        # `--cells` cannot give none; a hand-edited run.json can, and would otherwise be
+        # refused as an empty plan, at the bench's `exclude:`.
+        if cells == ():
+            raise ValueError("an empty list chooses no cell; leave it null for every cell")
+        return cells
 
     @model_validator(mode="after")
     def _one_pins_source(self) -> RunOptions:

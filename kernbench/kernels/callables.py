@@ -77,7 +77,7 @@ def _import_longest(parts: list[str], bench_dir: Path | None) -> tuple[Any, int]
         except ModuleNotFoundError as exc:
             if exc.name is not None and name.startswith(exc.name) and depth > 1:
                 continue  # this prefix is not a module: try a shorter one
-            raise _missing(exc, name) from None
+            raise missing_import(exc, name) from None
         except BaseException as exc:  # an imported module may raise anything
             if isinstance(exc, KeyboardInterrupt):
                 raise
@@ -86,7 +86,8 @@ def _import_longest(parts: list[str], bench_dir: Path | None) -> tuple[Any, int]
     raise FactoryError(f"cannot import {parts[0]!r}")  # pragma: no cover - loop returns
 
 
-def _missing(exc: ModuleNotFoundError, name: str) -> FactoryError:
+def missing_import(exc: ModuleNotFoundError, name: str) -> FactoryError:
+    """`name`'s failed import; a `MissingExtra` where an extra brings the module."""
     top = (exc.name or name).split(".")[0]
     hint = INSTALL_HINT.get(top)
     text = f"cannot import {name!r}: no module named {exc.name!r}"

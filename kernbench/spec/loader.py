@@ -24,6 +24,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kernbench.errors import MEANT_CUTOFF, NeedsExtra, SpecError
 from kernbench.kernels import BUILTINS, FactoryError, MissingExtra, resolve_factory
+from kernbench.kernels.tensors import torch_missing
 from kernbench.spec.checks import bench_problem, factory_problem
 from kernbench.spec.models import Bench, HardwareProfile
 from kernbench.spec.op_checks import op_problem
@@ -174,15 +175,17 @@ def _walk(
             _walk(item, (*path, str(index)), lines, shown, seen)
 
 
-def load_bench(path: Path) -> Bench:
-    """Read, validate and check one bench file: models, metric expressions, the kernel."""
+def load_bench(path: Path, import_code: bool = True) -> Bench:
+    """Read, validate and check one bench file: models, metric expressions, the kernel.
+    Without `import_code` (`list`), no kernel or op module is imported (an op's is
+    torch's, seconds to import): their names and keywords go unchecked."""
     doc = read_document(path)
     if _written_by_a_run(doc.data):
         raise SpecError(doc.shown, None, "", "this looks like a results file a run wrote "
                         "(it has spec_hash and cells), not a bench file")
     try:
         bench = _validate(Bench, doc, "bench fields")
-        _check_bench(bench, doc)
+        _check_bench(bench, doc, import_code)
     except SpecError:
         raise
     except RecursionError:
@@ -330,13 +333,16 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _check_bench(bench: Bench, doc: Document) -> None:
+def _check_bench(bench: Bench, doc: Document, import_code: bool) -> None:
     """What the models cannot see (`spec/checks.py`), then the kernel's factory and the
     keywords it takes, or the op and its keywords (`spec/op_checks.py`)."""
     problem = bench_problem(bench)
     if problem is None and bench.op is not None:
+        missing = None if import_code else torch_missing()
+        if missing is not None:
+            raise NeedsExtra(doc.shown, doc.line(("op",)), "op", missing)
         try:
-            problem = op_problem(bench, doc.path.parent)
+            problem = op_problem(bench, doc.path.parent) if import_code else None
         except MissingExtra as exc:
             raise NeedsExtra(doc.shown, doc.line(("op",)), "op", str(exc)) from None
     elif problem is None and bench.kernel is not None:
@@ -346,11 +352,12 @@ def _check_bench(bench: Bench, doc: Document) -> None:
                 "(or give module:factory)"
             )
             raise SpecError(doc.shown, doc.line(("kernel",)), "kernel", message)
-        try:
-            factory = resolve_factory(bench.kernel, doc.path.parent)
-        except FactoryError as exc:
-            raise SpecError(doc.shown, doc.line(("kernel",)), "kernel", str(exc)) from None
-        problem = factory_problem(bench, factory)
+        if import_code:
+            try:
+                factory = resolve_factory(bench.kernel, doc.path.parent)
+            except FactoryError as exc:
+                raise SpecError(doc.shown, doc.line(("kernel",)), "kernel", str(exc)) from None
+            problem = factory_problem(bench, factory)
     if problem is not None:
         field, message = problem
         raise SpecError(doc.shown, doc.line(field), ".".join(field), message)

@@ -39,8 +39,8 @@ from kernbench.execute.rounds import RunFolder, checked_plan, execute, planned_c
 from kernbench.plan import Cell, parse_indices, plan
 from kernbench.results import model as results_io
 from kernbench.results import provenance
+from kernbench.results.atomic import CannotWrite
 from kernbench.results.build import describe
-from kernbench.results.jsonio import CannotWrite
 from kernbench.results.kinds import REPORT_HTML
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench, is_shipped

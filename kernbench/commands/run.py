@@ -325,6 +325,9 @@ def finish(
 
     try:
         write_run_outputs(results, run.path, skip=() if run.options.figures else ("figures",))
+    except CannotWrite as exc:  # a full disk: not the figures' fault, and it passes
+        return results, (f"outputs not all written: {exc.message}; make room, then "
+                         f"kernbench run --resume {run.path} writes them")
     except UserError as exc:
         return results, f"figures not drawn: {exc.message}"
     except Exception as exc:  # noqa: BLE001 - the results are written; say why, no traceback

@@ -300,3 +300,23 @@ def test_outputs_that_a_full_disk_refused_are_named_with_how_to_finish(
     monkeypatch.undo()
     assert invoke("run", "--resume", str(out))[0] == EXIT_OK
     assert (out / "report.md").is_file()
+
+
+def test_an_interrupt_before_the_first_cell_says_how_to_start_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cli_helpers import invoke, nap_bench
+
+    from kernbench.errors import EXIT_INTERRUPTED
+    from kernbench.results import provenance
+
+    def interrupted(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt
+
+    bench, out = nap_bench(tmp_path / "b", "rounds: 1\n"), tmp_path / "out"
+    monkeypatch.setattr(provenance, "collect", interrupted)
+    code, _, err = invoke("run", "--bench", str(bench), "--device", "cpu", "--out", str(out))
+    assert (code, err) == (EXIT_INTERRUPTED, "interrupted before the first cell; start it "
+                           f"with: kernbench run --resume {out}\n")
+    monkeypatch.undo()
+    assert invoke("run", "--resume", str(out))[0] == EXIT_OK

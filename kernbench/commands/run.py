@@ -274,12 +274,11 @@ def open_run(out: Path, command: str) -> RunFolder:
 
 
 def measure(run: RunFolder) -> int:
-    started = provenance.collect(run.options.device)  # before the run writes a file
-    earlier = provenance.saved(run.path)
-    if earlier and "command" in earlier:  # a resume: the run is still the one started so
-        resumes = [*earlier.get("resumed_by", []), started["command"]]
-        started.update(command=earlier["command"], resumed_by=resumes)
-    provenance.save(run.path, started)
+    try:
+        started = provenance.save_start(run.path, run.options.device)
+    except KeyboardInterrupt:  # its run.json is written: the folder holds a run to finish
+        note(f"interrupted before the first cell; start it with: kernbench run --resume {run.path}")
+        return EXIT_INTERRUPTED
     stopped: int | None = None  # the exit code of a run stopped before its end
     try:
         cells = execute(run)

@@ -114,9 +114,8 @@ def fast_requested(flag: bool) -> bool:
     raw = os.environ.get(FAST_ENV, "")
     value = raw.strip().lower()
     if value not in FAST_ON + FAST_OFF:
-        raise UserError(
-            f"{FAST_ENV}: {raw!r} is not 1, true, yes, on (fast mode) or 0, false, no, off"
-        )
+        raise UserError(f"{FAST_ENV}: {raw!r} is not 1, true, yes, on (fast mode) or 0, false, "
+                        "no, off")
     return flag or value in FAST_ON
 
 
@@ -150,7 +149,8 @@ def run(request: RunRequest) -> int:
         check_world_sizes(options.hosts, cells)
         if not options.hosts.leads:
             return follow(RunFolder(options, bench, follower_folder(out, options.hosts.node_rank)))
-    check_out(out)
+    if not holds_a_run(out):  # a run's folder is checked under its lock: it may be live
+        check_out(out)
     with folder_lock(out, note):
         check_out(out)  # again, under the lock: another run may have started there
         save_options(out, options)

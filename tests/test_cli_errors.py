@@ -194,9 +194,10 @@ def test_a_refused_device_names_the_variable_or_the_option_that_gave_it(
 
 
 def test_a_ctrl_c_while_the_command_line_loads_exits_130_without_a_traceback(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The entry point sets its signals before importing typer, rich and pydantic."""
+    """The entry point sets its signals before importing typer, rich and pydantic, and says
+    what a Ctrl-C once the command line is loaded says."""
     from kernbench import __main__ as entry
 
     class Loading:
@@ -208,6 +209,7 @@ def test_a_ctrl_c_while_the_command_line_loads_exits_130_without_a_traceback(
     with pytest.raises(SystemExit) as ended:
         entry.main()
     assert ended.value.code == 130
+    assert capsys.readouterr().err == "kernbench: interrupted\n"
 
 
 def test_a_bench_needing_more_gpus_names_the_line(

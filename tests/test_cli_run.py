@@ -282,3 +282,47 @@ def test_an_interrupt_while_the_outputs_are_written_says_how_to_finish(
     monkeypatch.undo()
     assert invoke("run", "--resume", str(out))[0] == EXIT_OK
     assert (out / "report.md").is_file()
+
+
+def test_outputs_that_a_full_disk_refused_are_named_with_how_to_finish(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    from cli_helpers import invoke, nap_bench
+
+    from kernbench.render import outputs
+    from kernbench.results.atomic import CannotWrite
+
+    def disk_full(*_: object, **__: object) -> None:
+        raise CannotWrite(out / "report.html", OSError(errno.ENOSPC, "No space left on device"))
+
+    bench, out = nap_bench(tmp_path / "b", "rounds: 1\n"), tmp_path / "out"
+    monkeypatch.setattr(outputs, "write_run_outputs", disk_full)
+    code, _, err = invoke("run", "--bench", str(bench), "--device", "cpu", "--out", str(out))
+    assert (code, err) == (EXIT_FAILED, f"{out}: outputs not all written: {out}/report.html: "
+                           "cannot write: No space left on device; make room, then "
+                           f"kernbench run --resume {out} writes them\n")
+    monkeypatch.undo()
+    assert invoke("run", "--resume", str(out))[0] == EXIT_OK
+    assert (out / "report.md").is_file()
+
+
+def test_an_interrupt_before_the_first_cell_says_how_to_start_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cli_helpers import invoke, nap_bench
+
+    from kernbench.errors import EXIT_INTERRUPTED
+    from kernbench.results import provenance
+
+    def interrupted(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt
+
+    bench, out = nap_bench(tmp_path / "b", "rounds: 1\n"), tmp_path / "out"
+    monkeypatch.setattr(provenance, "collect", interrupted)
+    code, _, err = invoke("run", "--bench", str(bench), "--device", "cpu", "--out", str(out))
+    assert (code, err) == (EXIT_INTERRUPTED, "interrupted before the first cell; start it "
+                           f"with: kernbench run --resume {out}\n")
+    monkeypatch.undo()
+    assert invoke("run", "--resume", str(out))[0] == EXIT_OK

@@ -89,3 +89,24 @@ def test_a_second_resume_of_a_running_folder_is_refused(tmp_path: Path) -> None:
     third = runner.invoke(cli.app, ["run", "--resume", str(out)])
     assert third.exit_code == EXIT_OK, third.output
     assert f"taking over the lock left by pid {first.pid}" in third.stderr
+
+
+def test_a_new_run_into_a_live_runs_folder_names_its_holder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not `use --resume` (which the lock would refuse): the run there is still going."""
+    from kernbench.results import provenance
+
+    def interrupted(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt
+
+    bench, out = slow_bench(tmp_path), tmp_path / "out"
+    start = ["run", "--bench", str(bench), "--device", "cpu", "--out", str(out)]
+    monkeypatch.setattr(provenance, "collect", interrupted)  # run.json, then no cell
+    assert runner.invoke(cli.app, start).exit_code == 130
+    monkeypatch.undo()
+    with folder_lock(out, lambda line: None):  # the run goes on in another process
+        second = runner.invoke(cli.app, start)
+    assert (second.exit_code, second.stderr) == (EXIT_USAGE, (
+        f"{out}: in use by another kernbench (pid {os.getpid()}); wait for it to end, "
+        "or stop it\n"))

@@ -1,7 +1,8 @@
-"""A TERM signal (`timeout`, a job scheduler) ends `kernbench run` as Ctrl-C does: the
-cells measured are kept in results.json, the rest pending, exit 130; so does a reader of
-its progress that went away (`| head`), with exit 141. Stopped after its last cell, it
-is complete, not interrupted."""
+"""A TERM signal (`timeout`, a job scheduler) or a HUP (the terminal closed) ends
+`kernbench run` as Ctrl-C does: the cells measured are kept in results.json, the rest
+pending, exit 130; so does a reader of its progress that went away (`| head`), with exit
+141. A HUP that `nohup` ignores stays ignored. Stopped after its last cell, a run is
+complete, not interrupted."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 
 from kernbench.commands import run as run_command
 from kernbench.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK
+from kernbench.worker_env import PARENT_PID_ENV
 
 pytestmark = pytest.mark.slow
 
@@ -119,3 +121,38 @@ def test_a_run_stopped_as_its_last_cell_was_kept_is_complete(
     assert code == EXIT_OK
     assert "interrupted" not in capsys.readouterr().err
     assert_complete(out)
+
+
+HANGS_UP = f"""
+import os, signal
+
+def make(n, **_):
+    if n == 3:  # the runner's terminal closes as this cell starts
+        os.kill(int(os.environ["{PARENT_PID_ENV}"]), signal.SIGHUP)
+    return lambda: sum(range(n))
+"""
+
+
+@pytest.mark.parametrize("nohup", [False, True], ids=["hangup", "nohup"])
+def test_a_hangup_ends_a_run_as_ctrl_c_does_unless_nohup_ignores_it(
+    tmp_path: Path, nohup: bool
+) -> None:
+    (tmp_path / "hangs_up.py").write_text(HANGS_UP)
+    bench = tmp_path / "hangs-up.yaml"
+    bench.write_text("name: hangs-up\ndescription: its terminal closes\n"
+                     "kernel: hangs_up:make\naxes: {n: [1, 2, 3, 4]}\n"
+                     "timer: {warmup_s: 0.0, budget_s: 0.01, min_samples: 3}\nrounds: 1\n")
+    out = tmp_path / "out"
+    ignore = (lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if nohup else None
+    process = subprocess.run(
+        [sys.executable, "-m", "kernbench", "run", "--bench", str(bench), "--device", "cpu",
+         "--out", str(out), "--order-seed", "plan", "--no-figures"],
+        capture_output=True, text=True, timeout=120, preexec_fn=ignore,
+    )
+    statuses = [c["status"] for c in json.loads((out / "results.json").read_text())["cells"]]
+    if nohup:
+        assert (process.returncode, statuses) == (EXIT_OK, ["ok"] * 4), process.stderr
+        return
+    assert process.returncode == EXIT_INTERRUPTED, process.stderr
+    assert statuses == ["ok", "ok", "pending", "pending"]
+    assert process.stderr.rstrip().endswith(f"finish with: kernbench run --resume {out}")

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from time_limit import time_limit
 
 from kernbench.ab.run import run_ab
 from kernbench.commands.run import RunRequest, run
@@ -150,6 +151,29 @@ def test_a_timed_out_cell_gets_a_progress_line(
     lines = capsys.readouterr().out.splitlines()
     assert "[2/3] r1 v/n=16: FAILED timeout: cell ran longer than 1 s" in lines
     assert [line[:5] for line in lines if line.startswith("[")] == ["[1/3]", "[2/3]", "[3/3]"]
+
+
+def test_a_worker_that_hangs_before_its_first_cell_fails_its_cells_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kernel module whose import never ends (as a wedged device's start-up): without a
+    bound on the start-up, no cell is in flight to time out and the run waits forever."""
+    from kernbench.execute import launch
+
+    (tmp_path / "stuck.py").write_text(
+        "import os, time\n"
+        "if os.environ.get('KERNBENCH_ROUND'):  # in a worker, not as the run checks the bench\n"
+        "    time.sleep(3600)\n"
+        "def make(n, **_):\n    return lambda: n\n")
+    bench = tmp_path / "stuck.yaml"
+    bench.write_text("name: stuck\ndescription: its import never ends\nkernel: stuck:make\n"
+                     "axes: {n: [1, 2]}\ntimer: {warmup_s: 0.0, budget_s: 0.01}\nrounds: 1\n")
+    monkeypatch.setattr(launch, "START_TIMEOUT_S", 0.5)
+    out = tmp_path / "out"
+    with time_limit(120):  # the hang, without the bound: a failure, not a stuck suite
+        assert run(RunRequest(bench=str(bench), out=out, device="cpu")) == EXIT_FAILED
+    reasons = {c.reason for c in results_io.load(out / "results.json").cells}
+    assert reasons == {"round 1: timeout: the worker reached no cell within 0.5 s"}
 
 
 SIDE_KERNEL = """\

@@ -48,10 +48,11 @@ from kernbench.ab.verdicts import to_pct
 from kernbench.execute.finish import build_run_results
 from kernbench.execute.journal import JournalEntry, is_journaled, write_entry
 from kernbench.execute.last_words import exit_text  # `run`'s words for an exit
-from kernbench.execute.lifetime import parent_env
+from kernbench.execute.launch import START_TIMEOUT_S
+from kernbench.execute.lifetime import kill_group, parent_env
 from kernbench.execute.options import save_options
 from kernbench.execute.pins import save_pins
-from kernbench.execute.rounds import RunFolder, kill_group, write_task
+from kernbench.execute.rounds import RunFolder, write_task
 from kernbench.plan import Cell
 from kernbench.results.ab import TURNS_FORMAT, CellTurns, RoundTurns
 from kernbench.results.model import RoundResult
@@ -61,7 +62,6 @@ from kernbench.spec.timer_model import TimerSpec
 from kernbench.units import signed_pct
 
 SIDE_MODULE = "kernbench.execute.side"
-START_TIMEOUT_S = 300.0  # a side's imports, torch and CUDA start-up included
 EXIT_WAIT_S = 30.0
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kernbench.ab.compare import Comparison, compare, gate, markdown
 from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
+from kernbench.results import atomic
 from kernbench.results import model as results_io
 from kernbench.results.jsonio import write_json
 from kernbench.results.outpaths import out_folder
@@ -36,7 +37,7 @@ def compare_runs(
         raise UserError(f"compare: no cell was measured in both runs "
                         f"({_uncompared(comparison)}); nothing to compare")
     if out is not None:
-        (out_folder(out) / "compare.md").write_text(text)
+        atomic.write_text(out_folder(out) / "compare.md", text)
         record = {"schema_version": COMPARE_VERSION, **asdict(comparison)}
         write_json(out / "compare.json", json.loads(json.dumps(record)))
     if reasons:

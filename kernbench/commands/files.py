@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from kernbench.commands.numbers import check_min_effect
+from kernbench.results import atomic
 from kernbench.results import model as results_io
 from kernbench.results.outpaths import out_file, out_folder
 
@@ -75,7 +76,7 @@ def export_command(
     if out is None:
         typer.echo(text, nl=False)
     else:
-        out_file(out).write_text(text)
+        atomic.write_text(out_file(out), text)
         typer.echo(f"wrote {out}")
 
 

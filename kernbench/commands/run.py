@@ -40,8 +40,8 @@ from kernbench.execute.rounds import RunFolder, checked_plan, execute, planned_c
 from kernbench.plan import Cell, parse_indices, plan
 from kernbench.results import model as results_io
 from kernbench.results import provenance
+from kernbench.results.atomic import CannotWrite
 from kernbench.results.build import describe
-from kernbench.results.jsonio import CannotWrite
 from kernbench.results.kinds import REPORT_HTML
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench, is_shipped
@@ -113,9 +113,8 @@ def fast_requested(flag: bool) -> bool:
     raw = os.environ.get(FAST_ENV, "")
     value = raw.strip().lower()
     if value not in FAST_ON + FAST_OFF:
-        raise UserError(
-            f"{FAST_ENV}: {raw!r} is not 1, true, yes, on (fast mode) or 0, false, no, off"
-        )
+        raise UserError(f"{FAST_ENV}: {raw!r} is not 1, true, yes, on (fast mode) or 0, false, "
+                        "no, off")
     return flag or value in FAST_ON
 
 
@@ -149,7 +148,8 @@ def run(request: RunRequest) -> int:
         check_world_sizes(options.hosts, cells)
         if not options.hosts.leads:
             return follow(RunFolder(options, bench, follower_folder(out, options.hosts.node_rank)))
-    check_out(out)
+    if not holds_a_run(out):  # a run's folder is checked under its lock: it may be live
+        check_out(out)
     with folder_lock(out, note):
         check_out(out)  # again, under the lock: another run may have started there
         save_options(out, options)
@@ -273,12 +273,11 @@ def open_run(out: Path, command: str) -> RunFolder:
 
 
 def measure(run: RunFolder) -> int:
-    started = provenance.collect(run.options.device)  # before the run writes a file
-    earlier = provenance.saved(run.path)
-    if earlier and "command" in earlier:  # a resume: the run is still the one started so
-        resumes = [*earlier.get("resumed_by", []), started["command"]]
-        started.update(command=earlier["command"], resumed_by=resumes)
-    provenance.save(run.path, started)
+    try:
+        started = provenance.save_start(run.path, run.options.device)
+    except KeyboardInterrupt:  # its run.json is written: the folder holds a run to finish
+        note(f"interrupted before the first cell; start it with: kernbench run --resume {run.path}")
+        return EXIT_INTERRUPTED
     stopped: int | None = None  # the exit code of a run stopped before its end
     try:
         cells = execute(run)
@@ -329,6 +328,9 @@ def finish(
 
     try:
         write_run_outputs(results, run.path, skip=() if run.options.figures else ("figures",))
+    except CannotWrite as exc:  # a full disk: not the figures' fault, and it passes
+        return results, (f"outputs not all written: {exc.message}; make room, then "
+                         f"kernbench run --resume {run.path} writes them")
     except UserError as exc:
         return results, f"figures not drawn: {exc.message}"
     except Exception as exc:  # noqa: BLE001 - the results are written; say why, no traceback

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from kernbench.errors import EXIT_FAILED, UserError
+from kernbench.results import atomic
 from kernbench.results.model import results_json_schema
 from kernbench.spec.discovery import checkout_root
 from kernbench.spec.loader import shown_path
@@ -77,7 +78,7 @@ def write_schemas(folder: Path) -> list[Path]:
     written = []
     for name, generate in SCHEMAS.items():
         path = folder / name
-        path.write_text(render(generate()), encoding="utf-8")
+        atomic.write_text(path, render(generate()))
         written.append(path)
     return written
 

@@ -30,6 +30,7 @@ from kernbench.analyze.metrics import TFLOP
 from kernbench.execute.calibrate_rounds import Candidate, best_rates, peaks_by_dtype
 from kernbench.kernels import gemm_cuda
 from kernbench.kernels.base import Kernel
+from kernbench.results import atomic
 from kernbench.results.outpaths import out_file
 from kernbench.results.provenance import cpu_model
 from kernbench.spec.fields import Scalar
@@ -170,7 +171,7 @@ def write_profile(profile: HardwareProfile, path: Path) -> None:
     data = profile.model_dump(mode="json", exclude_none=True)
     path = out_file(path)
     text = yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100)
-    path.write_text(MODELINE + text)
+    atomic.write_text(path, MODELINE + text)
 
 
 def _median_seconds(run: Callable[[], object], reps: int, sync: Callable[[], None]) -> float:

@@ -31,6 +31,10 @@ from kernbench.execute.lifetime import die_with_parent, die_with_runner
 WORKER_MODULE = "kernbench.execute.worker"
 # Seconds between the agent's looks at its ranks: how soon a dead rank is noticed.
 MONITOR_INTERVAL_S = 0.1
+# How long a worker (or an A/B's side) may take to reach its first cell: its imports, torch
+# and CUDA start-up. Past it, it is taken to hang there (a wedged device, an import that
+# waits forever) and is killed, its cells failed, so that the run goes on.
+START_TIMEOUT_S = 300.0
 # The agents of a multi-host job did not all meet at the rendezvous (a host missing or
 # gone): the runner fails what is left instead of starting more workers that would wait.
 EXIT_RENDEZVOUS = 4
@@ -70,6 +74,11 @@ def launcher_argv(
         sys.executable, "-m", "kernbench.execute.launch", *rendezvous,
         "--nproc-per-node", str(nproc), *target,
     ]
+
+
+def start_timeout_s(across_hosts: bool) -> float:
+    """`START_TIMEOUT_S`, and across hosts the rendezvous's own timeout before it."""
+    return START_TIMEOUT_S + (rendezvous_timeout_s() if across_hosts else 0.0)
 
 
 def launch_env(device: str) -> dict[str, str]:

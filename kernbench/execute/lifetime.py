@@ -7,7 +7,9 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import subprocess
 import sys
+from typing import Any
 
 from kernbench.worker_env import PARENT_PID_ENV
 
@@ -37,3 +39,14 @@ def die_with_parent(parent_pid: int) -> None:
         return
     if os.getppid() != parent_pid:  # the parent died before prctl took effect
         os._exit(1)
+
+
+def kill_group(process: subprocess.Popen[Any]) -> None:
+    """Kill a worker's (or a side's) process group, itself included if it still runs.
+    Linux does not reuse a pid while it names a live group, so this is safe after the
+    process ended."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()

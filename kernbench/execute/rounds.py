@@ -12,7 +12,6 @@ more workers: what is left fails with the reason.
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -21,7 +20,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kernbench.execute import launch
 from kernbench.execute.cell_timers import read_timers, round_timers
@@ -41,7 +39,7 @@ from kernbench.execute.journal import (
     write_entry,
 )
 from kernbench.execute.last_words import death, hosts_apart, log_tail
-from kernbench.execute.lifetime import parent_env
+from kernbench.execute.lifetime import kill_group, parent_env
 from kernbench.execute.options import RunOptions, holds_a_run, save_options
 from kernbench.execute.progress import Progress
 from kernbench.plan import Cell, estimate_run, pick, plan, refuse_empty, round_order, shard
@@ -225,8 +223,9 @@ class RoundRunner:
             return False  # interrupted: the cell in flight stays unmeasured, for --resume
         retry = False
         if failure is not None:
-            index, reason = failure
-            self._record_failure(round_, by_index[index], reason, lane)
+            indices, reason = failure
+            for index in indices:
+                self._record_failure(round_, by_index[index], reason, lane)
         elif process.returncode == launch.EXIT_RENDEZVOUS and self.options.hosts is not None:
             # A single-host worker never meets anyone: there, 4 is a kernel's own exit code.
             self.hosts_lost = hosts_apart(process.returncode,
@@ -279,20 +278,30 @@ class RoundRunner:
         reported: set[int],
         timeout: float,
         slot: str = "",
-    ) -> tuple[int, str] | None:
+    ) -> tuple[list[int], str] | None:
+        """The cells to fail, and why, when the worker had to be killed: a cell that ran
+        past its timeout; or, a worker that never reached a cell (an import or a device's
+        start-up that hangs), every cell of its task, which a fresh worker would not reach
+        either."""
         last_current: int | None = None
+        start_s = launch.start_timeout_s(self.options.hosts is not None)
+        start_by = time.monotonic() + start_s
         while process.poll() is None and not self.stopping.is_set():
             time.sleep(POLL_S)
             self._report_new(round_, by_index, reported)
             in_flight = read_current(self.journal, round_, slot)
             if in_flight is None or in_flight.index not in by_index:
+                if last_current is None and time.monotonic() > start_by:
+                    kill_group(process)
+                    left = [i for i in by_index if not is_journaled(self.journal, round_, i)]
+                    return left, f"timeout: the worker reached no cell within {start_s:g} s"
                 continue
             if in_flight.index != last_current:
                 last_current = in_flight.index
                 self.progress.started(f"r{round_} {in_flight.id}")
             if time.time() - in_flight.started > timeout:
                 kill_group(process)
-                return in_flight.index, f"timeout: cell ran longer than {timeout:g} s"
+                return [in_flight.index], f"timeout: cell ran longer than {timeout:g} s"
         return None
 
     def _report_new(self, round_: int, by_index: dict[int, Cell], reported: set[int]) -> None:
@@ -330,17 +339,6 @@ def worker_env(device: str, round_: int, side: str) -> dict[str, str]:
         SIDE_ENV: side,
         "PYTHONUNBUFFERED": "1",
     }
-
-
-def kill_group(process: subprocess.Popen[Any]) -> None:
-    """Kill a worker's (or a side's) process group, itself included if it still runs.
-    Linux does not reuse a pid while it names a live group, so this is safe after the
-    process ended."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    process.wait()
 
 
 def execute(run: RunFolder) -> list[Cell]:

@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import Any
 
 from kernbench.errors import UserError
+from kernbench.execute.lifetime import die_with_parent
 from kernbench.render import style
 from kernbench.results.build import describe
 from kernbench.results.model import Results
@@ -86,24 +87,29 @@ def _render_in_parallel(results: Results, out_dir: Path, names: list[str]) -> li
     share the loaded results instead of pickling them."""
     context = multiprocessing.get_context("fork")
     children = [
-        context.Process(target=_draw_in_child, args=(results, out_dir, name))
+        context.Process(target=_draw_in_child, args=(results, out_dir, name, os.getpid()))
         for name in names
     ]
-    for child in children:
-        child.start()
-    failed = []
-    for name, child in zip(names, children, strict=True):
-        child.join()
-        if child.exitcode != 0:
-            failed.append(name)
+    try:
+        for child in children:
+            child.start()
+        for child in children:
+            child.join()
+    finally:  # a Ctrl-C or TERM: no drawer goes on writing after the command ended
+        for child in children:
+            if child.is_alive():
+                child.kill()
+                child.join()
+    failed = [name for name, child in zip(names, children, strict=True) if child.exitcode != 0]
     if failed:  # draw them here, so their error surfaces as it would without the fork
         render_results(results, out_dir, failed[:1])
     return [out_dir / f"{name}.png" for name in names]
 
 
-def _draw_in_child(results: Results, out_dir: Path, name: str) -> None:
+def _draw_in_child(results: Results, out_dir: Path, name: str, parent_pid: int) -> None:
     # A failure is drawn again in the parent, which says why in one line; the child
     # exits quietly instead of printing its traceback.
+    die_with_parent(parent_pid)  # a kill -9 of the command ends its drawers too
     try:
         _draw(results, name, out_dir)
     except BaseException:  # noqa: BLE001

@@ -11,6 +11,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter
 
 from kernbench.render.measured_on import where_measured
+from kernbench.results import atomic
 from kernbench.results.ab import AbReport, only_flags, side_setting
 
 VERDICT_COLORS = {
@@ -46,8 +47,8 @@ def draw_ab_figure(report: AbReport, path: Path) -> Path | None:
     figure = ab_figure(report)
     if figure is None:
         return None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
+    with atomic.replaced(path) as tmp:
+        figure.savefig(tmp, dpi=110, format="png")
     return path
 
 

@@ -24,6 +24,8 @@ from typing import Any
 
 import matplotlib
 
+from kernbench.results.atomic import CannotWrite, replaced
+
 CACHE_ENV = "KERNBENCH_CACHE_DIR"
 
 
@@ -54,9 +56,9 @@ def fetch(key: str, path: Path) -> bool:
     if cached is None or not cached.is_file():
         return False
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(cached, path)
-    except OSError:
+        with replaced(path) as tmp:
+            shutil.copyfile(cached, tmp)
+    except CannotWrite:
         return False
     return True
 

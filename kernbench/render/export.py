@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from kernbench.analyze.metrics import cell_metrics
 from kernbench.analyze.stats import UNRESOLVED_RULE
 from kernbench.errors import UserError, invalid_file
+from kernbench.results import atomic
 from kernbench.results.jsonio import json_text
 from kernbench.results.model import CellResult, Results, RoundResult
 from kernbench.results.provenance import recorded_git
@@ -129,7 +130,7 @@ def _check_metric(results: Results, fmt: str, metric: str) -> None:
 def write_csv(results: Results, folder: Path) -> list[Path]:
     """The run writer: results.csv beside results.json."""
     path = Path(folder) / "results.csv"
-    path.write_text(to_csv(results))
+    atomic.write_text(path, to_csv(results))
     return [path]
 
 

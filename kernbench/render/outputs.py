@@ -15,6 +15,7 @@ from kernbench.render.ab import AB_FIGURE, draw_ab_figure
 from kernbench.render.ab_report import render_markdown
 from kernbench.render.export import write_csv
 from kernbench.render.report import write_ab_html, write_report
+from kernbench.results import atomic
 from kernbench.results.ab import AbReport
 from kernbench.results.kinds import REPORT_MD
 from kernbench.results.model import Results
@@ -38,7 +39,7 @@ def write_ab_figure(report: AbReport, folder: Path) -> list[Path]:
 def write_ab_markdown(report: AbReport, folder: Path) -> list[Path]:
     path = Path(folder) / REPORT_MD
     figure = AB_FIGURE if (Path(folder) / AB_FIGURE).is_file() else None
-    path.write_text(render_markdown(report, figure))
+    atomic.write_text(path, render_markdown(report, figure))
     return [path]
 
 

@@ -22,6 +22,7 @@ from kernbench.render import render_results
 from kernbench.render.ab import AB_FIGURE
 from kernbench.render.ab_report import AB_FILTERS, ab_context, table_cell
 from kernbench.render.style import format_seconds
+from kernbench.results import atomic
 from kernbench.results.ab import AbReport
 from kernbench.results.kinds import REPORT_HTML, REPORT_MD
 from kernbench.results.model import CellResult, Results, Summary
@@ -49,7 +50,7 @@ def write_report(results: Results, folder: Path) -> list[Path]:
     written = []
     for name, template in ((REPORT_MD, "run_report.md.j2"), (REPORT_HTML, "run_report.html.j2")):
         path = folder / name
-        path.write_text(_environment(name).get_template(template).render(**context))
+        atomic.write_text(path, _environment(name).get_template(template).render(**context))
         written.append(path)
     return written
 
@@ -316,7 +317,7 @@ def write_ab_html(report: AbReport, folder: Path) -> list[Path]:
     environment = _environment(REPORT_HTML)
     environment.filters.update(AB_FILTERS)
     path = folder / REPORT_HTML
-    path.write_text(environment.get_template("ab_report.html.j2").render(
+    atomic.write_text(path, environment.get_template("ab_report.html.j2").render(
         **ab_context(report), figure=encoded,
     ))
     return [path]

@@ -21,6 +21,7 @@ from matplotlib.transforms import blended_transform_factory, offset_copy
 
 from kernbench.analyze.stats import CI_NAME
 from kernbench.render import cache
+from kernbench.results import atomic
 from kernbench.results.jsonio import write_json
 from kernbench.results.model import CellResult, Results
 from kernbench.results.provenance import code_label
@@ -380,7 +381,7 @@ def save_figure(data: dict[str, Any], draw: Callable[[dict[str, Any]], Figure], 
 
 
 def save_png(figure: Figure, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
     # No Software/date metadata: the same data gives the same bytes on the same matplotlib.
-    figure.savefig(path, dpi=DPI, metadata={"Software": None})
+    with atomic.replaced(path) as tmp:
+        figure.savefig(tmp, dpi=DPI, metadata={"Software": None}, format="png")
     return path

@@ -13,8 +13,6 @@ from __future__ import annotations
 import gzip
 import json
 import lzma
-import os
-import tempfile
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +22,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from kernbench.errors import UserError, invalid_file
+from kernbench.results import atomic
 
 Model = TypeVar("Model", bound=BaseModel)
 Migration = Callable[[dict[str, Any]], dict[str, Any]]
@@ -138,33 +137,7 @@ def json_text(data: Any) -> str:
 
 def write_json(path: Path, data: Any) -> None:
     """Write `json_text` atomically (temp file + rename)."""
-    path = Path(path)
-    if path.is_dir():
-        raise UserError(f"{path}: is a folder; give a file to write")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    except OSError as exc:
-        raise CannotWrite(path, exc) from None
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(json_text(data))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; results are meant to be shared
-        os.replace(tmp, path)
-    except BaseException as exc:
-        Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError):  # a disk that filled up as the file was written
-            raise CannotWrite(path, exc) from None
-        raise
-
-
-class CannotWrite(UserError):
-    """A file kernbench could not write (a full disk, a read-only folder): one line."""
-
-    def __init__(self, path: Path, exc: OSError) -> None:
-        super().__init__(f"{path}: cannot write: {exc.strerror or exc}")
+    atomic.write_text(path, json_text(data))
 
 
 def write_packed_json(path: Path, data: Any) -> None:

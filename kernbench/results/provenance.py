@@ -225,6 +225,18 @@ def save(folder: Path, info: dict[str, Any]) -> None:
     write_json(Path(folder) / SAVED_NAME, info)
 
 
+def save_start(folder: Path, device: str) -> dict[str, Any]:
+    """This command's provenance, saved in the run folder as the run starts (or goes on:
+    a resume keeps the command that started the run, and is listed after it)."""
+    started = collect(device)
+    earlier = saved(folder)
+    if earlier and "command" in earlier:
+        resumes = [*earlier.get("resumed_by", []), started["command"]]
+        started.update(command=earlier["command"], resumed_by=resumes)
+    save(folder, started)
+    return started
+
+
 def saved(folder: Path) -> dict[str, Any] | None:
     """The provenance `save` wrote into a run folder, if it reads as a JSON object."""
     path = Path(folder) / SAVED_NAME

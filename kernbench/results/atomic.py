@@ -1,0 +1,57 @@
+"""Every file kernbench writes appears whole or not at all.
+
+A file is written beside its place under a temporary name and renamed over it once
+complete, so a Ctrl-C, a kill -9 or a full disk never leaves half a report, a CSV cut at a
+block boundary or a PNG that does not decode where a reader (or `report: PATH`) finds it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from kernbench.errors import UserError
+
+
+class CannotWrite(UserError):
+    """A file kernbench could not write (a full disk, a read-only folder): one line."""
+
+    def __init__(self, path: Path, exc: OSError) -> None:
+        super().__init__(f"{path}: cannot write: {exc.strerror or exc}")
+
+
+@contextmanager
+def replaced(path: Path) -> Iterator[Path]:
+    """A temporary path beside `path` for the block to write; once the block ends, it
+    becomes `path`. On any error it is removed, and an `OSError` is raised as
+    `CannotWrite`: `path` keeps what it held before."""
+    path = Path(path)
+    if path.is_dir():
+        raise UserError(f"{path}: is a folder; give a file to write")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        os.close(fd)
+    except OSError as exc:
+        raise CannotWrite(path, exc) from None
+    tmp = Path(name)
+    try:
+        yield tmp
+        with open(tmp, "rb") as written:
+            os.fsync(written.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; outputs are meant to be shared
+        os.replace(tmp, path)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):  # a disk that filled up as the file was written
+            raise CannotWrite(path, exc) from None
+        raise
+
+
+def write_text(path: Path, text: str) -> None:
+    """`path.write_text(text)`, atomically."""
+    with replaced(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")

@@ -1,0 +1,61 @@
+"""A file kernbench writes appears whole or not at all: a disk that fills up as it is
+written (here a file-size limit, which fails the write the same way) leaves no half file
+where a reader finds it, and says so in one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernbench.errors import EXIT_USAGE
+
+REPO = Path(__file__).resolve().parents[1]
+GEMM = REPO / "benches" / "data" / "milestone-1h-gemm.json.xz"
+LIMIT = 4096  # bytes: each file below is larger
+
+WRITE = """
+import resource, sys
+from pathlib import Path
+from kernbench.errors import UserError
+from kernbench.results import model as results_io
+from kernbench.render.export import write_csv
+from kernbench.render.report import write_report
+
+writer = {"csv": write_csv, "report": write_report}[sys.argv[1]]
+results = results_io.load(Path(sys.argv[2]))
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[4]), resource.RLIM_INFINITY))
+try:
+    writer(results, Path(sys.argv[3]))
+except UserError as exc:
+    print(exc.message, file=sys.stderr)
+    sys.exit(exc.code)
+"""
+
+
+@pytest.mark.parametrize("writer, first", [("csv", "results.csv"), ("report", "report.md")])
+def test_a_run_output_that_does_not_fit_leaves_no_half_file(
+    tmp_path: Path, writer: str, first: str
+) -> None:
+    ended = subprocess.run(
+        [sys.executable, "-c", WRITE, writer, str(GEMM), str(tmp_path), str(LIMIT)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert (ended.returncode, ended.stderr) == (
+        EXIT_USAGE, f"{tmp_path / first}: cannot write: File too large\n")
+    assert list(tmp_path.iterdir()) == []  # neither the file cut short nor a temporary one
+
+
+def test_an_export_that_does_not_fit_is_one_line_and_no_file(tmp_path: Path) -> None:
+    out = tmp_path / "gemm.csv"
+    limit = f"import resource; resource.setrlimit(resource.RLIMIT_FSIZE, ({LIMIT}, -1))"
+    ended = subprocess.run(
+        [sys.executable, "-c", f"{limit}; from kernbench.__main__ import main; main()",
+         "export", str(GEMM), "--out", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert (ended.returncode, ended.stderr) == (
+        EXIT_USAGE, f"{out}: cannot write: File too large\n")
+    assert list(tmp_path.iterdir()) == []

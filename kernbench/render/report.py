@@ -21,6 +21,8 @@ from kernbench.analyze.stats import CONFIDENCE, RESOLUTION_FACTOR, UNRESOLVED_RU
 from kernbench.render import render_results
 from kernbench.render.ab import AB_FIGURE
 from kernbench.render.ab_report import AB_FILTERS, ab_context, table_cell
+from kernbench.render.headline import headline
+from kernbench.render.legend import THROTTLED_FLAG, legend
 from kernbench.render.style import format_seconds
 from kernbench.results.ab import AbReport
 from kernbench.results.kinds import REPORT_HTML, REPORT_MD
@@ -36,9 +38,9 @@ TEMPLATES = Path(__file__).parent / "templates"
 SHOWN_METRICS = ("tflops", "gbs", "busbw_gbs", "algbw_gbs", "util")
 # Their column headings, with the unit (results.json and the export keep the names).
 HEADINGS = {"tflops": "TFLOP/s", "gbs": "GB/s", "busbw_gbs": "busbw GB/s",
-            "algbw_gbs": "algbw GB/s", "util": "util (of peak)"}
+            "algbw_gbs": "algbw GB/s", "util": "% of peak"}
+PERCENT = {"util"}  # stored as a fraction of the ceiling, shown as a percentage
 MODEL_INPUTS = ("flops", "bytes")
-THROTTLED_FLAG = 0.05  # flag a cell when more than this share of its samples was throttled
 
 
 def write_report(results: Results, folder: Path) -> list[Path]:
@@ -80,6 +82,8 @@ def report_context(results: Results, figures: Sequence[Path], folder: Path) -> d
         "timer": _timer_text(results) + _duty_text(results),
         "counts": sorted(Counter(c.status for c in results.cells).items()),
         "checked": _checks_text(results.cells),
+        "headline": headline(results),
+        "legend": legend(results),
         "groups": _groups(results.cells, _declared_metrics(results), _rate_units(results)),
         "interval_column": f"{CONFIDENCE:.0%} CI of the median",  # as `_interval_text` judges
         "failed": _listed(results.cells, "failed"),
@@ -175,10 +179,16 @@ def _row(cell: CellResult, metrics: Sequence[str],
         "interval": _interval_text(summary) if summary else "",
         "rounds": _rounds_text(cell),
         "settled": f"{settled}/{settles}" if settles else "",
-        "metrics": {m: f"{cell.metrics[m] / (scaled[m][0] if m in scaled else 1.0):.4g}"
+        "metrics": {m: _metric_text(cell.metrics[m], m, scaled)
                     for m in metrics if m in cell.metrics},
         "flags": ", ".join(_flags(cell)),
     }
+
+
+def _metric_text(value: float, metric: str, scaled: dict[str, tuple[float, str]]) -> str:
+    if metric in PERCENT:
+        return f"{100 * value:.3g}"
+    return f"{value / (scaled[metric][0] if metric in scaled else 1.0):.4g}"
 
 
 def _time_text(seconds: float) -> str:

@@ -1,0 +1,36 @@
+"""The report says what its columns and flags mean, once, for those that appear."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernbench.render.legend import legend
+from kernbench.render.report import write_report
+from kernbench.results import model as results_io
+
+DATA = Path(__file__).resolve().parents[1] / "benches" / "data"
+
+
+def _starts(lines: list[str]) -> list[str]:
+    return [line.split(":")[0] for line in lines]
+
+
+def test_each_flag_the_tables_show_is_explained_and_no_other():
+    norm = legend(results_io.load(DATA / "ops-norm-h200/results.json.xz"))
+    assert _starts(norm) == ["median", "settled", "unsteady", "throttled N%"]
+    assert "steady_tol of 3%" in norm[2]
+    ccl = legend(results_io.load(DATA / "milestone-1h-ccl.json"))
+    assert _starts(ccl) == ["median"]
+
+
+def test_both_pages_carry_the_legend_and_util_is_a_percentage(tmp_path):
+    results = results_io.load(DATA / "milestone-1h-gemm.json.xz")
+    write_report(results, tmp_path)
+    md, html = (tmp_path / "report.md").read_text(), (tmp_path / "report.html").read_text()
+    for text in (md, html):
+        assert "under-tile: a dimension smaller than the kernel" in text
+        assert "throttled N%: the share of the cell" in text
+    assert "| TFLOP/s | GB/s | % of peak | flags |" in md
+    (row,) = [line for line in md.splitlines()
+              if line.startswith("| resident/shape=256x256x256,dtype=bf16 |")]
+    assert "| 1.39 |" in row  # util 0.01391, as a percentage

@@ -40,5 +40,18 @@ def test_the_report_opens_with_the_table_before_the_variants(tmp_path):
         text = page.read_text()
         assert text.index("Best per variant") < text.index("Variant")
     md = (tmp_path / "report.md").read_text()
-    assert "| default | 210 | 329.7 | op=allreduce,world_size=2,bytes=1073741824," in md
+    assert "| [default](#variant-default) | 210 | 329.7 | op=allreduce,world_size=2,bytes=1073741824," in md
     assert "| 73% of 450 (datasheet interconnect) |" in md
+
+
+def test_each_variant_in_the_table_links_to_its_own_table(tmp_path):
+    # 180 rows in three tables: the opening table is the way into them, and the HTML
+    # table's heading row stays in view while its rows scroll past.
+    results = results_io.load(DATA / "milestone-1h-gemm.json.xz")
+    write_report(results, tmp_path)
+    md, page = (tmp_path / "report.md").read_text(), (tmp_path / "report.html").read_text()
+    assert "| [staged_pinned](#variant-staged_pinned) | 17 |" in md
+    assert "## Variant `staged_pinned`" in md  # GitHub's anchor of it: variant-staged_pinned
+    assert '<a href="#variant-staged_pinned"><code>staged_pinned</code></a>' in page
+    assert '<h2 id="variant-staged_pinned">' in page
+    assert "th { position: sticky; top: 0;" in page

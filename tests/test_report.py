@@ -26,7 +26,8 @@ def test_the_committed_h200_data_gets_both_pages_with_every_figure_embedded(name
     for figure in figures:
         assert f"![{figure}](figures/{figure}.png)" in text
     assert page.count('src="data:image/png;base64,') == len(figures)
-    assert not re.search(r'(src|href)="(?!data:)', page)  # self-contained: nothing fetched
+    # self-contained: nothing fetched (a link within the page is not)
+    assert not re.search(r'(src|href)="(?!data:|#)', page)
     assert page.count("<tr class=") == len(results.cells)
 
 
@@ -196,8 +197,8 @@ def test_the_interval_column_names_what_it_is_and_a_short_coverage(tmp_path):
 def test_the_html_page_names_each_variant_in_code_not_in_markdown_backticks(tmp_path):
     _, html = write_report(results_io.load(DATA / "milestone-1h-gemm.json.xz"), tmp_path)
     page = html.read_text()
-    assert "<h2>Variant <code>resident</code></h2>" in page
-    assert "`" not in "".join(re.findall(r"<h2>.*?</h2>", page))
+    assert '<h2 id="variant-resident">Variant <code>resident</code></h2>' in page
+    assert "`" not in "".join(re.findall(r"<h2.*?</h2>", page))
 
 
 def test_the_figures_come_in_the_order_the_bench_names_them(tmp_path):

@@ -86,7 +86,7 @@ def test_an_unknown_metric_is_refused_with_the_names_and_csv_takes_none():
     assert result.exit_code == 2 and result.stdout == ""
 
 
-def test_the_csv_carries_the_flags_the_report_shows_and_the_driver_and_torch():
+def test_the_csv_carries_the_report_flags_timer_driver_and_torch():
     # The report flags `throttled 50%` and `unsteady`; a CSV without them cannot be
     # filtered to the rows the report warns of.
     results = results_io.load(REPO / "benches" / "data" / "ops-norm-h200" / "results.json.xz")
@@ -98,6 +98,9 @@ def test_the_csv_carries_the_flags_the_report_shows_and_the_driver_and_torch():
               if row["cell"] == "eager/op=softmax,rows=1024,hidden=1024,dtype=fp32"}
     assert steady == {"true"}
     assert {(row["driver"], row["torch"]) for row in table} == {("580.159.04", "2.11.0")}
+    timers = {row["cell"]: row["timer"] for row in table}
+    assert timers["eager/op=softmax,rows=1024,hidden=1024,dtype=bf16"] == "graph"
+    assert timers["eager/op=softmax,rows=16384,hidden=16384,dtype=bf16"] == "event"
 
 
 def test_a_tracker_gets_a_bandwidth_in_gb_s_not_under_its_column_name():

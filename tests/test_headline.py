@@ -40,7 +40,8 @@ def test_the_report_opens_with_the_table_before_the_variants(tmp_path):
         text = page.read_text()
         assert text.index("Best per variant") < text.index("Variant")
     md = (tmp_path / "report.md").read_text()
-    assert "| [default](#variant-default) | 210 | 329.7 | op=allreduce,world_size=2,bytes=1073741824," in md
+    assert ("| [default](#variant-default) | 210 | 329.7 | "
+            "op=allreduce,world_size=2,bytes=1073741824,") in md
     assert "| 73% of 450 (datasheet interconnect) |" in md
 
 

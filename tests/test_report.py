@@ -113,10 +113,10 @@ def test_sustained_cells_show_how_many_of_their_settle_phases_settled(tmp_path):
     # the span of the recorded phases, a turn's the mean of its round's (0.6 s / 4 turns)
     assert "sustained duty (back to back, after settle phases of 150 ms to 200 ms a turn, " \
            "to ±1%)" in text
-    assert "| round medians | settled |" in text
+    assert "| round medians | timer | settled |" in text  # its cells: graph and event
     assert f"| {cell.id} | ok |" in text
     row = next(line for line in text.splitlines() if line.startswith(f"| {cell.id} |"))
-    assert row.split(" | ")[5] == "4/5"  # 3 of the 4 turns, and the round that settled
+    assert row.split(" | ")[6] == "4/5"  # 3 of the 4 turns, and the round that settled
 
 
 def test_an_ab_folder_gets_the_html_twin_of_its_report(tmp_path):

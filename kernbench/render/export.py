@@ -57,6 +57,7 @@ def rows(results: Results, source: object = "results") -> list[dict[str, Any]]:
                 "reason": (measured.reason if measured else None) or cell.reason,
                 "time_s": measured.median_s if measured else None,
                 "samples": len(measured.samples_s) if measured else 0,
+                "timer": measured.timer if measured else None,  # auto's pick, per round
                 "unresolved": cell.unresolved,  # the cell's median, not this round's
                 "unsteady": cell.unsteady,  # the cell's rounds, as the report flags it
                 "throttled_fraction": _throttled(measured),

@@ -6,6 +6,15 @@ from __future__ import annotations
 
 from kernbench.results.model import Results
 
+# What each timer's time holds (ADR 0030, 0048), where one table mixes them.
+TIMER_MEANINGS = {
+    "event": "event: CUDA events around each call, its launch gap included",
+    "graph": "graph: CUDA graph replays of many calls (auto picks it for short calls), no "
+             "launch gaps, under a cold L2 the flushes' own replay subtracted",
+    "cupti": "cupti: the call's kernels' durations on the GPU (CUPTI), no launch or event "
+             "overhead",
+    "cpu": "cpu: the host clock around a loop of calls",
+}
 THROTTLED_FLAG = 0.05  # flag a cell when more than this share of its samples was throttled
 
 
@@ -14,6 +23,11 @@ def legend(results: Results) -> list[str]:
     cells = results.cells
     lines = ["median: the time of one call, the median of every round's samples pooled; "
              "round medians: how many rounds, and the least and largest of their medians"]
+    timers = {r.timer for c in cells for r in c.rounds if r.timer}
+    if len(timers) > 1:
+        lines.append("timer: what timed the cell, as the bench's timer picked it per cell; "
+                     + "; ".join(TIMER_MEANINGS[t] for t in sorted(timers) if t in TIMER_MEANINGS)
+                     + ". Cells timed differently differ by the launch gap one includes")
     if any(r.settle for c in cells for r in c.rounds):
         lines.append("settled: the settle phases (one a round, or one a turn) that ended with "
                      "two blocks of calls agreeing within "

@@ -85,6 +85,9 @@ def report_context(results: Results, figures: Sequence[Path], folder: Path) -> d
         "headline": headline(results),
         "legend": legend(results),
         "groups": _groups(results.cells, _declared_metrics(results), _rate_units(results)),
+        # Where `auto` picked more than one timer, each row says its own: an event-timed
+        # call carries its launch gap, a graph replay does not, so neighbours differ by it.
+        "timer_column": len(_timers_used(results)) > 1,
         "interval_column": f"{CONFIDENCE:.0%} CI of the median",  # as `_interval_text` judges
         "failed": _listed(results.cells, "failed"),
         "pending": _listed(results.cells, "pending"),
@@ -179,6 +182,7 @@ def _row(cell: CellResult, metrics: Sequence[str],
         "interval": _interval_text(summary) if summary else "",
         "rounds": _rounds_text(cell),
         "settled": f"{settled}/{settles}" if settles else "",
+        "timer": ", ".join(sorted({r.timer for r in cell.rounds if r.timer})),
         "metrics": {m: _metric_text(cell.metrics[m], m, scaled)
                     for m in metrics if m in cell.metrics},
         "flags": ", ".join(_flags(cell)),
@@ -252,7 +256,7 @@ def _timer_text(results: Results) -> str:
     place a timer flushes it (the CPU timer loops over warm caches whatever it says)."""
     timer = results.spec.get("timer", {})
     kind = timer.get("kind", "auto")
-    used = sorted({r.timer for c in results.cells for r in c.rounds if r.timer})
+    used = _timers_used(results)
     parts = [f"{kind} timer" + (f" ({', '.join(used)})" if used and used != [kind] else "")]
     if "l2" in timer and results.device == "cuda":
         parts.append(f"L2 {timer['l2']}")
@@ -262,6 +266,10 @@ def _timer_text(results: Results) -> str:
     if "rel_ci" in timer:
         parts.append(f"stop at ±{100 * timer['rel_ci']:g}% of the median")
     return ", ".join(parts)
+
+
+def _timers_used(results: Results) -> list[str]:
+    return sorted({r.timer for c in results.cells for r in c.rounds if r.timer})
 
 
 def _duty_text(results: Results) -> str:

@@ -226,3 +226,11 @@ def test_the_interval_column_names_the_confidence_the_coverage_is_judged_by(
     md, html = write_report(results_io.load(DATA / "milestone-1h-gemm.json.xz"), tmp_path)
     assert "| 90% CI of the median |" in md.read_text()
     assert "<th>90% CI of the median</th>" in html.read_text()
+
+
+def test_absent_sections_leave_no_run_of_empty_lines(tmp_path):
+    # Seven empty lines ended the committed gemm report.md, where its unresolved, failed
+    # and pending sections would have been.
+    results = results_io.load(DATA / "milestone-1h-gemm.json.xz")
+    for page in write_report(results, tmp_path):
+        assert "\n\n\n" not in page.read_text()

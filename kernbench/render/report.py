@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -51,7 +52,9 @@ def write_report(results: Results, folder: Path) -> list[Path]:
     written = []
     for name, template in ((REPORT_MD, "run_report.md.j2"), (REPORT_HTML, "run_report.html.j2")):
         path = folder / name
-        path.write_text(_environment(name).get_template(template).render(**context))
+        text = _environment(name).get_template(template).render(**context)
+        # The templates' optional sections leave runs of empty lines where they are absent.
+        path.write_text(re.sub(r"\n{3,}", "\n\n", text))
         written.append(path)
     return written
 

@@ -254,6 +254,8 @@ def test_the_table_gives_each_sides_time_in_a_unit_of_one_to_three_integer_digit
     comparison = Comparison(cells=cells, only_in_base=[], only_in_new=[], stopped_working=[],
                             not_ok=[], min_effect_pct=1.0)
     text = markdown(comparison, "base", "new")
+    assert "| coverage | BASE time | NEW time |" in text
+    assert "BASE time, NEW time: the time of one call" in text
     assert "| 3.082 µs | 4.604 µs |" in text
     assert "| 47.85 µs | 850.8 µs |" in text
 

@@ -221,9 +221,10 @@ def markdown(comparison: Comparison, base: str, new: str, sides: Sequence[str] =
         f"±{comparison.min_effect_pct:g} %. Positive means NEW is slower. slower (faster): the "
         f"whole interval above +threshold (below −threshold); same: within ±threshold, an "
         f"effect beyond it ruled out, not every effect; unstable: neither, or a side of fewer "
-        f"than {MIN_ROUNDS} rounds (these rounds cannot tell).", "",
+        f"than {MIN_ROUNDS} rounds (these rounds cannot tell). BASE time, NEW time: the "
+        f"time of one call, each side's round medians' median.", "",
         *_summary(comparison), "",
-        "| cell | verdict | delta | interval | coverage | base | new |",
+        "| cell | verdict | delta | interval | coverage | BASE time | NEW time |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for c in comparison.cells:

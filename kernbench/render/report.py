@@ -24,6 +24,7 @@ from kernbench.render.ab import AB_FIGURE
 from kernbench.render.ab_report import AB_FILTERS, ab_context, table_cell
 from kernbench.render.headline import headline
 from kernbench.render.legend import THROTTLED_FLAG, legend
+from kernbench.render.setup_lines import ceilings_text, machine_text
 from kernbench.render.style import format_seconds
 from kernbench.results.ab import AbReport
 from kernbench.results.kinds import REPORT_HTML, REPORT_MD
@@ -81,6 +82,8 @@ def report_context(results: Results, figures: Sequence[Path], folder: Path) -> d
         "r": results,
         "prov": prov,
         "device": prov.get("device_name") or prov.get("cpu") or results.device,
+        "machine": machine_text(results),
+        "ceilings": ceilings_text(results),
         "code": code_label(prov),  # as the figures' footer says it
         "timer": _timer_text(results) + _duty_text(results),
         "counts": sorted(Counter(c.status for c in results.cells).items()),

@@ -17,10 +17,19 @@ def _starts(lines: list[str]) -> list[str]:
 
 def test_each_flag_the_tables_show_is_explained_and_no_other():
     norm = legend(results_io.load(DATA / "ops-norm-h200/results.json.xz"))
-    assert _starts(norm) == ["median", "timer", "settled", "unsteady", "throttled N%"]
-    assert "steady_tol of 3%" in norm[3]
+    assert _starts(norm) == ["median", "GB/s", "timer", "settled", "unsteady", "throttled N%"]
+    assert "steady_tol of 3%" in norm[4]
     ccl = legend(results_io.load(DATA / "milestone-1h-ccl.json"))
-    assert _starts(ccl) == ["median"]
+    assert _starts(ccl) == ["median", "busbw GB/s"]
+
+
+def test_a_rate_column_says_what_the_bench_counts_per_call():
+    # 4303 GB/s of a norm means little until one knows it counts a read and a write once.
+    norm = legend(results_io.load(DATA / "ops-norm-h200/results.json.xz"))
+    assert norm[1] == ("GB/s: the bench's bytes per call (2*rows*hidden*itemsize) over the "
+                       "median, 1 GB = 10⁹ bytes")
+    gemm = legend(results_io.load(DATA / "milestone-1h-gemm.json.xz"))
+    assert gemm[1].startswith("TFLOP/s: the bench's flops per call (2*M*N*K) over the median")
 
 
 def test_both_pages_carry_the_legend_and_util_is_a_percentage(tmp_path):

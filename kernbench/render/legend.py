@@ -23,6 +23,7 @@ def legend(results: Results) -> list[str]:
     cells = results.cells
     lines = ["median: the time of one call, the median of every round's samples pooled; "
              "round medians: how many rounds, and the least and largest of their medians"]
+    lines += _rates(results)
     timers = {r.timer for c in cells for r in c.rounds if r.timer}
     if len(timers) > 1:
         lines.append("timer: what timed the cell, as the bench's timer picked it per cell; "
@@ -51,4 +52,24 @@ def legend(results: Results) -> list[str]:
                      "samples) reporting a slowdown (power cap, thermal or hardware "
                      f"slowdown); shown above {THROTTLED_FLAG:.0%}, where the time may be "
                      "slower than the card's sustained clock gives")
+    return lines
+
+
+def _rates(results: Results) -> list[str]:
+    """What a rate column divides by the median: the bench's own count of the work, which
+    a reader must know to compare it with another tool's (is a norm's `bytes` read and
+    written once, or every pass?)."""
+    present = {name for c in results.cells for name in c.metrics}
+    declared = results.spec.get("metrics") or {}
+    lines = []
+    if "tflops" in present:
+        lines.append(f"TFLOP/s: the bench's flops per call ({declared.get('flops', 'flops')}) "
+                     "over the median, 1 TFLOP = 10¹² operations")
+    if "busbw_gbs" in present:
+        lines.append("busbw GB/s: the bus bandwidth of nccl-tests, algbw times the op's "
+                     "factor (allreduce 2(n−1)/n, allgather and reduce_scatter (n−1)/n); "
+                     "algbw GB/s: the message's bytes over the median, 1 GB = 10⁹ bytes")
+    elif "gbs" in present:
+        lines.append(f"GB/s: the bench's bytes per call ({declared.get('bytes', 'bytes')}) "
+                     "over the median, 1 GB = 10⁹ bytes")
     return lines

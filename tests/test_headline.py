@@ -56,3 +56,14 @@ def test_each_variant_in_the_table_links_to_its_own_table(tmp_path):
     assert '<a href="#variant-staged_pinned"><code>staged_pinned</code></a>' in page
     assert '<h2 id="variant-staged_pinned">' in page
     assert "th { position: sticky; top: 0;" in page
+
+
+def test_a_best_cell_that_is_flagged_carries_its_flags_into_the_table(tmp_path):
+    # Every variant's best ops-attention cell ran throttled (sustained duty, power cap):
+    # the headline number says so where it is read, not 150 rows further down.
+    rows = _rows("ops-attention-h200/results.json.xz")
+    assert rows["flash"]["flags"] == "throttled 100%"
+    assert rows["math"]["flags"] == "throttled 53%"
+    write_report(results_io.load(DATA / "ops-attention-h200/results.json.xz"), tmp_path)
+    assert "| 48% of 702.5 (the roofline, measured ceilings) | throttled 100% |" in (
+        tmp_path / "report.md").read_text()

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from kernbench.render.legend import cell_flags
 from kernbench.results.model import CellResult, Results
 from kernbench.spec.hardware import ceiling_source
 from kernbench.spec.models import HardwareProfile
@@ -56,7 +57,9 @@ def _row(variant: str, cells: Sequence[CellResult], metric: str,
         best = max(cells, key=lambda c: c.metrics[metric])
         of_ceiling = ""
     return {"variant": variant, "ok": str(len(cells)), "best": f"{best.metrics[metric]:.4g}",
-            "cell": best.id.split("/", 1)[-1], "of_ceiling": of_ceiling}
+            "cell": best.id.split("/", 1)[-1], "of_ceiling": of_ceiling,
+            # a headline resting on an unsteady or throttled cell says so where it is read
+            "flags": ", ".join(cell_flags(best))}
 
 
 def _ceiling(cell: CellResult, metric: str,

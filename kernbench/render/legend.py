@@ -4,7 +4,8 @@ not have to search the docs for what it counts."""
 
 from __future__ import annotations
 
-from kernbench.results.model import Results
+from kernbench.analyze.stats import RESOLUTION_FACTOR
+from kernbench.results.model import CellResult, Results, Summary
 
 # What each timer's time holds (ADR 0030, 0048), where one table mixes them.
 TIMER_MEANINGS = {
@@ -73,3 +74,30 @@ def _rates(results: Results) -> list[str]:
         lines.append(f"GB/s: the bench's bytes per call ({declared.get('bytes', 'bytes')}) "
                      "over the median, 1 GB = 10⁹ bytes")
     return lines
+
+
+def cell_flags(cell: CellResult) -> list[str]:
+    """The flags of a cell's row, each explained by `legend` where it appears."""
+    flags = []
+    if cell.status == "invalid":
+        flags.append(f"invalid: {cell.reason}")
+    if cell.under_tile:
+        flags.append("under-tile")
+    if cell.unsteady:
+        flags.append(f"unsteady: rounds differ by {100 * (cell.round_spread or 0):.1f}%")
+    if cell.unresolved and cell.summary is not None:
+        flags.append(f"unresolved: the CI reaches {_reach(cell.summary)}")
+    if cell.throttled_fraction and cell.throttled_fraction > THROTTLED_FLAG:
+        flags.append(f"throttled {100 * cell.throttled_fraction:.0f}%")
+    if cell.status in ("failed", "pending"):
+        flags.append(cell.status)
+    return flags
+
+
+def _reach(summary: Summary) -> str:
+    """How far an unresolved median's interval reaches past a factor of two of it."""
+    if summary.ci_low_s <= 0:
+        return "0"
+    if summary.ci_low_s * RESOLUTION_FACTOR <= summary.median_s:
+        return "below half the median"
+    return "above twice the median"

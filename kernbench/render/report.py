@@ -18,12 +18,12 @@ from typing import Any
 
 import jinja2
 
-from kernbench.analyze.stats import CONFIDENCE, RESOLUTION_FACTOR, UNRESOLVED_RULE
+from kernbench.analyze.stats import CONFIDENCE, UNRESOLVED_RULE
 from kernbench.render import render_results
 from kernbench.render.ab import AB_FIGURE
 from kernbench.render.ab_report import AB_FILTERS, ab_context, table_cell
 from kernbench.render.headline import headline
-from kernbench.render.legend import THROTTLED_FLAG, legend
+from kernbench.render.legend import cell_flags, legend
 from kernbench.render.setup_lines import ceilings_text, machine_text
 from kernbench.render.style import format_seconds
 from kernbench.results.ab import AbReport
@@ -191,7 +191,7 @@ def _row(cell: CellResult, metrics: Sequence[str],
         "timer": ", ".join(sorted({r.timer for r in cell.rounds if r.timer})),
         "metrics": {m: _metric_text(cell.metrics[m], m, scaled)
                     for m in metrics if m in cell.metrics},
-        "flags": ", ".join(_flags(cell)),
+        "flags": ", ".join(cell_flags(cell)),
     }
 
 
@@ -229,32 +229,6 @@ def _rounds_text(cell: CellResult) -> str:
     if len(medians) < 2:
         return str(len(cell.rounds))
     return f"{len(medians)}: {format_seconds(min(medians))} to {format_seconds(max(medians))}"
-
-
-def _flags(cell: CellResult) -> list[str]:
-    flags = []
-    if cell.status == "invalid":
-        flags.append(f"invalid: {cell.reason}")
-    if cell.under_tile:
-        flags.append("under-tile")
-    if cell.unsteady:
-        flags.append(f"unsteady: rounds differ by {100 * (cell.round_spread or 0):.1f}%")
-    if cell.unresolved and cell.summary is not None:
-        flags.append(f"unresolved: the CI reaches {_reach(cell.summary)}")
-    if cell.throttled_fraction and cell.throttled_fraction > THROTTLED_FLAG:
-        flags.append(f"throttled {100 * cell.throttled_fraction:.0f}%")
-    if cell.status in ("failed", "pending"):
-        flags.append(cell.status)
-    return flags
-
-
-def _reach(summary: Summary) -> str:
-    """How far an unresolved median's interval reaches past a factor of two of it."""
-    if summary.ci_low_s <= 0:
-        return "0"
-    if summary.ci_low_s * RESOLUTION_FACTOR <= summary.median_s:
-        return "below half the median"
-    return "above twice the median"
 
 
 def _timer_text(results: Results) -> str:

@@ -19,14 +19,14 @@ from kernbench.results.model import CellResult, Results
 from kernbench.spec.hardware import ceiling_source
 from kernbench.spec.models import HardwareProfile
 
-# Which throughput leads, in this order of preference, with its heading and the profile
-# ceiling it is measured against.
+# Which throughput leads, in this order of preference, with its heading (`_ceiling` says
+# what each is measured against).
 LEADING = (("busbw_gbs", "busbw GB/s"), ("tflops", "TFLOP/s"), ("gbs", "GB/s"))
 
 
 def headline(results: Results) -> dict[str, Any] | None:
-    """{metric heading, rows: [{variant, ok, best, cell, of_ceiling}]}; None when no cell
-    has a throughput (a bench of times alone)."""
+    """{heading, ranked_by, rows: [{variant, ok, best, cell, of_ceiling, flags}]}; None
+    when no cell has a throughput (a bench of times alone)."""
     ok = [c for c in results.cells if c.status == "ok"]
     present = {name for c in ok for name in c.metrics}
     chosen = next((lead for lead in LEADING if lead[0] in present), None)

@@ -336,3 +336,16 @@ def test_the_reports_write_a_delta_past_100_percent_to_the_unit():
     text = render_markdown(report, None)
     assert "| fast/size=100 | slower | +1900 % | [+1900 %, +1900 %] |" in text
     assert "`fast`: geometric-mean B/A time ratio 20.0000 (+1900 %)." in text
+
+
+def test_both_pages_give_each_sides_time_beside_the_delta(tmp_path):
+    # '+567 %' alone does not say whether a kernel of 50 µs or of 5 ms got slower.
+    plan = manifest(rounds=4, aa=True)
+    report = analyze(plan, outcomes(plan, slower_on_b))
+    text = render_markdown(report, None)
+    assert "| coverage | A time | B time | threshold |" in text
+    assert "| 87.5 % | 100 µs | 110 µs | ±" in text
+    assert "A time, B time: the time of one call" in text
+    write_ab_html(report, tmp_path)
+    page = (tmp_path / "report.html").read_text()
+    assert '<td class="num">100 µs</td><td class="num">110 µs</td>' in page

@@ -23,6 +23,7 @@ from kernbench.ab.compare import (
     markdown,
     shift_interval,
 )
+from kernbench.commands.compare import compare_runs
 from kernbench.results import model as results_io
 from kernbench.results.ab import Verdict
 from kernbench.results.model import CellResult, Results
@@ -253,5 +254,20 @@ def test_the_table_gives_each_sides_time_in_a_unit_of_one_to_three_integer_digit
     comparison = Comparison(cells=cells, only_in_base=[], only_in_new=[], stopped_working=[],
                             not_ok=[], min_effect_pct=1.0)
     text = markdown(comparison, "base", "new")
+    assert "| coverage | BASE time | NEW time |" in text
+    assert "BASE time, NEW time: the time of one call" in text
     assert "| 3.082 µs | 4.604 µs |" in text
     assert "| 47.85 µs | 850.8 µs |" in text
+
+
+def test_the_table_names_each_sides_gpu_driver_code_and_date():
+    # An H200 run against an H100 one (--force): without these lines the table reads as
+    # one machine's regression, not as two GPUs.
+    data = Path(__file__).resolve().parents[1] / "benches" / "data"
+    text, _ = compare_runs(data / "milestone-1h-gemm.json.xz",
+                           data / "milestone-1h-gemm-h100.json.xz", force=True)
+    assert ("- BASE: NVIDIA H200 (cuda), driver 580.159.04; kernbench 0.1.0 @ 49923b9b50 "
+            "(dirty), torch 2.11.0, triton 3.6.0; measured 2026-12-01T04:50:46Z, 3 rounds"
+            ) in text.splitlines()
+    assert any(line.startswith("- NEW: NVIDIA H100 80GB HBM3 (cuda)")
+               for line in text.splitlines())

@@ -58,7 +58,7 @@ def test_the_tracker_list_gives_each_ok_cell_its_median_or_a_metric():
     assert len(times) == len(ok) and times[0]["unit"] == "s"
     assert times[0]["value"] == ok[0].summary.median_s
     rates = json.loads(export(results, "bench", metric="tflops"))
-    assert rates[0]["unit"] == "tflops" and rates[0]["value"] == ok[0].metrics["tflops"]
+    assert rates[0]["unit"] == "TFLOP/s" and rates[0]["value"] == ok[0].metrics["tflops"]
     with pytest.raises(UserError, match="no cell has a metric 'nope'; the metrics are "):
         export(results, "bench", metric="nope")
 
@@ -84,3 +84,25 @@ def test_an_unknown_metric_is_refused_with_the_names_and_csv_takes_none():
         export(results, "csv", metric="tflops")
     result = CliRunner().invoke(cli.app, ["export", str(GEMM), "--metric", "nosuch"])
     assert result.exit_code == 2 and result.stdout == ""
+
+
+def test_the_csv_carries_the_report_flags_timer_driver_and_torch():
+    # The report flags `throttled 50%` and `unsteady`; a CSV without them cannot be
+    # filtered to the rows the report warns of.
+    results = results_io.load(REPO / "benches" / "data" / "ops-norm-h200" / "results.json.xz")
+    table = list(csv.DictReader(io.StringIO(export(results, "csv"))))
+    cell = "eager/op=softmax,rows=16384,hidden=16384,dtype=fp32"  # throttled 50%
+    shares = [float(row["throttled_fraction"]) for row in table if row["cell"] == cell]
+    assert len(shares) == 2 and sum(shares) / 2 == pytest.approx(0.5)
+    steady = {row["unsteady"] for row in table
+              if row["cell"] == "eager/op=softmax,rows=1024,hidden=1024,dtype=fp32"}
+    assert steady == {"true"}
+    assert {(row["driver"], row["torch"]) for row in table} == {("580.159.04", "2.11.0")}
+    timers = {row["cell"]: row["timer"] for row in table}
+    assert timers["eager/op=softmax,rows=1024,hidden=1024,dtype=bf16"] == "graph"
+    assert timers["eager/op=softmax,rows=16384,hidden=16384,dtype=bf16"] == "event"
+
+
+def test_a_tracker_gets_a_bandwidth_in_gb_s_not_under_its_column_name():
+    results = results_io.load(REPO / "benches" / "data" / "ops-norm-h200" / "results.json.xz")
+    assert json.loads(export(results, "bench", metric="gbs"))[0]["unit"] == "GB/s"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Protocol, TypeVar
@@ -211,17 +211,20 @@ def gate(comparison: Comparison, fail_on: str | None) -> list[str]:
     return reasons
 
 
-def markdown(comparison: Comparison, base: str, new: str) -> str:
+def markdown(comparison: Comparison, base: str, new: str, sides: Sequence[str] = ()) -> str:
+    """`sides`: a line saying where and with what each side was measured, BASE's first."""
     lines = [
         f"# {new} against {base}", "",
+        *(f"- {side}" for side in sides), *([""] if sides else []),
         f"Per cell: the median of every NEW/BASE round-median ratio, 100·(NEW/BASE − 1), and "
         f"its order-statistic interval (Mann-Whitney); threshold "
         f"±{comparison.min_effect_pct:g} %. Positive means NEW is slower. slower (faster): the "
         f"whole interval above +threshold (below −threshold); same: within ±threshold, an "
         f"effect beyond it ruled out, not every effect; unstable: neither, or a side of fewer "
-        f"than {MIN_ROUNDS} rounds (these rounds cannot tell).", "",
+        f"than {MIN_ROUNDS} rounds (these rounds cannot tell). BASE time, NEW time: the "
+        f"time of one call, each side's round medians' median.", "",
         *_summary(comparison), "",
-        "| cell | verdict | delta | interval | coverage | base | new |",
+        "| cell | verdict | delta | interval | coverage | BASE time | NEW time |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for c in comparison.cells:

@@ -10,8 +10,10 @@ from kernbench.ab.compare import Comparison, compare, gate, markdown
 from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
 from kernbench.results import atomic
 from kernbench.results import model as results_io
+from kernbench.results.ab import counted
 from kernbench.results.jsonio import write_json
 from kernbench.results.outpaths import out_folder
+from kernbench.results.provenance import code_label
 
 # compare.json: written for people and tools, never read back here. 2: stopped_working
 # (measured in BASE, failed or invalid in NEW), no longer among not_ok.
@@ -31,7 +33,8 @@ def compare_runs(
     for side, (path, results) in sides.items():
         refuse_unfinished(side, path, results)
     comparison = compare(sides["BASE"][1], sides["NEW"][1], min_effect_pct, force)
-    text = markdown(comparison, str(base), str(new))
+    text = markdown(comparison, str(base), str(new),
+                    [measured_with(side, results) for side, (_, results) in sides.items()])
     reasons = gate(comparison, fail_on)
     if not comparison.cells and not reasons:
         raise UserError(f"compare: no cell was measured in both runs "
@@ -43,6 +46,17 @@ def compare_runs(
     if reasons:
         text += "\n" + "".join(f"{line}\n" for line in reasons)
     return text, EXIT_FAILED if reasons else EXIT_OK
+
+
+def measured_with(side: str, results: results_io.Results) -> str:
+    """Where and with what a side was measured, as a run's report says it: two runs of
+    other GPUs, drivers or torch differ for those reasons too, and the table cannot say so."""
+    prov = results.provenance
+    device = prov.get("device_name") or prov.get("cpu") or results.device
+    driver = f", driver {prov['driver']}" if prov.get("driver") else ""
+    libraries = "".join(f", {lib} {prov[lib]}" for lib in ("torch", "triton") if prov.get(lib))
+    return (f"{side}: {device} ({results.device}){driver}; {code_label(prov)}{libraries}; "
+            f"measured {results.created_utc}, {counted(results.rounds, 'round')}")
 
 
 def refuse_unfinished(side: str, path: Path, results: results_io.Results) -> None:

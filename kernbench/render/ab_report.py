@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
+import statistics
 from typing import Any
 
 import jinja2
 
 from kernbench.render.measured_on import where_measured
 from kernbench.results.ab import AbReport, RunRecord, counted, only_flags, side_setting
-from kernbench.units import signed_pct
+from kernbench.units import seconds_text, signed_pct
 
 TEMPLATE = """\
 # A/B of `{{ r.switch }}` on {{ r.bench }}
@@ -80,15 +81,18 @@ without the rounds it failed in, on the others (unstable when fewer than two are
 {%- endif %}
 ## Cells
 {% if r.cells %}
-| cell | verdict | delta | interval | coverage | threshold |{{ " A/A floor | A/A p |" if r.aa }} \
-within-side noise | delta spread | sign flips | order effect |{{ " start slots |" if slots }}\
+| cell | verdict | delta | interval | coverage | A time | B time | threshold |\
+{{ " A/A floor | A/A p |" if r.aa }} within-side noise | delta spread | sign flips | \
+order effect |{{ " start slots |" if slots }}\
 {{ " rounds needed |" if r.max_rounds }}
-| --- | --- | ---: | ---: | ---: | ---: |{{ " ---: | ---: |" if r.aa }} ---: | ---: | ---: | ---: |\
+| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |{{ " ---: | ---: |" if r.aa }} \
+---: | ---: | ---: | ---: |\
 {{ " ---: |" if slots }}{{ " ---: |" if r.max_rounds }}
 {% for c in r.cells -%}
 | {{ c.id }} | {{ c.verdict }} | {{ c.delta_pct | pct }} | \
 [{{ c.ci_pct[0] | pct }}, {{ c.ci_pct[1] | pct }}] | \
-{{ "%.1f" | format(100 * c.ci_coverage) }} % | ±{{ c.threshold_pct | num }} % |\
+{{ "%.1f" | format(100 * c.ci_coverage) }} % | {{ c.a_medians_s | time }} | \
+{{ c.b_medians_s | time }} | ±{{ c.threshold_pct | num }} % |\
 {{ (" " ~ (c.aa_floor_pct | num) ~ " % | " ~ (c.aa_p | num) ~ " |") if r.aa }} \
 {{ c.within_side_noise_pct | num }} % | \
 {{ c.delta_spread_pct | num }} % | {{ c.sign_flips }} | {{ c.order_effect_pct | pct }} |\
@@ -117,7 +121,8 @@ that is larger" if r.aa }}.
 delta: median over rounds of the per-round delta 100·(B/A − 1)\
 {% if r.schedule == "interleaved" %} (per round: the median of the paired turn deltas, each \
 B turn against the A turn of its block){% else %} of the two sides' round medians{% endif %}; \
-positive means B is slower. interval: order statistics of the per-round \
+positive means B is slower. A time, B time: the time of one call, each side's round \
+medians' median. interval: order statistics of the per-round \
 deltas covering the median with the coverage shown. within-side noise: median relative \
 IQR of one side's samples, over rounds and sides. delta spread: max − min of the per-round \
 deltas. order effect: {% if r.schedule == "interleaved" %}median paired delta of blocks \
@@ -191,6 +196,11 @@ def slot_text(effects: list[float] | None) -> str:
     return "n/a" if effects is None else " / ".join(f"{e:+.2f}" for e in effects[1:]) + " %"
 
 
+def median_time(medians_s: list[float]) -> str:
+    """A side's time in the table: its round medians' median, or a dash where none."""
+    return seconds_text(statistics.median(medians_s)) if medians_s else "—"
+
+
 def table_cell(text: str) -> str:
     """`text` as one cell of a markdown table: its pipes escaped, its lines joined."""
     return text.replace("|", "\\|").replace("\n", " ")
@@ -199,7 +209,8 @@ def table_cell(text: str) -> str:
 # The filters both A/B reports (report.md here, report.html in render.report) use.
 AB_FILTERS = {"pct": pct_text, "num": _num, "cell": table_cell, "slots": slot_text,
               "setting": setting_text, "switch_check": switch_check_text,
-              "only_flags": only_flags, "cells": lambda n: counted(n, "cell")}
+              "only_flags": only_flags, "cells": lambda n: counted(n, "cell"),
+              "time": median_time}
 
 
 def ab_context(report: AbReport) -> dict[str, Any]:

@@ -6,7 +6,9 @@ cell's), the status, and provenance columns. `bench` is the list of
 `{name, unit, value, range, extra}` that CI benchmark trackers read: one entry per cell,
 its median time (smaller is better) or a metric (bigger is better). A cell whose median
 its samples do not resolve (`unresolved`) says so in its `unresolved` column, and in its
-`extra` for a tracker.
+`extra` for a tracker; the report's other flags are columns too (`unsteady`, the cell's;
+`throttled_fraction`, the round's share of throttled NVML readings), so that a table
+filtered in pandas agrees with the report it came with.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from kernbench.results.jsonio import json_text
 from kernbench.results.model import CellResult, Results, RoundResult
 from kernbench.results.provenance import recorded_git
 from kernbench.spec.cell_keys import as_text
+from kernbench.spec.model_metrics import rate_name
 from kernbench.spec.models import Bench
+from kernbench.units import METRIC_UNITS, count_rate_unit
 
 FORMATS = ("csv", "json", "bench")
 FIRST_COLUMNS = ("bench", "cell", "variant", "round", "status", "reason", "time_s", "samples")
@@ -54,7 +58,10 @@ def rows(results: Results, source: object = "results") -> list[dict[str, Any]]:
                 "reason": (measured.reason if measured else None) or cell.reason,
                 "time_s": measured.median_s if measured else None,
                 "samples": len(measured.samples_s) if measured else 0,
+                "timer": measured.timer if measured else None,  # auto's pick, per round
                 "unresolved": cell.unresolved,  # the cell's median, not this round's
+                "unsteady": cell.unsteady,  # the cell's rounds, as the report flags it
+                "throttled_fraction": _throttled(measured),
             }
             row.update(_flat(cell.params))
             if measured is not None and measured.median_s:
@@ -93,13 +100,21 @@ def to_bench(results: Results, metric: str | None = None) -> str:
             if metric not in cell.metrics:
                 known = ", ".join(sorted(cell.metrics)) or "none"
                 raise UserError(f"--metric: {cell.id} has no metric {metric!r}; it has {known}")
-            value, unit, spread = cell.metrics[metric], metric, ""
+            value, unit, spread = cell.metrics[metric], _unit(results, metric), ""
         extra = f"{cell.summary.n} samples"
         if cell.unresolved:  # a tracker charts the value: say it is not a resolved one
             extra += f"; unresolved: {UNRESOLVED_RULE}"
         entries.append({"name": f"{results.bench}/{cell.id}", "unit": unit, "value": value,
                         "range": spread, "extra": extra})
     return json.dumps(entries, indent=1) + "\n"
+
+
+def _unit(results: Results, metric: str) -> str:
+    """The metric's unit for a tracker's axis: `TFLOP/s`, not `tflops`."""
+    if metric in METRIC_UNITS:
+        return METRIC_UNITS[metric]
+    rated = {rate_name(count): count for count in results.spec.get("rates") or []}
+    return count_rate_unit(rated[metric]) if metric in rated else metric
 
 
 def export(
@@ -134,6 +149,14 @@ def write_csv(results: Results, folder: Path) -> list[Path]:
     return [path]
 
 
+def _throttled(measured: RoundResult | None) -> float | None:
+    """The share of the round's NVML readings that reported a slowdown; empty where none
+    was read (a CPU, no pynvml)."""
+    if measured is None or not measured.throttled:
+        return None
+    return sum(measured.throttled) / len(measured.throttled)
+
+
 def _ok(cells: Iterable[CellResult]) -> list[CellResult]:
     return [cell for cell in cells if cell.status == "ok" and cell.summary is not None]
 
@@ -150,6 +173,8 @@ def _provenance_columns(results: Results) -> dict[str, Any]:
     return {
         "device": results.device,
         "device_name": prov.get("device_name"),
+        "driver": prov.get("driver"),
+        "torch": prov.get("torch"),
         "kernbench": prov.get("kernbench"),
         "commit": git.get("commit"),
         "created_utc": results.created_utc,

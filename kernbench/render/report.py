@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -17,10 +18,13 @@ from typing import Any
 
 import jinja2
 
-from kernbench.analyze.stats import CONFIDENCE, RESOLUTION_FACTOR, UNRESOLVED_RULE
+from kernbench.analyze.stats import CONFIDENCE, UNRESOLVED_RULE
 from kernbench.render import render_results
 from kernbench.render.ab import AB_FIGURE
 from kernbench.render.ab_report import AB_FILTERS, ab_context, table_cell
+from kernbench.render.headline import headline
+from kernbench.render.legend import cell_flags, legend
+from kernbench.render.setup_lines import ceilings_text, machine_text
 from kernbench.render.style import format_seconds
 from kernbench.results import atomic
 from kernbench.results.ab import AbReport
@@ -37,9 +41,9 @@ TEMPLATES = Path(__file__).parent / "templates"
 SHOWN_METRICS = ("tflops", "gbs", "busbw_gbs", "algbw_gbs", "util")
 # Their column headings, with the unit (results.json and the export keep the names).
 HEADINGS = {"tflops": "TFLOP/s", "gbs": "GB/s", "busbw_gbs": "busbw GB/s",
-            "algbw_gbs": "algbw GB/s", "util": "util (of peak)"}
+            "algbw_gbs": "algbw GB/s", "util": "% of peak"}
+PERCENT = {"util"}  # stored as a fraction of the ceiling, shown as a percentage
 MODEL_INPUTS = ("flops", "bytes")
-THROTTLED_FLAG = 0.05  # flag a cell when more than this share of its samples was throttled
 
 
 def write_report(results: Results, folder: Path) -> list[Path]:
@@ -50,7 +54,9 @@ def write_report(results: Results, folder: Path) -> list[Path]:
     written = []
     for name, template in ((REPORT_MD, "run_report.md.j2"), (REPORT_HTML, "run_report.html.j2")):
         path = folder / name
-        atomic.write_text(path, _environment(name).get_template(template).render(**context))
+        text = _environment(name).get_template(template).render(**context)
+        # The templates' optional sections leave runs of empty lines where they are absent.
+        atomic.write_text(path, re.sub(r"\n{3,}", "\n\n", text))
         written.append(path)
     return written
 
@@ -77,11 +83,18 @@ def report_context(results: Results, figures: Sequence[Path], folder: Path) -> d
         "r": results,
         "prov": prov,
         "device": prov.get("device_name") or prov.get("cpu") or results.device,
+        "machine": machine_text(results),
+        "ceilings": ceilings_text(results),
         "code": code_label(prov),  # as the figures' footer says it
         "timer": _timer_text(results) + _duty_text(results),
         "counts": sorted(Counter(c.status for c in results.cells).items()),
         "checked": _checks_text(results.cells),
+        "headline": headline(results),
+        "legend": legend(results),
         "groups": _groups(results.cells, _declared_metrics(results), _rate_units(results)),
+        # Where `auto` picked more than one timer, each row says its own: an event-timed
+        # call carries its launch gap, a graph replay does not, so neighbours differ by it.
+        "timer_column": len(_timers_used(results)) > 1,
         "interval_column": f"{CONFIDENCE:.0%} CI of the median",  # as `_interval_text` judges
         "failed": _listed(results.cells, "failed"),
         "pending": _listed(results.cells, "pending"),
@@ -176,10 +189,17 @@ def _row(cell: CellResult, metrics: Sequence[str],
         "interval": _interval_text(summary) if summary else "",
         "rounds": _rounds_text(cell),
         "settled": f"{settled}/{settles}" if settles else "",
-        "metrics": {m: f"{cell.metrics[m] / (scaled[m][0] if m in scaled else 1.0):.4g}"
+        "timer": ", ".join(sorted({r.timer for r in cell.rounds if r.timer})),
+        "metrics": {m: _metric_text(cell.metrics[m], m, scaled)
                     for m in metrics if m in cell.metrics},
-        "flags": ", ".join(_flags(cell)),
+        "flags": ", ".join(cell_flags(cell)),
     }
+
+
+def _metric_text(value: float, metric: str, scaled: dict[str, tuple[float, str]]) -> str:
+    if metric in PERCENT:
+        return f"{100 * value:.3g}"
+    return f"{value / (scaled[metric][0] if metric in scaled else 1.0):.4g}"
 
 
 def _time_text(seconds: float) -> str:
@@ -212,38 +232,12 @@ def _rounds_text(cell: CellResult) -> str:
     return f"{len(medians)}: {format_seconds(min(medians))} to {format_seconds(max(medians))}"
 
 
-def _flags(cell: CellResult) -> list[str]:
-    flags = []
-    if cell.status == "invalid":
-        flags.append(f"invalid: {cell.reason}")
-    if cell.under_tile:
-        flags.append("under-tile")
-    if cell.unsteady:
-        flags.append(f"unsteady: rounds differ by {100 * (cell.round_spread or 0):.1f}%")
-    if cell.unresolved and cell.summary is not None:
-        flags.append(f"unresolved: the CI reaches {_reach(cell.summary)}")
-    if cell.throttled_fraction and cell.throttled_fraction > THROTTLED_FLAG:
-        flags.append(f"throttled {100 * cell.throttled_fraction:.0f}%")
-    if cell.status in ("failed", "pending"):
-        flags.append(cell.status)
-    return flags
-
-
-def _reach(summary: Summary) -> str:
-    """How far an unresolved median's interval reaches past a factor of two of it."""
-    if summary.ci_low_s <= 0:
-        return "0"
-    if summary.ci_low_s * RESOLUTION_FACTOR <= summary.median_s:
-        return "below half the median"
-    return "above twice the median"
-
-
 def _timer_text(results: Results) -> str:
     """The timer as set, with the ones `auto` picked; the L2 setting only on a GPU, the one
     place a timer flushes it (the CPU timer loops over warm caches whatever it says)."""
     timer = results.spec.get("timer", {})
     kind = timer.get("kind", "auto")
-    used = sorted({r.timer for c in results.cells for r in c.rounds if r.timer})
+    used = _timers_used(results)
     parts = [f"{kind} timer" + (f" ({', '.join(used)})" if used and used != [kind] else "")]
     if "l2" in timer and results.device == "cuda":
         parts.append(f"L2 {timer['l2']}")
@@ -253,6 +247,10 @@ def _timer_text(results: Results) -> str:
     if "rel_ci" in timer:
         parts.append(f"stop at ±{100 * timer['rel_ci']:g}% of the median")
     return ", ".join(parts)
+
+
+def _timers_used(results: Results) -> list[str]:
+    return sorted({r.timer for c in results.cells for r in c.rounds if r.timer})
 
 
 def _duty_text(results: Results) -> str:

@@ -1,0 +1,83 @@
+"""The report's opening answer: per variant, the best throughput it reached and how close
+that came to the hardware profile's ceiling for it.
+
+A table of 180 cells does not say it; a reader deciding between variants looks for it
+first. One throughput per bench, the one its model is judged by: a collective's busbw
+against the interconnect; a GEMM's TFLOP/s against its roofline (the peak of the cell's
+dtype, or the memory or host copies that hold it); else GB/s against the memory bandwidth.
+The ceilings are those `util` and the figures use (measured where calibrated, else the
+datasheet), named with their source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kernbench.render.legend import cell_flags
+from kernbench.results.model import CellResult, Results
+from kernbench.spec.hardware import ceiling_source
+from kernbench.spec.models import HardwareProfile
+
+# Which throughput leads, in this order of preference, with its heading (`_ceiling` says
+# what each is measured against).
+LEADING = (("busbw_gbs", "busbw GB/s"), ("tflops", "TFLOP/s"), ("gbs", "GB/s"))
+
+
+def headline(results: Results) -> dict[str, Any] | None:
+    """{heading, ranked_by, rows: [{variant, ok, best, cell, of_ceiling, flags}]}; None
+    when no cell has a throughput (a bench of times alone)."""
+    ok = [c for c in results.cells if c.status == "ok"]
+    present = {name for c in ok for name in c.metrics}
+    chosen = next((lead for lead in LEADING if lead[0] in present), None)
+    if chosen is None:
+        return None
+    metric, heading = chosen
+    profile = results.hardware_profile()
+    by_variant: dict[str, list[CellResult]] = {}
+    for cell in ok:
+        if metric in cell.metrics:
+            by_variant.setdefault(cell.variant, []).append(cell)
+    rows = [_row(variant, cells, metric, profile)
+            for variant, cells in by_variant.items()]
+    return {"heading": heading, "rows": rows,
+            "ranked_by": "share of ceiling" if any(r["of_ceiling"] for r in rows) else heading}
+
+
+def _row(variant: str, cells: Sequence[CellResult], metric: str,
+         profile: HardwareProfile | None) -> dict[str, str]:
+    rated = [(_ceiling(c, metric, profile), c) for c in cells]
+    if any(ceiling for ceiling, _ in rated):
+        (ceiling, source), best = max(
+            ((ceiling, c) for ceiling, c in rated if ceiling),
+            key=lambda pair: (pair[1].metrics[metric] / pair[0][0], pair[1].metrics[metric]))
+        share = best.metrics[metric] / ceiling
+        of_ceiling = f"{100 * share:.0f}% of {ceiling:.4g} ({source})"
+    else:
+        best = max(cells, key=lambda c: c.metrics[metric])
+        of_ceiling = ""
+    return {"variant": variant, "ok": str(len(cells)), "best": f"{best.metrics[metric]:.4g}",
+            "cell": best.id.split("/", 1)[-1], "of_ceiling": of_ceiling,
+            # a headline resting on an unsteady or throttled cell says so where it is read
+            "flags": ", ".join(cell_flags(best))}
+
+
+def _ceiling(cell: CellResult, metric: str,
+             profile: HardwareProfile | None) -> tuple[float, str] | None:
+    """The rate the cell could reach, in the metric's unit, and what it is. A GEMM's is its
+    roofline's (the cell's flops over the model's time): a staged cell is held by its host
+    copies, not by the peak, and a small one by memory."""
+    if profile is None:
+        return None
+    if metric == "tflops":
+        peak = profile.peak_tflops.get(str(cell.params.get("dtype", "")))
+        model_time = cell.metrics.get("model_time_s")
+        if peak is None or not model_time or "time_s" not in cell.metrics:
+            return None
+        rate = cell.metrics[metric] * cell.metrics["time_s"] / model_time
+        return rate, f"the roofline, {ceiling_source(profile, peak)} ceilings"
+    ceiling = profile.interconnect_gbs if metric == "busbw_gbs" else profile.memory_gbs
+    if ceiling is None:
+        return None
+    name = "interconnect" if metric == "busbw_gbs" else "memory bandwidth"
+    return ceiling.value, f"{ceiling_source(profile, ceiling)} {name}"

@@ -1,0 +1,43 @@
+"""The report's lines on the machine and the ceilings: what a reader needs once, at the top,
+to trust or discount every number below it."""
+
+from __future__ import annotations
+
+import statistics
+
+from kernbench.results.model import Results
+from kernbench.spec.hardware import calibrated_duty, is_nominal
+
+
+def machine_text(results: Results) -> str:
+    """The device, its driver, CUDA and host, and the SM clock the samples ran at (NVML's
+    readings, one a batch): a GEMM at 1,400 MHz is not one at 1,980."""
+    prov = results.provenance
+    parts = [f"{prov.get('device_name') or prov.get('cpu') or results.device} ({results.device})"]
+    for key, label in (("driver", "driver"), ("cuda", "CUDA"), ("host", "host")):
+        if prov.get(key):
+            parts.append(f"{label} {prov[key]}")
+    text = ", ".join(parts)
+    clocks = [mhz for c in results.cells for r in c.rounds for mhz in r.sm_clock_mhz]
+    if clocks:
+        low, high = min(clocks), max(clocks)
+        spread = f" (from {low:.0f} to {high:.0f})" if high > low else ""
+        text += f"; SM clock while sampling: median {statistics.median(clocks):.0f} MHz{spread}"
+    return text
+
+
+def ceilings_text(results: Results) -> str | None:
+    """The hardware profile the ceilings, `% of peak` and the figures' lines come from."""
+    profile = results.hardware_profile()
+    if profile is None:
+        return None
+    if is_nominal(profile):
+        return f"hardware profile {profile.name} (nominal figures, no machine's)"
+    calibration = profile.calibration
+    duty = calibrated_duty(profile)
+    if duty is None:
+        return f"hardware profile {profile.name} (datasheet figures)"
+    date = str(calibration.get("date", ""))[:10]
+    on = f" on {calibration['device_name']}" if calibration.get("device_name") else ""
+    return (f"hardware profile {profile.name} (measured{on}"
+            f"{' ' + date if date else ''}, {duty} duty; the datasheet where not measured)")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import NeedsExtra, SpecError
+from kernbench.execute.requirements import missing_import
 from kernbench.spec.discovery import FoundBenches, bench_files_in, benches_by_name, name_clash
 from kernbench.spec.hardware import profile_files
 from kernbench.spec.loader import load_bench, load_hardware, read_document
@@ -69,7 +70,8 @@ def load_and_check(path: Path) -> Bench:
 def list_benches(extra: Sequence[Path] = ()) -> list[dict[str, str]]:
     """Each bench found: its name, file and description (or why it does not load: a name
     two files define is shown once, as invalid, naming both; a bench that needs an optional
-    dependency missing here keeps its description, and says so under `unavailable`)."""
+    dependency missing here, to load or to run, keeps its description, and says so under
+    `unavailable`)."""
     rows = []
     for name, files in benches_by_name(extra).items():
         path = files[0]
@@ -78,8 +80,10 @@ def list_benches(extra: Sequence[Path] = ()) -> list[dict[str, str]]:
             rows.append({"name": name, "path": str(files[1]), "error": str(clash)})
             continue
         try:
-            rows.append({"name": name, "path": str(path),
-                         "description": load_bench(path).description})
+            bench = load_bench(path)
+            row = {"name": name, "path": str(path), "description": bench.description}
+            missing = missing_import(bench)  # what `run` would refuse it for, here
+            rows.append(row if missing is None else {**row, "unavailable": missing[1]})
         except NeedsExtra as exc:  # not wrong, as `validate` says: its description, and why
             rows.append({"name": name, "path": str(path),
                          "description": str(read_document(path).data.get("description", "")),

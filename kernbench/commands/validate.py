@@ -13,7 +13,13 @@ from pathlib import Path
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import NeedsExtra, SpecError
 from kernbench.execute.requirements import missing_import
-from kernbench.spec.discovery import FoundBenches, bench_files_in, benches_by_name, name_clash
+from kernbench.spec.discovery import (
+    FoundBenches,
+    bench_files_in,
+    benches_by_name,
+    is_bench_path,
+    name_clash,
+)
 from kernbench.spec.hardware import profile_files
 from kernbench.spec.loader import load_bench, load_hardware, read_document
 from kernbench.spec.models import Bench
@@ -21,10 +27,10 @@ from kernbench.spec.models import Bench
 Outcome = tuple[Path, SpecError | None]  # a file, and its error or None
 
 
-def validate_files(paths: Sequence[Path]) -> list[Outcome]:
-    """Each file of `paths` (a folder: its bench or profile files), checked as a bench or
-    a hardware profile."""
-    files = [file for p in paths for file in _files_of(Path(p))]
+def validate_files(paths: Sequence[Path], extra: Sequence[Path] = ()) -> list[Outcome]:
+    """Each file of `paths` (a folder: its bench or profile files; a bench's name, as
+    `--bench` takes it: its file), checked as a bench or a hardware profile."""
+    files = [file for p in _named_files(paths, extra) for file in _files_of(Path(p))]
     return [_outcome(file, _loader_for(file)) for file in files]
 
 
@@ -46,6 +52,20 @@ def _outcome(path: Path, load: Callable[[Path], object]) -> Outcome:
     except SpecError as exc:
         return path, exc
     return path, None
+
+
+def _named_files(paths: Sequence[Path], extra: Sequence[Path]) -> list[Path]:
+    """`paths`, a name that is no path here (`validate ops-norm`, outside the checkout
+    too) standing for the file of the bench so named; an unknown one stays, not found."""
+    by_name: dict[str, list[Path]] | None = None
+    files = []
+    for path in paths:
+        if path.exists() or is_bench_path(str(path)):
+            files.append(path)
+            continue
+        by_name = benches_by_name(extra) if by_name is None else by_name
+        files.extend(by_name.get(str(path), [path]))  # two of the name: both, as a clash
+    return files
 
 
 def _files_of(path: Path) -> list[Path]:

@@ -48,7 +48,7 @@ def built(
     work = tmp_path_factory.mktemp("packaging")
     source = work / "src"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md", "MANIFEST.in"):
+    for name in ("pyproject.toml", "README.md", "MANIFEST.in", "LICENSE"):
         shutil.copy2(REPO / name, source / name)
     for folder in ("kernbench", "tests", "benches"):  # benches/ whole: its big data stays out
         shutil.copytree(REPO / folder, source / folder, ignore=SKIPPED)
@@ -103,6 +103,9 @@ def test_the_metadata_names_the_license_as_an_spdx_expression(built: tuple) -> N
     _, _, info = built
     assert "License-Expression: Apache-2.0" in info["METADATA"].splitlines()
     assert "Requires-Python: >=3.10" in info["METADATA"].splitlines()
+    # Apache-2.0 asks that a copy of the license go with every distribution.
+    assert "License-File: LICENSE" in info["METADATA"].splitlines()
+    assert info["LICENSE"].lstrip().startswith("Apache License\n")
 
 
 def test_the_wheel_holds_the_package_and_its_metadata_only(built: tuple) -> None:

@@ -149,14 +149,15 @@ def list_command(bench_dir: BenchDirs = None, as_json: AsJson = False) -> None:
 
 @app.command("validate")
 def validate_command(
-    paths: Annotated[list[Path] | None, typer.Argument(help="Bench files; default: all.")] = None,
+    paths: Annotated[list[Path] | None, typer.Argument(
+        help="Bench files, folders or bench names; default: all.")] = None,
     bench_dir: BenchDirs = None,
 ) -> None:
     """Check bench files, or a folder's (default: every bench found, and the profiles).
 
     A bench needing an optional dependency missing here is skipped, with why."""
     if paths:
-        outcomes = validate_files(paths)
+        outcomes = validate_files(paths, bench_dir or ())
     else:
         found = search_benches(bench_dir or ())  # once: the files, their names and clashes
         if not found.files:

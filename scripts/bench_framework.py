@@ -99,12 +99,13 @@ def main() -> None:
                                 "--out", str(folder / f"fast{k}")))
             for k in range(args.repeat)
         ]
+        probe_out = str(folder / "probe")
         probe = subprocess.run(
             [sys.executable, "-c", textwrap.dedent(f"""
                 import sys
                 from pathlib import Path
                 from kernbench.commands.run import RunRequest, run
-                run(RunRequest(bench="milestone-1h-gemm", fast=True, out=Path({str(folder / "probe")!r})))
+                run(RunRequest(bench="milestone-1h-gemm", fast=True, out=Path({probe_out!r})))
                 print("torch" in sys.modules)
             """)],
             capture_output=True, text=True, check=True,

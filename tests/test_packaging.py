@@ -40,13 +40,15 @@ def build(kind: str, source: Path, out: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], list[str], str]:
+def built(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[list[str], list[str], dict[str, str]]:
     """The sdist's file names (below its top folder), then those of the wheel built from
-    the unpacked sdist, and the wheel's METADATA."""
+    the unpacked sdist, and the text of each of the wheel's .dist-info files by name."""
     work = tmp_path_factory.mktemp("packaging")
     source = work / "src"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md", "MANIFEST.in"):
+    for name in ("pyproject.toml", "README.md", "MANIFEST.in", "LICENSE"):
         shutil.copy2(REPO / name, source / name)
     for folder in ("kernbench", "tests", "benches"):  # benches/ whole: its big data stays out
         shutil.copytree(REPO / folder, source / folder, ignore=SKIPPED)
@@ -57,8 +59,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], list[str
     (unpacked,) = (work / "unpacked").iterdir()
     wheel = build("wheel", unpacked, work / "wheels")
     with zipfile.ZipFile(wheel) as archive:
-        metadata = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
-        return sdist_names, archive.namelist(), archive.read(metadata).decode()
+        info = {name.split("/")[-1]: archive.read(name).decode()
+                for name in archive.namelist() if ".dist-info/" in name}
+        return sdist_names, archive.namelist(), info
 
 
 def package_files() -> set[str]:
@@ -97,6 +100,28 @@ def test_the_sdist_leaves_out_the_tests_whose_data_stays_in_the_repository(built
 
 
 def test_the_metadata_names_the_license_as_an_spdx_expression(built: tuple) -> None:
-    _, _, metadata = built
-    assert "License-Expression: Apache-2.0" in metadata.splitlines()
-    assert "Requires-Python: >=3.10" in metadata.splitlines()
+    _, _, info = built
+    assert "License-Expression: Apache-2.0" in info["METADATA"].splitlines()
+    assert "Requires-Python: >=3.10" in info["METADATA"].splitlines()
+    # Apache-2.0 asks that a copy of the license go with every distribution.
+    assert "License-File: LICENSE" in info["METADATA"].splitlines()
+    assert info["LICENSE"].lstrip().startswith("Apache License\n")
+
+
+def test_the_wheel_holds_the_package_and_its_metadata_only(built: tuple) -> None:
+    _, wheel_names, _ = built
+    assert {name.split("/")[0] for name in wheel_names} == {"kernbench",
+                                                            "kernbench-0.1.0.dist-info"}
+
+
+def test_the_core_installs_without_torch_and_the_extras_bring_it(built: tuple) -> None:
+    """torch, Triton, NVML and FlagGems only through an extra: a core install must not
+    pull a multi-GB CUDA build; the command is the `kernbench` script."""
+    _, _, info = built
+    lines = info["METADATA"].splitlines()
+    core = [line for line in lines if line.startswith("Requires-Dist:") and "extra ==" not in line]
+    optional = ("torch", "triton", "nvidia-ml-py", "flag-gems")
+    assert core and not [line for line in core if line.split()[1].startswith(optional)]
+    assert {"Provides-Extra: torch", "Provides-Extra: gpu", "Provides-Extra: test"} <= set(lines)
+    assert 'Requires-Dist: torch>=2.4; extra == "torch"' in lines
+    assert "kernbench = kernbench.__main__:main" in info["entry_points.txt"].splitlines()

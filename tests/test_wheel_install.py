@@ -71,7 +71,7 @@ def run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Completed
 def copy_sources(to: Path) -> Path:
     """What the wheel is built from, copied so the build leaves the checkout untouched."""
     to.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(REPO / name, to / name)
     for folder in ("kernbench", "benches"):  # benches/: mapped into the package (pyproject)
         shutil.copytree(REPO / folder, to / folder,

@@ -14,6 +14,7 @@ from rich.table import Table
 from kernbench.analyze.checks import check_bench
 from kernbench.analyze.metrics import call_floor_s
 from kernbench.errors import UserError
+from kernbench.execute.requirements import missing_import
 from kernbench.plan import (
     CELL_OVERHEAD_S,
     ROUND_OVERHEAD_S,
@@ -52,6 +53,9 @@ def show_plan(
         console.print(f"note: this bench requires device {bench.requires.device}")
     if bench.requires.world_size > 1:
         console.print(f"note: each cell runs on {bench.requires.world_size} ranks")
+    missing = missing_import(bench)
+    if missing is not None:
+        console.print(f"note: this bench {missing[1]}; `run` refuses it", markup=False)
     axes = list(bench.all_axes())
     table = Table("index", "variant", *axes)
     for cell in cells[:MAX_ROWS_SHOWN]:

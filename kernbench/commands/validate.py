@@ -13,8 +13,15 @@ from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import NeedsExtra, SpecError
+from kernbench.execute.requirements import missing_import
 from kernbench.spec.data_file import committed_data
-from kernbench.spec.discovery import FoundBenches, bench_files_in, benches_by_name, name_clash
+from kernbench.spec.discovery import (
+    FoundBenches,
+    bench_files_in,
+    benches_by_name,
+    is_bench_path,
+    name_clash,
+)
 from kernbench.spec.hardware import profile_files
 from kernbench.spec.loader import load_bench, load_hardware, read_document
 from kernbench.spec.models import Bench
@@ -22,10 +29,10 @@ from kernbench.spec.models import Bench
 Outcome = tuple[Path, SpecError | None]  # a file, and its error or None
 
 
-def validate_files(paths: Sequence[Path]) -> list[Outcome]:
-    """Each file of `paths` (a folder: its bench or profile files), checked as a bench or
-    a hardware profile."""
-    files = [file for p in paths for file in _files_of(Path(p))]
+def validate_files(paths: Sequence[Path], extra: Sequence[Path] = ()) -> list[Outcome]:
+    """Each file of `paths` (a folder: its bench or profile files; a bench's name, as
+    `--bench` takes it: its file), checked as a bench or a hardware profile."""
+    files = [file for p in _named_files(paths, extra) for file in _files_of(Path(p))]
     return [_outcome(file, _loader_for(file)) for file in files]
 
 
@@ -47,6 +54,20 @@ def _outcome(path: Path, load: Callable[[Path], object]) -> Outcome:
     except SpecError as exc:
         return path, exc
     return path, None
+
+
+def _named_files(paths: Sequence[Path], extra: Sequence[Path]) -> list[Path]:
+    """`paths`, a name that is no path here (`validate ops-norm`, outside the checkout
+    too) standing for the file of the bench so named; an unknown one stays, not found."""
+    by_name: dict[str, list[Path]] | None = None
+    files = []
+    for path in paths:
+        if path.exists() or is_bench_path(str(path)):
+            files.append(path)
+            continue
+        by_name = benches_by_name(extra) if by_name is None else by_name
+        files.extend(by_name.get(str(path), [path]))  # two of the name: both, as a clash
+    return files
 
 
 def _files_of(path: Path) -> list[Path]:
@@ -73,7 +94,8 @@ def load_and_check(path: Path) -> Bench:
 def list_benches(extra: Sequence[Path] = ()) -> list[dict[str, str]]:
     """Each bench found: its name, file and description (or why it does not load: a name
     two files define is shown once, as invalid, naming both; a bench that needs an optional
-    dependency missing here keeps its description, and says so under `unavailable`)."""
+    dependency missing here, to load or to run, keeps its description, and says so under
+    `unavailable`)."""
     rows = []
     for name, files in benches_by_name(extra).items():
         path = files[0]
@@ -82,8 +104,10 @@ def list_benches(extra: Sequence[Path] = ()) -> list[dict[str, str]]:
             rows.append({"name": name, "path": str(files[1]), "error": str(clash)})
             continue
         try:
-            rows.append({"name": name, "path": str(path),
-                         "description": load_bench(path, import_code=False).description})
+            bench = load_bench(path, import_code=False)
+            row = {"name": name, "path": str(path), "description": bench.description}
+            missing = missing_import(bench)  # what `run` would refuse it for, here
+            rows.append(row if missing is None else {**row, "unavailable": missing[1]})
         except NeedsExtra as exc:  # not wrong, as `validate` says: its description, and why
             rows.append({"name": name, "path": str(path),
                          "description": str(read_document(path).data.get("description", "")),

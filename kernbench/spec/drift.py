@@ -10,8 +10,9 @@ from kernbench.spec.models import Bench, as_current_model, same_bench
 # What a note says of a bench changed only in fields computed from the measurements.
 REBUILT_ONLY = "only in what is computed from the measurements"
 
-# Bench fields that change what is measured; the others only change how it is shown.
-PRESENTATION_FIELDS = ("description", "figures", "data", "ab")
+# Bench fields that do not change what is measured: how it is shown, and (requires) which
+# machines may run it; the others do.
+PRESENTATION_FIELDS = ("description", "figures", "data", "ab", "requires")
 # Fields that results are computed with from the samples, again by `collect` and by
 # `--resume`: a run whose bench changed only in these (and the above) is rebuilt.
 REBUILT_FIELDS = ("metrics", "rates", "hardware", "model")

@@ -69,6 +69,11 @@ class Requirements(Strict):
     device: Literal["any", "cpu", "cuda"] = "any"
     world_size: Count = Field(1, ge=1, le=4096, description="Largest number of ranks needed.")
     min_gpus: Count = Field(0, ge=0)
+    imports: list[Identifier] = Field(
+        default_factory=list,
+        description="Top-level Python modules the kernel imports when a cell runs (torch): "
+        "`run` and `ab` refuse a machine without one, naming what to install.",
+    )
 
 
 class AbSpec(Strict):

@@ -5,8 +5,9 @@
 
 `pack` copies an A/B folder without its journals, task files and lock, with each side's
 results and each round's turns packed with xz (deterministic bytes) and the paths the A/B wrote
-into its files made relative to its folder or the project: `kernbench summarize DEST`
-still rebuilds ab.json.
+into its files made relative to its folder or the project (a side's run.json: to the
+project holding DEST, the form kernbench resolves): `kernbench summarize DEST` still
+rebuilds ab.json.
 `table` prints, per cell, the true effect and its 95% interval (scripts/ab_reference.py)
 beside each A/B's verdict, delta, interval and A/A floor, then a summary per A/B: the
 median interval width of the cells whose true effect is under 0.5%, the median A/A floor,
@@ -28,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from kernbench.ab.schedule import load_manifest
+from kernbench.execute.options import PATH_FIELDS
 from kernbench.results.ab import AB_FORMAT, AbCell
+from kernbench.results.folder_paths import recorded_path, resolved_path
 from kernbench.results.jsonio import PACKED_SUFFIXES, read_json, write_json, write_packed_json
 
 NO_EFFECT_PCT = 0.5
@@ -43,7 +46,10 @@ def pack(source: Path, dest: Path) -> None:
     made_in, project = where_made(dest)
     for path in [*dest.rglob("*.json"),
                  *(p for suffix in PACKED_SUFFIXES for p in dest.rglob(f"*.json{suffix}"))]:
-        data = relative(read_json(path), made_in, project)
+        data = read_json(path)
+        if path.name == "run.json":
+            data = side_paths(data, made_in, dest)
+        data = relative(data, made_in, project)
         raw = path.suffix == ".json"
         if raw and (path.name == "results.json" or path.name.endswith("_turns.json")):
             write_packed_json(path.with_suffix(".json.xz"), data)
@@ -57,13 +63,27 @@ def pack(source: Path, dest: Path) -> None:
 def where_made(folder: Path) -> tuple[str, str]:
     """The A/B's folder and the project's root as the machine that ran it named them: the
     folder holding the first side's pins file, and what precedes `benches/` in the
-    bench's path (empty where the bench lies elsewhere)."""
+    bench's path (empty where the bench lies elsewhere). A side's paths are read as
+    `kernbench` reads them (results/folder_paths.py): absolute as the machine wrote them,
+    or already relative to the project holding `folder`."""
     manifest = read_json(folder / "ab-run.json")
-    side = read_json(folder / manifest["runs"][0]["name"] / "run.json")
-    made_in = str(Path(side["pins"]).parent)
+    side_folder = folder / manifest["runs"][0]["name"]
+    pins = read_json(side_folder / "run.json").get("pins")
+    made_in = str(Path(resolved_path(pins, side_folder)).parent) if pins else ""
     bench = str(manifest["bench_path"])
     project = bench[:bench.rindex("/benches/")] if "/benches/" in bench else ""
     return made_in, project
+
+
+def side_paths(side: dict[str, Any], made_in: str, dest: Path) -> dict[str, Any]:
+    """A side's run.json with its paths inside the A/B's folder (its pins, its timers) as
+    `kernbench` records them for `dest`: relative to the project holding `dest`, the one
+    rule by which a side's paths are found again (not relative to the A/B's folder)."""
+    for key in PATH_FIELDS:
+        value = side.get(key)
+        if made_in and isinstance(value, str) and value.startswith(made_in + "/"):
+            side[key] = recorded_path(str(dest / value[len(made_in) + 1:]), dest)
+    return side
 
 
 def relative(value: Any, made_in: str, project: str) -> Any:

@@ -21,6 +21,7 @@ RUN9 = DATA / "known-interleaved-5ms-run9"
 
 
 MADE_IN, PROJECT = "/tmp/ab/known-interleaved", "/work/main"
+COMMITTED_AT = str(RUN9.relative_to(ROOT))  # a side's pins: the A/B's, project-relative
 
 
 def absolute(data: dict[str, Any]) -> dict[str, Any]:
@@ -28,7 +29,7 @@ def absolute(data: dict[str, Any]) -> dict[str, Any]:
     if "bench_path" in data:
         data["bench_path"] = f"{PROJECT}/{data['bench_path']}"
     if isinstance(data.get("pins"), str):  # a side's pins file (results hold pins too)
-        data["pins"] = f"{MADE_IN}/{data['pins']}"
+        data["pins"] = data["pins"].replace(COMMITTED_AT, MADE_IN, 1)
     command = data.get("provenance", {}).get("command", [])
     if "--out" in command:
         command[command.index("--out") + 1] = MADE_IN
@@ -53,10 +54,23 @@ def unpacked(tmp_path: Path) -> Path:
     return folder
 
 
+def packed_in_a_project(tmp_path: Path) -> Path:
+    """Where run 9 is committed, in a checkout of its own (the bench copied along)."""
+    project = tmp_path / "proj"
+    (project / "benches").mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[project]\nname = "kernbench"\n')
+    bench = read_json(RUN9 / "ab-run.json")["bench_path"]
+    if (ROOT / bench).is_file():
+        shutil.copy(ROOT / bench, project / bench)
+    return project / COMMITTED_AT
+
+
 def test_pack_packs_results_and_turns_and_makes_the_machines_paths_relative(
     tmp_path: Path,
 ) -> None:
-    dest = tmp_path / "packed"
+    # the sides' pins become the project-relative path of the packed A/B's own pins, the
+    # form `kernbench` resolves, not "pins.json" relative to the A/B's folder
+    dest = packed_in_a_project(tmp_path)
     ab_schedules.pack(unpacked(tmp_path), dest)
     assert not (dest / "run.lock").exists() and not (dest / "r1_A" / "journal").exists()
     assert not list(dest.rglob("results.json")) and not list(dest.glob("r*_turns.json"))
@@ -70,6 +84,18 @@ def test_pack_packs_results_and_turns_and_makes_the_machines_paths_relative(
     rebuilt = AB_FORMAT.read(dest / "ab.json")  # version 6: it says where the sides ran
     assert rebuilt.measured_on is not None and rebuilt.measured_on.device_name == "NVIDIA H200"
     assert rebuilt.model_copy(update={"measured_on": None}) == committed
+
+
+def test_a_repack_of_a_committed_ab_reads_its_relative_paths_and_changes_none(
+    tmp_path: Path,
+) -> None:
+    # where_made resolves the sides' project-relative pins as kernbench does; taken as they
+    # stand, they were an A/B folder to rewrite, and a copy outside any project got this
+    # machine's absolute paths
+    dest = tmp_path / "again"
+    ab_schedules.pack(RUN9, dest)
+    for packed in [*RUN9.rglob("*.json.xz"), *RUN9.rglob("*.json")]:
+        assert (dest / packed.relative_to(RUN9)).read_bytes() == packed.read_bytes(), packed
 
 
 def test_pack_relativizes_a_folder_packed_with_gzip_and_keeps_its_names(tmp_path: Path) -> None:

@@ -59,3 +59,24 @@ def test_a_committed_sides_run_json_finds_its_bench_and_pins_from_any_working_fo
     options = load_options(ab / "r1_A")
     assert (options.bench_path, options.pins) == (
         ROOT / "benches" / "milestone-1h-gemm.yaml", ab / "pins.json")
+
+
+def test_every_committed_side_names_its_ab_folders_pins_even_beside_pins_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Sides committed with "pins": "pins.json" (relative to the A/B folder) were found by
+    # searching up from the side: a side holding a pins.json of its own (run1's r1_B) took
+    # that one instead. They now name the A/B's pins relative to the project, like the rest.
+    monkeypatch.chdir(tmp_path)
+    sides = sorted(ROOT.glob("benches/data/**/ab-run.json"))
+    assert (ROOT / "benches/data/ab-gemm-variants-h200-run1/r1_B/pins.json").is_file()
+    checked = 0
+    for manifest in sides:
+        for run_json in sorted(manifest.parent.glob("*/run.json")):
+            options = load_options(run_json.parent)
+            if options.pins is not None:
+                assert options.pins == manifest.parent / "pins.json", run_json
+                checked += 1
+            if options.timers is not None:
+                assert options.timers.is_file(), run_json
+    assert checked > 500

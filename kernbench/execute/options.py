@@ -162,13 +162,13 @@ def save_options(folder: Path, options: RunOptions) -> None:
     RUN_JSON.write(Path(folder) / RUN_JSON_NAME, _with_paths(options, recorded_path, folder))
 
 
-_PATH_FIELDS = ("bench_path", "pins", "project_pins", "timers")
+PATH_FIELDS = ("bench_path", "pins", "project_pins", "timers")  # as folder_paths keeps them
 
 
 def _with_paths(
     options: RunOptions, convert: Callable[[str, Path], str], folder: Path
 ) -> RunOptions:
-    paths = {name: getattr(options, name) for name in _PATH_FIELDS}
+    paths = {name: getattr(options, name) for name in PATH_FIELDS}
     return options.model_copy(update={
         name: Path(convert(str(path), folder)) for name, path in paths.items() if path is not None
     })

@@ -31,7 +31,7 @@ from kernbench.ab.verdicts import (
 )
 from kernbench.analyze.stats import median_interval
 from kernbench.errors import UserError
-from kernbench.results.ab import VERDICTS, Verdict, counted
+from kernbench.results.ab import VERDICT_MEANINGS, VERDICTS, Verdict, counted
 from kernbench.results.model import CellResult, Results
 from kernbench.units import seconds_text, signed_pct
 
@@ -216,10 +216,8 @@ def markdown(comparison: Comparison, base: str, new: str) -> str:
         f"# {new} against {base}", "",
         f"Per cell: the median of every NEW/BASE round-median ratio, 100·(NEW/BASE − 1), and "
         f"its order-statistic interval (Mann-Whitney); threshold "
-        f"±{comparison.min_effect_pct:g} %. Positive means NEW is slower. slower (faster): the "
-        f"whole interval above +threshold (below −threshold); same: within ±threshold, an "
-        f"effect beyond it ruled out, not every effect; unstable: neither, or a side of fewer "
-        f"than {MIN_ROUNDS} rounds (these rounds cannot tell).", "",
+        f"±{comparison.min_effect_pct:g} %. Positive means NEW is slower. {VERDICT_MEANINGS}",
+        "",
         *_summary(comparison), "",
         "| cell | verdict | delta | interval | coverage | base | new |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: |",

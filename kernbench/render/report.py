@@ -17,7 +17,12 @@ from typing import Any
 
 import jinja2
 
-from kernbench.analyze.stats import CONFIDENCE, RESOLUTION_FACTOR, UNRESOLVED_RULE
+from kernbench.analyze.stats import (
+    CONFIDENCE,
+    RESOLUTION_FACTOR,
+    UNRESOLVED_RULE,
+    unresolved_advice,
+)
 from kernbench.render import render_results
 from kernbench.render.ab import AB_FIGURE
 from kernbench.render.ab_report import AB_FILTERS, ab_context, table_cell
@@ -87,7 +92,7 @@ def report_context(results: Results, figures: Sequence[Path], folder: Path) -> d
         "pending": _listed(results.cells, "pending"),
         "unresolved": sum(c.unresolved for c in results.cells),
         "unresolved_rule": UNRESOLVED_RULE,
-        "gpu": results.device == "cuda",  # where a timer subtracts a flush (ADR 0030)
+        "unresolved_advice": unresolved_advice(results.device),
         "figures": [
             {"name": f.stem, "link": f.relative_to(folder).as_posix(),
              "base64": base64.b64encode(f.read_bytes()).decode()}

@@ -34,9 +34,13 @@ OPS = {  # what each op's eager and reference call is
 }
 LAYER_NORM_EPS = 1e-5  # torch's default
 RMS_NORM_EPS = 1e-6  # torch's default is the dtype's epsilon, which differs by dtype
-# A row lives in a program's registers: 32768 fp32 values are 64 a thread at 16 warps;
-# past that they spill to local memory and the kernel is no longer one pass.
-MAX_TRITON_HIDDEN = 32768
+# A row lives in a program's registers, about 128 a thread at 16 warps. At 16384 a thread
+# holds 32 of the row's values, and layer_norm keeps three such (the centred row, weight
+# and bias) live; at 32768 that is ~192, past the registers, so it would spill and no
+# longer be one pass. 16384 is also the longest row measured (H200, 2026-12-03), where bf16
+# layer_norm already fell to ~2500 GB/s from ~3900 at 8192: perhaps spilling there too.
+# A longer row is refused rather than timed as what it may not be.
+MAX_TRITON_HIDDEN = 16384
 
 
 def make(
@@ -117,7 +121,7 @@ def _triton_can_run(hidden: int, device: str) -> None:
     if hidden > MAX_TRITON_HIDDEN:
         raise BackendUnavailable(
             f"backend triton holds a row in registers: hidden {hidden} is over "
-            f"{MAX_TRITON_HIDDEN}")
+            f"{MAX_TRITON_HIDDEN}, the longest row measured to fit")
 
 
 def warps_for(block: int) -> int:

@@ -55,6 +55,7 @@ from kernbench.commands.streams import pipe_closed
 from kernbench.commands.validate import list_benches, validate_files, validate_found
 from kernbench.commands.version import VersionFlag
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, NeedsExtra, UserError
+from kernbench.results.ab import AA_VERDICT_MEANINGS, VERDICT_MEANINGS
 from kernbench.spec.discovery import no_benches_found, search_benches
 from kernbench.spec.loader import shown_path
 
@@ -252,7 +253,14 @@ for _name, _command in FILE_COMMANDS.items():
 # --- A/B: ab, summarize -----------------------------------------------------------------
 
 
-@app.command("ab")
+AB_HELP = f"""A/B a switch over rounds of fresh processes; a verdict per cell.
+
+The threshold is the minimum effect (--min-effect). {VERDICT_MEANINGS} {AA_VERDICT_MEANINGS}
+
+Options not given come from the bench's `ab:` block, then the defaults."""
+
+
+@app.command("ab", help=AB_HELP)
 def ab_command(
     bench: RunBench = None,
     switch: Switch = None,
@@ -300,13 +308,6 @@ def ab_command(
     only: Only = None,
     force: ResumeForce = False,
 ) -> None:
-    """A/B a switch over rounds of fresh processes; a verdict per cell.
-
-    slower/faster: the cell's interval over the rounds lies wholly beyond ±threshold (the
-    minimum effect, or with --aa the A/A floor where larger); same: within it (an effect
-    beyond the threshold ruled out, not every effect); unstable: the rounds cannot tell.
-
-    Options not given come from the bench's `ab:` block, then the defaults."""
     from kernbench.ab.run import ab
 
     outcome = ab(

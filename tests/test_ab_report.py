@@ -4,8 +4,11 @@ import html
 
 import pytest
 from ab_fixtures.build import manifest, outcomes
+from typer.testing import CliRunner
 
+from kernbench import cli
 from kernbench.ab.analysis import analyze
+from kernbench.ab.compare import Comparison, markdown
 from kernbench.ab.outcomes import STATUS_FORMAT
 from kernbench.ab.outputs import closing_lines
 from kernbench.ab.schedule import MANIFEST_FORMAT
@@ -13,7 +16,14 @@ from kernbench.errors import UserError
 from kernbench.render.ab import draw_ab_figure, round_marker
 from kernbench.render.ab_report import render_markdown
 from kernbench.render.report import write_ab_html
-from kernbench.results.ab import AB_FORMAT, TURNS_FORMAT
+from kernbench.results.ab import (
+    AA_ALPHA,
+    AA_VERDICT_MEANINGS,
+    AB_FORMAT,
+    MIN_ROUNDS,
+    TURNS_FORMAT,
+    VERDICT_MEANINGS,
+)
 
 
 def slower_on_b(run: str, variant: str, size: int) -> float:
@@ -232,16 +242,28 @@ def test_an_ab_file_that_is_no_json_object_is_named_with_its_article(tmp_path):
         "expected)"
 
 
-def test_both_reports_say_what_each_verdict_means(tmp_path):
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_help_compare_and_both_reports_say_what_each_verdict_means_in_one_text(tmp_path):
+    # ADR 0020: one text, with the rule's own numbers (MIN_ROUNDS, AA_ALPHA) in it.
+    assert f"fewer than {MIN_ROUNDS} rounds" in VERDICT_MEANINGS
+    assert f"A/A p is {AA_ALPHA:g} or more" in AA_VERDICT_MEANINGS
     plan = manifest(rounds=6, aa=True)
     report = analyze(plan, outcomes(plan, slower_on_b))
     page = html.unescape(write_ab_html(report, tmp_path)[0].read_text())
     for text in (render_markdown(report, None), page):
-        assert "verdict: slower (faster) when the whole interval lies above +threshold" in text
-        assert "same rules out an effect larger than the threshold, not every effect" in text
-        assert "unstable otherwise" in text
-        assert "threshold: the minimum effect, or the cell's A/A floor where that is larger" \
-            in text
+        assert f"verdict: {VERDICT_MEANINGS} {AA_VERDICT_MEANINGS}" in flat(text)
+    plain = analyze(manifest(rounds=6), outcomes(manifest(rounds=6), slower_on_b))
+    assert f"{VERDICT_MEANINGS} The threshold is the minimum effect." in flat(
+        render_markdown(plain, None))
+    assert AA_VERDICT_MEANINGS not in flat(render_markdown(plain, None))
+    comparison = Comparison(cells=[], only_in_base=[], only_in_new=[], stopped_working=[],
+                            not_ok=[], min_effect_pct=1.0)
+    assert VERDICT_MEANINGS in markdown(comparison, "BASE.json", "NEW.json")
+    shown = CliRunner().invoke(cli.app, ["ab", "--help"], env={"COLUMNS": "200"}).output
+    assert f"{VERDICT_MEANINGS} {AA_VERDICT_MEANINGS}" in flat(shown)
     # The page is read on its own: it defines its columns itself.
     assert "within-side noise: median relative IQR" in page
     assert "report.md beside this page" not in page

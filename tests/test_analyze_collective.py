@@ -18,7 +18,9 @@ from kernbench.analyze.collective import (
     series_key,
     series_name,
 )
+from kernbench.analyze.metrics import cell_metrics
 from kernbench.results.model import collective_fits
+from kernbench.spec.models import Bench
 
 SIZES = 2.0 ** np.arange(10, 31)  # 1 KiB .. 1 GiB
 
@@ -136,3 +138,17 @@ def test_an_op_axis_of_another_bench_is_no_collective_series() -> None:
     for cell in results.cells:
         cell.params["op"] = "softmax"
     assert collective_fits(results.cells) == {}
+
+
+def test_a_bench_whose_op_axis_names_a_collective_but_has_no_message_size_gets_no_busbw(
+) -> None:
+    # ADR 0074: is_collective_cell decides, for the metrics as for the fits and figures.
+    bench = Bench.model_validate({
+        "name": "n", "description": "d", "kernel": "sleep",
+        "axes": {"op": ["allreduce"], "rows": [4]}, "metrics": {"bytes": "rows * 1024"}})
+    metrics, invalid = cell_metrics(bench, {"op": "allreduce", "rows": 4}, 1e-6, None)
+    assert invalid is None and metrics["gbs"] == pytest.approx(4.096)
+    assert "busbw_gbs" not in metrics and "algbw_gbs" not in metrics
+    sized = bench.model_copy(update={"metrics": {"bytes": "bytes"}})
+    cell = {"op": "allreduce", "bytes": 4096, "world_size": 2}
+    assert "busbw_gbs" in cell_metrics(sized, cell, 1e-6, None)[0]

@@ -50,12 +50,3 @@ def test_version_names_the_version_and_the_commit(
     monkeypatch.setattr(version, "git_commit", lambda: git)
     shown = CliRunner().invoke(cli.app, ["--version"])
     assert (shown.exit_code, shown.stdout) == (0, line)
-
-
-def test_ab_help_says_what_each_verdict_means() -> None:
-    out = " ".join(runner.invoke(cli.app, ["ab", "--help"], env={"COLUMNS": "200"}).output
-                   .split())
-    assert "slower/faster: the cell's interval over the rounds lies wholly beyond ±threshold" \
-        in out
-    assert "same: within it (an effect beyond the threshold ruled out, not every effect)" in out
-    assert "unstable: the rounds cannot tell" in out

@@ -124,3 +124,16 @@ def test_the_triton_kernels_pass_their_check_under_tritons_interpreter() -> None
 def test_each_backend_passes_its_check_on_cuda(make: Any, op: str, backend: str) -> None:
     kernel = make(op=op, **ODD, backend=backend, dtype="bf16", device="cuda")
     assert kernel.check().ok
+
+
+def test_the_triton_variant_refuses_a_row_longer_than_the_longest_measured(
+    make: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 32768 was never measured, and there layer_norm's row, weight and bias overflow a
+    # thread's registers at 16 warps: 16384, the H200 sweep's longest, is the cap.
+    module = sys.modules[make.__module__]
+    monkeypatch.setattr(module, "triton", object())  # as if installed, under its interpreter
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    module._triton_can_run(16384, "cpu")
+    with pytest.raises(BackendUnavailable, match="hidden 16385 is over 16384, the longest"):
+        module._triton_can_run(16385, "cpu")

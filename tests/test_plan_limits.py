@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 from typer.testing import CliRunner
 
 from kernbench import cli
+from kernbench import plan as plan_module
 from kernbench.errors import EXIT_OK, EXIT_USAGE, SpecError, UserError
 from kernbench.plan import iter_cells, plan, select
 from kernbench.spec.loader import load_bench
@@ -31,7 +32,18 @@ def ten_axes(count: int) -> str:
     return f"name: wide\ndescription: d\nkernel: sleep\naxes:\n{axes}\n"
 
 
-def test_the_cap_is_checked_before_any_cell_is_built(tmp_path: Path) -> None:
+def test_the_cap_is_checked_before_any_cell_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A billion cells built one by one would hang the test, not fail it: building any
+    # cell, or any row of the axes' product, fails it instead.
+    def built(*args: object, **kwargs: object) -> NoReturn:
+        raise AssertionError("a cell was built before the cap was checked")
+
+    monkeypatch.setattr(plan_module, "_axis_rows", built)
+    monkeypatch.setattr(plan_module, "Cell", built)
+    with pytest.raises(AssertionError, match="a cell was built"):  # the patch bites
+        list(iter_cells(bench(axes={"a": [1]})))
     path = tmp_path / "wide.yaml"
     path.write_text(ten_axes(9))
     with pytest.raises(SpecError) as info:
@@ -40,6 +52,9 @@ def test_the_cap_is_checked_before_any_cell_is_built(tmp_path: Path) -> None:
         f"{path}:4: axes: 1000000000 cells before exclusions, more than the 100000 a bench "
         "may have; split it or shorten an axis"
     )
+    wide = bench(axes={f"a{i}": list(range(10)) for i in range(9)})  # the model's own cap
+    with pytest.raises(UserError, match="1000000000 cells before exclusions"):
+        plan(wide)
 
 
 def test_plan_refuses_a_bench_over_the_cap() -> None:

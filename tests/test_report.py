@@ -234,3 +234,16 @@ def test_absent_sections_leave_no_run_of_empty_lines(tmp_path):
     results = results_io.load(DATA / "milestone-1h-gemm.json.xz")
     for page in write_report(results, tmp_path):
         assert "\n\n\n" not in page.read_text()
+
+
+def test_a_run_whose_every_cell_failed_before_its_check_does_not_say_the_kernel_has_none(
+    tmp_path,
+):
+    gemm = results_io.load(DATA / "milestone-1h-gemm.json.xz")
+    failed = [c.model_copy(update={"status": "failed", "rounds": [], "summary": None,
+                                   "reason": "CUDA out of memory"}) for c in gemm.cells]
+    failed[-1] = failed[-1].model_copy(update={"status": "pending", "reason": None})
+    text = _markdown(gemm.model_copy(update={"cells": failed}), tmp_path)
+    (line,) = [line for line in text.splitlines() if line.startswith("- Checked:")]
+    assert line == f"- Checked: no cell reached its check ({len(failed) - 1} failed before it, " \
+        "1 pending)"

@@ -5,6 +5,7 @@ the figures and the export, and never shown as a negative time."""
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import lzma
@@ -164,3 +165,23 @@ def test_the_export_says_which_cells_are_unresolved() -> None:
     assert {row["unresolved"] for row in table[1:]} == {"false"}
     entries = json.loads(to_bench(results))
     assert "unresolved" in entries[0]["extra"] and "unresolved" not in entries[1]["extra"]
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_the_reports_advise_what_the_terminal_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], device: str
+) -> None:
+    # The CPU/GPU choice of advice is made once (analyze/stats.unresolved_advice): the
+    # reports' own wording had drifted from the terminal's (timer.min_samples).
+    from kernbench.commands.run import report
+
+    results = _with_noisy_cell().model_copy(update={"device": device})
+    write_report(results, tmp_path)
+    report(results, tmp_path)
+    printed = capsys.readouterr().out
+    (line,) = [line for line in printed.splitlines() if "1 unresolved:" in line]
+    remedy = line.split(f"{stats.UNRESOLVED_RULE} (", 1)[1].rsplit("), flagged", 1)[0]
+    assert "timer.budget_s" in remedy and ("timer.l2" in remedy) == (device == "cuda")
+    for name in ("report.md", "report.html"):
+        text = html.unescape((tmp_path / name).read_text())
+        assert f"{remedy[0].upper()}{remedy[1:]}." in text

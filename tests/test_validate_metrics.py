@@ -234,7 +234,7 @@ def test_a_rate_named_in_place_of_its_source_says_which_metric_to_give(
 def test_every_metric_kernbench_computes_is_one_a_bench_may_not_name() -> None:
     bench = spec(flops="work_us", bytes="work_us").model_copy(update={"model": "roofline"})
     profile = hardware.named_profile("h200")
-    params = {"work_us": 50, "op": "allreduce", "dtype": "bf16"}
+    params = {"work_us": 50, "op": "allreduce", "bytes": 50, "dtype": "bf16"}
     metrics, _ = cell_metrics(bench, params, 1.0, profile)
     assert set(metrics) - set(bench.metrics) == set(COMPUTED_METRICS)
 

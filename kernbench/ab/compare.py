@@ -31,7 +31,7 @@ from kernbench.ab.verdicts import (
 )
 from kernbench.analyze.stats import median_interval
 from kernbench.errors import UserError
-from kernbench.results.ab import VERDICTS, Verdict, counted
+from kernbench.results.ab import VERDICT_MEANINGS, VERDICTS, Verdict, counted
 from kernbench.results.model import CellResult, Results
 from kernbench.units import seconds_text, signed_pct
 
@@ -218,11 +218,8 @@ def markdown(comparison: Comparison, base: str, new: str, sides: Sequence[str] =
         *(f"- {side}" for side in sides), *([""] if sides else []),
         f"Per cell: the median of every NEW/BASE round-median ratio, 100·(NEW/BASE − 1), and "
         f"its order-statistic interval (Mann-Whitney); threshold "
-        f"±{comparison.min_effect_pct:g} %. Positive means NEW is slower. slower (faster): the "
-        f"whole interval above +threshold (below −threshold); same: within ±threshold, an "
-        f"effect beyond it ruled out, not every effect; unstable: neither, or a side of fewer "
-        f"than {MIN_ROUNDS} rounds (these rounds cannot tell). BASE time, NEW time: the "
-        f"time of one call, each side's round medians' median.", "",
+        f"±{comparison.min_effect_pct:g} %. Positive means NEW is slower. {VERDICT_MEANINGS} "
+        f"BASE time, NEW time: the time of one call, each side's round medians' median.", "",
         *_summary(comparison), "",
         "| cell | verdict | delta | interval | coverage | BASE time | NEW time |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: |",

@@ -13,19 +13,16 @@ from collections.abc import Sequence
 import numpy as np
 
 from kernbench.analyze.stats import median_interval
+
+# The rule's constants sit beside the text that says what a verdict means (results/ab.py).
+from kernbench.results.ab import AA_ALPHA as AA_ALPHA
+from kernbench.results.ab import MIN_ROUNDS as MIN_ROUNDS
 from kernbench.results.ab import Verdict
 
 CONFIDENCE = 0.95
-# A cell's deltas count as "where the A/A deltas are" unless a two-sided test rejects that
-# at this level: so a switch that does nothing is called `same` about 95% of the time.
-AA_ALPHA = 0.05
 # The signed-rank test's smallest two-sided p with n pairs is 2/2^n: below 6 rounds it
 # cannot reject at AA_ALPHA, so it is not asked (the interval alone decides).
 AA_MIN_ROUNDS = 6
-# A verdict needs each side's spread: with one round on a side (or one paired delta) the
-# interval is a single point, coverage 0, and calling it faster, slower or same would
-# rest on no evidence, so such a cell is `unstable`.
-MIN_ROUNDS = 2
 
 
 def rounds_for_confidence(confidence: float = CONFIDENCE) -> int:

@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kernbench.analyze.collective import BUSBW_FACTOR, GB, bandwidths
+from kernbench.analyze.collective import GB, bandwidths, is_collective_cell
 from kernbench.plan import Cell
 from kernbench.spec import expr
 from kernbench.spec.model_metrics import counts_of, rate_name
@@ -139,7 +139,7 @@ def _measured_metrics(
         metrics["gbs"] = moved / median_s / GB
     if flops and moved:
         metrics["intensity"] = flops / moved
-    if moved and params.get("op") in _collective_ops():
+    if moved and is_collective_cell(params):
         metrics.update(
             bandwidths(str(params["op"]), moved, int(params.get("world_size", 1)), median_s)
         )
@@ -163,11 +163,6 @@ def _measured_metrics(
             f"{floor:.3g} s): a warm cache or a broken timer"
         )
     return metrics, None
-
-
-def _collective_ops() -> set[str]:
-    """Cells with a collective `op` parameter (built-in kernel or not) get algbw/busbw."""
-    return set(BUSBW_FACTOR)
 
 
 def roofline_time(

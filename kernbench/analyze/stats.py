@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -30,13 +31,27 @@ RESOLUTION_FACTOR = 2.0
 UNRESOLVED_RULE = f"the median's {CI_NAME} is not within a factor of {RESOLUTION_FACTOR:g} of it"
 
 
-def unresolved_remedy(device: str) -> str:
-    """What may resolve an unresolved cell, for the terminal: on a GPU, the timer settings of
-    ADR 0030; a CPU timer subtracts nothing and flushes nothing, so there only more samples
-    or a quieter machine help."""
+class UnresolvedAdvice(NamedTuple):
+    cause: str  # why such a cell's samples scatter, a sentence
+    remedy: str  # what may resolve them, a clause ("... may resolve them")
+
+
+def unresolved_advice(device: str) -> UnresolvedAdvice:
+    """Why a cell is unresolved and what may resolve it, as the terminal and both reports
+    say it: on a GPU, the timer settings of ADR 0030; a CPU timer subtracts nothing and
+    flushes nothing, so there only more samples or a quieter machine help."""
     if device == "cuda":
-        return "a longer timer.budget_s, timer.l2: warm or timer.kind: event may resolve them"
-    return "a longer timer.budget_s or a quieter machine may resolve them"
+        return UnresolvedAdvice(
+            "A graph-timed cold-L2 sample is a replay less a flush-only replay, and a kernel "
+            "of a few µs can be smaller than that difference's noise.",
+            "a longer timer.budget_s and more timer.min_samples, timer.l2: warm (nothing "
+            "subtracted) or timer.kind: event (an eager call, its launch gap included) may "
+            "resolve them (docs/adr/0030-cuda-timing.md)")
+    return UnresolvedAdvice(
+        "A CPU sample is a loop of calls timed by the host clock: it scatters with what else "
+        "the machine runs (other processes, a library's threads oversubscribing the cores).",
+        "a longer timer.budget_s and more timer.min_samples, or a quieter machine may "
+        "resolve them")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
-from kernbench.analyze.stats import UNRESOLVED_RULE, unresolved_remedy
+from kernbench.analyze.stats import UNRESOLVED_RULE, unresolved_advice
 from kernbench.commands.failed_cells import failed_lines
 from kernbench.commands.fast import render_fast
 from kernbench.commands.run_checks import (
@@ -352,7 +352,7 @@ def report(results: results_io.Results, out_dir: Path, trouble: str | None = Non
     unresolved = sum(bool(cell.unresolved) for cell in results.cells)
     if unresolved:
         print(f"  {unresolved} unresolved: {UNRESOLVED_RULE} "
-              f"({unresolved_remedy(results.device)}), flagged in the report "
+              f"({unresolved_advice(results.device).remedy}), flagged in the report "
               "and marked in the figures")
     for stale in results.stale_pins:
         print(f"stale pin re-tuned: {stale}", file=sys.stderr)

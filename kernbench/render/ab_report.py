@@ -9,7 +9,16 @@ from typing import Any
 import jinja2
 
 from kernbench.render.measured_on import where_measured
-from kernbench.results.ab import AbReport, RunRecord, counted, only_flags, side_setting
+from kernbench.results.ab import (
+    AA_VERDICT_MEANINGS,
+    MIN_ROUNDS,
+    VERDICT_MEANINGS,
+    AbReport,
+    RunRecord,
+    counted,
+    only_flags,
+    side_setting,
+)
 from kernbench.units import seconds_text, signed_pct
 
 TEMPLATE = """\
@@ -19,7 +28,7 @@ A: `{{ r.a | setting(r.switch) }}`, B: `{{ r.b | setting(r.switch) }}`; {{ r.rou
 round{{ "s" if r.rounds != 1 }}\
 {{ (" (interrupted: " ~ r.planned_rounds ~ " asked for; judged on the rounds every side \
 finished" ~ ("; too few for a verdict, `kernbench ab --resume` runs the rest" \
-if r.rounds < 2 else "") ~ ")") if r.planned_rounds }}\
+if r.rounds < min_rounds else "") ~ ")") if r.planned_rounds }}\
 {{ (" (auto: more while a cell was unstable, up to " ~ r.max_rounds ~ ")") if r.max_rounds }} on \
 {{ r.device }}, schedule **{{ r.schedule }}**: \
 {% if r.schedule == "interleaved" %}in each round the sides{{ " (A, B, A')" if r.aa }} are \
@@ -70,7 +79,7 @@ Measured on {{ where.machine }}; code: {{ where.code }}.
 ## Failures
 
 Each cell run that failed (a run that left no results: once a variant); a cell is judged \
-without the rounds it failed in, on the others (unstable when fewer than two are left).
+without the rounds it failed in, on the others (unstable when fewer than {{ min_rounds }} are left).
 
 | variant | round | run | log | reason |
 | --- | ---: | --- | --- | --- |
@@ -110,13 +119,9 @@ No cell has a verdict.
 
 
 NOTES = """\
-verdict: slower (faster) when the whole interval lies above +threshold (below \
-−threshold); same when it lies within ±threshold{{ ", or when the delta does and A/A p is \
-0.05 or more" if r.aa }}, but never when the whole interval lies beyond the minimum effect: \
-same rules out an effect larger than the threshold, not every effect; unstable otherwise, \
-and with fewer than 2 rounds: these rounds cannot tell, more of them (--rounds auto) or a \
-quieter machine may. threshold: the minimum effect{{ ", or the cell's A/A floor where \
-that is larger" if r.aa }}.
+verdict: {{ verdict_meanings }} {{ aa_verdict_meanings if r.aa else "The threshold is the \
+minimum effect." }} More rounds (--rounds auto) or a quieter machine may tell an unstable \
+cell.
 
 delta: median over rounds of the per-round delta 100·(B/A − 1)\
 {% if r.schedule == "interleaved" %} (per round: the median of the paired turn deltas, each \
@@ -150,7 +155,8 @@ def column_notes(report: AbReport) -> str:
     under the table (report.html is read on its own, so it says it too)."""
     environment = jinja2.Environment(autoescape=False, undefined=jinja2.StrictUndefined)
     return environment.from_string(NOTES).render(
-        r=report, slots=report.schedule == "interleaved").strip()
+        r=report, slots=report.schedule == "interleaved", verdict_meanings=VERDICT_MEANINGS,
+        aa_verdict_meanings=AA_VERDICT_MEANINGS).strip()
 
 
 def raised_threshold_note(report: AbReport) -> str | None:
@@ -218,7 +224,7 @@ def ab_context(report: AbReport) -> dict[str, Any]:
     return {"r": report, "pins": pins_line(report), "mixed": mixed_timers(report),
             "slots": report.schedule == "interleaved", "fewer": fewer_rounds(report),
             "where": where_measured(report), "notes": column_notes(report),
-            "raised": raised_threshold_note(report)}
+            "raised": raised_threshold_note(report), "min_rounds": MIN_ROUNDS}
 
 
 def render_markdown(report: AbReport, figure: str | None) -> str:

@@ -18,7 +18,11 @@ from typing import Any
 
 import jinja2
 
-from kernbench.analyze.stats import CONFIDENCE, UNRESOLVED_RULE
+from kernbench.analyze.stats import (
+    CONFIDENCE,
+    UNRESOLVED_RULE,
+    unresolved_advice,
+)
 from kernbench.render import render_results
 from kernbench.render.ab import AB_FIGURE
 from kernbench.render.ab_report import AB_FILTERS, ab_context, table_cell
@@ -100,7 +104,7 @@ def report_context(results: Results, figures: Sequence[Path], folder: Path) -> d
         "pending": _listed(results.cells, "pending"),
         "unresolved": sum(c.unresolved for c in results.cells),
         "unresolved_rule": UNRESOLVED_RULE,
-        "gpu": results.device == "cuda",  # where a timer subtracts a flush (ADR 0030)
+        "unresolved_advice": unresolved_advice(results.device),
         "figures": [
             {"name": f.stem, "link": f.relative_to(folder).as_posix(),
              "base64": base64.b64encode(f.read_bytes()).decode()}
@@ -116,7 +120,7 @@ def _checks_text(cells: Sequence[CellResult]) -> str:
     checks = {c.id: [r.check for r in c.rounds if r.check] for c in cells}
     checked = {cell: found for cell, found in checks.items() if found}
     if not checked:
-        return "no cell (the kernel has no check: its output was never compared)"
+        return _none_checked(cells)
     passed = sum(all(check.ok for check in found) for found in checked.values())
     text = f"{len(checked)} of {len(cells)} cells against a reference, {passed} passed"
     errors = [check for found in checked.values() for check in found
@@ -127,6 +131,17 @@ def _checks_text(cells: Sequence[CellResult]) -> str:
         text += (f"; the largest relative error {worst.rel_err:.2g} "
                  f"(tolerance {worst.tolerance:.2g})")
     return text
+
+
+def _none_checked(cells: Sequence[CellResult]) -> str:
+    """Why no cell has a check: a measured cell passed where its check would run, so the
+    kernel has none; where none was measured, none got that far."""
+    if any(c.status in ("ok", "invalid") for c in cells):
+        return "no cell (the kernel has no check: its output was never compared)"
+    failed = sum(c.status == "failed" for c in cells)
+    pending = sum(c.status == "pending" for c in cells)
+    why = [f"{failed} failed before it"] * bool(failed) + [f"{pending} pending"] * bool(pending)
+    return "no cell reached its check" + (f" ({', '.join(why)})" if why else "")
 
 
 def _listed(cells: Sequence[CellResult], status: str) -> list[dict[str, str]]:

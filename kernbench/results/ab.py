@@ -37,6 +37,27 @@ TURNS_VERSION = 1
 Schedule = Literal["sequential", "interleaved"]
 Verdict = Literal["faster", "slower", "same", "unstable"]
 VERDICTS: tuple[Verdict, ...] = ("faster", "slower", "same", "unstable")
+# A verdict needs each side's spread: with one round on a side (or one paired delta) the
+# interval is a single point, coverage 0, and calling it faster, slower or same would
+# rest on no evidence, so such a cell is `unstable`.
+MIN_ROUNDS = 2
+# A cell's deltas count as "where the A/A deltas are" unless a two-sided test rejects that
+# at this level: so a switch that does nothing is called `same` about 95% of the time.
+AA_ALPHA = 0.05
+# What each verdict means (ab/verdicts.verdict decides it): the one text `ab --help`,
+# compare.md and the A/B's reports all say (ADR 0020).
+VERDICT_MEANINGS = (
+    "slower (faster): the cell's whole interval lies above +threshold (below −threshold); "
+    "same: it lies within ±threshold, which rules out an effect beyond the threshold, not "
+    "every effect; unstable: neither, or a side of fewer than "
+    f"{MIN_ROUNDS} rounds: these rounds cannot tell."
+)
+AA_VERDICT_MEANINGS = (
+    "With the A/A control the threshold is the larger of the minimum effect and the cell's "
+    "A/A floor; a cell whose delta lies within ±threshold is same also when its A/A p is "
+    f"{AA_ALPHA:g} or more, and no cell is same whose whole interval lies beyond the minimum "
+    "effect (an effect too small to tell from the floor: unstable)."
+)
 
 
 class _Model(BaseModel):

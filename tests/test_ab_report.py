@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 import pytest
 from ab_fixtures.build import manifest, outcomes
@@ -14,6 +15,8 @@ from kernbench.render.ab import draw_ab_figure, round_marker
 from kernbench.render.ab_report import render_markdown
 from kernbench.render.report import write_ab_html
 from kernbench.results.ab import AB_FORMAT, TURNS_FORMAT
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def slower_on_b(run: str, variant: str, size: int) -> float:
@@ -336,3 +339,24 @@ def test_the_reports_write_a_delta_past_100_percent_to_the_unit():
     text = render_markdown(report, None)
     assert "| fast/size=100 | slower | +1900 % | [+1900 %, +1900 %] |" in text
     assert "`fast`: geometric-mean B/A time ratio 20.0000 (+1900 %)." in text
+
+
+@pytest.mark.parametrize("only", [["dtype=tf32"], ["dtype=tf32,bf16", "variant=cublas",
+                                                   "shape=4096x4096x4096,8192x8192x8192"]])
+def test_the_footnote_fits_the_figure_with_an_only_note(only: list[str]) -> None:
+    # ab-tf32's footnote, with its GPU's UUID and the --only note, ran past the right edge.
+    from matplotlib.text import Text
+
+    from kernbench.render.ab import ab_figure
+
+    report = AB_FORMAT.read(REPO / "benches" / "data" / "ab-schedules-h200" /
+                            "tf32-interleaved-5ms-run12" / "ab.json")
+    assert report.measured_on is not None  # the machine line, with the GPU's UUID
+    figure = ab_figure(report.model_copy(update={"only": only}))
+    assert figure is not None
+    figure.set_dpi(110)  # ab.png's: text is hinted, its width depends on the dpi
+    figure.canvas.draw()
+    (footnote,) = [text for text in figure.findobj(Text)
+                   if text.get_text() == figure.get_supxlabel()]
+    assert "cells chosen with --only dtype=tf32" in footnote.get_text().replace("\n    ", " ")
+    assert footnote.get_window_extent().x1 <= figure.bbox.x1

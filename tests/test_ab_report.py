@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 import pytest
 from ab_fixtures.build import manifest, outcomes
@@ -24,6 +25,8 @@ from kernbench.results.ab import (
     TURNS_FORMAT,
     VERDICT_MEANINGS,
 )
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def slower_on_b(run: str, variant: str, size: int) -> float:
@@ -371,3 +374,24 @@ def test_both_pages_give_each_sides_time_beside_the_delta(tmp_path):
     write_ab_html(report, tmp_path)
     page = (tmp_path / "report.html").read_text()
     assert '<td class="num">100 µs</td><td class="num">110 µs</td>' in page
+
+
+@pytest.mark.parametrize("only", [["dtype=tf32"], ["dtype=tf32,bf16", "variant=cublas",
+                                                   "shape=4096x4096x4096,8192x8192x8192"]])
+def test_the_footnote_fits_the_figure_with_an_only_note(only: list[str]) -> None:
+    # ab-tf32's footnote, with its GPU's UUID and the --only note, ran past the right edge.
+    from matplotlib.text import Text
+
+    from kernbench.render.ab import ab_figure
+
+    report = AB_FORMAT.read(REPO / "benches" / "data" / "ab-schedules-h200" /
+                            "tf32-interleaved-5ms-run12" / "ab.json")
+    assert report.measured_on is not None  # the machine line, with the GPU's UUID
+    figure = ab_figure(report.model_copy(update={"only": only}))
+    assert figure is not None
+    figure.set_dpi(110)  # ab.png's: text is hinted, its width depends on the dpi
+    figure.canvas.draw()
+    (footnote,) = [text for text in figure.findobj(Text)
+                   if text.get_text() == figure.get_supxlabel()]
+    assert "cells chosen with --only dtype=tf32" in footnote.get_text().replace("\n    ", " ")
+    assert footnote.get_window_extent().x1 <= figure.bbox.x1

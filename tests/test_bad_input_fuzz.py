@@ -116,6 +116,10 @@ DAMAGED: dict[str, tuple[str, bytes, str]] = {
                    ": spec.timer: Input should be a valid dictionary"),
     "spec figures": ("r.json", changed(["spec", "figures"], 5),
                      ": spec.figures: Input should be a valid list"),
+    "spec rates": ("r.json", changed(["spec", "rates"], 5),
+                   ": spec.rates: Input should be a valid list"),
+    "spec rates text": ("r.json", changed(["spec", "rates"], "bytesx"),
+                        ": spec.rates: Input should be a valid list"),
     "hardware": ("r.json", changed(["hardware"], {"name": "x"}),
                  ": hardware.description: Field required"),
 }

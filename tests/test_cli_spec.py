@@ -54,6 +54,19 @@ def test_list_with_bench_dir_and_custom_kernel(project: Path, tmp_path: Path) ->
     assert "custom-sum  A custom kernel dropped beside its bench file" in out.splitlines()
 
 
+def test_list_shows_a_bench_whose_kernel_does_not_import_which_validate_refuses(
+    project: Path,
+) -> None:
+    # `list` imports no bench code (ADR 0004's addendum): the module's fault is validate's.
+    (project / "benches" / "broken.py").write_text("raise ImportError('half written')\n")
+    (project / "benches" / "gamma.yaml").write_text(
+        "name: gamma\ndescription: the gamma bench\nkernel: broken:make\n")
+    code, out, _ = invoke("list")
+    assert (code, out.splitlines()[-1]) == (EXIT_OK, "gamma  the gamma bench")
+    code, _, err = invoke("validate", "benches/gamma.yaml")
+    assert (code, err.startswith("benches/gamma.yaml:3: kernel: ")) == (EXIT_USAGE, True), err
+
+
 def test_validate_all(project: Path) -> None:
     code, out, err = invoke("validate")
     assert (code, err) == (EXIT_OK, "")

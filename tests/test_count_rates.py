@@ -18,9 +18,10 @@ from kernbench.analyze.metrics import MetricError, cell_metrics
 from kernbench.commands.run import RunRequest, run
 from kernbench.errors import EXIT_OK, EXIT_USAGE
 from kernbench.results import model as results_io
-from kernbench.spec.models import Bench
+from kernbench.spec.models import Bench, spec_hash
 
 runner = CliRunner()
+REPO = Path(__file__).resolve().parents[1]
 
 BENCH = """\
 name: nap
@@ -56,6 +57,16 @@ def test_a_listed_count_may_not_be_negative_as_flops_and_bytes_may_not() -> None
         cell_metrics(bench, {"rows": 4, "cols": 8}, 2e-6, None)
     unrated = spec(metrics={"elements": "rows - cols"})
     assert cell_metrics(unrated, {"rows": 4, "cols": 8}, 2e-6, None)[0]["elements"] == -4
+
+
+def test_a_bench_without_rates_keeps_the_hash_it_had_before_rates_existed() -> None:
+    # A resumed multi-host run's followers and merge's shards compare spec_hash exactly:
+    # ops-norm's committed results were hashed before `rates:` existed.
+    recorded = results_io.load(REPO / "benches" / "data" / "ops-norm-h200")
+    assert "rates" not in recorded.spec
+    assert spec_hash(Bench.model_validate(recorded.spec)) == recorded.spec_hash
+    rated = Bench.model_validate({**recorded.spec, "rates": ["elements"]})
+    assert spec_hash(rated) != recorded.spec_hash
 
 
 @pytest.mark.parametrize(

@@ -427,3 +427,27 @@ def test_the_x_axis_is_log_where_it_spaces_crowded_values_apart(
     sizes: list[int], log: bool
 ) -> None:
     assert figure_data(copy_results({"size": sizes}), "time")["log_x"] is log
+
+
+def test_a_long_footnote_is_wrapped_to_the_figure_not_cut_at_its_edge() -> None:
+    # A cloud host's name and a failed cell's reason made lines longer than a 7 in figure.
+    from matplotlib.text import Text
+
+    from kernbench.render.style import DPI
+
+    reason = "RuntimeError: CUDA out of memory; tried to allocate 20.00 GiB of 79.11 GiB"
+    axes = {"size": list(SIZES), "layout": ["row_major_contiguous"], "dtype": ["bf16"]}
+    results = copy_results(axes, failed="slice/size=65536,layout=row_major_contiguous,dtype=bf16")
+    results = results.model_copy(update={
+        "provenance": {"device_name": "NVIDIA H200 NVL", "commit": "0123456789abcdef",
+                       "dirty": True, "host": "ip-10-0-123-45.us-west-2.compute.internal"},
+        "complete": False,
+        "cells": [c.model_copy(update={"reason": reason}) if c.reason else c
+                  for c in results.cells]})
+    figure = draw(figure_data(results, "bandwidth"))
+    figure.set_dpi(DPI)
+    figure.canvas.draw()
+    (footnote,) = [text for text in figure.findobj(Text)
+                   if text.get_text() == figure.get_supxlabel()]
+    assert "INCOMPLETE run" in footnote.get_text()
+    assert footnote.get_window_extent().x1 <= figure.bbox.x1

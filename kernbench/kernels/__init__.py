@@ -26,6 +26,8 @@ BUILTINS: dict[str, str] = {
     "collective": "kernbench.kernels.collective:make",
     "sleep": "kernbench.kernels.synthetic:make_sleep",
 }
+# Built-ins that need torch whatever the cell (torch.distributed): `list` tells so unimported.
+NEEDS_TORCH = frozenset({"collective"})
 
 
 class FactoryError(Exception):

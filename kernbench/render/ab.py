@@ -11,6 +11,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter
 
 from kernbench.render.measured_on import where_measured
+from kernbench.render.wrap import FOOTNOTE_PT, FOOTNOTE_X, wrap_footnote
 from kernbench.results import atomic
 from kernbench.results.ab import AbReport, only_flags, side_setting
 
@@ -23,6 +24,7 @@ VERDICT_COLORS = {
 
 
 AB_FIGURE = "ab.png"  # the figure in an A/B folder
+AB_DPI = 110
 SYMLOG_ABOVE_PCT = 20  # widest delta, in thresholds, past which the x axis goes symlog
 AB_PLOT_WIDTH_IN = 6.0  # the delta axis and the legend, besides the cell names
 LABEL_IN_PER_CHAR = 0.085  # a cell name's width per character at 10 pt
@@ -48,7 +50,7 @@ def draw_ab_figure(report: AbReport, path: Path) -> Path | None:
     if figure is None:
         return None
     with atomic.replaced(path) as tmp:
-        figure.savefig(tmp, dpi=110, format="png")
+        figure.savefig(tmp, dpi=AB_DPI, format="png")
     return path
 
 
@@ -62,7 +64,7 @@ def ab_figure(report: AbReport) -> Figure | None:
     # variant/shape=...,dtype=...) left the delta axis a third of it.
     longest = max(len(cell.id) for cell in cells)
     width = max(8.0, AB_PLOT_WIDTH_IN + LABEL_IN_PER_CHAR * longest)
-    footnote = _footnote(report)
+    footnote = wrap_footnote(_footnote(report), width, AB_DPI)
     markers = dict(round_marker(report.schedule, first) for first in (True, False))
     # Tall enough for the legend beside the axes and the footnote under them: an A/B of
     # one or two cells drew its legend over the footnote.
@@ -131,7 +133,7 @@ def ab_figure(report: AbReport) -> Figure | None:
                 for marker, label in markers.items()]
     axes.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small")
     axes.grid(axis="x", alpha=0.3)
-    figure.supxlabel(footnote, fontsize=7, x=0.01, ha="left", color="#444444")
+    figure.supxlabel(footnote, fontsize=FOOTNOTE_PT, x=FOOTNOTE_X, ha="left", color="#444444")
     return figure
 
 

@@ -21,6 +21,7 @@ from matplotlib.transforms import blended_transform_factory, offset_copy
 
 from kernbench.analyze.stats import CI_NAME
 from kernbench.render import cache
+from kernbench.render.wrap import FOOTNOTE_PT, FOOTNOTE_X, wrap_footnote
 from kernbench.results import atomic
 from kernbench.results.jsonio import write_json
 from kernbench.results.model import CellResult, Results
@@ -204,7 +205,8 @@ def finish(figure: Figure, heading: str, data: Mapping[str, Any]) -> None:
         lines.append(f"Not plotted ({len(data['not_plotted'])} cells, marked ×):")
         lines.extend("  " + line for line in not_plotted_lines(data["not_plotted"]))
     lines.append(data["footnote"])
-    figure.supxlabel("\n".join(lines), fontsize=7, x=0.01, ha="left", color="#444444")
+    figure.supxlabel(wrap_footnote("\n".join(lines), figure.get_figwidth(), DPI),
+                     fontsize=FOOTNOTE_PT, x=FOOTNOTE_X, ha="left", color="#444444")
 
 
 def placeholder(heading: str, data: Mapping[str, Any]) -> Figure:

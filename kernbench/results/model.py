@@ -287,6 +287,7 @@ class _SpecReadParts(BaseModel):
     model_config = ConfigDict(extra="allow")
     figures: list[str] | None = None
     metrics: dict[str, Any] | None = None
+    rates: list[str] = Field(default_factory=list)
     timer: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -24,8 +24,8 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from kernbench.errors import MEANT_CUTOFF, NeedsExtra, SpecError
 from kernbench.kernels import BUILTINS, FactoryError, MissingExtra, resolve_factory
-from kernbench.kernels.tensors import torch_missing
 from kernbench.spec.checks import bench_problem, factory_problem
+from kernbench.spec.extras import missing_extra
 from kernbench.spec.models import Bench, HardwareProfile
 from kernbench.spec.op_checks import op_problem
 from kernbench.spec.problems import FieldProblem
@@ -337,10 +337,11 @@ def _check_bench(bench: Bench, doc: Document, import_code: bool) -> None:
     """What the models cannot see (`spec/checks.py`), then the kernel's factory and the
     keywords it takes, or the op and its keywords (`spec/op_checks.py`)."""
     problem = bench_problem(bench)
+    missing = None if import_code or problem is not None else missing_extra(bench)
+    if missing is not None:
+        field, why = missing
+        raise NeedsExtra(doc.shown, doc.line(field), ".".join(field), why)
     if problem is None and bench.op is not None:
-        missing = None if import_code else torch_missing()
-        if missing is not None:
-            raise NeedsExtra(doc.shown, doc.line(("op",)), "op", missing)
         try:
             problem = op_problem(bench, doc.path.parent) if import_code else None
         except MissingExtra as exc:

@@ -331,11 +331,26 @@ class HardwareProfile(Strict):
         return ceiling.value if ceiling is not None else None
 
 
+# Bench fields added after benches were hashed, left out of the hashed form while at their
+# default: a bench that does not use one keeps the hash an older kernbench gave it, which a
+# resumed multi-host run's followers, and `merge`'s shards, compare exactly. A field added
+# with a default joins this list (a dotted path within a nested one); one already hashed
+# (timer.settle_min_s) must stay hashed, or benches recorded since would change hash instead.
+HASHED_ONLY_WHEN_SET: dict[str, Any] = {"rates": [], "requires.imports": []}  # path: default
+
+
 def spec_hash(bench: Bench) -> str:
     """A short hash of the normalized bench (defaults filled in, keys sorted): a run
     resumes, and shards merge, only under the same one."""
-    normalized = json.dumps(bench.model_dump(mode="json"), sort_keys=True)
-    return hashlib.sha256(normalized.encode()).hexdigest()[:16]
+    normalized = bench.model_dump(mode="json")
+    for path, default in HASHED_ONLY_WHEN_SET.items():
+        *parents, leaf = path.split(".")
+        node: Any = normalized
+        for key in parents:
+            node = node.get(key) if isinstance(node, dict) else None
+        if isinstance(node, dict) and node.get(leaf, default) == default:
+            node.pop(leaf, None)
+    return hashlib.sha256(json.dumps(normalized, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def as_current_model(spec: dict[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,9 @@ at or above the folder (not the working folder's, which may be an outer or anoth
 checkout), else the working folder's project when the folder lies in it. A relative path
 resolves against that project's root, wherever the checkout now lies and wherever
 `--resume` is run from, and never above it: a path missing there (pins a resume will
-record) stays inside. Only a folder that no project holds walks up to find its paths.
+record) stays inside, unless the same relative path lies under one of the folder's own
+ancestors within the project (the A/B-relative `"pins.json"` older packs wrote). A folder
+that no project holds is a copy: its paths are looked for in the copy (`_in_copy`).
 """
 
 from __future__ import annotations
@@ -42,12 +44,28 @@ def resolved_path(recorded: str, folder: Path) -> str:
     path = Path(recorded)
     if path.is_absolute():
         return recorded
-    project = folder_project(folder)
-    if project is not None:
-        return str(project / path)
-    # A folder copied out of its project: its project-relative paths may lie above it.
     here = Path(folder).resolve()
-    for above in (here, *here.parents):
-        if (above / path).exists():
-            return str(above / path)
-    return str(project_root() / path)
+    project = folder_project(here)
+    if project is not None:
+        if (project / path).exists():
+            return str(project / path)
+        inside = [above for above in (here, *here.parents) if above.is_relative_to(project)]
+        return str(_first_existing([path], inside) or project / path)
+    return str(_in_copy(path, here) or project_root() / path)
+
+
+def _in_copy(path: Path, here: Path) -> Path | None:
+    """Where `path`, relative to the root of the project `here` was copied out of, lies in
+    the copy: its trailing parts, longest first, under `here` or an ancestor, nearest
+    first (`benches/data/X/pins.json` from `/tmp/X/r1_A` is `/tmp/X/pins.json`), so the
+    copy's own file wins over the working project's."""
+    tails = [Path(*path.parts[start:]) for start in range(len(path.parts))]
+    return _first_existing(tails, [here, *here.parents])
+
+
+def _first_existing(tails: list[Path], folders: list[Path]) -> Path | None:
+    for tail in tails:
+        for folder in folders:
+            if (folder / tail).exists():
+                return folder / tail
+    return None

@@ -140,15 +140,17 @@ def test_an_op_axis_of_another_bench_is_no_collective_series() -> None:
     assert collective_fits(results.cells) == {}
 
 
-def test_a_bench_whose_op_axis_names_a_collective_but_has_no_message_size_gets_no_busbw(
-) -> None:
-    # ADR 0074: is_collective_cell decides, for the metrics as for the fits and figures.
+def test_a_collective_bench_whose_size_axis_has_another_name_keeps_its_busbw() -> None:
+    # algbw/busbw come from the bench's bytes metric and the op's name; a size axis not
+    # called `bytes` lost them silently (no fit or figure needs to be drawn for them).
     bench = Bench.model_validate({
         "name": "n", "description": "d", "kernel": "sleep",
-        "axes": {"op": ["allreduce"], "rows": [4]}, "metrics": {"bytes": "rows * 1024"}})
-    metrics, invalid = cell_metrics(bench, {"op": "allreduce", "rows": 4}, 1e-6, None)
+        "axes": {"op": ["allreduce"], "size": [4]}, "metrics": {"bytes": "size * 1024"}})
+    cell = {"op": "allreduce", "size": 4, "world_size": 2}
+    metrics, invalid = cell_metrics(bench, cell, 1e-6, None)
     assert invalid is None and metrics["gbs"] == pytest.approx(4.096)
-    assert "busbw_gbs" not in metrics and "algbw_gbs" not in metrics
-    sized = bench.model_copy(update={"metrics": {"bytes": "bytes"}})
-    cell = {"op": "allreduce", "bytes": 4096, "world_size": 2}
-    assert "busbw_gbs" in cell_metrics(sized, cell, 1e-6, None)[0]
+    assert metrics["algbw_gbs"] == pytest.approx(4.096)
+    assert metrics["busbw_gbs"] == pytest.approx(4.096)  # 2(n-1)/n = 1 for two ranks
+    assert not is_collective_cell(cell)  # no point of a series: fits and figures need `bytes`
+    softmax = {"op": "softmax", "size": 4}
+    assert "busbw_gbs" not in cell_metrics(bench, softmax, 1e-6, None)[0]

@@ -94,10 +94,17 @@ def fit_alpha_beta(sizes_bytes: Sequence[float], times_s: Sequence[float]) -> Al
 SeriesKey = tuple[str, int, str, bool]  # op, world size, dtype, in-place
 
 
+def names_collective(params: Mapping[str, Any]) -> bool:
+    """The cell's `op` names a collective: with the bench's `bytes` metric, enough for its
+    algbw/busbw, whatever its size axis is called. Another bench may have an `op` axis of
+    its own (ops-norm's softmax)."""
+    return params.get("op") in BUSBW_FACTOR
+
+
 def is_collective_cell(params: Mapping[str, Any]) -> bool:
-    """A point of a collective series: its `op` names a collective and it has a message
-    size. Another bench may have an `op` axis of its own (ops-norm's softmax)."""
-    return params.get("op") in BUSBW_FACTOR and "bytes" in params
+    """A point of a collective series (fits, figures): it names a collective and has a
+    message size, the parameter `bytes` the series are drawn and fitted over."""
+    return names_collective(params) and "bytes" in params
 
 
 def series_key(params: Mapping[str, Any]) -> SeriesKey:

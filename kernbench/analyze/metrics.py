@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kernbench.analyze.collective import GB, bandwidths, is_collective_cell
+from kernbench.analyze.collective import GB, bandwidths, names_collective
 from kernbench.plan import Cell
 from kernbench.spec import expr
 from kernbench.spec.model_metrics import counts_of, rate_name
@@ -139,7 +139,7 @@ def _measured_metrics(
         metrics["gbs"] = moved / median_s / GB
     if flops and moved:
         metrics["intensity"] = flops / moved
-    if moved and is_collective_cell(params):
+    if moved and names_collective(params):
         metrics.update(
             bandwidths(str(params["op"]), moved, int(params.get("world_size", 1)), median_s)
         )

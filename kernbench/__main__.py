@@ -7,7 +7,9 @@ not with a traceback or the signal's own status.
 
 from __future__ import annotations
 
+import os
 import signal
+import stat
 import sys
 
 from kernbench.errors import EXIT_INTERRUPTED
@@ -17,13 +19,34 @@ def interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def hang_up(signum: int, frame: object) -> None:
+    """The terminal closed: every write to it now fails (EIO), the progress bar's first of
+    all, which would end the run with a traceback before results.json. Its output goes to
+    /dev/null from here, and the run stops as on TERM."""
+    nowhere = os.open(os.devnull, os.O_WRONLY)
+    for fd in (1, 2):
+        if on_a_terminal(fd):
+            os.dup2(nowhere, fd)
+    os.close(nowhere)
+    raise KeyboardInterrupt
+
+
+def on_a_terminal(fd: int) -> bool:
+    """Whether `fd` writes to a terminal. Not `isatty`: a hung-up terminal fails its
+    ioctl, so it reads as no terminal; a log file or a pipe keeps its output."""
+    try:
+        return stat.S_ISCHR(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+
+
 def stop_on_signals() -> None:
     """A TERM (`timeout`, a job scheduler's stop) and a HUP (the terminal or the ssh
     session that started it closed) end a run or an A/B as Ctrl-C does: where it is,
     keeping and reporting what it measured. A HUP that is ignored (`nohup`) stays ignored."""
     signal.signal(signal.SIGTERM, interrupt)
     if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
-        signal.signal(signal.SIGHUP, interrupt)
+        signal.signal(signal.SIGHUP, hang_up)
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ complete, not interrupted."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -156,3 +157,46 @@ def test_a_hangup_ends_a_run_as_ctrl_c_does_unless_nohup_ignores_it(
     assert process.returncode == EXIT_INTERRUPTED, process.stderr
     assert statuses == ["ok", "ok", "pending", "pending"]
     assert process.stderr.rstrip().endswith(f"finish with: kernbench run --resume {out}")
+
+
+CLOSES_TERMINAL = """
+import os, pathlib, time
+
+def make(n, **_):
+    if n == 3:  # the test closes the runner's terminal and hangs it up as this cell starts
+        here = pathlib.Path(__file__).parent
+        (here / "cell-3-started").touch()
+        while not (here / "hung-up").exists():
+            time.sleep(0.01)
+    return lambda: sum(range(n))
+"""
+
+
+def test_a_run_whose_terminal_closed_keeps_what_it_measured(tmp_path: Path) -> None:
+    pty = pytest.importorskip("pty")
+    (tmp_path / "closes_terminal.py").write_text(CLOSES_TERMINAL)
+    bench = tmp_path / "closes-terminal.yaml"
+    bench.write_text("name: closes-terminal\ndescription: its terminal closes\n"
+                     "kernel: closes_terminal:make\naxes: {n: [1, 2, 3, 4]}\n"
+                     "timer: {warmup_s: 0.0, budget_s: 0.01, min_samples: 3}\nrounds: 1\n")
+    out = tmp_path / "out"
+    master, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kernbench", "run", "--bench", str(bench), "--device", "cpu",
+         "--out", str(out), "--order-seed", "plan", "--no-figures"],
+        stdin=terminal, stdout=terminal, stderr=terminal, cwd=tmp_path,
+    )
+    os.close(terminal)
+    deadline = time.monotonic() + 60
+    os.set_blocking(master, False)
+    while not (tmp_path / "cell-3-started").exists() and time.monotonic() < deadline:
+        try:
+            os.read(master, 65536)  # the progress bar, drawn on the terminal
+        except BlockingIOError:
+            time.sleep(0.01)
+    os.close(master)  # the terminal is gone: every write to it now fails
+    process.send_signal(signal.SIGHUP)
+    (tmp_path / "hung-up").touch()
+    assert process.wait(timeout=60) == EXIT_INTERRUPTED
+    statuses = [c["status"] for c in json.loads((out / "results.json").read_text())["cells"]]
+    assert statuses == ["ok", "ok", "pending", "pending"]

@@ -86,3 +86,22 @@ def test_fast_mode_still_draws_a_torch_benchs_data_without_torch(tmp_path: Path,
     assert "ops-norm: fast mode" in out
     assert "changed" not in out + err  # requires: is not a measured field
     assert (tmp_path / "fast" / "figures" / "bandwidth.png").is_file()
+
+
+TORCH_BENCHES = ["ops-norm", "ops-attention", "ab-known-effect", "ops-moe-topk",
+                 "milestone-1h-ccl"]
+
+
+def test_list_and_run_word_a_missing_torch_alike_for_every_bench(tmp_path: Path,
+                                                                  no_torch: None) -> None:
+    # Before, two rules worded it two ways: ops-moe-* and milestone-1h-ccl showed
+    # "cannot import 'torch': ..." in `list`, the others "needs torch, not installed here".
+    code, out, _ = invoke("list")
+    assert code == 0
+    wording = f"needs torch, not installed here {HINT}"
+    for name in [n for n in TORCH_BENCHES if Path("benches", f"{n}.yaml").exists()]:
+        (row,) = [line for line in out.splitlines() if line.startswith(f"{name} ")]
+        assert row.endswith(f"(not usable here: {wording})"), row
+        code, _, err = invoke("run", "--bench", name, "--device", "cpu",
+                              "--out", str(tmp_path / name))
+        assert code == EXIT_USAGE and err.endswith(f": {wording}\n"), err

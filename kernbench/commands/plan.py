@@ -14,7 +14,6 @@ from rich.table import Table
 from kernbench.analyze.checks import check_bench
 from kernbench.analyze.metrics import call_floor_s
 from kernbench.errors import UserError
-from kernbench.execute.requirements import missing_import
 from kernbench.plan import (
     CELL_OVERHEAD_S,
     ROUND_OVERHEAD_S,
@@ -26,6 +25,7 @@ from kernbench.plan import (
 )
 from kernbench.spec.cell_keys import as_text, axis_label
 from kernbench.spec.discovery import find_bench
+from kernbench.spec.extras import first_missing_import
 from kernbench.spec.hardware import is_nominal, resolve_device
 from kernbench.spec.loader import shown_path
 from kernbench.spec.models import Bench, HardwareProfile
@@ -53,7 +53,7 @@ def show_plan(
         console.print(f"note: this bench requires device {bench.requires.device}")
     if bench.requires.world_size > 1:
         console.print(f"note: each cell runs on {bench.requires.world_size} ranks")
-    missing = missing_import(bench)
+    missing = first_missing_import(bench)
     if missing is not None:
         console.print(f"note: this bench {missing[1]}; `run` refuses it", markup=False)
     axes = list(bench.all_axes())

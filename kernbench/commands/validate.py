@@ -13,7 +13,6 @@ from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import NeedsExtra, SpecError
-from kernbench.execute.requirements import missing_import
 from kernbench.spec.data_file import committed_data
 from kernbench.spec.discovery import (
     FoundBenches,
@@ -105,9 +104,7 @@ def list_benches(extra: Sequence[Path] = ()) -> list[dict[str, str]]:
             continue
         try:
             bench = load_bench(path, import_code=False)
-            row = {"name": name, "path": str(path), "description": bench.description}
-            missing = missing_import(bench)  # what `run` would refuse it for, here
-            rows.append(row if missing is None else {**row, "unavailable": missing[1]})
+            rows.append({"name": name, "path": str(path), "description": bench.description})
         except NeedsExtra as exc:  # not wrong, as `validate` says: its description, and why
             rows.append({"name": name, "path": str(path),
                          "description": str(read_document(path).data.get("description", "")),

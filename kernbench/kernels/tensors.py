@@ -11,13 +11,11 @@ as a number. `make_tensor` (which imports torch) makes the tensor of one cell.
 from __future__ import annotations
 
 import ast
-import importlib.util
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kernbench.dtypes import TORCH_NAMES
-from kernbench.kernels.callables import missing_import
 
 # Each init kind and the number of arguments it takes.
 INIT_ARITY = {
@@ -98,15 +96,6 @@ class TensorPlan:
     shape: tuple[int, ...]
     dtype: str  # a key of TORCH_DTYPES
     init: Init
-
-
-def torch_missing() -> str | None:
-    """Why an op bench cannot run here (its cells are torch tensors), found without
-    importing torch: its import's error, as resolving the op would give it; None where
-    torch is installed."""
-    if importlib.util.find_spec("torch") is None:
-        return str(missing_import(ModuleNotFoundError(name="torch"), "torch"))
-    return None
 
 
 def torch_dtype(name: str) -> Any:

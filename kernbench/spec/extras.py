@@ -1,27 +1,41 @@
-"""Whether a bench needs an optional dependency missing here, told from its fields alone:
-`list` imports no bench code (ADR 0004's addendum), so an op's or a kernel's own import
-cannot say it."""
+"""The one rule of which modules a bench's cells import, told from its fields alone, and
+the one wording of a refusal when one is not installed here: `list` (which imports no
+bench code, ADR 0004's addendum), `validate`, `plan`, `run` and `ab` all ask it. A
+`requires.device: cuda` bench needs torch too (kernbench reaches CUDA through it), so
+`list` marks it; `run` checks the device first (`execute/requirements.py`), so a cuda
+bench asked for on a CPU is refused for its device, torch or not."""
 
 from __future__ import annotations
 
+import importlib.util
+
 from kernbench.kernels import NEEDS_TORCH
-from kernbench.kernels.tensors import torch_missing
+from kernbench.kernels.callables import INSTALL_HINT
 from kernbench.spec.models import Bench
 
 
-def missing_extra(bench: Bench) -> tuple[tuple[str, ...], str] | None:
-    """The field that makes `bench` need torch, and why torch is not here; None where it
-    is, or where no field says so. An op works on torch tensors; a built-in kernel in
-    NEEDS_TORCH needs it for every cell; kernbench reaches a CUDA device through torch. A
-    bench's own kernel module that imports torch only to build a cell cannot be told so."""
-    field = _needs_torch_at(bench)
-    missing = torch_missing() if field is not None else None
-    return (field, missing) if field is not None and missing is not None else None
-
-
-def _needs_torch_at(bench: Bench) -> tuple[str, ...] | None:
-    if bench.op is not None:
-        return ("op",)
+def needed_imports(bench: Bench) -> list[tuple[tuple[str, ...], str]]:
+    """Each top-level module a cell of `bench` imports when it runs, with the field that
+    says so: its `requires.imports`, a built-in kernel in NEEDS_TORCH, an op (its cells
+    are torch tensors), a CUDA device. A bench's own kernel module that imports torch
+    cannot be told so."""
+    needed: list[tuple[tuple[str, ...], str]] = [
+        (("requires", "imports"), name) for name in bench.requires.imports
+    ]
     if bench.kernel in NEEDS_TORCH:
-        return ("kernel",)
-    return ("requires", "device") if bench.requires.device == "cuda" else None
+        needed.append((("kernel",), "torch"))
+    if bench.op is not None:
+        needed.append((("op",), "torch"))
+    if bench.requires.device == "cuda":  # reached through torch; `list` marks it so
+        needed.append((("requires", "device"), "torch"))
+    return needed
+
+
+def first_missing_import(bench: Bench) -> tuple[tuple[str, ...], str] | None:
+    """The field and one-line message of the first module `bench` needs that is not
+    installed here (found without importing it), or None."""
+    for field, name in needed_imports(bench):
+        if importlib.util.find_spec(name) is None:
+            hint = INSTALL_HINT.get(name)
+            return field, f"needs {name}, not installed here" + (f" ({hint})" if hint else "")
+    return None

@@ -25,7 +25,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from kernbench.errors import MEANT_CUTOFF, NeedsExtra, SpecError
 from kernbench.kernels import BUILTINS, FactoryError, MissingExtra, resolve_factory
 from kernbench.spec.checks import bench_problem, factory_problem
-from kernbench.spec.extras import missing_extra
+from kernbench.spec.extras import first_missing_import
 from kernbench.spec.models import Bench, HardwareProfile
 from kernbench.spec.op_checks import op_problem
 from kernbench.spec.problems import FieldProblem
@@ -337,15 +337,16 @@ def _check_bench(bench: Bench, doc: Document, import_code: bool) -> None:
     """What the models cannot see (`spec/checks.py`), then the kernel's factory and the
     keywords it takes, or the op and its keywords (`spec/op_checks.py`)."""
     problem = bench_problem(bench)
-    missing = None if import_code or problem is not None else missing_extra(bench)
+    missing = None if import_code or problem is not None else first_missing_import(bench)
     if missing is not None:
         field, why = missing
         raise NeedsExtra(doc.shown, doc.line(field), ".".join(field), why)
     if problem is None and bench.op is not None:
         try:
             problem = op_problem(bench, doc.path.parent) if import_code else None
-        except MissingExtra as exc:
-            raise NeedsExtra(doc.shown, doc.line(("op",)), "op", str(exc)) from None
+        except MissingExtra as exc:  # worded as the field rule words it, where it knows
+            field, why = first_missing_import(bench) or (("op",), str(exc))
+            raise NeedsExtra(doc.shown, doc.line(field), ".".join(field), why) from None
     elif problem is None and bench.kernel is not None:
         if ":" not in bench.kernel and bench.kernel not in BUILTINS:
             message = (

@@ -106,3 +106,15 @@ def test_the_csv_carries_the_report_flags_timer_driver_and_torch():
 def test_a_tracker_gets_a_bandwidth_in_gb_s_not_under_its_column_name():
     results = results_io.load(REPO / "benches" / "data" / "ops-norm-h200" / "results.json.xz")
     assert json.loads(export(results, "bench", metric="gbs"))[0]["unit"] == "GB/s"
+
+
+@pytest.mark.parametrize("name", ["timer", "unsteady", "status", "time_s", "busbw_gbs"])
+def test_a_parameter_named_as_a_computed_column_is_refused_not_overwritten(name: str):
+    results = results_io.load(CCL)
+    cell = results.cells[0]
+    cell.params[name] = "mine"
+    with pytest.raises(UserError) as refused:
+        rows(results, source="r.json")
+    assert str(refused.value) == (f"r.json: cell {cell.id}: parameter {name!r} has the name "
+                                  "of a column export computes; rename the parameter in the "
+                                  "bench")

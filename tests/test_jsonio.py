@@ -166,6 +166,25 @@ def test_a_packed_file_reads_back_and_a_cut_one_gives_one_line(
     assert _one_line_error(excinfo).startswith(f"{cut}: not a readable results file:")
 
 
+@pytest.mark.parametrize("suffix", [".xz", ".gz"])
+def test_a_packed_file_cut_by_a_full_disk_leaves_the_old_one_whole(
+    tmp_path: Path, suffix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    packed = tmp_path / f"p.json{suffix}"
+    write_packed_json(packed, {"old": 1})
+    before = packed.read_bytes()
+
+    def full_disk(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(gzip.GzipFile, "write", full_disk)
+    monkeypatch.setattr("lzma.LZMAFile.write", full_disk)
+    with pytest.raises(UserError, match="cannot write: No space left on device"):
+        write_packed_json(packed, {"new": 2})
+    assert packed.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == [packed.name]
+
+
 def test_a_packed_file_needs_a_packed_suffix(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="a packed file ends in .xz or .gz"):
         write_packed_json(tmp_path / "p.json", {})

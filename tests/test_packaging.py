@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tarfile
 import zipfile
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -110,8 +111,8 @@ def test_the_metadata_names_the_license_as_an_spdx_expression(built: tuple) -> N
 
 def test_the_wheel_holds_the_package_and_its_metadata_only(built: tuple) -> None:
     _, wheel_names, _ = built
-    assert {name.split("/")[0] for name in wheel_names} == {"kernbench",
-                                                            "kernbench-0.1.0.dist-info"}
+    dist_info = f"kernbench-{version('kernbench')}.dist-info"
+    assert {name.split("/")[0] for name in wheel_names} == {"kernbench", dist_info}
 
 
 def test_the_core_installs_without_torch_and_the_extras_bring_it(built: tuple) -> None:

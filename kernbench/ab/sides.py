@@ -39,6 +39,7 @@ from kernbench.execute.cell_timers import TIMERS_NAME, record_timers
 from kernbench.execute.lifetime import die_with_parent
 from kernbench.execute.options import RunOptions
 from kernbench.execute.pins import save_pins
+from kernbench.results import atomic
 from kernbench.results.ab import side_setting
 from kernbench.results.jsonio import write_json
 from kernbench.results.model import load as load_results
@@ -116,7 +117,7 @@ def execute_runs(
             continue
         run_dir.mkdir(parents=True, exist_ok=True)
         if skip_reason:
-            (run_dir / LOG_NAME).write_text(f"not run: {skip_reason}\n")
+            atomic.write_text(run_dir / LOG_NAME, f"not run: {skip_reason}\n")
             STATUS_FORMAT.write(run_dir / STATUS_NAME, SideStatus(skipped=skip_reason))
             continue
         request = SideRequest(

@@ -63,11 +63,11 @@ def rows(results: Results, source: object = "results") -> list[dict[str, Any]]:
                 "unsteady": cell.unsteady,  # the cell's rounds, as the report flags it
                 "throttled_fraction": _throttled(measured),
             }
-            row.update(_flat(cell.params))
             if measured is not None and measured.median_s:
                 metrics, _ = cell_metrics(bench, cell.params, measured.median_s, profile)
                 row.update(metrics)
             row.update(context)
+            row.update(_params(cell, row, source))
             out.append(row)
     return out
 
@@ -159,6 +159,19 @@ def _throttled(measured: RoundResult | None) -> float | None:
 
 def _ok(cells: Iterable[CellResult]) -> list[CellResult]:
     return [cell for cell in cells if cell.status == "ok" and cell.summary is not None]
+
+
+def _params(cell: CellResult, computed: dict[str, Any], source: object) -> dict[str, Any]:
+    """The cell's parameters as columns. One named as a column export computes (`status`,
+    `timer`, a metric, ...) is refused where the two differ: either would hide the other.
+    Where they agree (a cell's `device` parameter and the run's device) one column holds
+    both."""
+    params = _flat(cell.params)
+    clash = sorted(k for k, v in params.items() if k in computed and computed[k] != v)
+    if clash:
+        raise UserError(f"{source}: cell {cell.id}: parameter {clash[0]!r} has the name of a "
+                        "column export computes; rename the parameter in the bench")
+    return params
 
 
 def _flat(params: dict[str, Any]) -> dict[str, Any]:

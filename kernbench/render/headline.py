@@ -25,8 +25,13 @@ LEADING = (("busbw_gbs", "busbw GB/s"), ("tflops", "TFLOP/s"), ("gbs", "GB/s"))
 
 
 def headline(results: Results) -> dict[str, Any] | None:
-    """{heading, ranked_by, rows: [{variant, ok, best, cell, of_ceiling, flags}]}; None
-    when no cell has a throughput (a bench of times alone)."""
+    """{heading, by_dtype, rows: [{variant, dtype, ok, best, cell, of_ceiling, flags}]};
+    None when no cell has a throughput (a bench of times alone).
+
+    A row is a variant's highest throughput, and that cell's share of its own ceiling; a
+    bench of several dtypes gets a row per variant and dtype: an fp32 GEMM at 95% of its
+    peak and a bf16 one at 90% are not one ranking, and a reader comparing variants
+    compares like dtypes. A cell whose ceiling the profile lacks is still a candidate."""
     ok = [c for c in results.cells if c.status == "ok"]
     present = {name for c in ok for name in c.metrics}
     chosen = next((lead for lead in LEADING if lead[0] in present), None)
@@ -34,29 +39,30 @@ def headline(results: Results) -> dict[str, Any] | None:
         return None
     metric, heading = chosen
     profile = results.hardware_profile()
-    by_variant: dict[str, list[CellResult]] = {}
-    for cell in ok:
-        if metric in cell.metrics:
-            by_variant.setdefault(cell.variant, []).append(cell)
-    rows = [_row(variant, cells, metric, profile)
-            for variant, cells in by_variant.items()]
-    return {"heading": heading, "rows": rows,
-            "ranked_by": "share of ceiling" if any(r["of_ceiling"] for r in rows) else heading}
+    measured = [c for c in ok if metric in c.metrics]
+    by_dtype = len({_dtype(c) for c in measured}) > 1
+    groups: dict[tuple[str, str], list[CellResult]] = {}
+    for cell in measured:
+        groups.setdefault((cell.variant, _dtype(cell) if by_dtype else ""), []).append(cell)
+    rows = [_row(variant, dtype, cells, metric, profile)
+            for (variant, dtype), cells in groups.items()]
+    return {"heading": heading, "by_dtype": by_dtype, "rows": rows}
 
 
-def _row(variant: str, cells: Sequence[CellResult], metric: str,
+def _dtype(cell: CellResult) -> str:
+    return str(cell.params.get("dtype", ""))
+
+
+def _row(variant: str, dtype: str, cells: Sequence[CellResult], metric: str,
          profile: HardwareProfile | None) -> dict[str, str]:
-    rated = [(_ceiling(c, metric, profile), c) for c in cells]
-    if any(ceiling for ceiling, _ in rated):
-        (ceiling, source), best = max(
-            ((ceiling, c) for ceiling, c in rated if ceiling),
-            key=lambda pair: (pair[1].metrics[metric] / pair[0][0], pair[1].metrics[metric]))
-        share = best.metrics[metric] / ceiling
-        of_ceiling = f"{100 * share:.0f}% of {ceiling:.4g} ({source})"
-    else:
-        best = max(cells, key=lambda c: c.metrics[metric])
-        of_ceiling = ""
-    return {"variant": variant, "ok": str(len(cells)), "best": f"{best.metrics[metric]:.4g}",
+    best = max(cells, key=lambda c: c.metrics[metric])
+    rated = _ceiling(best, metric, profile)
+    of_ceiling = ""
+    if rated:
+        ceiling, source = rated
+        of_ceiling = f"{100 * best.metrics[metric] / ceiling:.0f}% of {ceiling:.4g} ({source})"
+    return {"variant": variant, "dtype": dtype, "ok": str(len(cells)),
+            "best": f"{best.metrics[metric]:.4g}",
             "cell": best.id.split("/", 1)[-1], "of_ceiling": of_ceiling,
             # a headline resting on an unsteady or throttled cell says so where it is read
             "flags": ", ".join(cell_flags(best))}

@@ -147,10 +147,9 @@ def write_packed_json(path: Path, data: Any) -> None:
     path = Path(path)
     if path.suffix not in PACKED_SUFFIXES:
         raise ValueError(f"{path}: a packed file ends in {' or '.join(PACKED_SUFFIXES)}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix == ".xz":
-        path.write_bytes(lzma.compress(text, preset=9 | lzma.PRESET_EXTREME))
-        return
-    with open(path, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb",
-                                                 mtime=0) as handle:
-        handle.write(text)
+    with atomic.replaced(path) as tmp, open(tmp, "wb") as raw:
+        packer = (lzma.LZMAFile(raw, "wb", preset=9 | lzma.PRESET_EXTREME)
+                  if path.suffix == ".xz" else
+                  gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0))
+        with packer:
+            packer.write(text)

@@ -124,6 +124,16 @@ def test_a_run_stopped_as_its_last_cell_was_kept_is_complete(
     assert_complete(out)
 
 
+def four_cell_bench(folder: Path, module: str, source: str) -> Path:
+    """A bench of four cells (n = 1..4) whose kernel is `source`, written as `module`.py."""
+    (folder / f"{module}.py").write_text(source)
+    bench = folder / f"{module.replace('_', '-')}.yaml"
+    bench.write_text(f"name: {module.replace('_', '-')}\ndescription: its terminal closes\n"
+                     f"kernel: {module}:make\naxes: {{n: [1, 2, 3, 4]}}\n"
+                     "timer: {warmup_s: 0.0, budget_s: 0.01, min_samples: 3}\nrounds: 1\n")
+    return bench
+
+
 HANGS_UP = f"""
 import os, signal
 
@@ -138,11 +148,7 @@ def make(n, **_):
 def test_a_hangup_ends_a_run_as_ctrl_c_does_unless_nohup_ignores_it(
     tmp_path: Path, nohup: bool
 ) -> None:
-    (tmp_path / "hangs_up.py").write_text(HANGS_UP)
-    bench = tmp_path / "hangs-up.yaml"
-    bench.write_text("name: hangs-up\ndescription: its terminal closes\n"
-                     "kernel: hangs_up:make\naxes: {n: [1, 2, 3, 4]}\n"
-                     "timer: {warmup_s: 0.0, budget_s: 0.01, min_samples: 3}\nrounds: 1\n")
+    bench = four_cell_bench(tmp_path, "hangs_up", HANGS_UP)
     out = tmp_path / "out"
     ignore = (lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if nohup else None
     process = subprocess.run(
@@ -174,11 +180,7 @@ def make(n, **_):
 
 def test_a_run_whose_terminal_closed_keeps_what_it_measured(tmp_path: Path) -> None:
     pty = pytest.importorskip("pty")
-    (tmp_path / "closes_terminal.py").write_text(CLOSES_TERMINAL)
-    bench = tmp_path / "closes-terminal.yaml"
-    bench.write_text("name: closes-terminal\ndescription: its terminal closes\n"
-                     "kernel: closes_terminal:make\naxes: {n: [1, 2, 3, 4]}\n"
-                     "timer: {warmup_s: 0.0, budget_s: 0.01, min_samples: 3}\nrounds: 1\n")
+    bench = four_cell_bench(tmp_path, "closes_terminal", CLOSES_TERMINAL)
     out = tmp_path / "out"
     master, terminal = pty.openpty()
     process = subprocess.Popen(

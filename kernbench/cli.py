@@ -57,7 +57,7 @@ from kernbench.commands.version import VersionFlag
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, NeedsExtra, UserError
 from kernbench.results.ab import AA_VERDICT_MEANINGS, VERDICT_MEANINGS
 from kernbench.spec.discovery import no_benches_found, search_benches
-from kernbench.spec.loader import shown_path
+from kernbench.spec.yaml_document import shown_path
 
 
 class _Group(ReadableHelp):

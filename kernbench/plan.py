@@ -16,9 +16,9 @@ from typing import Any
 
 from kernbench.errors import UserError
 from kernbench.spec.cell_keys import axis_label, known_keys, named
-from kernbench.spec.loader import field_error
 from kernbench.spec.models import MAX_CELLS, Bench
 from kernbench.spec.timer_model import TimerSpec, turn_spec
+from kernbench.spec.yaml_document import field_error
 
 # How many of a key's values an `--only` error lists.
 SHOWN_VALUES = 12

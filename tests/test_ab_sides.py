@@ -18,7 +18,7 @@ from kernbench.ab.sides import SideRequest
 from kernbench.commands import run as run_command
 from kernbench.errors import EXIT_OK, SpecError, UserError
 from kernbench.execute.cell_timers import read_timers
-from kernbench.execute.rounds import RunFolder
+from kernbench.execute.run_folder import RunFolder
 from kernbench.results import model as results_io
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import spec_hash

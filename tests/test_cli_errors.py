@@ -13,7 +13,7 @@ from cli_helpers import invoke, new_project
 
 from kernbench.commands.run import FAST_ENV, fast_requested
 from kernbench.errors import EXIT_BROKEN_PIPE, EXIT_USAGE, UserError
-from kernbench.spec import discovery, loader
+from kernbench.spec import discovery, loader, yaml_document
 
 
 @pytest.fixture
@@ -128,12 +128,13 @@ def test_validate_of_a_packed_results_file_says_what_it_is(project: Path) -> Non
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The files the YAML parser reads, in order."""
     seen: list[Path] = []
-    original = loader.read_document
+    original = yaml_document.read_document
 
-    def spy(path: Path) -> loader.Document:
+    def spy(path: Path) -> yaml_document.Document:
         seen.append(Path(path))
         return original(path)
 
+    monkeypatch.setattr(yaml_document, "read_document", spy)
     monkeypatch.setattr(loader, "read_document", spy)
     monkeypatch.setattr(discovery, "read_document", spy)
     return seen

@@ -215,7 +215,7 @@ def test_the_measuring_device_is_read_from_the_saved_provenance_without_task_fil
 ) -> None:
     from kernbench.execute.finish import measured_on
     from kernbench.execute.options import load_options
-    from kernbench.execute.rounds import RunFolder
+    from kernbench.execute.run_folder import RunFolder
     from kernbench.results import provenance
     from kernbench.spec.loader import load_bench
 

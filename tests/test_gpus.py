@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from kernbench import cli
 from kernbench.commands.run import measure
 from kernbench.errors import EXIT_OK, EXIT_USAGE, UserError
-from kernbench.execute import rounds
+from kernbench.execute import measure_run
 from kernbench.execute.gpus import (
     choose_gpus,
     deal,
@@ -23,7 +23,7 @@ from kernbench.execute.gpus import (
     restrict,
 )
 from kernbench.execute.pins import PinStore, load_pins
-from kernbench.execute.rounds import RunFolder
+from kernbench.execute.run_folder import RunFolder
 from kernbench.plan import Cell
 from kernbench.results import model as results_io
 from kernbench.results.model import GpuId, RoundResult
@@ -157,7 +157,7 @@ def test_a_round_runs_one_worker_per_gpu(tmp_path, monkeypatch) -> None:
     seen = tmp_path / "seen"
     seen.mkdir()
     monkeypatch.setenv("KB_SEEN", str(seen))
-    monkeypatch.setattr(rounds, "visible_gpus", lambda: FOUND[:2])
+    monkeypatch.setattr(measure_run, "visible_gpus", lambda: FOUND[:2])
     options = options_for(bench_path, rounds=2, gpus="all",
                           project_pins=bench_path.parent / "pins" / "spread.json")
     out = tmp_path / "out"

@@ -143,7 +143,8 @@ def test_hosts_that_did_not_meet_are_given_a_reason_even_by_a_silent_launcher(
 ) -> None:
     from kernbench.execute import launch
     from kernbench.execute.progress import Progress
-    from kernbench.execute.rounds import RoundRunner, RunFolder
+    from kernbench.execute.rounds import RoundRunner
+    from kernbench.execute.run_folder import RunFolder
     from kernbench.plan import plan
     from kernbench.spec.loader import load_bench
 

@@ -24,7 +24,7 @@ pytestmark = [
 # once, long before the worker's imports (about a second) are done.
 RUNNER = textwrap.dedent("""\
     import os, subprocess, sys
-    from kernbench.execute.rounds import worker_env
+    from kernbench.execute.worker_task import worker_env
     worker = subprocess.Popen([sys.executable, "-m", "kernbench.execute.worker", sys.argv[1]],
                               env=worker_env("cpu", 1, ""), stdout=subprocess.DEVNULL,
                               start_new_session=True)

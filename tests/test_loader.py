@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kernbench.errors import EXIT_USAGE, SpecError
-from kernbench.spec.loader import load_bench, load_hardware, read_document
+from kernbench.spec.loader import load_bench, load_hardware
 from kernbench.spec.models import Bench, HardwareProfile
+from kernbench.spec.yaml_document import read_document
 
 VALID = """\
 name: demo

@@ -21,7 +21,7 @@ from kernbench.execute.options import (
     save_options,
 )
 from kernbench.execute.pins import bench_source_hash, save_pins
-from kernbench.execute.rounds import RunFolder
+from kernbench.execute.run_folder import RunFolder
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import spec_hash
 

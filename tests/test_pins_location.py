@@ -16,7 +16,8 @@ from kernbench.commands.run import RunRequest, run
 from kernbench.errors import EXIT_OK, EXIT_USAGE, UserError
 from kernbench.execute.journal import TASK
 from kernbench.execute.options import RunOptions
-from kernbench.execute.rounds import RunFolder, write_task
+from kernbench.execute.run_folder import RunFolder
+from kernbench.execute.worker_task import write_task
 from kernbench.results import model as results_io
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import spec_hash

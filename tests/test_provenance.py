@@ -13,7 +13,7 @@ import pytest
 
 from kernbench.commands import run as run_command
 from kernbench.execute.options import RunOptions
-from kernbench.execute.rounds import RunFolder
+from kernbench.execute.run_folder import RunFolder
 from kernbench.results import provenance
 from kernbench.results.jsonio import read_json
 from kernbench.spec.loader import load_bench

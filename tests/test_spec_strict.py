@@ -11,7 +11,8 @@ import yaml
 from cli_helpers import spec_error_of
 
 from kernbench.errors import SpecError
-from kernbench.spec.loader import MAX_FILE_BYTES, load_bench, load_hardware
+from kernbench.spec.loader import load_bench, load_hardware
+from kernbench.spec.yaml_document import MAX_FILE_BYTES
 
 HEAD = "name: b\ndescription: d\nkernel: sleep\n"
 

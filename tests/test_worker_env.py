@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import kernbench
-from kernbench.execute import gpus, rounds
+from kernbench.execute import gpus, worker_task
 from kernbench.results.model import GpuId
 from kernbench.worker_env import RUNNER_SET
 
@@ -27,7 +27,7 @@ def test_no_module_but_the_owner_spells_a_runner_variable():
 def test_the_runner_sets_only_names_of_its_set(monkeypatch):
     for name in list(RUNNER_SET) + ["KERNBENCH_EXTRA"]:
         monkeypatch.delenv(name, raising=False)
-    env = rounds.worker_env("cpu", 2, "B")
+    env = worker_task.worker_env("cpu", 2, "B")
     lane = gpus.Lane("gpu0", GpuId(index="0", uuid="GPU-0", name="H200"))
     env.update(lane.env())
     set_here = {k for k in env if k.startswith("KERNBENCH_")}

@@ -52,7 +52,8 @@ from kernbench.execute.launch import START_TIMEOUT_S
 from kernbench.execute.lifetime import kill_group, parent_env
 from kernbench.execute.options import save_options
 from kernbench.execute.pins import save_pins
-from kernbench.execute.rounds import RunFolder, write_task
+from kernbench.execute.run_folder import RunFolder
+from kernbench.execute.worker_task import write_task
 from kernbench.plan import Cell
 from kernbench.results.ab import TURNS_FORMAT, CellTurns, RoundTurns
 from kernbench.results.model import RoundResult

@@ -49,9 +49,10 @@ from kernbench.results.provenance import utc_now, utc_stamp
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.drift import REBUILT_ONLY, bench_drift
 from kernbench.spec.hardware import resolve_device
-from kernbench.spec.loader import field_error, load_bench
+from kernbench.spec.loader import load_bench
 from kernbench.spec.models import AbSpec, Bench, spec_hash
 from kernbench.spec.op_factory import bench_source
+from kernbench.spec.yaml_document import field_error
 
 Echo = Callable[[str], None]
 

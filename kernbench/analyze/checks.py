@@ -16,10 +16,10 @@ from kernbench.kernels.rules import CELL_RULE, Rule, ask, module_rule
 from kernbench.plan import Cell, iter_cells
 from kernbench.spec import hardware
 from kernbench.spec.figures import BenchFacts, misfit
-from kernbench.spec.loader import field_error
 from kernbench.spec.models import Bench
 from kernbench.spec.op_factory import CellInputError, cell_inputs
 from kernbench.spec.timer_model import CUDA_TIMERS
+from kernbench.spec.yaml_document import field_error
 
 
 def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:

@@ -14,7 +14,7 @@ from kernbench.execute.finish import RESULTS_NAME
 from kernbench.execute.journal import is_journaled
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import RUN_JSON_NAME, holds_a_run
-from kernbench.execute.rounds import checked_plan
+from kernbench.execute.run_cells import checked_plan
 from kernbench.results import model as results_io
 from kernbench.results import provenance
 

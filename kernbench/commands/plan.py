@@ -27,8 +27,8 @@ from kernbench.spec.cell_keys import as_text, axis_label
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.extras import first_missing_import
 from kernbench.spec.hardware import is_nominal, resolve_device
-from kernbench.spec.loader import shown_path
 from kernbench.spec.models import Bench, HardwareProfile
+from kernbench.spec.yaml_document import shown_path
 
 # A table of more rows is too long to read, and slow to draw (a minute for 10^5 rows).
 MAX_ROWS_SHOWN = 1000

@@ -27,6 +27,7 @@ from kernbench.execute.follow import follow, follower_folder
 from kernbench.execute.hosts import default_rdzv_id, hosts_from_flags
 from kernbench.execute.journal import is_all_journaled
 from kernbench.execute.lock import folder_lock
+from kernbench.execute.measure_run import execute
 from kernbench.execute.options import (
     RUN_JSON_NAME,
     RunOptions,
@@ -36,7 +37,8 @@ from kernbench.execute.options import (
 )
 from kernbench.execute.pins import bench_pins_path, bench_source_hash, load_pins
 from kernbench.execute.requirements import check_requirements
-from kernbench.execute.rounds import RunFolder, checked_plan, execute, planned_cells
+from kernbench.execute.run_cells import checked_plan, planned_cells
+from kernbench.execute.run_folder import RunFolder
 from kernbench.plan import Cell, parse_indices, plan
 from kernbench.results import model as results_io
 from kernbench.results import provenance

@@ -21,8 +21,8 @@ from kernbench.errors import EXIT_FAILED, UserError
 from kernbench.results import atomic
 from kernbench.results.model import results_json_schema
 from kernbench.spec.discovery import checkout_root
-from kernbench.spec.loader import shown_path
 from kernbench.spec.models import bench_json_schema, hardware_json_schema
+from kernbench.spec.yaml_document import shown_path
 
 SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "bench.schema.json": bench_json_schema,

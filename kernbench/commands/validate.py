@@ -22,8 +22,9 @@ from kernbench.spec.discovery import (
     name_clash,
 )
 from kernbench.spec.hardware import profile_files
-from kernbench.spec.loader import load_bench, load_hardware, read_document
+from kernbench.spec.loader import load_bench, load_hardware
 from kernbench.spec.models import Bench
+from kernbench.spec.yaml_document import read_document
 
 Outcome = tuple[Path, SpecError | None]  # a file, and its error or None
 

@@ -9,7 +9,7 @@ from typing import Any
 from kernbench.errors import UserError
 from kernbench.execute.hosts import load_host_names
 from kernbench.execute.journal import TASK, read_journal
-from kernbench.execute.rounds import RunFolder
+from kernbench.execute.run_folder import RunFolder
 from kernbench.plan import Cell, round_order
 from kernbench.results import model as results_io
 from kernbench.results import provenance

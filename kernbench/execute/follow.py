@@ -19,7 +19,8 @@ from kernbench.execute import launch
 from kernbench.execute.host_channel import HostChannel, LeaderGone, Order
 from kernbench.execute.hosts import Hosts, rendezvous_timeout_s
 from kernbench.execute.lifetime import kill_group
-from kernbench.execute.rounds import RunFolder, worker_env, write_task
+from kernbench.execute.run_folder import RunFolder
+from kernbench.execute.worker_task import worker_env, write_task
 from kernbench.plan import plan
 from kernbench.results.provenance import device_model
 from kernbench.worker_env import NODE_RANK_ENV

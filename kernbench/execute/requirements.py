@@ -8,8 +8,8 @@ from pathlib import Path
 from kernbench.errors import UserError
 from kernbench.execute.hosts import Hosts
 from kernbench.spec.extras import first_missing_import
-from kernbench.spec.loader import field_error
 from kernbench.spec.models import Bench
+from kernbench.spec.yaml_document import field_error
 
 
 def check_requirements(

@@ -11,95 +11,34 @@ more workers: what is left fails with the reason.
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from kernbench.execute import launch
-from kernbench.execute.cell_timers import read_timers, round_timers
-from kernbench.execute.gpus import Lane, choose_gpus, deal, estimator, lanes, visible_gpus
+from kernbench.execute.gpus import Lane, deal, estimator
 from kernbench.execute.host_channel import HostChannel, Order
-from kernbench.execute.hosts import rendezvous_timeout_s, save_host_names
 from kernbench.execute.journal import (
-    TASK,
     JournalEntry,
-    Task,
     current_path,
     is_journaled,
-    quarantine_damaged,
     read_current,
     read_entry,
     read_journal,
     write_entry,
 )
 from kernbench.execute.last_words import death, hosts_apart, log_tail
-from kernbench.execute.lifetime import kill_group, parent_env
-from kernbench.execute.options import RunOptions, holds_a_run, save_options
+from kernbench.execute.lifetime import kill_group
 from kernbench.execute.progress import Progress
-from kernbench.plan import Cell, estimate_run, pick, plan, refuse_empty, round_order, shard
+from kernbench.execute.run_folder import RunFolder
+from kernbench.execute.worker_task import slot_suffix, worker_env, write_task
+from kernbench.plan import Cell, estimate_run, round_order
 from kernbench.results.model import RoundResult
-from kernbench.results.provenance import device_model
-from kernbench.spec.models import Bench
-from kernbench.worker_env import NODE_RANK_ENV, ROUND_ENV, SIDE_ENV
+from kernbench.worker_env import NODE_RANK_ENV
 
 POLL_S = 0.05
-
-
-@dataclass(frozen=True)
-class RunFolder:
-    """A run being measured: its options (its run.json), the bench they name, its folder."""
-
-    options: RunOptions
-    bench: Bench
-    path: Path
-
-    @property
-    def journal(self) -> Path:
-        return self.path / "journal"
-
-
-def write_task(
-    run: RunFolder, round_: int, cells: Sequence[Cell], device_model: str, slot: str = ""
-) -> Path:
-    """The task file of a process that measures `cells` of one round of `run`: where its
-    pins are read and written, and its journal. Every path in it is absolute: a kernel
-    may change the worker's directory (`os.chdir`), and the journal must not follow."""
-    options = run.options
-    folder = run.path.resolve()
-    run_pins = folder / "pins.json"
-    if options.pins is not None:
-        read = [options.pins]
-        # auto records what it finds no pin for: into the file named, as record does.
-        write = [run_pins] + ([options.pins] if options.pins_mode != "replay" else [])
-    else:
-        read = [p for p in (options.project_pins, run_pins) if p is not None]
-        # The bench's pins file changes only when asked: a plain run leaves the tree clean.
-        saved = [options.project_pins] if options.save_pins and options.project_pins else []
-        write = [run_pins] + saved
-    task = Task(
-        bench_path=str(options.bench_path.resolve()),
-        round=round_,
-        device=options.device,
-        cells=[c.index for c in cells],
-        journal_dir=str(folder / run.journal.name),
-        pins_read=[str(p.resolve()) for p in read],
-        pins_write=[str(p.resolve()) for p in write],
-        pins_mode=options.pins_mode,
-        device_model=device_model,
-        slot=slot,
-        timers=round_timers(
-            run.journal, round_, cells, read_timers(options.timers) if options.timers else None
-        ),
-    )
-    path = folder / "tasks" / f"r{round_}{_dotted(slot)}.json"
-    TASK.write(path, task)
-    return path
 
 
 class RoundRunner:
@@ -201,7 +140,7 @@ class RoundRunner:
             env[NODE_RANK_ENV] = str(self.options.hosts.node_rank)
         env.update(lane.env() if lane is not None else {})
         self.logs.mkdir(parents=True, exist_ok=True)
-        log_path = self.logs / f"r{round_}{_dotted(slot)}.log"
+        log_path = self.logs / f"r{round_}{slot_suffix(slot)}.log"
         by_index = {c.index: c for c in cells}
         reported: set[int] = set()
         current_path(self.journal, round_, slot).unlink(missing_ok=True)
@@ -324,73 +263,3 @@ class RoundRunner:
                                                        result=result))
         current_path(self.journal, round_, lane.slot if lane is not None else "").unlink(
             missing_ok=True)
-
-
-def _dotted(slot: str) -> str:
-    return f".{slot}" if slot else ""
-
-
-def worker_env(device: str, round_: int, side: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        **launch.launch_env(device),
-        **parent_env(),
-        ROUND_ENV: str(round_),
-        SIDE_ENV: side,
-        "PYTHONUNBUFFERED": "1",
-    }
-
-
-def execute(run: RunFolder) -> list[Cell]:
-    """Run every round's pending cells; the journal holds the results."""
-    options = run.options
-    cells = checked_plan(options, run.bench)
-    run.path.mkdir(parents=True, exist_ok=True)
-    if not holds_a_run(run.path):
-        save_options(run.path, options)
-    for damaged in quarantine_damaged(run.journal, cells, options.rounds_range):
-        print(damaged.warning(), file=sys.stderr, flush=True)
-    total = sum(
-        1
-        for round_ in options.rounds_range
-        for c in cells
-        if not is_journaled(run.journal, round_, c.index)
-    )
-    progress = Progress(total, run.bench.name)
-    channel = None
-    if options.hosts is not None:
-        channel = HostChannel.open(options.hosts, rendezvous_timeout_s())
-        channel.introduce(socket.gethostname())
-    gpus = choose_gpus(options.gpus, visible_gpus(), options.force) if options.gpus else []
-    runner = RoundRunner(run, cells, progress, device_model(options.device), channel, lanes(gpus))
-    stopped: str | None = "the leader stopped before the end (interrupted)"
-    try:
-        for round_ in options.rounds_range:
-            runner.run(round_)
-        stopped = runner.hosts_lost
-    finally:
-        progress.close()
-        if channel is not None:
-            channel.finish(runner.spawns, Order(spec_hash=options.spec_hash, device=options.device,
-                                                done=True, reason=stopped))
-            save_host_names(run.path, channel.host_names())
-    return cells
-
-
-def checked_plan(
-    options: RunOptions, bench: Bench, whole: Sequence[Cell] | None = None
-) -> list[Cell]:
-    """The run's cells (chosen from `whole`, the plan already built, where given); an
-    empty plan is an error."""
-    cells = planned_cells(options, bench, whole)
-    refuse_empty(cells, options.bench_path, options.device)
-    return cells
-
-
-def planned_cells(
-    options: RunOptions, bench: Bench, whole: Sequence[Cell] | None = None
-) -> list[Cell]:
-    cells = plan(bench, options.device, options.only, whole)  # --only applied as made
-    if options.cells is not None:
-        cells = pick(cells, options.cells)
-    return shard(cells, options.shard) if options.shard else cells

@@ -7,8 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kernbench.errors import SpecError
-from kernbench.spec.loader import field_error
 from kernbench.spec.models import Bench
+from kernbench.spec.yaml_document import field_error
 
 
 def data_error(bench_path: Path, message: str) -> SpecError:

@@ -20,8 +20,9 @@ from importlib import resources
 from pathlib import Path
 
 from kernbench.errors import SpecError, UserError
-from kernbench.spec.loader import load_bench, read_document, shown_path
+from kernbench.spec.loader import load_bench
 from kernbench.spec.models import YAML_SUFFIXES, Bench
+from kernbench.spec.yaml_document import read_document, shown_path
 
 BENCH_PATH_ENV = "KERNBENCH_BENCH_PATH"
 _PROJECT_NAME = re.compile(r'^name\s*=\s*["\']kernbench["\']\s*$', re.MULTILINE)

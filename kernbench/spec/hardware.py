@@ -22,8 +22,9 @@ from pathlib import Path
 
 from kernbench.errors import UserError
 from kernbench.spec.discovery import existing_once, path_variable, project_root
-from kernbench.spec.loader import field_error, load_hardware, shown_path
+from kernbench.spec.loader import load_hardware
 from kernbench.spec.models import YAML_SUFFIXES, Ceiling, HardwareProfile
+from kernbench.spec.yaml_document import field_error, shown_path
 
 GENERIC_CPU = "cpu-generic"
 DEVICES = ("cpu", "cuda")

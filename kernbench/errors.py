@@ -7,6 +7,8 @@ traceback. The exit codes are distinct so scripts can tell the cases apart.
 
 from __future__ import annotations
 
+import re
+
 EXIT_OK = 0
 EXIT_FAILED = 1  # the run finished, but some cell (or A/B variant) failed
 EXIT_USAGE = 2  # bad input: bench file, option, unknown name
@@ -22,6 +24,7 @@ MEANT_CUTOFF = 0.75
 # What would break an error's one line: a path or a name holding one (`a\nb.yaml`) is
 # printed with it escaped, as Python writes it in a string.
 LINE_BREAKS = {ord(char): repr(char)[1:-1] for char in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+_WHOLE_NUMBER = re.compile(r"[0-9]+")
 
 
 class UserError(Exception):
@@ -35,6 +38,13 @@ class UserError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+def is_whole_number(text: str) -> bool:
+    """Whether `text` is a whole number written in ASCII digits. `str.isdigit` is not this
+    check: it takes '²', which `int()` then refuses with a traceback, and '٣', which
+    `int()` reads as 3."""
+    return _WHOLE_NUMBER.fullmatch(text) is not None
 
 
 def invalid_file(path: object, exc: Exception, within: str = "") -> UserError:

@@ -7,6 +7,8 @@ traceback. The exit codes are distinct so scripts can tell the cases apart.
 
 from __future__ import annotations
 
+import math
+import os
 import re
 
 EXIT_OK = 0
@@ -45,6 +47,21 @@ def is_whole_number(text: str) -> bool:
     check: it takes '²', which `int()` then refuses with a traceback, and '٣', which
     `int()` reads as 3."""
     return _WHOLE_NUMBER.fullmatch(text) is not None
+
+
+def seconds_from_env(name: str, default: float) -> float:
+    """The seconds the environment variable `name` holds, `default` when unset or empty;
+    a value that is not a positive, finite number is a one-line `UserError` naming both."""
+    raw = os.environ.get(name, "")
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UserError(f"{name}: {raw!r} is not a number of seconds") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise UserError(f"{name}: {raw!r} is not a positive number of seconds")
+    return value
 
 
 def invalid_file(path: object, exc: Exception, within: str = "") -> UserError:

@@ -7,6 +7,10 @@ traceback. The exit codes are distinct so scripts can tell the cases apart.
 
 from __future__ import annotations
 
+import math
+import os
+import re
+
 EXIT_OK = 0
 EXIT_FAILED = 1  # the run finished, but some cell (or A/B variant) failed
 EXIT_USAGE = 2  # bad input: bench file, option, unknown name
@@ -22,6 +26,7 @@ MEANT_CUTOFF = 0.75
 # What would break an error's one line: a path or a name holding one (`a\nb.yaml`) is
 # printed with it escaped, as Python writes it in a string.
 LINE_BREAKS = {ord(char): repr(char)[1:-1] for char in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+_WHOLE_NUMBER = re.compile(r"[0-9]+")
 
 
 class UserError(Exception):
@@ -35,6 +40,28 @@ class UserError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+def is_whole_number(text: str) -> bool:
+    """Whether `text` is a whole number written in ASCII digits. `str.isdigit` is not this
+    check: it takes '²', which `int()` then refuses with a traceback, and '٣', which
+    `int()` reads as 3."""
+    return _WHOLE_NUMBER.fullmatch(text) is not None
+
+
+def seconds_from_env(name: str, default: float) -> float:
+    """The seconds the environment variable `name` holds, `default` when unset or empty;
+    a value that is not a positive, finite number is a one-line `UserError` naming both."""
+    raw = os.environ.get(name, "")
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UserError(f"{name}: {raw!r} is not a number of seconds") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise UserError(f"{name}: {raw!r} is not a positive number of seconds")
+    return value
 
 
 def invalid_file(path: object, exc: Exception, within: str = "") -> UserError:

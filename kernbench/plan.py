@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernbench.errors import UserError
+from kernbench.errors import UserError, is_whole_number
 from kernbench.spec.cell_keys import axis_label, known_keys, named
 from kernbench.spec.models import MAX_CELLS, Bench
 from kernbench.spec.timer_model import TimerSpec, turn_spec
@@ -223,7 +223,7 @@ def shard(cells: list[Cell], spec: str) -> list[Cell]:
     """Shard `i/n` (1 <= i <= n) of the cells: every n-th cell from the i-th, so each shard
     gets a like mix of sizes and variants. Shards of one plan are disjoint and cover it."""
     first, sep, count = spec.partition("/")
-    if not (sep and first.isdigit() and count.isdigit()):
+    if not (sep and is_whole_number(first) and is_whole_number(count)):
         raise UserError(f"--shard: {spec!r} is not I/N (e.g. 2/8)")
     i, n = int(first), int(count)
     if not 1 <= i <= n:
@@ -240,7 +240,7 @@ def parse_indices(text: str | None) -> tuple[int, ...] | None:
     if text is None:
         return None
     parts = text.split(",")
-    if not all(part.strip().isdigit() for part in parts):
+    if not all(is_whole_number(part.strip()) for part in parts):
         raise UserError(f"--cells: {text!r} is not a list of cell indices (I,J,...)")
     return tuple(int(part) for part in parts)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,15 @@ def test_no_module_is_over_the_size_limit() -> None:
 def test_the_top_level_holds_only_the_entry_points_and_the_packages() -> None:
     files = {p.name for p in PACKAGE.iterdir() if p.is_file() and p.suffix == ".py"}
     assert files <= TOP_LEVEL_MODULES
+
+
+def test_the_ab_package_imports_nothing() -> None:
+    # `kernbench.ab.settings` is read by `kernbench ab`'s option checks: importing the
+    # package must not pull in the rounds, the analysis and the report writers with it.
+    body = ast.parse((PACKAGE / "ab" / "__init__.py").read_text()).body
+    assert [type(node) for node in body] == [ast.Expr]
+    probe = ("import sys, kernbench.ab; "
+             "print(sorted(m for m in sys.modules if m.startswith('kernbench.')))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            check=True, cwd=PACKAGE.parent).stdout
+    assert loaded.strip() == "['kernbench.ab']"

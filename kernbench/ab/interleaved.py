@@ -23,6 +23,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -95,12 +96,24 @@ class LiveSide:
         if not ready:
             self._lose(f"no answer within {timeout_s:g} s (killed)")
             return None
-        line = self.process.stdout.readline()
+        try:
+            line = self.process.stdout.readline()
+        except UnicodeDecodeError:
+            self._lose("answered bytes that are not UTF-8 (killed)")
+            return None
         if not line:
             self.process.wait()
             self._lose(f"exited with {exit_text(self.process.returncode)}")
             return None
-        reply: dict[str, Any] = json.loads(line)
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            reply = None
+        if not isinstance(reply, dict):
+            # Something else wrote to the protocol's pipe (a kernel's print, say): the
+            # side's answers can no longer be told apart, so the side is lost.
+            self._lose(f"answered {line.strip()[:80]!r}, not a JSON object (killed)")
+            return None
         return reply
 
     def close(self) -> int:
@@ -147,14 +160,46 @@ def start_side(
     run_folder.path.mkdir(parents=True, exist_ok=True)
     save_options(run_folder.path, options)
     task = write_task(run_folder, run.round, side_cells(pairs, run.side), device_model)
-    log = (run_folder.path / LOG_NAME).open("ab")
-    process = subprocess.Popen(
-        [sys.executable, "-m", SIDE_MODULE, str(task)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1,
-        env=side_process_env(side_env(manifest, run)),
-        start_new_session=True,
-    )
-    return LiveSide(run, run_folder, process, log)
+    return spawn_side([sys.executable, "-m", SIDE_MODULE, str(task)], run, run_folder,
+                      side_process_env(side_env(manifest, run)))
+
+
+def spawn_side(command: Sequence[str], run: SideRun, folder: RunFolder,
+               env: Mapping[str, str]) -> LiveSide:
+    """Start a side process and wait for its ready line. A side that cannot start (or an
+    interrupt while it starts) leaves no process running and its log closed; one that
+    starts but dies or answers nonsense comes back lost (`gone`), as it would later."""
+    log = (folder.path / LOG_NAME).open("ab")
+    try:
+        process = subprocess.Popen(
+            list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+            text=True, bufsize=1, env=dict(env), start_new_session=True,
+        )
+    except BaseException:
+        log.close()
+        raise
+    side = LiveSide(run, folder, process, log)
+    try:
+        side.answer(START_TIMEOUT_S)  # its "ready" line
+    except BaseException:
+        side._lose("interrupted while starting")
+        side.close()
+        raise
+    return side
+
+
+def start_sides(starts: Iterable[Callable[[], LiveSide]]) -> list[LiveSide]:
+    """Each side started in turn; when one cannot start, the sides already started are
+    closed before the error goes on, so none is left measuring on its own."""
+    sides: list[LiveSide] = []
+    try:
+        for start in starts:
+            sides.append(start())
+    except BaseException:
+        for side in sides:
+            side.close()
+        raise
+    return sides
 
 
 def run_round(
@@ -166,16 +211,13 @@ def run_round(
     round_ = runs[0].round
     ordered = start_order(runs)
 
-    def start(run: SideRun) -> LiveSide:
-        side = start_side(folder, manifest, run, bench, pairs, pins_path, device_model)
-        side.answer(START_TIMEOUT_S)  # its "ready" line
-        return side
-
-    sides = [start(run) for run in ordered]
+    start = partial(start_side, folder, manifest, bench=bench, pairs=pairs,
+                    pins_path=pins_path, device_model=device_model)
     timers = chosen_timers(folder, round_, manifest.rounds)
-    started = time.perf_counter()
     losses: dict[str, list[str]] = {run.name: [] for run in ordered}
-    record = RoundTurns(round=round_, runs={s.run.side: s.run.name for s in sides}, cells={})
+    record = RoundTurns(round=round_, runs={run.side: run.name for run in ordered}, cells={})
+    sides = start_sides(partial(start, run=run) for run in ordered)
+    started = time.perf_counter()
     try:
         for position, pair in enumerate(pairs, 1):
             took = time.perf_counter()
@@ -194,7 +236,7 @@ def run_round(
                     echo(f"  r{round_} {side.run.name} lost at {cell.id}: {side.gone} "
                          f"(log: {side.folder.path / LOG_NAME}); starting it again")
                     side.close()
-                    sides[i] = start(side.run)
+                    sides[i] = start(run=side.run)
     finally:
         codes = {side.run.name: side.close() for side in sides}
     for side in sides:

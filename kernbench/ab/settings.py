@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from kernbench.ab.pairing import check_variants, switches_variant
-from kernbench.errors import UserError
+from kernbench.errors import UserError, is_whole_number
 from kernbench.results.ab import side_setting
 from kernbench.spec.models import MAX_TURN_MS, AbSpec, Bench
 from kernbench.worker_env import RUNNER_SET
@@ -108,9 +108,9 @@ def parse_rounds(value: int | str) -> tuple[int, int | None]:
     """`--rounds`: N, `auto` (6, then more while a cell is unstable, up to 20) or
     `auto:MAX`. Returns (rounds, max_rounds)."""
     text = str(value).strip()
-    if text.isdigit():
+    if is_whole_number(text):
         return int(text), None
     head, colon, tail = text.partition(":")
-    if head == "auto" and (tail.isdigit() if colon else True):
+    if head == "auto" and (is_whole_number(tail) if colon else True):
         return AUTO_ROUNDS, int(tail) if colon else AUTO_MAX_ROUNDS
     raise UserError(f"--rounds: {value!r}: give a number, auto or auto:MAX")

@@ -15,10 +15,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-# scipy.special, not scipy.stats: the same binomial CDF for a third of the import time,
-# which every worker process pays.
-from scipy.special import bdtr, ndtri
-
 CONFIDENCE = 0.95  # the coverage a median interval aims at, unless its caller asks another
 CI_NAME = f"{CONFIDENCE:.0%} CI"  # how figures and exports name that interval
 # A median whose interval is not within this factor of it either way is not resolved: its
@@ -80,6 +76,9 @@ def median_interval(
     # Largest m with P(Bin(n, 1/2) <= m) <= (1 - confidence)/2; then j = m + 1.
     # Start from the normal approximation and walk to the exact answer.
     tail = (1.0 - confidence) / 2
+    # Lazy: `kernbench list`, `validate` and `--help` import this module and use no scipy.
+    from scipy.special import ndtri
+
     m = max(int(n / 2 + ndtri(tail) * math.sqrt(n) / 2), -1)
     while m + 1 < n and _binom_cdf(m + 1, n) <= tail:
         m += 1
@@ -99,6 +98,10 @@ def pair_coverage(n: int, j: int) -> float:
 
 def _binom_cdf(k: int, n: int) -> float:
     """P(Bin(n, 1/2) <= k)."""
+    # Lazy, as `ndtri` above. scipy.special, not scipy.stats: the same binomial CDF for a
+    # third of the import time, which every worker process pays.
+    from scipy.special import bdtr
+
     return float(bdtr(k, n, 0.5)) if k >= 0 else 0.0
 
 

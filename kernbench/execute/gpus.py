@@ -18,7 +18,7 @@ import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from kernbench.errors import UserError
+from kernbench.errors import UserError, is_whole_number
 from kernbench.plan import Cell
 from kernbench.results.model import GpuId, RoundResult
 from kernbench.worker_env import GPU_ENV
@@ -98,7 +98,7 @@ def choose_gpus(wanted: str, found: Sequence[GpuId], mixed_ok: bool) -> list[Gpu
     """`--gpus N|all` among the GPUs found; GPUs of several models only with --force."""
     if wanted == "all":
         count = len(found)
-    elif wanted.isdigit() and int(wanted) >= 1:
+    elif is_whole_number(wanted) and int(wanted) >= 1:
         count = int(wanted)
     else:
         raise UserError(f"--gpus: {wanted!r} is not a number of GPUs (1 or more) or `all`")

@@ -11,13 +11,12 @@ same hosts again.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kernbench.errors import UserError
+from kernbench.errors import UserError, seconds_from_env
 from kernbench.results.jsonio import FileFormat
 
 RENDEZVOUS_TIMEOUT_ENV = "KERNBENCH_RENDEZVOUS_TIMEOUT_S"
@@ -111,14 +110,7 @@ def default_rdzv_id(bench_name: str, spec_hash: str, endpoint: str | None) -> st
 
 
 def rendezvous_timeout_s() -> float:
-    raw = os.environ.get(RENDEZVOUS_TIMEOUT_ENV, "")
-    try:
-        value = float(raw) if raw else DEFAULT_RENDEZVOUS_TIMEOUT_S
-    except ValueError:
-        raise UserError(f"{RENDEZVOUS_TIMEOUT_ENV}: {raw!r} is not a number of seconds") from None
-    if not value > 0:
-        raise UserError(f"{RENDEZVOUS_TIMEOUT_ENV}: {raw!r} is not a positive number of seconds")
-    return value
+    return seconds_from_env(RENDEZVOUS_TIMEOUT_ENV, DEFAULT_RENDEZVOUS_TIMEOUT_S)
 
 
 class HostNames(BaseModel):

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from kernbench.errors import is_whole_number
 from kernbench.execute.hosts import Hosts, rendezvous_timeout_s
 from kernbench.execute.lifetime import die_with_parent, die_with_runner
 
@@ -165,7 +166,7 @@ def _parse(argv: Sequence[str] | None) -> LaunchArgs:
     while len(args) >= 2 and args[0] in _RENDEZVOUS_FLAGS:
         rendezvous[args[0]] = args[1]
         args = args[2:]
-    if len(args) < 2 or args[0] != "--nproc-per-node" or not args[1].isdigit():
+    if len(args) < 2 or args[0] != "--nproc-per-node" or not is_whole_number(args[1]):
         raise SystemExit(f"{USAGE}\nkernbench.launch: start with --nproc-per-node N")
     count, target = int(args[1]), args[2:]
     if count < 1:
@@ -173,7 +174,7 @@ def _parse(argv: Sequence[str] | None) -> LaunchArgs:
     if not target or target == ["-m"]:
         raise SystemExit(f"{USAGE}\nkernbench.launch: give -m MODULE or a script to run")
     nnodes = rendezvous.get("--nnodes", "1")
-    if not nnodes.isdigit() or int(nnodes) < 1:
+    if not is_whole_number(nnodes) or int(nnodes) < 1:
         raise SystemExit(f"{USAGE}\nkernbench.launch: --nnodes must be at least 1")
     if int(nnodes) > 1 and len(rendezvous) != len(_RENDEZVOUS_FLAGS):
         raise SystemExit(f"{USAGE}\nkernbench.launch: --nnodes N needs --rdzv-endpoint and "

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from typing import Any
 
+from kernbench.errors import is_whole_number
 from kernbench.worker_env import PARENT_PID_ENV
 
 _PR_SET_PDEATHSIG = 1
@@ -20,7 +21,7 @@ def die_with_runner() -> None:
     """Be killed when the runner that started this process dies: the one `PARENT_PID_ENV`
     names (`parent_env` set it), else this process's parent."""
     named = os.environ.get(PARENT_PID_ENV, "")
-    die_with_parent(int(named) if named.isdigit() else os.getppid())
+    die_with_parent(int(named) if is_whole_number(named) else os.getppid())
 
 
 def parent_env() -> dict[str, str]:

@@ -35,6 +35,7 @@ from datetime import timedelta
 from typing import Any, Literal, get_args
 
 from kernbench.dtypes import ITEMSIZE, TOLERANCE, TORCH_NAMES
+from kernbench.errors import seconds_from_env
 from kernbench.kernels.base import CheckResult, Kernel
 from kernbench.kernels.collective_buffers import Buffers, rotation_slots
 from kernbench.kernels.collective_check import EXACT_INTEGER, Expected, exact, relative_error
@@ -135,7 +136,7 @@ def ensure_process_group(device: str, world_size: int) -> str:
 
     if not dist.is_initialized():
         backend = BACKENDS[device]
-        timeout = timedelta(seconds=float(os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT_S)))
+        timeout = timedelta(seconds=seconds_from_env(TIMEOUT_ENV, DEFAULT_TIMEOUT_S))
         options: dict[str, Any] = {"backend": backend, "timeout": timeout}
         if device == "cuda":
             local_rank = int(os.environ.get("LOCAL_RANK", "0"))

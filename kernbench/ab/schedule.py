@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from kernbench.ab.pairing import switches_variant
 from kernbench.errors import UserError
 from kernbench.execute.options import RunOptions
+from kernbench.execute.pins import PinMode
 from kernbench.results.ab import Schedule
 from kernbench.results.folder_paths import recorded_path, resolved_path
 from kernbench.results.jsonio import FileFormat, unchanged
@@ -37,7 +38,6 @@ MANIFEST_VERSION = 4
 PINS_NAME = "pins.json"  # the A/B folder's pins: the bench's, and what round 1 tunes (ADR 0068)
 
 Side = Literal["A", "B", "AA1", "AA2"]
-PinsMode = Literal["record", "replay", "auto"]
 
 
 class _Strict(BaseModel):
@@ -56,7 +56,7 @@ class SideRun(_Strict):
     # Round 1's A replays the bench's committed pins that hold and tunes the rest (auto),
     # into the A/B's pins file, which every later run replays; in an A/B of the variant,
     # B's first run does the same for its own kernel. "record": files before ADR 0068.
-    pins_mode: PinsMode
+    pins_mode: PinMode
 
 
 class AbManifest(_Strict):
@@ -108,7 +108,7 @@ def aa_sides(schedule: Schedule) -> tuple[Side, Side]:
     return ("A", "AA1") if schedule == "interleaved" else ("AA1", "AA2")
 
 
-def pins_mode(runs: Sequence[SideRun], side: Side, own_b_pins: bool) -> PinsMode:
+def pins_mode(runs: Sequence[SideRun], side: Side, own_b_pins: bool) -> PinMode:
     """The pins mode of the next run of `side` after `runs`: the A/B's first run replays
     what the A/B's pins file holds (the bench's committed pins) and tunes the rest; with
     `own_b_pins` (the sides time different kernels), so does B's first. Every other run

@@ -58,6 +58,18 @@ from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, NeedsExt
 from kernbench.results.ab import AA_VERDICT_MEANINGS, VERDICT_MEANINGS
 from kernbench.spec.discovery import no_benches_found, search_benches
 from kernbench.spec.loader import shown_path
+from kernbench.spec.models import (
+    AB_SCHEDULES,
+    AUTO_MAX_ROUNDS,
+    DEFAULT_MIN_EFFECT,
+    DEFAULT_ROUNDS,
+    DEFAULT_SCHEDULE,
+    DEFAULT_TURN_MS,
+    MAX_ROUNDS,
+    MAX_TURN_MS,
+    MIN_EFFECT_MAX,
+    MIN_ROUNDS,
+)
 
 
 class _Group(ReadableHelp):
@@ -270,8 +282,9 @@ def ab_command(
     b_unset: UnsetB = None,
     rounds: Annotated[
         str | None,
-        typer.Option("--rounds", help="Rounds (default 6); auto[:MAX]: 6, then one more at a "
-                     "time while a cell is unstable, up to MAX (default 20)."),
+        typer.Option("--rounds", help=f"Rounds, {MIN_ROUNDS} to {MAX_ROUNDS} (default "
+                     f"{DEFAULT_ROUNDS}); auto[:MAX]: {DEFAULT_ROUNDS}, then one more at a time "
+                     f"while a cell is unstable, up to MAX (default {AUTO_MAX_ROUNDS})."),
     ] = None,
     aa: Annotated[
         bool | None, typer.Option("--aa/--no-aa", help="Also run A/A rounds: a noise floor.")
@@ -279,17 +292,20 @@ def ab_command(
     min_effect: Annotated[
         float | None,
         typer.Option("--min-effect", callback=check_min_effect,
-                     help="Smallest effect worth a call, % (default 1; 0 to 1000)."),
+                     help=f"Smallest effect worth a call, % (default {DEFAULT_MIN_EFFECT:g}; "
+                     f"0 to {MIN_EFFECT_MAX:g})."),
     ] = None,
     schedule: Annotated[
         str | None,
-        typer.Option("--schedule", help="interleaved (default: the sides take turns per "
-                     "cell) or sequential (each side a whole run after the other)."),
+        typer.Option("--schedule", help=f"{' or '.join(AB_SCHEDULES)} (default "
+                     f"{DEFAULT_SCHEDULE}); interleaved: the sides take turns per cell; "
+                     "sequential: each side a whole run after the other."),
     ] = None,
     turn_ms: Annotated[
         float | None,
         typer.Option("--turn-ms", callback=finite(),
-                     help="Interleaved: the length a turn aims at, ms (default 5)."),
+                     help=f"Interleaved: the length a turn aims at, ms (default "
+                     f"{DEFAULT_TURN_MS:g}; at most {MAX_TURN_MS})."),
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Output folder; default runs/ab_VAR_<UTC>/.")
@@ -324,7 +340,7 @@ def summarize_command(
     min_effect: Annotated[
         float | None,
         typer.Option("--min-effect", callback=check_min_effect,
-                     help="Re-judge with this effect, % (0 to 1000)."),
+                     help=f"Re-judge with this effect, % (0 to {MIN_EFFECT_MAX:g})."),
     ] = None,
 ) -> None:
     """Rebuild ab.json, report.md and the figure of an A/B folder; runs nothing."""

@@ -28,10 +28,10 @@ from kernbench.ab.pairing import switches_variant
 from kernbench.errors import UserError
 from kernbench.execute.options import RunOptions
 from kernbench.execute.pins import PinMode
-from kernbench.results.ab import Schedule
 from kernbench.results.folder_paths import recorded_path, resolved_path
 from kernbench.results.jsonio import FileFormat, unchanged
 from kernbench.results.kinds import AB_MANIFEST_NAME as MANIFEST_NAME
+from kernbench.spec.models import AbSchedule
 from kernbench.worker_env import FAST_ENV, ROUND_ENV, SIDE_ENV, SWITCH_ENV
 
 MANIFEST_VERSION = 4
@@ -61,7 +61,7 @@ class SideRun(_Strict):
 
 class AbManifest(_Strict):
     schema_version: int = MANIFEST_VERSION
-    schedule: Schedule = "sequential"
+    schedule: AbSchedule = "sequential"
     schedule_note: str | None = None  # why this schedule, when it is not the one asked for
     # What the check that the switch is read (ab/switch_check.py) said before the A/B ran;
     # None: it found the switch, or the switch is `variant`.
@@ -102,7 +102,7 @@ class AbManifest(_Strict):
         return None
 
 
-def aa_sides(schedule: Schedule) -> tuple[Side, Side]:
+def aa_sides(schedule: AbSchedule) -> tuple[Side, Side]:
     """The two runs whose delta is the A/A control: an extra pair of A runs in turn, or,
     interleaved, A against its live twin A'."""
     return ("A", "AA1") if schedule == "interleaved" else ("AA1", "AA2")

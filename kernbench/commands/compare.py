@@ -14,6 +14,7 @@ from kernbench.results.ab import counted
 from kernbench.results.jsonio import write_json
 from kernbench.results.outpaths import out_folder
 from kernbench.results.provenance import code_label
+from kernbench.spec.models import DEFAULT_MIN_EFFECT
 
 # compare.json: written for people and tools, never read back here. 2: stopped_working
 # (measured in BASE, failed or invalid in NEW), no longer among not_ok.
@@ -21,7 +22,7 @@ COMPARE_VERSION = 3  # 3: `pending`, cells an unfinished run never measured
 
 
 def compare_runs(
-    base: Path, new: Path, min_effect_pct: float = 1.0, fail_on: str | None = None,
+    base: Path, new: Path, min_effect_pct: float = DEFAULT_MIN_EFFECT, fail_on: str | None = None,
     out: Path | None = None, force: bool = False,
 ) -> tuple[str, int]:
     """The markdown table and the exit code (1 when `fail_on` finds a cell called so, or,

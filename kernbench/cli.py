@@ -265,6 +265,12 @@ for _name, _command in FILE_COMMANDS.items():
 # --- A/B: ab, summarize -----------------------------------------------------------------
 
 
+def _on_command_line(ctx: typer.Context, name: str) -> bool:
+    """Given on the command line, not by its environment variable or its default."""
+    # By name: typer vendors its own click, whose ParameterSource is not click's.
+    return getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"
+
+
 AB_HELP = f"""A/B a switch over rounds of fresh processes; a verdict per cell.
 
 The threshold is the minimum effect (--min-effect). {VERDICT_MEANINGS} {AA_VERDICT_MEANINGS}
@@ -274,6 +280,7 @@ Options not given come from the bench's `ab:` block, then the defaults."""
 
 @app.command("ab", help=AB_HELP)
 def ab_command(
+    ctx: typer.Context,
     bench: RunBench = None,
     switch: Switch = None,
     a: SideA = None,
@@ -329,7 +336,8 @@ def ab_command(
     outcome = ab(
         bench, resume, fail_on, switch=switch, a=a, b=b, a_unset=a_unset, b_unset=b_unset,
         rounds=rounds, aa=aa, min_effect=min_effect, schedule=schedule, turn_ms=turn_ms,
-        out=out, device=device, bench_dirs=bench_dir or (), only=only or None, force=force,
+        out=out, device=device if resume is None or _on_command_line(ctx, "device") else None,
+        bench_dirs=bench_dir or (), only=only or None, force=force,
     )
     raise typer.Exit(outcome.exit_code)
 

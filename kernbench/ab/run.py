@@ -185,8 +185,9 @@ def ab_cells(
 
 
 # What `--resume` refuses: the A/B's settings (it goes on with those in ab-run.json), and
-# its folder and cells, which its kept sides fixed.
-RESUME_FIXED = (*AB_CHOICES, "out", "only")
+# its folder, cells, device and bench folders, which its kept sides fixed (`device` None:
+# not on the command line).
+RESUME_FIXED = (*AB_CHOICES, "out", "only", "device", "bench_dirs")
 
 
 def ab(

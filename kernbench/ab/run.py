@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kernbench.ab.analysis import AbReport
-from kernbench.ab.compare import failing, gate_rounds_problem
+from kernbench.ab.gate import failing, gate_rounds_problem
 from kernbench.ab.interleaved import execute_rounds
 from kernbench.ab.outcomes import found_turns, is_whole, load_outcomes, round_finished
 from kernbench.ab.outputs import closing_lines, opening_line, summarize_ab, verdict_table

@@ -7,6 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from kernbench.ab.compare import Comparison, compare, gate, markdown
+from kernbench.ab.gate import gate_rounds_problem
 from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
 from kernbench.results import atomic
 from kernbench.results import model as results_io
@@ -33,6 +34,9 @@ def compare_runs(
     sides = {"BASE": (base, results_io.load(base)), "NEW": (new, results_io.load(new))}
     for side, (path, results) in sides.items():
         refuse_unfinished(side, path, results)
+    fewest = min(results.rounds for _, results in sides.values())
+    if problem := gate_rounds_problem(fail_on, fewest):
+        raise UserError(f"{problem}: compare runs of more rounds, or drop --fail-on")
     comparison = compare(sides["BASE"][1], sides["NEW"][1], min_effect_pct, force)
     text = markdown(comparison, str(base), str(new),
                     [measured_with(side, results) for side, (_, results) in sides.items()])

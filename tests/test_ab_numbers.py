@@ -101,3 +101,12 @@ def test_resume_refuses_every_declared_choice(tmp_path: Path) -> None:
     for name in AB_CHOICES:
         with pytest.raises(UserError, match=f"drop --{name.replace('_', '-')}$"):
             ab(None, tmp_path, **{name: "1"})
+
+
+def test_the_timer_floor_is_declared_once() -> None:
+    from kernbench.spec.timer_model import MIN_SAMPLES, TimerSpec, turn_spec
+
+    schema = json.loads(SCHEMA.read_text())["$defs"]["TimerSpec"]["properties"]
+    assert schema["min_samples"]["minimum"] == schema["max_samples"]["minimum"] == MIN_SAMPLES
+    one_turn = turn_spec(TimerSpec(min_samples=MIN_SAMPLES, max_samples=MIN_SAMPLES), 100)
+    assert (one_turn.min_samples, one_turn.max_samples) == (MIN_SAMPLES, MIN_SAMPLES)

@@ -22,12 +22,12 @@ import numpy as np
 
 from kernbench.ab.gate import STOPPED_FAILS, failing
 from kernbench.ab.verdicts import (
-    CONFIDENCE,
     MIN_ROUNDS,
     geomean_ratio,
     to_pct,
     verdict,
 )
+from kernbench.analyze.stats import CONFIDENCE
 from kernbench.errors import UserError
 from kernbench.results.ab import VERDICT_MEANINGS, VERDICTS, Verdict, counted
 from kernbench.results.model import CellResult, Results

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal, Protocol, TypeVar, get_args
 
-from kernbench.ab.verdicts import CONFIDENCE, rounds_for_confidence
-from kernbench.analyze.stats import median_interval
+from kernbench.ab.verdicts import rounds_for_confidence
+from kernbench.analyze.stats import CONFIDENCE, median_interval
 from kernbench.errors import UserError
 from kernbench.results.ab import Verdict
 

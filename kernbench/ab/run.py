@@ -35,8 +35,8 @@ from kernbench.ab.schedule import schedule as sequential_schedule
 from kernbench.ab.settings import AB_CHOICES, resolve_settings
 from kernbench.ab.sides import SideRunner, execute_runs, run_subprocess
 from kernbench.ab.switch_check import switch_warning
-from kernbench.ab.verdicts import CONFIDENCE
 from kernbench.analyze.checks import check_bench
+from kernbench.analyze.stats import CONFIDENCE
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import holds_a_run, load_options

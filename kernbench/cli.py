@@ -56,20 +56,9 @@ from kernbench.commands.validate import list_benches, validate_files, validate_f
 from kernbench.commands.version import VersionFlag
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, NeedsExtra, UserError
 from kernbench.results.ab import AA_VERDICT_MEANINGS, VERDICT_MEANINGS
+from kernbench.spec import models as spec  # the A/B numbers its help states
 from kernbench.spec.discovery import no_benches_found, search_benches
 from kernbench.spec.loader import shown_path
-from kernbench.spec.models import (
-    AB_SCHEDULES,
-    AUTO_MAX_ROUNDS,
-    DEFAULT_MIN_EFFECT,
-    DEFAULT_ROUNDS,
-    DEFAULT_SCHEDULE,
-    DEFAULT_TURN_MS,
-    MAX_ROUNDS,
-    MAX_TURN_MS,
-    MIN_EFFECT_MAX,
-    MIN_ROUNDS,
-)
 
 
 class _Group(ReadableHelp):
@@ -289,9 +278,10 @@ def ab_command(
     b_unset: UnsetB = None,
     rounds: Annotated[
         str | None,
-        typer.Option("--rounds", help=f"Rounds, {MIN_ROUNDS} to {MAX_ROUNDS} (default "
-                     f"{DEFAULT_ROUNDS}); auto[:MAX]: {DEFAULT_ROUNDS}, then one more at a time "
-                     f"while a cell is unstable, up to MAX (default {AUTO_MAX_ROUNDS})."),
+        typer.Option("--rounds", help=f"Rounds, {spec.MIN_ROUNDS} to {spec.MAX_ROUNDS} (default "
+                     f"{spec.DEFAULT_ROUNDS}); auto[:MAX]: {spec.DEFAULT_ROUNDS}, then one more "
+                     f"at a time while a cell is unstable, up to MAX (default "
+                     f"{spec.AUTO_MAX_ROUNDS})."),
     ] = None,
     aa: Annotated[
         bool | None, typer.Option("--aa/--no-aa", help="Also run A/A rounds: a noise floor.")
@@ -299,20 +289,20 @@ def ab_command(
     min_effect: Annotated[
         float | None,
         typer.Option("--min-effect", callback=check_min_effect,
-                     help=f"Smallest effect worth a call, % (default {DEFAULT_MIN_EFFECT:g}; "
-                     f"0 to {MIN_EFFECT_MAX:g})."),
+                     help=f"Smallest effect worth a call, % (default {spec.DEFAULT_MIN_EFFECT:g}; "
+                     f"0 to {spec.MIN_EFFECT_MAX:g})."),
     ] = None,
     schedule: Annotated[
         str | None,
-        typer.Option("--schedule", help=f"{' or '.join(AB_SCHEDULES)} (default "
-                     f"{DEFAULT_SCHEDULE}); interleaved: the sides take turns per cell; "
+        typer.Option("--schedule", help=f"{' or '.join(spec.AB_SCHEDULES)} (default "
+                     f"{spec.DEFAULT_SCHEDULE}); interleaved: the sides take turns per cell; "
                      "sequential: each side a whole run after the other."),
     ] = None,
     turn_ms: Annotated[
         float | None,
         typer.Option("--turn-ms", callback=finite(),
                      help=f"Interleaved: the length a turn aims at, ms (default "
-                     f"{DEFAULT_TURN_MS:g}; at most {MAX_TURN_MS})."),
+                     f"{spec.DEFAULT_TURN_MS:g}; at most {spec.MAX_TURN_MS})."),
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Output folder; default runs/ab_VAR_<UTC>/.")
@@ -348,7 +338,7 @@ def summarize_command(
     min_effect: Annotated[
         float | None,
         typer.Option("--min-effect", callback=check_min_effect,
-                     help=f"Re-judge with this effect, % (0 to {MIN_EFFECT_MAX:g})."),
+                     help=f"Re-judge with this effect, % (0 to {spec.MIN_EFFECT_MAX:g})."),
     ] = None,
 ) -> None:
     """Rebuild ab.json, report.md and the figure of an A/B folder; runs nothing."""

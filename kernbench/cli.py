@@ -56,6 +56,7 @@ from kernbench.commands.validate import list_benches, validate_files, validate_f
 from kernbench.commands.version import VersionFlag
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, NeedsExtra, UserError
 from kernbench.results.ab import AA_VERDICT_MEANINGS, VERDICT_MEANINGS
+from kernbench.spec import models as spec  # the A/B numbers its help states
 from kernbench.spec.discovery import no_benches_found, search_benches
 from kernbench.spec.yaml_document import shown_path
 
@@ -253,6 +254,12 @@ for _name, _command in FILE_COMMANDS.items():
 # --- A/B: ab, summarize -----------------------------------------------------------------
 
 
+def _on_command_line(ctx: typer.Context, name: str) -> bool:
+    """Given on the command line, not by its environment variable or its default."""
+    # By name: typer vendors its own click, whose ParameterSource is not click's.
+    return getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"
+
+
 AB_HELP = f"""A/B a switch over rounds of fresh processes; a verdict per cell.
 
 The threshold is the minimum effect (--min-effect). {VERDICT_MEANINGS} {AA_VERDICT_MEANINGS}
@@ -262,6 +269,7 @@ Options not given come from the bench's `ab:` block, then the defaults."""
 
 @app.command("ab", help=AB_HELP)
 def ab_command(
+    ctx: typer.Context,
     bench: RunBench = None,
     switch: Switch = None,
     a: SideA = None,
@@ -270,8 +278,10 @@ def ab_command(
     b_unset: UnsetB = None,
     rounds: Annotated[
         str | None,
-        typer.Option("--rounds", help="Rounds (default 6); auto[:MAX]: 6, then one more at a "
-                     "time while a cell is unstable, up to MAX (default 20)."),
+        typer.Option("--rounds", help=f"Rounds, {spec.MIN_ROUNDS} to {spec.MAX_ROUNDS} (default "
+                     f"{spec.DEFAULT_ROUNDS}); auto[:MAX]: {spec.DEFAULT_ROUNDS}, then one more "
+                     f"at a time while a cell is unstable, up to MAX (default "
+                     f"{spec.AUTO_MAX_ROUNDS})."),
     ] = None,
     aa: Annotated[
         bool | None, typer.Option("--aa/--no-aa", help="Also run A/A rounds: a noise floor.")
@@ -279,17 +289,20 @@ def ab_command(
     min_effect: Annotated[
         float | None,
         typer.Option("--min-effect", callback=check_min_effect,
-                     help="Smallest effect worth a call, % (default 1; 0 to 1000)."),
+                     help=f"Smallest effect worth a call, % (default {spec.DEFAULT_MIN_EFFECT:g}; "
+                     f"0 to {spec.MIN_EFFECT_MAX:g})."),
     ] = None,
     schedule: Annotated[
         str | None,
-        typer.Option("--schedule", help="interleaved (default: the sides take turns per "
-                     "cell) or sequential (each side a whole run after the other)."),
+        typer.Option("--schedule", help=f"{' or '.join(spec.AB_SCHEDULES)} (default "
+                     f"{spec.DEFAULT_SCHEDULE}); interleaved: the sides take turns per cell; "
+                     "sequential: each side a whole run after the other."),
     ] = None,
     turn_ms: Annotated[
         float | None,
         typer.Option("--turn-ms", callback=finite(),
-                     help="Interleaved: the length a turn aims at, ms (default 5)."),
+                     help=f"Interleaved: the length a turn aims at, ms (default "
+                     f"{spec.DEFAULT_TURN_MS:g}; at most {spec.MAX_TURN_MS})."),
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Output folder; default runs/ab_VAR_<UTC>/.")
@@ -313,7 +326,8 @@ def ab_command(
     outcome = ab(
         bench, resume, fail_on, switch=switch, a=a, b=b, a_unset=a_unset, b_unset=b_unset,
         rounds=rounds, aa=aa, min_effect=min_effect, schedule=schedule, turn_ms=turn_ms,
-        out=out, device=device, bench_dirs=bench_dir or (), only=only or None, force=force,
+        out=out, device=device if resume is None or _on_command_line(ctx, "device") else None,
+        bench_dirs=bench_dir or (), only=only or None, force=force,
     )
     raise typer.Exit(outcome.exit_code)
 
@@ -324,7 +338,7 @@ def summarize_command(
     min_effect: Annotated[
         float | None,
         typer.Option("--min-effect", callback=check_min_effect,
-                     help="Re-judge with this effect, % (0 to 1000)."),
+                     help=f"Re-judge with this effect, % (0 to {spec.MIN_EFFECT_MAX:g})."),
     ] = None,
 ) -> None:
     """Rebuild ab.json, report.md and the figure of an A/B folder; runs nothing."""

@@ -364,3 +364,19 @@ def test_a_resume_whose_bench_is_gone_says_which_file_the_ab_needs(tmp_path: Pat
     with pytest.raises(UserError, match=rf"^--resume: the A/B's bench {tmp_path}/fake-ab.yaml "
                                         r"\(ab-run.json bench_path\) is not there"):
         resume_ab(folder, run_side=Sides(), echo=lambda line: None)
+
+
+@pytest.mark.parametrize("option, value", [("--device", "cpu"), ("--bench-dir", "."),
+                                           ("--only", "n=1")])
+def test_resume_refuses_what_the_kept_sides_fixed(tmp_path: Path, option: str, value: str
+                                                  ) -> None:
+    result = CliRunner().invoke(cli.app, ["ab", "--resume", str(tmp_path), option, value])
+    assert (result.exit_code, result.stderr) == (EXIT_USAGE, (
+        f"--resume: the A/B goes on with its own settings (ab-run.json); drop {option}\n"))
+
+
+def test_resume_takes_the_device_variable_as_no_choice(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli.app, ["ab", "--resume", str(tmp_path)],
+                                env={"KERNBENCH_DEVICE": "cpu"})
+    assert (result.exit_code, result.stderr) == (
+        EXIT_USAGE, f"{tmp_path}: not an A/B folder (no ab-run.json)\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,9 @@ from kernbench.ab.compare import (
     markdown,
     shift_interval,
 )
+from kernbench.ab.gate import GATE_MIN_ROUNDS, failing, gate_rounds_problem
 from kernbench.commands.compare import compare_runs
+from kernbench.errors import UserError
 from kernbench.results import model as results_io
 from kernbench.results.ab import Verdict
 from kernbench.results.model import CellResult, Results
@@ -37,7 +40,7 @@ axes:
 variants:
   plain: {switch: KB_CMP, effect_pct: 20}
 timer: {warmup_s: 0.005, budget_s: 0.03, min_samples: 5}
-rounds: 3
+rounds: 6  # a --fail-on gate takes GATE_MIN_ROUNDS
 """
 
 
@@ -163,7 +166,7 @@ def broken(cell: CellResult) -> CellResult:
 
 
 def test_a_cell_that_stopped_working_fails_the_slower_and_any_gates(tmp_path):
-    base = make_gemm_results(failed=False, variants=("resident",))
+    base = make_gemm_results(failed=False, variants=("resident",), rounds=GATE_MIN_ROUNDS)
     new = base.model_copy(update={"cells": [broken(base.cells[0]), *base.cells[1:]]})
     paths = saved(tmp_path, "base", base), saved(tmp_path, "new", new)
     stopped = base.cells[0].id
@@ -183,7 +186,7 @@ def test_a_cell_that_stopped_working_fails_the_slower_and_any_gates(tmp_path):
 
 @pytest.mark.parametrize("fail_on", [[], ["--fail-on", "slower"], ["--fail-on", "any"]])
 def test_runs_without_a_cell_measured_in_both_are_refused_not_passed(tmp_path, fail_on):
-    base = make_gemm_results(failed=False, variants=("resident",))
+    base = make_gemm_results(failed=False, variants=("resident",), rounds=GATE_MIN_ROUNDS)
     renamed = [c.model_copy(update={"id": "x" + c.id}) for c in base.cells]
     paths = saved(tmp_path, "base", base), \
         saved(tmp_path, "new", base.model_copy(update={"cells": renamed}))
@@ -201,13 +204,13 @@ def test_a_side_of_one_round_makes_no_call_but_unstable(tmp_path):
                                               for r in c.rounds]}) for c in one.cells]
     paths = saved(tmp_path, "one", one), \
         saved(tmp_path, "slower", one.model_copy(update={"cells": slower}))
-    code, out, _ = invoke("compare", *paths, "--fail-on", "any")
-    assert code == 0, out  # +100 % in one round against one: no evidence, no failed gate
+    code, out, _ = invoke("compare", *paths)
+    assert code == 0, out  # +100 % in one round against one: no evidence, no call
     n = len(one.cells)
     assert f"- Verdicts: faster 0, slower 0, same 0, unstable {n} (of {n} cells in both)." in out
     assert f"- {n} cell(s) with fewer than 2 rounds on a side: unstable" in out
     three = saved(tmp_path, "three", make_gemm_results(failed=False, variants=("resident",)))
-    code, out, _ = invoke("compare", three, paths[1], "--fail-on", "any")
+    code, out, _ = invoke("compare", three, paths[1])
     assert code == 0 and f"unstable {n} (of {n} cells" in out, out  # one side is enough
 
 
@@ -269,3 +272,36 @@ def test_the_table_names_each_sides_gpu_driver_code_and_date():
             ) in text.splitlines()
     assert any(line.startswith("- NEW: NVIDIA H100 80GB HBM3 (cuda)")
                for line in text.splitlines())
+
+
+@pytest.mark.parametrize("rounds", [GATE_MIN_ROUNDS - 1, 3, 2])
+def test_compare_gates_on_the_rounds_ab_gates_on(tmp_path, rounds):
+    many = saved(tmp_path, "many", make_gemm_results(failed=False, variants=("resident",),
+                                                     rounds=GATE_MIN_ROUNDS))
+    few = saved(tmp_path, "few", make_gemm_results(failed=False, variants=("resident",),
+                                                   rounds=rounds))
+    for paths in ((many, few), (few, many)):
+        code, out, err = invoke("compare", *paths, "--fail-on", "slower")
+        assert code == 2, out
+        assert err.startswith(f"--fail-on slower: a gate needs intervals of 95% coverage, "
+                              f"which take {GATE_MIN_ROUNDS} rounds; {rounds} give ")
+        assert err.endswith(": compare runs of more rounds, or drop --fail-on\n")
+    assert gate_rounds_problem("slower", rounds) is not None
+    assert gate_rounds_problem("slower", GATE_MIN_ROUNDS) is None
+    assert invoke("compare", many, many, "--fail-on", "slower")[0] == 0
+
+
+@dataclass(frozen=True)
+class Called:
+    id: str
+    verdict: Verdict
+
+
+def test_the_gate_fails_on_the_declared_verdicts():
+    cells = [Called(v, v) for v in ("faster", "slower", "same", "unstable")]
+    assert [c.verdict for c in failing(cells, "slower")] == ["slower"]
+    assert [c.verdict for c in failing(cells, "faster")] == ["faster"]
+    assert [c.verdict for c in failing(cells, "any")] == ["faster", "slower"]
+    assert failing(cells, None) == []
+    with pytest.raises(UserError, match="'worse' is not one of slower, faster, any"):
+        failing(cells, "worse")

@@ -24,7 +24,6 @@ from kernbench.ab.pairing import as_pair
 from kernbench.ab.schedule import AbManifest, SideRun, aa_sides
 from kernbench.ab.slots import start_slots, without_slots
 from kernbench.ab.verdicts import (
-    CONFIDENCE,
     MIN_ROUNDS,
     aa_floor,
     aa_p_value,
@@ -36,7 +35,7 @@ from kernbench.ab.verdicts import (
     to_pct,
     verdict,
 )
-from kernbench.analyze.stats import median_interval, pair_coverage
+from kernbench.analyze.stats import CONFIDENCE, median_interval, pair_coverage
 from kernbench.results.ab import (
     VERDICTS,
     AbCell,

@@ -14,22 +14,20 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Protocol, TypeVar
 
 import numpy as np
 
+from kernbench.ab.gate import STOPPED_FAILS, failing
 from kernbench.ab.verdicts import (
-    CONFIDENCE,
     MIN_ROUNDS,
     geomean_ratio,
-    rounds_for_confidence,
     to_pct,
     verdict,
 )
-from kernbench.analyze.stats import median_interval
+from kernbench.analyze.stats import CONFIDENCE
 from kernbench.errors import UserError
 from kernbench.results.ab import VERDICT_MEANINGS, VERDICTS, Verdict, counted
 from kernbench.results.model import CellResult, Results
@@ -157,43 +155,6 @@ def _check_comparable(base: Results, new: Results, force: bool) -> None:
     ]
     if differences and not force:
         raise UserError(f"the runs differ: {'; '.join(differences)} (--force compares anyway)")
-
-
-class Called(Protocol):
-    @property
-    def id(self) -> str: ...
-    @property
-    def verdict(self) -> Verdict: ...
-
-
-CalledCell = TypeVar("CalledCell", bound=Called)
-FAIL_ON = {"slower": {"slower"}, "faster": {"faster"}, "any": {"slower", "faster"}}
-# A cell measured in BASE that failed in NEW is a regression, the worst kind of slower.
-STOPPED_FAILS = {"slower", "any"}
-
-
-def failing(cells: Iterable[CalledCell], fail_on: str | None) -> list[CalledCell]:
-    """The cells that `--fail-on` (slower, faster or any) makes a CI failure; for `compare`
-    and `ab` alike."""
-    if fail_on is None:
-        return []
-    if fail_on not in FAIL_ON:
-        raise UserError(f"--fail-on: {fail_on!r} is not one of slower, faster, any")
-    return [c for c in cells if c.verdict in FAIL_ON[fail_on]]
-
-
-def gate_rounds_problem(fail_on: str | None, rounds: int) -> str | None:
-    """Why `ab --fail-on` cannot gate an A/B of `rounds` rounds, None where it can: under
-    the rounds a 95 % interval takes, a switch that does nothing is called faster or
-    slower by chance in up to 1 - coverage of the cells (half of them at 2 rounds), so
-    the gate's failures and passes would say little (ADR 0020, rounds and a gate)."""
-    needed = rounds_for_confidence()
-    if fail_on is None or rounds >= needed:
-        return None
-    coverage = median_interval([0.0] * rounds, CONFIDENCE).coverage
-    return (f"--fail-on {fail_on}: a gate needs intervals of {CONFIDENCE:.0%} coverage, "
-            f"which take {needed} rounds; {rounds} give {coverage:.1%}, so a switch that does "
-            f"nothing could fail it by chance")
 
 
 def gate(comparison: Comparison, fail_on: str | None) -> list[str]:

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kernbench.results.ab import CellTurns
+from kernbench.spec.models import DEFAULT_TURN_MS
 from kernbench.spec.timer_model import TimerSpec
 
 REFERENCE = "A"  # the side every other side is compared with
@@ -27,7 +28,7 @@ REFERENCE = "A"  # the side every other side is compared with
 # scale) and no-effect intervals were 2 to 5 points wide; with 5 ms turns they were
 # 0.15 to 0.21 points, A/A floors 0.08 to 0.18%. The hand-over between processes (a
 # pipe message and a wake-up, well under a millisecond) stays a small part of 5 ms.
-TARGET_TURN_S = 5e-3
+TARGET_TURN_S = DEFAULT_TURN_MS / 1000
 # The shortest turn planned, when the budget asks for shorter ones to reach MIN_PAIRS.
 MIN_TURN_S = 2e-3
 # A turn's median needs a few calls, however long one call is.

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kernbench.ab.analysis import AbReport
-from kernbench.ab.compare import failing, gate_rounds_problem
+from kernbench.ab.gate import failing, gate_rounds_problem
 from kernbench.ab.interleaved import execute_rounds
 from kernbench.ab.outcomes import found_turns, is_whole, load_outcomes, round_finished
 from kernbench.ab.outputs import closing_lines, opening_line, summarize_ab, verdict_table
@@ -32,25 +32,25 @@ from kernbench.ab.schedule import (
     save_manifest,
 )
 from kernbench.ab.schedule import schedule as sequential_schedule
-from kernbench.ab.settings import resolve_settings
+from kernbench.ab.settings import AB_CHOICES, resolve_settings
 from kernbench.ab.sides import SideRunner, execute_runs, run_subprocess
 from kernbench.ab.switch_check import switch_warning
-from kernbench.ab.verdicts import CONFIDENCE
 from kernbench.analyze.checks import check_bench
+from kernbench.analyze.stats import CONFIDENCE
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import holds_a_run, load_options
 from kernbench.execute.pins import bench_pins_path, load_pins, save_pins
 from kernbench.execute.requirements import check_requirements
 from kernbench.plan import Cell, plan, refuse_empty
-from kernbench.results.ab import Schedule, counted
+from kernbench.results.ab import counted
 from kernbench.results.outpaths import out_folder
 from kernbench.results.provenance import utc_now, utc_stamp
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.drift import REBUILT_ONLY, bench_drift
 from kernbench.spec.hardware import resolve_device
 from kernbench.spec.loader import load_bench
-from kernbench.spec.models import AbSpec, Bench, spec_hash
+from kernbench.spec.models import AbSchedule, AbSpec, Bench, spec_hash
 from kernbench.spec.op_factory import bench_source
 from kernbench.spec.yaml_document import field_error
 
@@ -95,8 +95,10 @@ def run_ab(
     cells as `kernbench run --only` does; `fail_on` (the gate `ab` applies) is refused
     where the rounds cannot reach a 95 % interval."""
     spec, bench_path = find_bench(bench, bench_dirs)
-    settings = resolve_settings(spec, switch, a, b, rounds, aa, min_effect, schedule, turn_ms,
-                                a_unset, b_unset)
+    settings = resolve_settings(
+        spec, switch=switch, a=a, b=b, a_unset=a_unset, b_unset=b_unset, rounds=rounds, aa=aa,
+        min_effect=min_effect, schedule=schedule, turn_ms=turn_ms,
+    )
     if problem := gate_rounds_problem(fail_on, settings.rounds):
         raise UserError(f"{problem}: give more --rounds, or auto")
     device = resolve_device(device)
@@ -183,9 +185,10 @@ def ab_cells(
     return pairs
 
 
-# Settings of a new A/B; `--resume` goes on with those in ab-run.json.
-SETTINGS = ("switch", "a", "b", "a_unset", "b_unset", "rounds", "aa", "min_effect", "schedule",
-            "turn_ms", "out", "only")
+# What `--resume` refuses: the A/B's settings (it goes on with those in ab-run.json), and
+# its folder, cells, device and bench folders, which its kept sides fixed (`device` None:
+# not on the command line).
+RESUME_FIXED = (*AB_CHOICES, "out", "only", "device", "bench_dirs")
 
 
 def ab(
@@ -203,7 +206,7 @@ def ab(
             raise UserError("--bench: give a bench name (see `kernbench list`) or --resume DIR")
         return gated(run_ab(bench, fail_on=fail_on, **options), fail_on)
     given = (["--bench"] if bench else []) + [
-        f"--{name.replace('_', '-')}" for name in SETTINGS if options.get(name) is not None
+        _option_name(name) for name in RESUME_FIXED if options.get(name) not in (None, (), [])
     ]
     if given:
         raise UserError(f"--resume: the A/B goes on with its own settings ({MANIFEST_NAME}); "
@@ -212,6 +215,10 @@ def ab(
     if fail_on and (problem := gate_rounds_problem(fail_on, load_manifest(resume).rounds)):
         raise UserError(f"{problem}: resume {resume} without --fail-on")
     return gated(resume_ab(resume, force=force), fail_on)
+
+
+def _option_name(setting: str) -> str:
+    return "--bench-dir" if setting == "bench_dirs" else f"--{setting.replace('_', '-')}"
 
 
 def gated(outcome: AbOutcome, fail_on: str | None) -> AbOutcome:
@@ -358,7 +365,7 @@ def _clear_side(folder: Path, name: str) -> None:
         side.unlink()
 
 
-def choose_schedule(asked: str, cells: Sequence[Cell]) -> tuple[Schedule, str | None]:
+def choose_schedule(asked: str, cells: Sequence[Cell]) -> tuple[AbSchedule, str | None]:
     """The schedule to run, and a note when it is not the one asked for."""
     if asked == "interleaved" and any(int(c.params.get("world_size", 1)) > 1 for c in cells):
         return "sequential", (

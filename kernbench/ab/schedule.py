@@ -27,17 +27,17 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from kernbench.ab.pairing import switches_variant
 from kernbench.errors import UserError
 from kernbench.execute.options import RunOptions
-from kernbench.results.ab import Schedule
+from kernbench.execute.pins import PinMode
 from kernbench.results.folder_paths import recorded_path, resolved_path
 from kernbench.results.jsonio import FileFormat, unchanged
 from kernbench.results.kinds import AB_MANIFEST_NAME as MANIFEST_NAME
+from kernbench.spec.models import AbSchedule
 from kernbench.worker_env import FAST_ENV, ROUND_ENV, SIDE_ENV, SWITCH_ENV
 
 MANIFEST_VERSION = 4
 PINS_NAME = "pins.json"  # the A/B folder's pins: the bench's, and what round 1 tunes (ADR 0068)
 
 Side = Literal["A", "B", "AA1", "AA2"]
-PinsMode = Literal["record", "replay", "auto"]
 
 
 class _Strict(BaseModel):
@@ -56,12 +56,12 @@ class SideRun(_Strict):
     # Round 1's A replays the bench's committed pins that hold and tunes the rest (auto),
     # into the A/B's pins file, which every later run replays; in an A/B of the variant,
     # B's first run does the same for its own kernel. "record": files before ADR 0068.
-    pins_mode: PinsMode
+    pins_mode: PinMode
 
 
 class AbManifest(_Strict):
     schema_version: int = MANIFEST_VERSION
-    schedule: Schedule = "sequential"
+    schedule: AbSchedule = "sequential"
     schedule_note: str | None = None  # why this schedule, when it is not the one asked for
     # What the check that the switch is read (ab/switch_check.py) said before the A/B ran;
     # None: it found the switch, or the switch is `variant`.
@@ -102,13 +102,13 @@ class AbManifest(_Strict):
         return None
 
 
-def aa_sides(schedule: Schedule) -> tuple[Side, Side]:
+def aa_sides(schedule: AbSchedule) -> tuple[Side, Side]:
     """The two runs whose delta is the A/A control: an extra pair of A runs in turn, or,
     interleaved, A against its live twin A'."""
     return ("A", "AA1") if schedule == "interleaved" else ("AA1", "AA2")
 
 
-def pins_mode(runs: Sequence[SideRun], side: Side, own_b_pins: bool) -> PinsMode:
+def pins_mode(runs: Sequence[SideRun], side: Side, own_b_pins: bool) -> PinMode:
     """The pins mode of the next run of `side` after `runs`: the A/B's first run replays
     what the A/B's pins file holds (the bench's committed pins) and tunes the rest; with
     `own_b_pins` (the sides time different kernels), so does B's first. Every other run

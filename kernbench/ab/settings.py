@@ -4,35 +4,60 @@ defaults, each checked before anything runs."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, fields
 from typing import Any
 
 from kernbench.ab.pairing import check_variants, switches_variant
 from kernbench.errors import UserError, is_whole_number
 from kernbench.results.ab import side_setting
-from kernbench.spec.models import MAX_TURN_MS, AbSpec, Bench
+from kernbench.spec.models import (
+    AB_SCHEDULES,
+    AUTO_MAX_ROUNDS,
+    DEFAULT_ROUNDS,
+    MAX_ROUNDS,
+    MAX_TURN_MS,
+    MIN_ROUNDS,
+    AbSpec,
+    Bench,
+)
 from kernbench.worker_env import RUNNER_SET
 
-SCHEDULES = ("interleaved", "sequential")
-AUTO_ROUNDS = 6  # `--rounds auto` starts with these, as a fixed A/B would
-AUTO_MAX_ROUNDS = 20
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def resolve_settings(
-    bench: Bench,
-    switch: str | None = None,
-    a: str | None = None,
-    b: str | None = None,
-    rounds: int | str | None = None,
-    aa: bool | None = None,
-    min_effect: float | None = None,
-    schedule: str | None = None,
-    turn_ms: float | None = None,
-    a_unset: bool | None = None,
-    b_unset: bool | None = None,
-) -> AbSpec:
-    """Command-line values over the bench's `ab:` block over the defaults. A side's value
-    None (`--a-unset`, or `a: null` in the block) leaves the switch unset on that side."""
+@dataclass(frozen=True)
+class AbChoices:
+    """The A/B settings `ab` may be told, each an option of the same name; None: the
+    bench's `ab:` block, then the default. `ab --resume` refuses every one of them: the
+    A/B goes on with those its ab-run.json holds."""
+
+    switch: str | None = None
+    a: str | None = None
+    b: str | None = None
+    a_unset: bool | None = None
+    b_unset: bool | None = None
+    rounds: int | str | None = None
+    aa: bool | None = None
+    min_effect: float | None = None
+    schedule: str | None = None
+    turn_ms: float | None = None
+
+
+AB_CHOICES = tuple(f.name for f in fields(AbChoices))
+
+
+def resolve_settings(bench: Bench, **given: Any) -> AbSpec:
+    """Command-line values (`given`, named as AbChoices) over the bench's `ab:` block over
+    the defaults. A side's value None (`--a-unset`, or `a: null` in the block) leaves the
+    switch unset on that side."""
+    if unknown := sorted(set(given) - set(AB_CHOICES)):
+        raise TypeError(f"resolve_settings: {', '.join(unknown)} not among the A/B's "
+                        f"settings ({', '.join(AB_CHOICES)})")
+    choices = AbChoices(**given)
+    switch, a, b, a_unset, b_unset = (choices.switch, choices.a, choices.b, choices.a_unset,
+                                      choices.b_unset)
+    aa, min_effect, schedule, turn_ms = (choices.aa, choices.min_effect, choices.schedule,
+                                         choices.turn_ms)
     block = bench.ab
     switch = switch or (block.switch if block else None)
     if not switch:
@@ -69,8 +94,10 @@ def resolve_settings(
     }
     if chosen["turn_ms"] is not None and not 0 < chosen["turn_ms"] <= MAX_TURN_MS:
         raise UserError(f"--turn-ms: {chosen['turn_ms']}: give a length in (0, {MAX_TURN_MS}] ms")
-    if chosen["schedule"] not in SCHEDULES:
-        raise UserError(f"--schedule: {chosen['schedule']!r} is not one of {', '.join(SCHEDULES)}")
+    if chosen["schedule"] not in AB_SCHEDULES:
+        raise UserError(
+            f"--schedule: {chosen['schedule']!r} is not one of {', '.join(AB_SCHEDULES)}"
+        )
     if turn_ms is not None and chosen["schedule"] == "sequential":
         # A turn is the interleaved schedule's; a sequential side runs whole, so the length
         # asked for would be recorded and never used.
@@ -83,14 +110,17 @@ def resolve_settings(
                         if chosen["a"] is None else
                         f"--a/--b: both sides would set {side_setting(switch, chosen['a'])}")
     check_variants(switch, chosen["a"], chosen["b"], bench)
-    if rounds is not None:
-        chosen["rounds"], chosen["max_rounds"] = parse_rounds(rounds)
-    if not 2 <= chosen["rounds"] <= 100:
-        raise UserError(f"--rounds: {chosen['rounds']}: give 2 to 100 (6 is the default)")
+    if choices.rounds is not None:
+        chosen["rounds"], chosen["max_rounds"] = parse_rounds(choices.rounds)
+    if not MIN_ROUNDS <= chosen["rounds"] <= MAX_ROUNDS:
+        raise UserError(f"--rounds: {chosen['rounds']}: give {MIN_ROUNDS} to {MAX_ROUNDS} "
+                        f"({DEFAULT_ROUNDS} is the default)")
     if chosen["min_effect"] < 0:
         raise UserError(f"--min-effect: {chosen['min_effect']}: must not be negative")
-    if chosen["max_rounds"] is not None and not chosen["rounds"] <= chosen["max_rounds"] <= 100:
-        raise UserError(f"--rounds: auto:{chosen['max_rounds']}: give {chosen['rounds']} to 100")
+    if chosen["max_rounds"] is not None and not (
+            chosen["rounds"] <= chosen["max_rounds"] <= MAX_ROUNDS):
+        raise UserError(f"--rounds: auto:{chosen['max_rounds']}: give {chosen['rounds']} "
+                        f"to {MAX_ROUNDS}")
     return AbSpec(**chosen)
 
 
@@ -105,12 +135,12 @@ def _side_value(side: str, given: str | None, unset: bool | None, default: str |
 
 
 def parse_rounds(value: int | str) -> tuple[int, int | None]:
-    """`--rounds`: N, `auto` (6, then more while a cell is unstable, up to 20) or
-    `auto:MAX`. Returns (rounds, max_rounds)."""
+    """`--rounds`: N, `auto` (DEFAULT_ROUNDS, then more while a cell is unstable, up to
+    AUTO_MAX_ROUNDS) or `auto:MAX`. Returns (rounds, max_rounds)."""
     text = str(value).strip()
     if is_whole_number(text):
         return int(text), None
     head, colon, tail = text.partition(":")
     if head == "auto" and (is_whole_number(tail) if colon else True):
-        return AUTO_ROUNDS, int(tail) if colon else AUTO_MAX_ROUNDS
+        return DEFAULT_ROUNDS, int(tail) if colon else AUTO_MAX_ROUNDS
     raise UserError(f"--rounds: {value!r}: give a number, auto or auto:MAX")

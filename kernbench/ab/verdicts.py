@@ -12,17 +12,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kernbench.analyze.stats import median_interval
+from kernbench.analyze.stats import CONFIDENCE, median_interval
 
 # The rule's constants sit beside the text that says what a verdict means (results/ab.py).
 from kernbench.results.ab import AA_ALPHA as AA_ALPHA
+from kernbench.results.ab import AA_MIN_ROUNDS, Verdict
 from kernbench.results.ab import MIN_ROUNDS as MIN_ROUNDS
-from kernbench.results.ab import Verdict
-
-CONFIDENCE = 0.95
-# The signed-rank test's smallest two-sided p with n pairs is 2/2^n: below 6 rounds it
-# cannot reject at AA_ALPHA, so it is not asked (the interval alone decides).
-AA_MIN_ROUNDS = 6
 
 
 def rounds_for_confidence(confidence: float = CONFIDENCE) -> int:

@@ -7,6 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from kernbench.ab.compare import Comparison, compare, gate, markdown
+from kernbench.ab.gate import gate_rounds_problem
 from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
 from kernbench.results import atomic
 from kernbench.results import model as results_io
@@ -14,6 +15,7 @@ from kernbench.results.ab import counted
 from kernbench.results.jsonio import write_json
 from kernbench.results.outpaths import out_folder
 from kernbench.results.provenance import code_label
+from kernbench.spec.models import DEFAULT_MIN_EFFECT
 
 # compare.json: written for people and tools, never read back here. 2: stopped_working
 # (measured in BASE, failed or invalid in NEW), no longer among not_ok.
@@ -21,7 +23,7 @@ COMPARE_VERSION = 3  # 3: `pending`, cells an unfinished run never measured
 
 
 def compare_runs(
-    base: Path, new: Path, min_effect_pct: float = 1.0, fail_on: str | None = None,
+    base: Path, new: Path, min_effect_pct: float = DEFAULT_MIN_EFFECT, fail_on: str | None = None,
     out: Path | None = None, force: bool = False,
 ) -> tuple[str, int]:
     """The markdown table and the exit code (1 when `fail_on` finds a cell called so, or,
@@ -32,6 +34,9 @@ def compare_runs(
     sides = {"BASE": (base, results_io.load(base)), "NEW": (new, results_io.load(new))}
     for side, (path, results) in sides.items():
         refuse_unfinished(side, path, results)
+    fewest = min(results.rounds for _, results in sides.values())
+    if problem := gate_rounds_problem(fail_on, fewest):
+        raise UserError(f"{problem}: compare runs of more rounds, or drop --fail-on")
     comparison = compare(sides["BASE"][1], sides["NEW"][1], min_effect_pct, force)
     text = markdown(comparison, str(base), str(new),
                     [measured_with(side, results) for side, (_, results) in sides.items()])

@@ -16,6 +16,7 @@ from kernbench.commands.numbers import check_min_effect
 from kernbench.results import atomic
 from kernbench.results import model as results_io
 from kernbench.results.outpaths import out_file, out_folder
+from kernbench.spec.models import DEFAULT_MIN_EFFECT, MIN_EFFECT_MAX
 
 
 def collect_command(
@@ -86,8 +87,8 @@ def compare_command(
     new: Annotated[Path, typer.Argument(help="The results under test (file or run folder).")],
     min_effect: Annotated[
         float, typer.Option("--min-effect", callback=check_min_effect, help="Smallest effect "
-                            "worth a call, % (0 to 1000).")
-    ] = 1.0,
+                            f"worth a call, % (0 to {MIN_EFFECT_MAX:g}).")
+    ] = DEFAULT_MIN_EFFECT,
     fail_on: Annotated[
         str | None, typer.Option("--fail-on", help="slower, faster or any: exit 1 when a "
                                  "cell is called so (a CI gate); slower and any also when "

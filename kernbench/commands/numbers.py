@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 import typer
 
+from kernbench.spec.models import MIN_EFFECT_MAX
+
 
 def finite(low: float | None = None, high: float | None = None
            ) -> Callable[[float | None], float | None]:
@@ -35,6 +37,5 @@ def _range(low: float | None, high: float | None) -> str:
     return f"{low:g} to {high:g}" if low is not None else f"{high:g} and below"
 
 
-MIN_EFFECT_MAX = 1000.0  # percent: a tenfold change is past any threshold worth asking for
 # --min-effect of compare, ab and summarize: a percentage.
 check_min_effect = finite(0.0, MIN_EFFECT_MAX)

@@ -35,7 +35,7 @@ from kernbench.execute.options import (
     load_options,
     save_options,
 )
-from kernbench.execute.pins import bench_pins_path, bench_source_hash, load_pins
+from kernbench.execute.pins import PIN_MODES, bench_pins_path, bench_source_hash, load_pins
 from kernbench.execute.requirements import check_requirements
 from kernbench.execute.run_cells import checked_plan, planned_cells
 from kernbench.execute.run_folder import RunFolder
@@ -188,8 +188,10 @@ def note_ceilings_duty(bench: Bench, device: str, explicit: str | None) -> None:
 
 def new_options(request: RunRequest, bench: Bench, bench_path: Path) -> RunOptions:
     """The options of a new run, from its command line and the bench's defaults."""
-    if request.pins_mode and request.pins_mode not in ("auto", "record", "replay"):
-        raise UserError(f"--pins-mode: {request.pins_mode!r} is not one of auto, record, replay")
+    if request.pins_mode and request.pins_mode not in PIN_MODES:
+        raise UserError(
+            f"--pins-mode: {request.pins_mode!r} is not one of {', '.join(PIN_MODES)}"
+        )
     pins = request.pins.resolve() if request.pins is not None else None
     if pins is not None and request.pins_mode != "record" and not pins.exists():
         raise UserError(f"--pins: {request.pins} does not exist")

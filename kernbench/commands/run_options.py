@@ -12,6 +12,8 @@ from typing import Annotated
 
 import typer
 
+from kernbench.execute.pins import PIN_MODE_HELP
+
 RunBench = Annotated[
     str | None, typer.Option("--bench", help="Bench name, or a path to its file.")
 ]
@@ -38,8 +40,8 @@ Pins = Annotated[
 ]
 PinsMode = Annotated[
     str | None,
-    typer.Option("--pins-mode", help="auto (replay what is pinned, tune and record the "
-                 "rest), record, or replay (the default with --pins)."),
+    typer.Option("--pins-mode", help="; ".join(
+        f"{mode}: {does}" for mode, does in PIN_MODE_HELP.items()) + "."),
 ]
 Timers = Annotated[
     Path | None,

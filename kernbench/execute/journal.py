@@ -32,7 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from kernbench.errors import EXIT_FAILED, UserError
-from kernbench.execute.options import PinsMode
+from kernbench.execute.pins import PinMode
 from kernbench.plan import Cell
 from kernbench.results.jsonio import FileFormat
 from kernbench.results.model import RoundResult
@@ -67,7 +67,7 @@ class Task(_Strict):
     journal_dir: str
     pins_read: list[str] = []
     pins_write: list[str] = []
-    pins_mode: PinsMode = "auto"
+    pins_mode: PinMode = "auto"
     device_model: str = ""
     slot: str = ""  # names this worker's current file among a round's parallel workers
     # The timer (a spec.timer_model.TIMERS name) each of these cells was timed with in the

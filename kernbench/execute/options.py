@@ -28,14 +28,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kernbench.execute.hosts import Hosts
+from kernbench.execute.pins import PinMode
 from kernbench.results.folder_paths import recorded_path, resolved_path
 from kernbench.results.jsonio import FileFormat
 from kernbench.results.kinds import RUN_JSON_NAME
 from kernbench.results.provenance import utc_now
 
 RUN_JSON_VERSION = 1
-
-PinsMode = Literal["auto", "record", "replay"]
 
 
 class RunOptions(BaseModel):
@@ -51,7 +50,7 @@ class RunOptions(BaseModel):
     rounds: int = Field(ge=1)
     first_round: int = Field(1, ge=1)  # A/B sides number their one round each
     pins: Path | None = None  # replay (or record into) this file instead of the defaults
-    pins_mode: PinsMode = "auto"
+    pins_mode: PinMode = "auto"
     timers: Path | None = None  # {cell id: timer} to time cells with (execute/cell_timers.py)
     project_pins: Path | None = None  # the bench's committed pins file, used without `pins`
     # Also write the pins recorded into `project_pins`; else they stay in the run's folder.

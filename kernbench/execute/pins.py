@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,6 +32,13 @@ from kernbench.spec.op_factory import bench_source
 
 PINS_VERSION = 1
 PinMode = Literal["auto", "record", "replay"]
+PIN_MODES: tuple[PinMode, ...] = get_args(PinMode)
+# What each mode does, in `run --help` and in the refusal of an unknown mode.
+PIN_MODE_HELP: dict[PinMode, str] = {
+    "auto": "replay what is pinned, tune and record the rest",
+    "record": "tune every cell and record its pins",
+    "replay": "replay the pins only (the default with --pins)",
+}
 # Libraries whose version changes generated code; recorded only when the kernel loaded them.
 TRACKED_LIBRARIES = ("numpy", "torch", "triton", "flag_gems")
 

@@ -41,7 +41,7 @@ from kernbench.plan import Cell, plan
 from kernbench.results.model import Check, RoundResult
 from kernbench.spec.loader import load_bench
 from kernbench.spec.op_factory import bench_factory
-from kernbench.spec.timer_model import TIMERS, TimerSpec
+from kernbench.spec.timer_model import MIN_SAMPLES, TIMERS, TimerSpec
 from kernbench.timing import choose_timer
 from kernbench.worker_env import NODE_RANK_ENV, SIDE_ENV
 
@@ -205,7 +205,8 @@ class CellRunner:
         if kernel.self_tune is not None:
             return kernel.self_tune()
         spec = self.timer_spec.model_copy(
-            update={"budget_s": self.timer_spec.budget_s * TUNE_BUDGET_SHARE, "min_samples": 3}
+            update={"budget_s": self.timer_spec.budget_s * TUNE_BUDGET_SHARE,
+                    "min_samples": MIN_SAMPLES}
         )
         candidates = []
         for config in kernel.configs:

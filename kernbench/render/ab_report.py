@@ -8,8 +8,11 @@ from typing import Any
 
 import jinja2
 
+from kernbench.analyze.stats import CONFIDENCE
 from kernbench.render.measured_on import where_measured
 from kernbench.results.ab import (
+    AA_ALPHA,
+    AA_MIN_ROUNDS,
     AA_VERDICT_MEANINGS,
     MIN_ROUNDS,
     VERDICT_MEANINGS,
@@ -140,13 +143,13 @@ widened for the fit's degrees of freedom (n/a: the rounds cannot separate it).{%
 {% if r.aa %} A/A floor: the largest |delta| between two A sides \
 {{ "(A and A', interleaved like B)" if r.schedule == "interleaved" else "over the A/A rounds" }}\
 . A/A p: two-sided Wilcoxon signed-rank p-value of each round's delta minus its A/A delta \
-(from 6 rounds; n/a below); at \
-0.05 or more, with the delta inside the threshold, the cell is same even where its interval \
-crosses the threshold (it looks like the A/A control).{% endif %}\
+(from {{ aa_min_rounds }} rounds; n/a below); at \
+{{ aa_alpha }} or more, with the delta inside the threshold, the cell is same even where its \
+interval crosses the threshold (it looks like the A/A control).{% endif %}\
 {% if r.max_rounds %} rounds needed: the round from which on the cell's verdict was the final \
-one (-: unstable to the end), never fewer than the rounds whose interval reaches 95 % (a \
-verdict of fewer rounds rests on an interval that misses a no-effect median too often to \
-count).{% endif %}
+one (-: unstable to the end), never fewer than the rounds whose interval reaches \
+{{ confidence }} (a verdict of fewer rounds rests on an interval that misses a no-effect \
+median too often to count).{% endif %}
 """
 
 
@@ -156,7 +159,8 @@ def column_notes(report: AbReport) -> str:
     environment = jinja2.Environment(autoescape=False, undefined=jinja2.StrictUndefined)
     return environment.from_string(NOTES).render(
         r=report, slots=report.schedule == "interleaved", verdict_meanings=VERDICT_MEANINGS,
-        aa_verdict_meanings=AA_VERDICT_MEANINGS).strip()
+        aa_verdict_meanings=AA_VERDICT_MEANINGS, aa_min_rounds=AA_MIN_ROUNDS, aa_alpha=AA_ALPHA,
+        confidence=f"{CONFIDENCE:.0%}".replace("%", " %")).strip()
 
 
 def raised_threshold_note(report: AbReport) -> str | None:

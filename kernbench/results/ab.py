@@ -31,19 +31,21 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernbench.results.jsonio import FileFormat, unchanged
+from kernbench.spec.models import MIN_ROUNDS, AbSchedule
 
 AB_VERSION = 6
 TURNS_VERSION = 1
-Schedule = Literal["sequential", "interleaved"]
 Verdict = Literal["faster", "slower", "same", "unstable"]
 VERDICTS: tuple[Verdict, ...] = ("faster", "slower", "same", "unstable")
 # A verdict needs each side's spread: with one round on a side (or one paired delta) the
 # interval is a single point, coverage 0, and calling it faster, slower or same would
-# rest on no evidence, so such a cell is `unstable`.
-MIN_ROUNDS = 2
+# rest on no evidence, so such a cell is `unstable`: the A/B's fewest rounds, MIN_ROUNDS.
 # A cell's deltas count as "where the A/A deltas are" unless a two-sided test rejects that
 # at this level: so a switch that does nothing is called `same` about 95% of the time.
 AA_ALPHA = 0.05
+# The signed-rank test's smallest two-sided p with n pairs is 2/2^n: below 6 rounds it
+# cannot reject at AA_ALPHA, so it is not asked (the interval alone decides).
+AA_MIN_ROUNDS = 6
 # What each verdict means (ab/verdicts.verdict decides it): the one text `ab --help`,
 # compare.md and the A/B's reports all say (ADR 0020).
 VERDICT_MEANINGS = (
@@ -207,7 +209,7 @@ MEASURED_FACTS = tuple(name for name in MeasuredOn.model_fields
 
 class AbReport(_Model):
     schema_version: int = AB_VERSION
-    schedule: Schedule = "sequential"
+    schedule: AbSchedule = "sequential"
     max_rounds: int | None = None  # rounds auto: the most it would have run
     bench: str
     device: str

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     BeforeValidator,
@@ -61,8 +61,21 @@ DERIVED_NAMES = ("itemsize",)
 # exclusions): enough for any sweep worth measuring, small enough to plan in a second.
 MAX_CELLS = 100_000
 YAML_SUFFIXES = (".yaml", ".yml")  # of a bench file and of a hardware profile
+# An A/B's numbers, declared here once: the `ab:` block's bounds and defaults below, and
+# `ab`'s options, their help and ab/settings.py's checks, all read these.
+# A verdict needs each side's spread, which one round lacks (results/ab.py).
+MIN_ROUNDS = 2
+MAX_ROUNDS = 100
+DEFAULT_ROUNDS = 6  # the rounds whose median interval reaches 95 %: their min-max
+AUTO_MAX_ROUNDS = 20  # `--rounds auto`: from DEFAULT_ROUNDS up to this while a cell is unstable
+DEFAULT_MIN_EFFECT = 1.0  # percent
+MIN_EFFECT_MAX = 1000.0  # percent: a tenfold change is past any threshold worth asking for
 # The longest turn an interleaved A/B takes, in ms: the block's `turn_ms` and `--turn-ms`.
 MAX_TURN_MS = 10_000
+DEFAULT_TURN_MS = 5.0  # measured, docs/ab-schedules.md; ab/interleave.py says why
+AbSchedule = Literal["interleaved", "sequential"]
+AB_SCHEDULES: tuple[AbSchedule, ...] = get_args(AbSchedule)
+DEFAULT_SCHEDULE: AbSchedule = "interleaved"
 
 
 class Requirements(Strict):
@@ -84,18 +97,22 @@ class AbSpec(Strict):
     a: EnvValue | None = Field("0", description="Side A's value (or variant); null: side A leaves "
                           "the variable unset, which is not the empty string.")
     b: EnvValue | None = Field("1", description="Side B's value (or variant); null: unset.")
-    rounds: Count = Field(6, ge=2, le=100)
-    max_rounds: Count | None = Field(None, ge=2, le=100, description="Keep adding rounds, "
-                                     "past `rounds`, while a cell is unstable, up to this.")
+    rounds: Count = Field(DEFAULT_ROUNDS, ge=MIN_ROUNDS, le=MAX_ROUNDS)
+    max_rounds: Count | None = Field(None, ge=MIN_ROUNDS, le=MAX_ROUNDS, description="Keep "
+                                     "adding rounds, past `rounds`, while a cell is unstable, "
+                                     "up to this.")
     aa: Flag = False
-    min_effect: Real = Field(1.0, ge=0, description="Smallest effect (percent) worth a call.")
-    schedule: Literal["interleaved", "sequential"] = Field(
-        "interleaved",
+    min_effect: Real = Field(DEFAULT_MIN_EFFECT, ge=0, le=MIN_EFFECT_MAX,
+                             description="Smallest effect (percent) worth a call.")
+    schedule: AbSchedule = Field(
+        DEFAULT_SCHEDULE,
         description="interleaved: a round's sides live side by side and take turns per cell; "
         "sequential: each side is a whole run after the other.",
     )
-    turn_ms: PositiveFloat | None = Field(None, le=MAX_TURN_MS, description="Interleaved: the "
-                                          "length a turn aims at, in ms (default 5).")
+    turn_ms: PositiveFloat | None = Field(
+        None, le=MAX_TURN_MS,
+        description=f"Interleaved: the length a turn aims at, in ms (default {DEFAULT_TURN_MS:g}).",
+    )
 
 
 def _kernel_or_op(schema: dict[str, Any]) -> None:

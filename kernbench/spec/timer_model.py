@@ -28,14 +28,19 @@ CUDA_TIMERS = frozenset(TIMERS) - {"cpu"}
 SETTLE_CLOCK_TOL = 0.02
 
 
+# The fewest samples a cell takes in a round, or in a turn: the stop rule's floor.
+MIN_SAMPLES = 3
+
+
 class TimerSpec(Strict):
     """How one cell is sampled in one round."""
 
     warmup_s: Real = Field(0.05, ge=0, description="Seconds of untimed calls first.")
     budget_s: PositiveFloat = Field(0.5, description="Sampling stops when this many seconds "
                                     "of samples are taken.")
-    min_samples: Count = Field(10, ge=3, description="Samples taken whatever the budget.")
-    max_samples: Count = Field(100_000, ge=3)
+    min_samples: Count = Field(10, ge=MIN_SAMPLES,
+                               description="Samples taken whatever the budget.")
+    max_samples: Count = Field(100_000, ge=MIN_SAMPLES)
     rel_ci: Fraction = Field(0.01, description="Stop early once the 95% CI half-width "
                              "of the median, relative to the median, is under this (0.01: 1%).")
     l2: Literal["cold", "warm"] = Field("cold", description="cold: flush the GPU's L2 before "
@@ -84,13 +89,13 @@ class TimerSpec(Strict):
 
 def turn_spec(spec: TimerSpec, turns: int) -> TimerSpec:
     """The timer of one turn: the budget, the minimum time, warm-up and settle shared out;
-    at least 3 samples a turn (the stop rule's floor). `settle_min_s` is not shared: each
+    at least MIN_SAMPLES a turn. `settle_min_s` is not shared: each
     turn starts from whatever the last cell left, inside the GPU's boost window."""
     return spec.model_copy(update={
         "budget_s": spec.budget_s / turns,
         "min_time_s": spec.min_time_s / turns,
         "warmup_s": spec.warmup_s / turns,
         "settle_s": spec.settle_s / turns,
-        "min_samples": max(3, math.ceil(spec.min_samples / turns)),
-        "max_samples": max(3, spec.max_samples // turns),
+        "min_samples": max(MIN_SAMPLES, math.ceil(spec.min_samples / turns)),
+        "max_samples": max(MIN_SAMPLES, spec.max_samples // turns),
     })

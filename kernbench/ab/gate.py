@@ -1,0 +1,67 @@
+"""`--fail-on`, the CI gate of `ab` and `compare`: which verdicts fail it, and the rounds
+a gate needs, one rule for both commands."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal, Protocol, TypeVar, get_args
+
+from kernbench.ab.verdicts import rounds_for_confidence
+from kernbench.analyze.stats import CONFIDENCE, median_interval
+from kernbench.errors import UserError
+from kernbench.results.ab import Verdict
+
+FailOn = Literal["slower", "faster", "any"]
+FAIL_ONS: tuple[FailOn, ...] = get_args(FailOn)
+# The verdicts each gate fails on.
+FAILS: dict[FailOn, frozenset[Verdict]] = {
+    "slower": frozenset({"slower"}),
+    "faster": frozenset({"faster"}),
+    "any": frozenset({"slower", "faster"}),
+}
+# `compare`: a cell measured in BASE that failed in NEW is a regression, the worst slower.
+STOPPED_FAILS: frozenset[FailOn] = frozenset({"slower", "any"})
+# The fewest rounds (a side's, the fewer of compare's two) a gate takes: those whose
+# interval reaches CONFIDENCE.
+GATE_MIN_ROUNDS = rounds_for_confidence()
+
+
+class Called(Protocol):
+    @property
+    def id(self) -> str: ...
+    @property
+    def verdict(self) -> Verdict: ...
+
+
+CalledCell = TypeVar("CalledCell", bound=Called)
+
+
+def fail_on_choice(fail_on: str | None) -> FailOn | None:
+    """`--fail-on` checked: one of FAIL_ONS, or None (no gate)."""
+    if fail_on is None:
+        return None
+    for choice in FAIL_ONS:
+        if choice == fail_on:
+            return choice
+    raise UserError(f"--fail-on: {fail_on!r} is not one of {', '.join(FAIL_ONS)}")
+
+
+def failing(cells: Iterable[CalledCell], fail_on: str | None) -> list[CalledCell]:
+    """The cells that `--fail-on` makes a CI failure; for `compare` and `ab` alike."""
+    choice = fail_on_choice(fail_on)
+    if choice is None:
+        return []
+    return [c for c in cells if c.verdict in FAILS[choice]]
+
+
+def gate_rounds_problem(fail_on: str | None, rounds: int) -> str | None:
+    """Why `--fail-on` cannot gate `rounds` rounds (a side's fewest), None where it can:
+    under GATE_MIN_ROUNDS, a switch or change that does nothing is called faster or slower
+    by chance in up to 1 - coverage of the cells (half of them at 2 rounds), so the gate's
+    failures and passes would say little (ADR 0020, rounds and a gate)."""
+    if fail_on is None or rounds >= GATE_MIN_ROUNDS:
+        return None
+    coverage = median_interval([0.0] * rounds, CONFIDENCE).coverage
+    return (f"--fail-on {fail_on}: a gate needs intervals of {CONFIDENCE:.0%} coverage, "
+            f"which take {GATE_MIN_ROUNDS} rounds; {rounds} give {coverage:.1%}, so a change "
+            f"that does nothing could fail it by chance")

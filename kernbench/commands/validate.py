@@ -8,7 +8,7 @@ file that is not there (`plan` and `run` do not: a new bench's first run makes i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
@@ -17,6 +17,7 @@ from kernbench.spec.data_file import committed_data
 from kernbench.spec.discovery import (
     FoundBenches,
     bench_files_in,
+    bench_name,
     benches_by_name,
     is_bench_path,
     name_clash,
@@ -30,9 +31,14 @@ Outcome = tuple[Path, SpecError | None]  # a file, and its error or None
 
 def validate_files(paths: Sequence[Path], extra: Sequence[Path] = ()) -> list[Outcome]:
     """Each file of `paths` (a folder: its bench or profile files; a bench's name, as
-    `--bench` takes it: its file), checked as a bench or a hardware profile."""
-    files = [file for p in _named_files(paths, extra) for file in _files_of(Path(p))]
-    return [_outcome(file, _loader_for(file)) for file in files]
+    `--bench` takes it: its file), checked as a bench or a hardware profile; the bench
+    files of one folder (or name) checked, as `plan` and `run` find them, for two of a
+    name."""
+    outcomes = []
+    for files in _named_files(paths, extra):
+        outcomes += [_outcome(file, _loader_for(file)) for file in files]
+        outcomes += _name_clashes(file for file in files if _loader_for(file) is load_and_check)
+    return outcomes
 
 
 def validate_found(found: FoundBenches) -> list[Outcome]:
@@ -40,11 +46,17 @@ def validate_found(found: FoundBenches) -> list[Outcome]:
     profile: `validate` without paths."""
     outcomes = [_outcome(p, load_and_check) for p in found.files]
     outcomes += [_outcome(p, load_hardware) for p in profile_files()]
-    for name, files in found.by_name().items():
-        clash = name_clash(name, files)
-        if clash is not None:
-            outcomes.append((Path(clash.path), clash))
-    return outcomes
+    return outcomes + _clashes_of(found)
+
+
+def _name_clashes(files: Iterable[Path]) -> list[Outcome]:
+    """Two of `files` of one bench name, as `plan` and `run` refuse them."""
+    return _clashes_of(FoundBenches({path: bench_name(path) for path in files}))
+
+
+def _clashes_of(found: FoundBenches) -> list[Outcome]:
+    clashes = (name_clash(name, files) for name, files in found.by_name().items())
+    return [(Path(clash.path), clash) for clash in clashes if clash is not None]
 
 
 def _outcome(path: Path, load: Callable[[Path], object]) -> Outcome:
@@ -55,17 +67,18 @@ def _outcome(path: Path, load: Callable[[Path], object]) -> Outcome:
     return path, None
 
 
-def _named_files(paths: Sequence[Path], extra: Sequence[Path]) -> list[Path]:
-    """`paths`, a name that is no path here (`validate ops-norm`, outside the checkout
-    too) standing for the file of the bench so named; an unknown one stays, not found."""
+def _named_files(paths: Sequence[Path], extra: Sequence[Path]) -> list[list[Path]]:
+    """The files each of `paths` stands for: a folder, its bench (or profile) files; a
+    name that is no path here (`validate ops-norm`, outside the checkout too), the files
+    of the bench so named (two: both, a clash); an unknown one stays, not found."""
     by_name: dict[str, list[Path]] | None = None
     files = []
     for path in paths:
         if path.exists() or is_bench_path(str(path)):
-            files.append(path)
+            files.append(_files_of(path))
             continue
         by_name = benches_by_name(extra) if by_name is None else by_name
-        files.extend(by_name.get(str(path), [path]))  # two of the name: both, as a clash
+        files.append(by_name.get(str(path), [path]))
     return files
 
 

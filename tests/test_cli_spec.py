@@ -156,9 +156,22 @@ def test_a_plan_empty_on_the_device_is_refused_as_run_refuses_it(
 
 def test_plan_unknown_bench_and_device(project: Path) -> None:
     code, out, err = invoke("plan", "--bench", "alpah", "--device", "cpu")
-    assert (code, out, err) == (EXIT_USAGE, "", "unknown bench 'alpah'; known: alpha, beta\n")
+    assert (code, out, err) == (
+        EXIT_USAGE, "", "unknown bench 'alpah'; did you mean 'alpha'? known: alpha, beta\n")
     code, _, err = invoke("plan", "--bench", "alpha", "--device", "tpu")
     assert (code, err) == (EXIT_USAGE, "--device: unknown device 'tpu'; choose cpu, cuda or auto\n")
+
+
+def test_an_unknown_bench_gets_the_closest_name_from_every_command(project: Path) -> None:
+    """One line: the name meant (difflib) and the known ones; validate says too that the
+    name is no file, for it takes paths as well."""
+    meant = "did you mean 'alpha'? known: alpha, beta\n"
+    for command in (["run", "--bench", "alpah"], ["plan", "--bench", "alpah"]):
+        assert invoke(*command) == (EXIT_USAGE, "", f"unknown bench 'alpah'; {meant}"), command
+    assert invoke("validate", "alpah") == (
+        EXIT_USAGE, "", f"unknown bench 'alpah' (nor a file or folder here); {meant}")
+    code, _, err = invoke("run", "--bench", "zzz")
+    assert (code, err) == (EXIT_USAGE, "unknown bench 'zzz'; known: alpha, beta\n")
 
 
 def test_usage_error_exits_2(project: Path) -> None:

@@ -195,7 +195,7 @@ def test_find_bench_by_name_and_by_path(project: Path) -> None:
 def test_unknown_bench_lists_the_known_ones(project: Path) -> None:
     with pytest.raises(UserError) as info:
         discovery.find_bench("alpah")
-    assert str(info.value) == "unknown bench 'alpah'; known: alpha, beta"
+    assert str(info.value) == "unknown bench 'alpah'; did you mean 'alpha'? known: alpha, beta"
     with pytest.raises(UserError) as info:
         discovery.find_bench("gone.yaml")
     assert str(info.value) == "gone.yaml: bench file not found"

@@ -9,10 +9,11 @@ file that is not there (`plan` and `run` do not: a new bench's first run makes i
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import cache
 from pathlib import Path
 
 from kernbench.analyze.checks import check_bench
-from kernbench.errors import NeedsExtra, SpecError
+from kernbench.errors import NeedsExtra, SpecError, UserError
 from kernbench.spec.data_file import committed_data
 from kernbench.spec.discovery import (
     FoundBenches,
@@ -21,12 +22,13 @@ from kernbench.spec.discovery import (
     benches_by_name,
     is_bench_path,
     name_clash,
+    unknown_bench,
 )
 from kernbench.spec.hardware import profile_files
 from kernbench.spec.loader import load_bench, load_hardware, read_document
 from kernbench.spec.models import Bench
 
-Outcome = tuple[Path, SpecError | None]  # a file, and its error or None
+Outcome = tuple[Path, UserError | None]  # a file (or name), and its error or None
 
 
 def validate_files(paths: Sequence[Path], extra: Sequence[Path] = ()) -> list[Outcome]:
@@ -34,8 +36,14 @@ def validate_files(paths: Sequence[Path], extra: Sequence[Path] = ()) -> list[Ou
     `--bench` takes it: its file), checked as a bench or a hardware profile; the bench
     files of one folder (or name) checked, as `plan` and `run` find them, for two of a
     name."""
-    outcomes = []
-    for files in _named_files(paths, extra):
+    outcomes: list[Outcome] = []
+    found = cache(lambda: benches_by_name(extra))  # searched once, and only for a name
+    for path in paths:
+        try:
+            files = _named_files(path, found, extra)
+        except UserError as exc:
+            outcomes.append((path, exc))
+            continue
         outcomes += [_outcome(file, _loader_for(file)) for file in files]
         outcomes += _name_clashes(file for file in files if _loader_for(file) is load_and_check)
     return outcomes
@@ -67,19 +75,19 @@ def _outcome(path: Path, load: Callable[[Path], object]) -> Outcome:
     return path, None
 
 
-def _named_files(paths: Sequence[Path], extra: Sequence[Path]) -> list[list[Path]]:
-    """The files each of `paths` stands for: a folder, its bench (or profile) files; a
-    name that is no path here (`validate ops-norm`, outside the checkout too), the files
-    of the bench so named (two: both, a clash); an unknown one stays, not found."""
-    by_name: dict[str, list[Path]] | None = None
-    files = []
-    for path in paths:
-        if path.exists() or is_bench_path(str(path)):
-            files.append(_files_of(path))
-            continue
-        by_name = benches_by_name(extra) if by_name is None else by_name
-        files.append(by_name.get(str(path), [path]))
-    return files
+def _named_files(
+    path: Path, found: Callable[[], dict[str, list[Path]]], extra: Sequence[Path]
+) -> list[Path]:
+    """The files `path` stands for: a folder, its bench (or profile) files; a name that
+    is no path here (`validate ops-norm`, outside the checkout too), the files of the
+    bench so named (two: both, a clash); a name of none is refused as `run` refuses it."""
+    if path.exists() or is_bench_path(str(path)):
+        return _files_of(path)
+    by_name = found()
+    if str(path) not in by_name:
+        raise unknown_bench(str(path), list(by_name), extra,
+                            also=" (nor a file or folder here)", file_option="")
+    return by_name[str(path)]
 
 
 def _files_of(path: Path) -> list[Path]:

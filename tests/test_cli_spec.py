@@ -103,8 +103,11 @@ def test_validate_a_folder_checks_its_bench_files(project: Path) -> None:
     code, out, err = invoke("validate", "benches", "mine")
     assert (code, out) == (EXIT_USAGE, "ok benches/alpha.yaml\nok benches/beta.yaml\n")
     assert err.startswith("mine/bad.yaml:3: kernel: unknown kernel 'gemmm'")
+    # A folder without bench files says so, not that a folder cannot be read.
     (project / "empty").mkdir()
-    assert invoke("validate", "empty") == (EXIT_USAGE, "", "empty: cannot read: a folder\n")
+    (project / "empty" / "notes.txt").write_text("not a bench")
+    assert invoke("validate", "empty") == (
+        EXIT_USAGE, "", "empty: the folder holds no bench files (*.yaml or *.yml)\n")
 
 
 def test_validate_the_committed_benches(monkeypatch: pytest.MonkeyPatch) -> None:

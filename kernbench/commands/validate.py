@@ -25,8 +25,8 @@ from kernbench.spec.discovery import (
     unknown_bench,
 )
 from kernbench.spec.hardware import profile_files
-from kernbench.spec.loader import load_bench, load_hardware, read_document
-from kernbench.spec.models import Bench
+from kernbench.spec.loader import load_bench, load_hardware, read_document, shown_path
+from kernbench.spec.models import YAML_SUFFIXES, Bench
 
 Outcome = tuple[Path, UserError | None]  # a file (or name), and its error or None
 
@@ -92,10 +92,14 @@ def _named_files(
 
 def _files_of(path: Path) -> list[Path]:
     """A folder named as a path stands for its bench (or profile) files; one without any
-    stays itself, which the loader refuses (`cannot read: a folder`)."""
-    if path.is_dir():
-        return bench_files_in(path) or [path]
-    return [path]
+    is refused as such (the loader would say it cannot read a folder)."""
+    if not path.is_dir():
+        return [path]
+    files = bench_files_in(path)
+    if not files:
+        suffixes = " or ".join(f"*{suffix}" for suffix in YAML_SUFFIXES)
+        raise UserError(f"{shown_path(path)}: the folder holds no bench files ({suffixes})")
+    return files
 
 
 def _loader_for(path: Path) -> Callable[[Path], object]:

@@ -110,6 +110,17 @@ def test_validate_a_folder_checks_its_bench_files(project: Path) -> None:
         EXIT_USAGE, "", "empty: the folder holds no bench files (*.yaml or *.yml)\n")
 
 
+def test_validate_notes_a_bench_that_cannot_run_here_as_list_does(project: Path) -> None:
+    """The file checks (exit 0), but `run` would refuse it: validate said only ok."""
+    (project / "benches" / "alpha.yaml").write_text(
+        "name: alpha\ndescription: d\nkernel: sleep\n"
+        "requires: {imports: [kernbench_absent_module]}\n")
+    why = "not usable here: needs kernbench_absent_module, not installed here"
+    assert invoke("validate", "alpha") == (
+        EXIT_OK, f"ok benches/alpha.yaml\nnote: benches/alpha.yaml: {why}\n", "")
+    assert f"alpha  d ({why})" in invoke("list")[1]
+
+
 def test_validate_the_committed_benches(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)
     monkeypatch.delenv(discovery.BENCH_PATH_ENV, raising=False)

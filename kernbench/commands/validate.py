@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import NeedsExtra, SpecError, UserError
@@ -24,11 +25,19 @@ from kernbench.spec.discovery import (
     name_clash,
     unknown_bench,
 )
+from kernbench.spec.extras import first_missing_import
 from kernbench.spec.hardware import profile_files
 from kernbench.spec.loader import load_bench, load_hardware, read_document, shown_path
 from kernbench.spec.models import YAML_SUFFIXES, Bench
 
-Outcome = tuple[Path, UserError | None]  # a file (or name), and its error or None
+
+class Outcome(NamedTuple):
+    """A file (or a name) checked: its error, or None and what holds of the bench that
+    checks (it cannot run here, as `list` says "not usable here", and why)."""
+
+    path: Path
+    error: UserError | None = None
+    notes: tuple[str, ...] = ()
 
 
 def validate_files(paths: Sequence[Path], extra: Sequence[Path] = ()) -> list[Outcome]:
@@ -42,7 +51,7 @@ def validate_files(paths: Sequence[Path], extra: Sequence[Path] = ()) -> list[Ou
         try:
             files = _named_files(path, found, extra)
         except UserError as exc:
-            outcomes.append((path, exc))
+            outcomes.append(Outcome(path, exc))
             continue
         outcomes += [_outcome(file, _loader_for(file)) for file in files]
         outcomes += _name_clashes(file for file in files if _loader_for(file) is load_and_check)
@@ -64,15 +73,21 @@ def _name_clashes(files: Iterable[Path]) -> list[Outcome]:
 
 def _clashes_of(found: FoundBenches) -> list[Outcome]:
     clashes = (name_clash(name, files) for name, files in found.by_name().items())
-    return [(Path(clash.path), clash) for clash in clashes if clash is not None]
+    return [Outcome(Path(clash.path), clash) for clash in clashes if clash is not None]
 
 
 def _outcome(path: Path, load: Callable[[Path], object]) -> Outcome:
     try:
-        load(path)
+        checked = load(path)
     except SpecError as exc:
-        return path, exc
-    return path, None
+        return Outcome(path, exc)
+    return Outcome(path, notes=validate_notes(checked) if isinstance(checked, Bench) else ())
+
+
+def validate_notes(bench: Bench) -> tuple[str, ...]:
+    """What `validate` says of a bench that checks: that it cannot run here, and why."""
+    missing = first_missing_import(bench)
+    return (f"not usable here: {missing[1]}",) if missing is not None else ()
 
 
 def _named_files(

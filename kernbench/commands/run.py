@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from kernbench.analyze.checks import check_bench
+from kernbench.analyze.checks import bench_notes, check_bench
 from kernbench.analyze.stats import UNRESOLVED_RULE, unresolved_advice
 from kernbench.commands.failed_cells import failed_lines
 from kernbench.commands.fast import render_fast
@@ -138,6 +138,8 @@ def run(request: RunRequest) -> int:
     options = new_options(request, bench, bench_path)
     check_requirements(bench, bench_path, options.device, options.hosts)
     check_bench(bench, bench_path, options.device)  # a metric or profile error: before measuring
+    for line in bench_notes(bench):
+        note(f"note: {line}")
     note_ceilings_duty(bench, options.device, options.hardware)
     whole = None  # the plan without --only, --cells or --shard, where --timers needs it
     if request.timers is not None:  # a missing, malformed or mistaken file: before measuring

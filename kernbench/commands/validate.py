@@ -13,7 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
-from kernbench.analyze.checks import check_bench
+from kernbench.analyze.checks import bench_notes, check_bench
 from kernbench.errors import NeedsExtra, SpecError, UserError
 from kernbench.spec.data_file import committed_data
 from kernbench.spec.discovery import (
@@ -85,9 +85,11 @@ def _outcome(path: Path, load: Callable[[Path], object]) -> Outcome:
 
 
 def validate_notes(bench: Bench) -> tuple[str, ...]:
-    """What `validate` says of a bench that checks: that it cannot run here, and why."""
+    """What `validate` says of a bench that checks: that it cannot run here, and why,
+    then the bench's own notes (`bench_notes`)."""
     missing = first_missing_import(bench)
-    return (f"not usable here: {missing[1]}",) if missing is not None else ()
+    here = [f"not usable here: {missing[1]}"] if missing is not None else []
+    return (*here, *bench_notes(bench))
 
 
 def _named_files(

@@ -18,6 +18,7 @@ from kernbench.commands.run_checks import (
     check_out,
     check_world_sizes,
     checked_gpus,
+    reachable,
 )
 from kernbench.commands.streams import stdout_to_nowhere
 from kernbench.errors import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
@@ -43,6 +44,7 @@ from kernbench.results import provenance
 from kernbench.results.atomic import CannotWrite
 from kernbench.results.build import describe
 from kernbench.results.kinds import REPORT_HTML
+from kernbench.results.outpaths import out_folder
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench, is_shipped
 from kernbench.spec.drift import REBUILT_ONLY, bench_drift
@@ -124,11 +126,11 @@ def run(request: RunRequest) -> int:
         if given:
             raise UserError(f"--resume: the run goes on with its own settings ({RUN_JSON_NAME}); "
                             f"drop {', '.join(given)}")
-        return resume(request.resume, figures=request.figures)
+        return resume(reachable(request.resume, "--resume"), figures=request.figures)
     if not request.bench:
         raise UserError("--bench: give a bench name (see `kernbench list`) or --resume DIR")
     bench, bench_path = find_bench(request.bench, request.bench_dirs)
-    out = request.out or Path("runs") / bench.name / provenance.utc_stamp()
+    out = reachable(request.out or Path("runs") / bench.name / provenance.utc_stamp(), "--out")
     if fast_requested(request.fast):
         ignored = options_given(request, keep=("bench", "bench_dirs", "out", "fast", "figures"))
         if ignored:
@@ -152,6 +154,7 @@ def run(request: RunRequest) -> int:
             return follow(RunFolder(options, bench, follower_folder(out, options.hosts.node_rank)))
     if not holds_a_run(out):  # a run's folder is checked under its lock: it may be live
         check_out(out)
+        out_folder(out)  # made here, so that a folder that cannot be is said so
     with folder_lock(out, note):
         check_out(out)  # again, under the lock: another run may have started there
         save_options(out, options)

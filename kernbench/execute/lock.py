@@ -33,9 +33,13 @@ def folder_lock(folder: Path, note: Callable[[str], None]) -> Iterator[None]:
     path = folder / LOCK_NAME
     try:
         folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{folder}: cannot create the folder: {exc.strerror or exc}") from None
+    try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
-        raise UserError(f"{folder}: cannot lock the folder: {exc.strerror}") from None
+        raise UserError(f"{folder}: cannot write its lock, {LOCK_NAME}: "
+                        f"{exc.strerror or exc}") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -192,3 +192,16 @@ def test_out_holding_a_finished_run_says_so_not_resume(tmp_path: Path) -> None:
     code, error = run_cli("--bench", str(bench), "--out", str(out))
     assert (code, error) == (
         EXIT_USAGE, f"--out: {out} already holds a run; use --resume {out} to finish it")
+
+
+def test_resuming_a_finished_run_says_it_is_complete_in_one_line(tmp_path: Path) -> None:
+    """It rebuilt the outputs and printed the run's report again, as if it had measured."""
+    bench, out = sleep_bench(tmp_path / "b"), tmp_path / "out"
+    assert run_cli("--bench", str(bench), "--out", str(out), "--no-figures")[0] == EXIT_OK
+    written = (out / "results.json").stat().st_mtime_ns
+    resumed = runner.invoke(cli.app, ["run", "--resume", str(out)])
+    assert (resumed.exit_code, resumed.stdout) == (EXIT_OK, (
+        f"{out}: the run is already complete, nothing to measure; results: "
+        f"{out / 'results.json'}, report: {out / 'report.html'} (kernbench collect {out} "
+        "rebuilds them)\n"))
+    assert (out / "results.json").stat().st_mtime_ns == written

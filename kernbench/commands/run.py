@@ -19,6 +19,7 @@ from kernbench.commands.run_checks import (
     check_world_sizes,
     checked_gpus,
     reachable,
+    run_finished,
 )
 from kernbench.commands.streams import stdout_to_nowhere
 from kernbench.errors import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
@@ -43,7 +44,7 @@ from kernbench.results import model as results_io
 from kernbench.results import provenance
 from kernbench.results.atomic import CannotWrite
 from kernbench.results.build import describe
-from kernbench.results.kinds import REPORT_HTML
+from kernbench.results.kinds import REPORT_HTML, REPORT_MD
 from kernbench.results.outpaths import out_folder
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench, is_shipped
@@ -253,6 +254,12 @@ def resume(out: Path, figures: bool | None = None) -> int:
     with folder_lock(out, note):
         run = open_run(out, "--resume")
         check_kernel_unchanged(run.options, run.bench)
+        if figures is None and run_finished(out) and (out / REPORT_MD).is_file() and \
+                bench_drift(run.options.spec, run.options.spec_hash, run.bench) is None:
+            print(f"{out}: the run is already complete, nothing to measure; results: "
+                  f"{out / RESULTS_NAME}, report: {out / REPORT_HTML} (kernbench collect "
+                  f"{out} rebuilds them)")
+            return EXIT_OK
         if figures is not None:
             run = replace(run, options=run.options.replace(figures=figures))
         return measure(run)

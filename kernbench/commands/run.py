@@ -254,8 +254,7 @@ def resume(out: Path, figures: bool | None = None) -> int:
     with folder_lock(out, note):
         run = open_run(out, "--resume")
         check_kernel_unchanged(run.options, run.bench)
-        if figures is None and run_finished(out) and (out / REPORT_MD).is_file() and \
-                bench_drift(run.options.spec, run.options.spec_hash, run.bench) is None:
+        if figures is None and _nothing_to_do(run):
             print(f"{out}: the run is already complete, nothing to measure; results: "
                   f"{out / RESULTS_NAME}, report: {out / REPORT_HTML} (kernbench collect "
                   f"{out} rebuilds them)")
@@ -263,6 +262,15 @@ def resume(out: Path, figures: bool | None = None) -> int:
         if figures is not None:
             run = replace(run, options=run.options.replace(figures=figures))
         return measure(run)
+
+
+def _nothing_to_do(run: RunFolder) -> bool:
+    """Every cell round journaled, the outputs written from them, the bench unchanged:
+    a resume would measure nothing and write the same files again."""
+    cells = [cell.index for cell in planned_cells(run.options, run.bench)]
+    return (run_finished(run.path) and (run.path / REPORT_MD).is_file()
+            and is_all_journaled(run.journal, run.options.rounds_range, cells)
+            and bench_drift(run.options.spec, run.options.spec_hash, run.bench) is None)
 
 
 def open_run(out: Path, command: str) -> RunFolder:

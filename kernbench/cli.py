@@ -157,7 +157,9 @@ def validate_command(
 ) -> None:
     """Check bench files, or a folder's (default: every bench found, and the profiles).
 
-    A bench needing an optional dependency missing here is skipped, with why."""
+    A bench needing an optional dependency missing here is skipped, with why; one that
+    checks but that `run` would refuse here (a `requires.imports` module not installed) is
+    ok, with a note saying why."""
     if paths:
         outcomes = validate_files(paths, bench_dir or ())
     else:
@@ -166,9 +168,11 @@ def validate_command(
             typer.echo(no_benches_found(), err=True)
         outcomes = validate_found(found)
     failed = False
-    for path, error in outcomes:
+    for path, error, notes in outcomes:
         if error is None:
             typer.echo(f"ok {shown_path(path)}")
+            for line in notes:
+                typer.echo(f"note: {shown_path(path)}: {line}")
         elif isinstance(error, NeedsExtra) and not paths:
             typer.echo(f"skipped {error.message}", err=True)
         else:

@@ -103,8 +103,22 @@ def test_validate_a_folder_checks_its_bench_files(project: Path) -> None:
     code, out, err = invoke("validate", "benches", "mine")
     assert (code, out) == (EXIT_USAGE, "ok benches/alpha.yaml\nok benches/beta.yaml\n")
     assert err.startswith("mine/bad.yaml:3: kernel: unknown kernel 'gemmm'")
+    # A folder without bench files says so, not that a folder cannot be read.
     (project / "empty").mkdir()
-    assert invoke("validate", "empty") == (EXIT_USAGE, "", "empty: cannot read: a folder\n")
+    (project / "empty" / "notes.txt").write_text("not a bench")
+    assert invoke("validate", "empty") == (
+        EXIT_USAGE, "", "empty: the folder holds no bench files (*.yaml or *.yml)\n")
+
+
+def test_validate_notes_a_bench_that_cannot_run_here_as_list_does(project: Path) -> None:
+    """The file checks (exit 0), but `run` would refuse it: validate said only ok."""
+    (project / "benches" / "alpha.yaml").write_text(
+        "name: alpha\ndescription: d\nkernel: sleep\n"
+        "requires: {imports: [kernbench_absent_module]}\n")
+    why = "not usable here: needs kernbench_absent_module, not installed here"
+    assert invoke("validate", "alpha") == (
+        EXIT_OK, f"ok benches/alpha.yaml\nnote: benches/alpha.yaml: {why}\n", "")
+    assert f"alpha  d ({why})" in invoke("list")[1]
 
 
 def test_validate_the_committed_benches(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,9 +170,22 @@ def test_a_plan_empty_on_the_device_is_refused_as_run_refuses_it(
 
 def test_plan_unknown_bench_and_device(project: Path) -> None:
     code, out, err = invoke("plan", "--bench", "alpah", "--device", "cpu")
-    assert (code, out, err) == (EXIT_USAGE, "", "unknown bench 'alpah'; known: alpha, beta\n")
+    assert (code, out, err) == (
+        EXIT_USAGE, "", "unknown bench 'alpah'; did you mean 'alpha'? known: alpha, beta\n")
     code, _, err = invoke("plan", "--bench", "alpha", "--device", "tpu")
     assert (code, err) == (EXIT_USAGE, "--device: unknown device 'tpu'; choose cpu, cuda or auto\n")
+
+
+def test_an_unknown_bench_gets_the_closest_name_from_every_command(project: Path) -> None:
+    """One line: the name meant (difflib) and the known ones; validate says too that the
+    name is no file, for it takes paths as well."""
+    meant = "did you mean 'alpha'? known: alpha, beta\n"
+    for command in (["run", "--bench", "alpah"], ["plan", "--bench", "alpah"]):
+        assert invoke(*command) == (EXIT_USAGE, "", f"unknown bench 'alpah'; {meant}"), command
+    assert invoke("validate", "alpah") == (
+        EXIT_USAGE, "", f"unknown bench 'alpah' (nor a file or folder here); {meant}")
+    code, _, err = invoke("run", "--bench", "zzz")
+    assert (code, err) == (EXIT_USAGE, "unknown bench 'zzz'; known: alpha, beta\n")
 
 
 def test_usage_error_exits_2(project: Path) -> None:

@@ -127,6 +127,25 @@ def test_a_name_defined_twice_is_refused_by_every_command_but_list(
     assert f"tiny   (invalid: {expected})" in listed.stdout.splitlines()
 
 
+def test_validate_of_a_folder_refuses_two_files_of_a_name_as_plan_does(
+    project: Path, tmp_path: Path
+) -> None:
+    """`validate FOLDER` said ok for both files, which `plan --bench-dir FOLDER` refuses;
+    a bench name standing for both files likewise."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "a.yaml").write_text(bench_text("tiny"))
+    (mine / "b.yaml").write_text(bench_text("tiny"))
+    expected = f"{mine / 'b.yaml'}:1: name: bench 'tiny' is also defined in {mine / 'a.yaml'}"
+    planned = CliRunner().invoke(cli.app, ["plan", "--bench", "tiny", "--bench-dir", str(mine)])
+    assert (planned.exit_code, planned.stderr.strip()) == (EXIT_USAGE, expected)
+    for args in ([str(mine)], ["tiny", "--bench-dir", str(mine)]):
+        result = CliRunner().invoke(cli.app, ["validate", *args])
+        assert (result.exit_code, result.stderr.strip()) == (EXIT_USAGE, expected), args
+    result = CliRunner().invoke(cli.app, ["validate", str(mine / "a.yaml"), "alpha"])
+    assert result.exit_code == 0, result.output  # files of other names: no clash
+
+
 def test_a_copied_bench_file_hides_no_other_bench(project: Path) -> None:
     """`cp alpha.yaml copy.yaml`: list shows every other bench, and the name as invalid
     naming both files; another name still plans."""
@@ -176,7 +195,7 @@ def test_find_bench_by_name_and_by_path(project: Path) -> None:
 def test_unknown_bench_lists_the_known_ones(project: Path) -> None:
     with pytest.raises(UserError) as info:
         discovery.find_bench("alpah")
-    assert str(info.value) == "unknown bench 'alpah'; known: alpha, beta"
+    assert str(info.value) == "unknown bench 'alpah'; did you mean 'alpha'? known: alpha, beta"
     with pytest.raises(UserError) as info:
         discovery.find_bench("gone.yaml")
     assert str(info.value) == "gone.yaml: bench file not found"

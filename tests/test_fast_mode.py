@@ -166,3 +166,65 @@ def test_fast_mode_redraws_its_own_folder_and_refuses_any_other(
     (out / "figures" / "plot.py").write_text("mine")
     assert fast(out) == (EXIT_USAGE, f"--out: {out} holds figures/plot.py, which fast mode did not "
                                      "draw; give a new folder")
+
+
+def copied_ccl_bench(folder: Path, pending: bool = False) -> Path:
+    """milestone-1h-ccl and its data in `folder`; `pending`: as a run left it before its
+    first cell was measured."""
+    from kernbench.results import model as results
+
+    (folder / "data").mkdir(parents=True)
+    data = results.load(REPO / "benches/data/milestone-1h-ccl.json")
+    if pending:
+        data.cells = [cell.model_copy(update={"status": "pending", "rounds": [],
+                                              "summary": None}) for cell in data.cells]
+    results.save(data, folder / "data" / "milestone-1h-ccl.json")
+    bench = folder / "ccl.yaml"
+    bench.write_text((REPO / "benches/milestone-1h-ccl.yaml").read_text())
+    return bench
+
+
+def test_fast_mode_with_nothing_to_draw_leaves_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bench whose data holds no measured cell left runs/NAME/<UTC>/figures/ behind,
+    holding empty figures."""
+    copied_ccl_bench(tmp_path, pending=True)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli.app, ["run", "--bench", "ccl.yaml", "--fast"])
+    assert (result.exit_code, result.stderr) == (
+        EXIT_USAGE, f"ccl.yaml:46: data: {Path('data', 'milestone-1h-ccl.json')} holds no "
+                    "measured cell: nothing to draw\n")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_fast_mode_that_fails_to_draw_removes_the_folders_it_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kernbench import render
+    from kernbench.errors import UserError
+
+    def broken(results: object, out: Path, *_: object, **__: object) -> list[Path]:
+        out.mkdir(parents=True)
+        (out / "half.png").write_bytes(b"")
+        raise UserError("figure busbw: cannot be drawn from these results")
+
+    copied_ccl_bench(tmp_path)
+    (tmp_path / "runs").mkdir()  # there before: kept
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(render, "render_results", broken)
+    result = CliRunner().invoke(cli.app, ["run", "--bench", "ccl.yaml", "--fast"])
+    assert result.exit_code == EXIT_USAGE
+    assert list((tmp_path / "runs").iterdir()) == []
+
+
+def test_fast_mode_names_the_data_relative_to_the_working_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(REPO)
+    result = CliRunner().invoke(cli.app, ["run", "--bench", "milestone-1h-ccl", "--fast",
+                                          "--out", str(tmp_path)])
+    assert result.exit_code == EXIT_OK, result.output
+    assert result.stdout.splitlines()[0] == (
+        f"milestone-1h-ccl: fast mode, 2 figures from "
+        f"{Path('benches', 'data', 'milestone-1h-ccl.json')}")

@@ -57,7 +57,7 @@ def test_the_doc_holds_each_form_as_a_module_and_a_bench() -> None:
 def test_every_example_bench_validates(examples: Path) -> None:
     names = [*BENCHES, *OP_BENCHES] if importlib.util.find_spec("torch") else BENCHES
     outcomes = validate_files([examples / f"{name}.yaml" for name in names])
-    assert [error for _, error in outcomes] == [None] * len(names)
+    assert [outcome.error for outcome in outcomes] == [None] * len(names)
 
 
 def test_a_plain_callable_has_no_check(examples: Path) -> None:

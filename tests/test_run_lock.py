@@ -45,9 +45,41 @@ def test_a_held_lock_refuses_a_second_holder_with_one_line(tmp_path: Path) -> No
         "or stop it"
     )
     assert notes == []
-    assert (tmp_path / LOCK_NAME).read_text() == ""  # released: no holder named
+    assert not (tmp_path / LOCK_NAME).exists()  # released: the file means "in use"
     with folder_lock(tmp_path, notes.append):
         assert (tmp_path / LOCK_NAME).read_text() == f"{os.getpid()}\n"
+    assert not (tmp_path / LOCK_NAME).exists()
+
+
+def test_a_lock_won_on_a_file_its_holder_removed_is_taken_again(tmp_path: Path) -> None:
+    """The holder removes the file before letting go: one who opened it before then and
+    wins its flock after holds a file no one else sees, and must open the new one."""
+    import fcntl
+
+    from kernbench.execute import lock
+
+    stale = os.open(tmp_path / LOCK_NAME, os.O_RDWR | os.O_CREAT)
+    (tmp_path / LOCK_NAME).unlink()  # as a holder lets go, after `stale` was opened
+    opened = [stale]
+    real_open = os.open
+
+    def first_the_stale_file(path: object, *args: object) -> int:
+        return opened.pop() if opened else real_open(path, *args)  # type: ignore[arg-type]
+
+    fd = None
+    try:
+        os.open = first_the_stale_file  # type: ignore[assignment]
+        fd = lock._open_lock(tmp_path, tmp_path / LOCK_NAME)
+    finally:
+        os.open = real_open
+    assert os.fstat(fd).st_ino == os.stat(tmp_path / LOCK_NAME).st_ino
+    with pytest.raises(BlockingIOError):  # held: on the file the folder holds
+        other = os.open(tmp_path / LOCK_NAME, os.O_RDWR)
+        try:
+            fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(other)
+    os.close(fd)
 
 
 def test_a_stale_lock_is_taken_over_with_a_note(tmp_path: Path) -> None:
@@ -89,6 +121,9 @@ def test_a_second_resume_of_a_running_folder_is_refused(tmp_path: Path) -> None:
     third = runner.invoke(cli.app, ["run", "--resume", str(out)])
     assert third.exit_code == EXIT_OK, third.output
     assert f"taking over the lock left by pid {first.pid}" in third.stderr
+    assert not (out / LOCK_NAME).exists()  # a finished run's folder holds no lock
+    collected = runner.invoke(cli.app, ["collect", str(out)])
+    assert collected.exit_code == EXIT_OK and not (out / LOCK_NAME).exists()
 
 
 def test_a_new_run_into_a_live_runs_folder_names_its_holder(

@@ -53,6 +53,36 @@ def test_out_in_a_read_only_folder_is_one_line(tmp_path: Path) -> None:
     assert (code, error) == (EXIT_USAGE, f"--out: {locked}: cannot write there (permission denied)")
 
 
+def test_out_that_cannot_be_created_says_so_and_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--out /proc/foo` (as root: /proc takes no folder) said `cannot lock the folder`."""
+    out = tmp_path / "r"
+    real_mkdir = Path.mkdir
+
+    def no_folders_here(self: Path, *args: object, **kwargs: object) -> None:
+        if self == out:
+            raise OSError(errno.ENOENT, "No such file or directory")
+        real_mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "mkdir", no_folders_here)
+    code, error = run_cli("--bench", str(sleep_bench(tmp_path)), "--out", str(out))
+    assert (code, error) == (
+        EXIT_USAGE, f"--out: {out}: cannot create the folder: No such file or directory")
+
+
+def test_out_of_a_name_too_long_is_one_line(tmp_path: Path) -> None:
+    out = tmp_path / ("x" * 300)
+    code, error = run_cli("--bench", str(sleep_bench(tmp_path)), "--out", str(out))
+    assert (code, error) == (EXIT_USAGE, f"--out: {out}: File name too long")
+    resumed = runner.invoke(cli.app, ["run", "--resume", str(out)])
+    assert (resumed.exit_code, resumed.stderr) == (
+        EXIT_USAGE, f"--resume: {out}: File name too long\n")
+    collected = runner.invoke(cli.app, ["collect", str(out)])
+    assert (collected.exit_code, collected.stderr) == (
+        EXIT_USAGE, f"collect: {out}: File name too long\n")
+
+
 def test_out_holding_results_of_no_run_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "merged"
     out.mkdir()
@@ -162,3 +192,16 @@ def test_out_holding_a_finished_run_says_so_not_resume(tmp_path: Path) -> None:
     code, error = run_cli("--bench", str(bench), "--out", str(out))
     assert (code, error) == (
         EXIT_USAGE, f"--out: {out} already holds a run; use --resume {out} to finish it")
+
+
+def test_resuming_a_finished_run_says_it_is_complete_in_one_line(tmp_path: Path) -> None:
+    """It rebuilt the outputs and printed the run's report again, as if it had measured."""
+    bench, out = sleep_bench(tmp_path / "b"), tmp_path / "out"
+    assert run_cli("--bench", str(bench), "--out", str(out), "--no-figures")[0] == EXIT_OK
+    written = (out / "results.json").stat().st_mtime_ns
+    resumed = runner.invoke(cli.app, ["run", "--resume", str(out)])
+    assert (resumed.exit_code, resumed.stdout) == (EXIT_OK, (
+        f"{out}: the run is already complete, nothing to measure; results: "
+        f"{out / 'results.json'}, report: {out / 'report.html'} (kernbench collect {out} "
+        "rebuilds them)\n"))
+    assert (out / "results.json").stat().st_mtime_ns == written

@@ -124,3 +124,33 @@ def test_a_bench_with_no_cells_on_this_device_checks_its_figures_on_its_own_cell
         EXIT_USAGE, "benches/ab-nccl-proto.yaml:16: exclude: the plan for device cpu is empty: "
         "the exclusions drop every cell on cpu\n"
     )
+
+
+ONE_SIZE_COLLECTIVE = """\
+name: one-size
+description: one message size
+kernel: collective
+axes: {op: [allreduce, allgather], world_size: [2]}
+variants: {small: {bytes: 4096}}
+"""
+
+
+def test_a_collective_that_does_not_sweep_bytes_gets_a_note_from_each_command(
+    tmp_path: Path,
+) -> None:
+    """It checks (its figure is the default `time`), but a user expecting the bus-bandwidth
+    sweep of milestone-1h-ccl got none, and no word why."""
+    bench = tmp_path / "one-size.yaml"
+    bench.write_text(ONE_SIZE_COLLECTIVE)
+    note = ("note: a collective without a `bytes` axis of two sizes or more: its results "
+            "cannot be drawn as a bus-bandwidth sweep (figures busbw, latency); add one to "
+            "draw them")
+    code, out, _ = invoke("validate", str(bench))
+    assert (code, out) == (EXIT_OK, f"ok {bench}\n{note.replace('note: ', f'note: {bench}: ')}\n")
+    code, out, _ = invoke("plan", "--bench", str(bench), "--device", "cpu")
+    assert code == EXIT_OK and note in out.splitlines()
+    bench.write_text(ONE_SIZE_COLLECTIVE.replace(
+        "world_size: [2]}", "world_size: [2], bytes: [1024, 2048]}").replace(
+        "{small: {bytes: 4096}}", "{small: {}}"))
+    code, out, _ = invoke("validate", str(bench))
+    assert (code, out) == (EXIT_OK, f"ok {bench}\n")

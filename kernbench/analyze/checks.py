@@ -15,7 +15,7 @@ from kernbench.kernels import FactoryError, resolve_factory
 from kernbench.kernels.rules import CELL_RULE, Rule, ask, module_rule
 from kernbench.plan import Cell, iter_cells
 from kernbench.spec import hardware
-from kernbench.spec.figures import BenchFacts, misfit
+from kernbench.spec.figures import COLLECTIVE_KERNEL, COLLECTIVE_MODEL, BenchFacts, misfit
 from kernbench.spec.models import Bench
 from kernbench.spec.op_factory import CellInputError, cell_inputs
 from kernbench.spec.timer_model import CUDA_TIMERS
@@ -64,6 +64,20 @@ def check_bench(bench: Bench, path: Path, device: str | None = None) -> None:
             why = misfit(name, facts)
             if why is not None:
                 raise field_error(path, ("figures", str(index)), why)
+
+
+def bench_notes(bench: Bench) -> list[str]:
+    """What holds of a bench that checks and that its author may not expect, each a line
+    (`validate`, `plan` and `run` print them): a collective whose cells do not sweep
+    `bytes` has no message sizes to draw bus bandwidth or latency over."""
+    notes = []
+    if bench.kernel == COLLECTIVE_KERNEL or bench.model == COLLECTIVE_MODEL:
+        sizes = {cell.params.get("bytes") for cell in iter_cells(bench)}
+        if len(sizes) < 2:
+            notes.append("a collective without a `bytes` axis of two sizes or more: its "
+                         "results cannot be drawn as a bus-bandwidth sweep (figures busbw, "
+                         "latency); add one to draw them")
+    return notes
 
 
 def _check_cells_against_the_kernel(bench: Bench, path: Path, device: str | None) -> None:

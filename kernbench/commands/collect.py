@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kernbench.commands.run import finish, note, open_run, report
+from kernbench.commands.run_checks import reachable
 from kernbench.errors import UserError
 from kernbench.execute.finish import RESULTS_NAME
 from kernbench.execute.journal import is_journaled
@@ -22,7 +23,7 @@ from kernbench.results import provenance
 def collect(folder: Path) -> int:
     """Write `folder`'s results.json (and figures, once every cell has its rounds) from
     its journal, with the bench as it is now; exit 1 when a cell failed or is missing."""
-    if not holds_a_run(folder):
+    if not holds_a_run(reachable(folder, "collect")):
         raise UserError(f"collect: {folder} holds no run ({RUN_JSON_NAME} not found)")
     with folder_lock(folder, note):
         run = open_run(folder, "collect")

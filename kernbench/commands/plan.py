@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from kernbench.analyze.checks import check_bench
+from kernbench.analyze.checks import bench_notes, check_bench
 from kernbench.analyze.metrics import call_floor_s
 from kernbench.errors import UserError
 from kernbench.plan import (
@@ -56,6 +56,8 @@ def show_plan(
     missing = first_missing_import(bench)
     if missing is not None:
         console.print(f"note: this bench {missing[1]}; `run` refuses it", markup=False)
+    for line in bench_notes(bench):
+        console.print(f"note: {line}", markup=False, soft_wrap=True)
     axes = list(bench.all_axes())
     table = Table("index", "variant", *axes)
     for cell in cells[:MAX_ROWS_SHOWN]:

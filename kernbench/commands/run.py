@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from kernbench.analyze.checks import check_bench
+from kernbench.analyze.checks import bench_notes, check_bench
 from kernbench.analyze.stats import UNRESOLVED_RULE, unresolved_advice
 from kernbench.commands.failed_cells import failed_lines
 from kernbench.commands.fast import render_fast
@@ -18,6 +18,8 @@ from kernbench.commands.run_checks import (
     check_out,
     check_world_sizes,
     checked_gpus,
+    reachable,
+    run_finished,
 )
 from kernbench.commands.streams import stdout_to_nowhere
 from kernbench.errors import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
@@ -25,7 +27,7 @@ from kernbench.execute.cell_timers import check_timer_ids, read_timers
 from kernbench.execute.finish import RESULTS_NAME, build_run_results, select_profile
 from kernbench.execute.follow import follow, follower_folder
 from kernbench.execute.hosts import default_rdzv_id, hosts_from_flags
-from kernbench.execute.journal import is_all_journaled
+from kernbench.execute.journal import is_all_journaled, read_entry
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.measure_run import execute
 from kernbench.execute.options import (
@@ -44,7 +46,8 @@ from kernbench.results import model as results_io
 from kernbench.results import provenance
 from kernbench.results.atomic import CannotWrite
 from kernbench.results.build import describe
-from kernbench.results.kinds import REPORT_HTML
+from kernbench.results.kinds import REPORT_HTML, REPORT_MD
+from kernbench.results.outpaths import out_folder
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench, is_shipped
 from kernbench.spec.drift import REBUILT_ONLY, bench_drift
@@ -126,11 +129,11 @@ def run(request: RunRequest) -> int:
         if given:
             raise UserError(f"--resume: the run goes on with its own settings ({RUN_JSON_NAME}); "
                             f"drop {', '.join(given)}")
-        return resume(request.resume, figures=request.figures)
+        return resume(reachable(request.resume, "--resume"), figures=request.figures)
     if not request.bench:
         raise UserError("--bench: give a bench name (see `kernbench list`) or --resume DIR")
     bench, bench_path = find_bench(request.bench, request.bench_dirs)
-    out = request.out or Path("runs") / bench.name / provenance.utc_stamp()
+    out = reachable(request.out or Path("runs") / bench.name / provenance.utc_stamp(), "--out")
     if fast_requested(request.fast):
         ignored = options_given(request, keep=("bench", "bench_dirs", "out", "fast", "figures"))
         if ignored:
@@ -140,6 +143,8 @@ def run(request: RunRequest) -> int:
     options = new_options(request, bench, bench_path)
     check_requirements(bench, bench_path, options.device, options.hosts)
     check_bench(bench, bench_path, options.device)  # a metric or profile error: before measuring
+    for line in bench_notes(bench):
+        note(f"note: {line}")
     note_ceilings_duty(bench, options.device, options.hardware)
     whole = None  # the plan without --only, --cells or --shard, where --timers needs it
     if request.timers is not None:  # a missing, malformed or mistaken file: before measuring
@@ -152,6 +157,7 @@ def run(request: RunRequest) -> int:
             return follow(RunFolder(options, bench, follower_folder(out, options.hosts.node_rank)))
     if not holds_a_run(out):  # a run's folder is checked under its lock: it may be live
         check_out(out)
+        out_folder(out)  # made here, so that a folder that cannot be is said so
     with folder_lock(out, note):
         check_out(out)  # again, under the lock: another run may have started there
         save_options(out, options)
@@ -252,9 +258,24 @@ def resume(out: Path, figures: bool | None = None) -> int:
     with folder_lock(out, note):
         run = open_run(out, "--resume")
         check_kernel_unchanged(run.options, run.bench)
+        if figures is None and _nothing_to_do(run):
+            print(f"{out}: the run is already complete, nothing to measure; results: "
+                  f"{out / RESULTS_NAME}, report: {out / REPORT_HTML} (kernbench collect "
+                  f"{out} rebuilds them)")
+            return EXIT_OK
         if figures is not None:
             run = replace(run, options=run.options.replace(figures=figures))
         return measure(run)
+
+
+def _nothing_to_do(run: RunFolder) -> bool:
+    """Every cell round journaled, the outputs written from them, the bench unchanged:
+    a resume would measure nothing and write the same files again."""
+    cells = [cell.index for cell in planned_cells(run.options, run.bench)]
+    return (run_finished(run.path) and (run.path / REPORT_MD).is_file()
+            and all(read_entry(run.journal, r, c) is not None  # a damaged one: again
+                    for r in run.options.rounds_range for c in cells)
+            and bench_drift(run.options.spec, run.options.spec_hash, run.bench) is None)
 
 
 def open_run(out: Path, command: str) -> RunFolder:

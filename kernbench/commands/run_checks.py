@@ -24,6 +24,19 @@ from kernbench.spec.op_factory import bench_source
 from kernbench.worker_env import SIDE_LOG_ENV
 
 
+def reachable(out: Path, option: str) -> Path:
+    """`out`, which may not exist yet, but whose name the system takes: one too long, or
+    below a folder that cannot be searched, is one line, not a traceback where it is
+    first looked at."""
+    try:
+        os.stat(out)
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # made by the run; a file above it is check_out's to say
+    except OSError as exc:
+        raise UserError(f"{option}: {out}: {exc.strerror or exc}") from None
+    return out
+
+
 def check_out(out: Path) -> None:
     """A new run's folder: one kernbench can write, new or empty, so that no file of
     someone else's is overwritten (as `kernbench ab --out` asks)."""

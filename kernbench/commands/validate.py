@@ -8,32 +8,55 @@ file that is not there (`plan` and `run` do not: a new bench's first run makes i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
-from kernbench.analyze.checks import check_bench
-from kernbench.errors import NeedsExtra, SpecError
+from kernbench.analyze.checks import bench_notes, check_bench
+from kernbench.errors import NeedsExtra, SpecError, UserError
 from kernbench.spec.data_file import committed_data
 from kernbench.spec.discovery import (
     FoundBenches,
     bench_files_in,
+    bench_name,
     benches_by_name,
     is_bench_path,
     name_clash,
+    unknown_bench,
 )
+from kernbench.spec.extras import first_missing_import
 from kernbench.spec.hardware import profile_files
 from kernbench.spec.loader import load_bench, load_hardware
-from kernbench.spec.models import Bench
-from kernbench.spec.yaml_document import read_document
+from kernbench.spec.models import YAML_SUFFIXES, Bench
+from kernbench.spec.yaml_document import read_document, shown_path
 
-Outcome = tuple[Path, SpecError | None]  # a file, and its error or None
+
+class Outcome(NamedTuple):
+    """A file (or a name) checked: its error, or None and what holds of the bench that
+    checks (it cannot run here, as `list` says "not usable here", and why)."""
+
+    path: Path
+    error: UserError | None = None
+    notes: tuple[str, ...] = ()
 
 
 def validate_files(paths: Sequence[Path], extra: Sequence[Path] = ()) -> list[Outcome]:
     """Each file of `paths` (a folder: its bench or profile files; a bench's name, as
-    `--bench` takes it: its file), checked as a bench or a hardware profile."""
-    files = [file for p in _named_files(paths, extra) for file in _files_of(Path(p))]
-    return [_outcome(file, _loader_for(file)) for file in files]
+    `--bench` takes it: its file), checked as a bench or a hardware profile; the bench
+    files of one folder (or name) checked, as `plan` and `run` find them, for two of a
+    name."""
+    outcomes: list[Outcome] = []
+    found = cache(lambda: benches_by_name(extra))  # searched once, and only for a name
+    for path in paths:
+        try:
+            files = _named_files(path, found, extra)
+        except UserError as exc:
+            outcomes.append(Outcome(path, exc))
+            continue
+        outcomes += [_outcome(file, _loader_for(file)) for file in files]
+        outcomes += _name_clashes(file for file in files if _loader_for(file) is load_and_check)
+    return outcomes
 
 
 def validate_found(found: FoundBenches) -> list[Outcome]:
@@ -41,41 +64,60 @@ def validate_found(found: FoundBenches) -> list[Outcome]:
     profile: `validate` without paths."""
     outcomes = [_outcome(p, load_and_check) for p in found.files]
     outcomes += [_outcome(p, load_hardware) for p in profile_files()]
-    for name, files in found.by_name().items():
-        clash = name_clash(name, files)
-        if clash is not None:
-            outcomes.append((Path(clash.path), clash))
-    return outcomes
+    return outcomes + _clashes_of(found)
+
+
+def _name_clashes(files: Iterable[Path]) -> list[Outcome]:
+    """Two of `files` of one bench name, as `plan` and `run` refuse them."""
+    return _clashes_of(FoundBenches({path: bench_name(path) for path in files}))
+
+
+def _clashes_of(found: FoundBenches) -> list[Outcome]:
+    clashes = (name_clash(name, files) for name, files in found.by_name().items())
+    return [Outcome(Path(clash.path), clash) for clash in clashes if clash is not None]
 
 
 def _outcome(path: Path, load: Callable[[Path], object]) -> Outcome:
     try:
-        load(path)
+        checked = load(path)
     except SpecError as exc:
-        return path, exc
-    return path, None
+        return Outcome(path, exc)
+    return Outcome(path, notes=validate_notes(checked) if isinstance(checked, Bench) else ())
 
 
-def _named_files(paths: Sequence[Path], extra: Sequence[Path]) -> list[Path]:
-    """`paths`, a name that is no path here (`validate ops-norm`, outside the checkout
-    too) standing for the file of the bench so named; an unknown one stays, not found."""
-    by_name: dict[str, list[Path]] | None = None
-    files = []
-    for path in paths:
-        if path.exists() or is_bench_path(str(path)):
-            files.append(path)
-            continue
-        by_name = benches_by_name(extra) if by_name is None else by_name
-        files.extend(by_name.get(str(path), [path]))  # two of the name: both, as a clash
-    return files
+def validate_notes(bench: Bench) -> tuple[str, ...]:
+    """What `validate` says of a bench that checks: that it cannot run here, and why,
+    then the bench's own notes (`bench_notes`)."""
+    missing = first_missing_import(bench)
+    here = [f"not usable here: {missing[1]}"] if missing is not None else []
+    return (*here, *bench_notes(bench))
+
+
+def _named_files(
+    path: Path, found: Callable[[], dict[str, list[Path]]], extra: Sequence[Path]
+) -> list[Path]:
+    """The files `path` stands for: a folder, its bench (or profile) files; a name that
+    is no path here (`validate ops-norm`, outside the checkout too), the files of the
+    bench so named (two: both, a clash); a name of none is refused as `run` refuses it."""
+    if path.exists() or is_bench_path(str(path)):
+        return _files_of(path)
+    by_name = found()
+    if str(path) not in by_name:
+        raise unknown_bench(str(path), list(by_name), extra,
+                            also=" (nor a file or folder here)", file_option="")
+    return by_name[str(path)]
 
 
 def _files_of(path: Path) -> list[Path]:
     """A folder named as a path stands for its bench (or profile) files; one without any
-    stays itself, which the loader refuses (`cannot read: a folder`)."""
-    if path.is_dir():
-        return bench_files_in(path) or [path]
-    return [path]
+    is refused as such (the loader would say it cannot read a folder)."""
+    if not path.is_dir():
+        return [path]
+    files = bench_files_in(path)
+    if not files:
+        suffixes = " or ".join(f"*{suffix}" for suffix in YAML_SUFFIXES)
+        raise UserError(f"{shown_path(path)}: the folder holds no bench files ({suffixes})")
+    return files
 
 
 def _loader_for(path: Path) -> Callable[[Path], object]:

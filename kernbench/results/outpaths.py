@@ -53,6 +53,7 @@ def _writable_under(folder: Path, given: Path, option: str) -> None:
 def _make(folder: Path, given: Path, option: str) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:  # a race, a read-only file system, a full disk
-        raise UserError(f"{option}: {given}: cannot make {folder}: "
+    except OSError as exc:  # a race, a read-only file system, a full disk, /proc
+        which = "the folder" if folder == given else f"its folder {folder}"
+        raise UserError(f"{option}: {given}: cannot create {which}: "
                         f"{exc.strerror or exc}") from None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kernbench.errors import SpecError
 from kernbench.spec.models import Bench
-from kernbench.spec.yaml_document import field_error
+from kernbench.spec.yaml_document import field_error, shown_path
 
 
 def data_error(bench_path: Path, message: str) -> SpecError:
@@ -22,9 +22,10 @@ def committed_data(bench: Bench, bench_path: Path) -> Path:
     if not bench.data:
         raise data_error(bench_path, "fast mode needs the bench's committed data file")
     data_path = (bench_path.parent / bench.data).resolve()
+    shown = shown_path(data_path)
     if not data_path.exists():  # a run writes its own folder's results.json, never this
-        raise data_error(bench_path, f"{data_path} not found; copy a run's results.json "
+        raise data_error(bench_path, f"{shown} not found; copy a run's results.json "
                          "(or results.json.xz) there")
     if not data_path.is_file():
-        raise data_error(bench_path, f"{data_path} is not a results file")
+        raise data_error(bench_path, f"{shown} is not a results file")
     return data_path

@@ -11,6 +11,7 @@ name cannot be read is listed under its file stem, and loading it reports its er
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -19,7 +20,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from kernbench.errors import SpecError, UserError
+from kernbench.errors import MEANT_CUTOFF, SpecError, UserError
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import YAML_SUFFIXES, Bench
 from kernbench.spec.yaml_document import read_document, shown_path
@@ -231,17 +232,27 @@ def find_bench(name: str, extra: Sequence[Path] = ()) -> tuple[Bench, Path]:
     # A clash of another name is not this bench's error.
     known = FoundBenches({path: name_of(path) for path in files}).by_name()
     if name not in known:
-        if not known:
-            raise UserError(f"unknown bench {name!r}; {no_benches_found()}")
-        raise UserError(f"unknown bench {name!r}; known: {', '.join(known)}"
-                        f"{_unsearched_here(name, extra)}")
+        raise unknown_bench(name, list(known), extra)
     clash = name_clash(name, known[name])
     if clash is not None:
         raise clash
     return load_bench(known[name][0]), known[name][0]
 
 
-def _unsearched_here(name: str, extra: Sequence[Path]) -> str:
+def unknown_bench(name: str, known: Sequence[str], extra: Sequence[Path] = (),
+                  also: str = "", file_option: str = "--bench ") -> UserError:
+    """The one line every command gives a bench name no searched file has: the closest
+    known name, the known ones, and where the working folder holds it unsearched (`also`
+    after the name: what else it is not; `file_option`: how the command takes a file)."""
+    if not known:
+        return UserError(f"unknown bench {name!r}{also}; {no_benches_found()}")
+    meant = difflib.get_close_matches(name, known, n=1, cutoff=MEANT_CUTOFF)
+    guess = f"did you mean {meant[0]!r}? " if meant else ""
+    return UserError(f"unknown bench {name!r}{also}; {guess}known: {', '.join(known)}"
+                     f"{_unsearched_here(name, extra, file_option)}")
+
+
+def _unsearched_here(name: str, extra: Sequence[Path], file_option: str) -> str:
     """A hint where the working directory's `benches/`, or the working directory itself,
     holds `name` but is not searched (a checkout's benches are, not the folder kernbench
     is run from; a new user runs from their bench's folder): else nothing."""
@@ -255,11 +266,12 @@ def _unsearched_here(name: str, extra: Sequence[Path]) -> str:
         unsearched = f"; {shown} is not searched (this kernbench reads " \
             f"{project_root() / 'benches'})"
         if named:
-            return f"{unsearched}: give --bench-dir {here}, or the file: --bench {named[0]}"
+            return (f"{unsearched}: give --bench-dir {here}, or the file: "
+                    f"{file_option}{named[0]}")
         stems = [path for path in files if path.stem == name]
         if stems:  # `--bench softmax` for softmax.yaml, a bench of another name
             return (f"{unsearched}, and {stems[0]} names its bench "
-                    f"{_quick_name(stems[0])!r}: give the file: --bench {stems[0]}")
+                    f"{_quick_name(stems[0])!r}: give the file: {file_option}{stems[0]}")
     return ""
 
 

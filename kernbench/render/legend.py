@@ -16,6 +16,8 @@ TIMER_MEANINGS = {
              "overhead",
     "cpu": "cpu: the host clock around a loop of calls",
 }
+# An unsteady cell's interval column: the CI widened to span the round medians.
+UNSTEADY_SPAN = "(spans the rounds, not a CI)"
 THROTTLED_FLAG = 0.05  # flag a cell when more than this share of its samples was throttled
 
 
@@ -47,7 +49,8 @@ def legend(results: Results) -> list[str]:
     if any(c.unsteady for c in cells):
         lines.append("unsteady: the round medians differ (largest / least − 1) by more than "
                      f"the timer's steady_tol of {100 * results.timer_setting('steady_tol'):g}%: "
-                     "the time moved between rounds, so one median hides it")
+                     "the time moved between rounds, so one median hides it; its interval "
+                     f"spans the round medians and the pooled CI, marked {UNSTEADY_SPAN}")
     if any((c.throttled_fraction or 0) > THROTTLED_FLAG for c in cells):
         lines.append("throttled N%: the share of the cell's NVML readings (one a batch of "
                      "samples) reporting a slowdown (power cap, thermal or hardware "

@@ -39,7 +39,7 @@ def test_both_pages_carry_the_legend_and_util_is_a_percentage(tmp_path):
     for text in (md, html):
         assert "under-tile: a dimension smaller than the kernel" in text
         assert "throttled N%: the share of the cell" in text
-    assert "| TFLOP/s | GB/s | % of peak | flags |" in md
+    assert "| TFLOP/s | GB/s | % of dtype peak | flags |" in md
     (row,) = [line for line in md.splitlines()
               if line.startswith("| resident/shape=256x256x256,dtype=bf16 |")]
     assert "| 1.39 |" in row  # util 0.01391, as a percentage

@@ -141,7 +141,7 @@ def test_a_metric_the_bench_declares_gets_its_own_column(tmp_path):
              for c in results.cells]
     text = _markdown(results.model_copy(update={"spec": spec, "cells": cells}), tmp_path)
     # the computed rates with their units; the bench's own metric by its name
-    assert "| TFLOP/s | GB/s | % of peak | ai | flags |" in text
+    assert "| TFLOP/s | GB/s | % of dtype peak | ai | flags |" in text
     assert "| 123.4 |" in text
     plain = _markdown(results, tmp_path / "plain")
     assert "| ai |" not in plain and "| flops |" not in plain

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from kernbench.analyze.stats import RESOLUTION_FACTOR
 from kernbench.results.model import CellResult, Results, Summary
+from kernbench.spec.hardware import ceiling_source
 
 # What each timer's time holds (ADR 0030, 0048), where one table mixes them.
 TIMER_MEANINGS = {
@@ -38,8 +39,10 @@ def legend(results: Results) -> list[str]:
                      f"±{100 * results.timer_setting('settle_tol'):g}%, of those run; the "
                      "others stopped at their time limit, the GPU's clock possibly still moving")
     if any("util" in c.metrics for c in cells):
-        lines.append("% of peak: the cell's TFLOP/s against the hardware profile's peak for "
-                     "its dtype (measured where calibrated, else the datasheet)")
+        lines.append("% of dtype peak: the cell's TFLOP/s over the hardware profile's peak "
+                     f"for its dtype ({_peaks(results)}); Best per variant divides by the "
+                     "cell's roofline instead, the same where compute, not memory or a "
+                     "host copy, holds the cell")
     if any(c.status == "invalid" for c in cells):
         lines.append("invalid: a result that cannot be true, such as one faster than the "
                      "datasheet roofline allows (the reason follows)")
@@ -57,6 +60,20 @@ def legend(results: Results) -> list[str]:
                      f"slowdown); shown above {THROTTLED_FLAG:.0%}, where the time may be "
                      "slower than the card's sustained clock gives")
     return lines
+
+
+def _peaks(results: Results) -> str:
+    """Each dtype's peak the `util` column divides by, and whether it was measured."""
+    profile = results.hardware_profile()
+    dtypes = sorted({str(c.params.get("dtype")) for c in results.cells if "util" in c.metrics})
+    if profile is None:
+        return "measured where calibrated, else the datasheet"
+    named = []
+    for dtype in dtypes:
+        peak = profile.peak_tflops.get(dtype)
+        if peak is not None:
+            named.append(f"{dtype} {peak.value:.4g} TFLOP/s, {ceiling_source(profile, peak)}")
+    return "; ".join(named) or "measured where calibrated, else the datasheet"
 
 
 def _rates(results: Results) -> list[str]:

@@ -45,7 +45,7 @@ TEMPLATES = Path(__file__).parent / "templates"
 SHOWN_METRICS = ("tflops", "gbs", "busbw_gbs", "algbw_gbs", "util")
 # Their column headings, with the unit (results.json and the export keep the names).
 HEADINGS = {"tflops": "TFLOP/s", "gbs": "GB/s", "busbw_gbs": "busbw GB/s",
-            "algbw_gbs": "algbw GB/s", "util": "% of peak"}
+            "algbw_gbs": "algbw GB/s", "util": "% of dtype peak"}
 PERCENT = {"util"}  # stored as a fraction of the ceiling, shown as a percentage
 MODEL_INPUTS = ("flops", "bytes")
 

@@ -17,6 +17,10 @@ TIMER_MEANINGS = {
              "overhead",
     "cpu": "cpu: the host clock around a loop of calls",
 }
+# `kernbench compare` times a cell by its round medians (replicates for its interval):
+# where the rounds disagree that differs from the pooled median, so the page says which.
+COMPARE_TIME = ("kernbench compare's BASE and NEW times are the median of the round "
+                "medians instead, which differs where rounds disagree")
 # An unsteady cell's interval column: the CI widened to span the round medians.
 UNSTEADY_SPAN = "(spans the rounds, not a CI)"
 THROTTLED_FLAG = 0.05  # flag a cell when more than this share of its samples was throttled
@@ -25,8 +29,9 @@ THROTTLED_FLAG = 0.05  # flag a cell when more than this share of its samples wa
 def legend(results: Results) -> list[str]:
     """One line per column or flag that needs saying, in the order the tables show them."""
     cells = results.cells
-    lines = ["median: the time of one call, the median of every round's samples pooled; "
-             "round medians: how many rounds, and the least and largest of their medians"]
+    lines = ["median: the time of one call, the median of every round's samples pooled "
+             f"({COMPARE_TIME}); round medians: how many rounds, and the least and largest "
+             "of their medians"]
     lines += _rates(results)
     timers = {r.timer for c in cells for r in c.rounds if r.timer}
     if len(timers) > 1:

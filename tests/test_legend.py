@@ -68,7 +68,6 @@ def test_a_run_whose_cells_auto_timed_differently_names_each_cells_timer(tmp_pat
 def test_the_median_line_says_which_time_it_is_and_which_compare_uses():
     # The report's median pools every sample; compare's is the median of round medians:
     # a cell of rounds 248, 251 and 527 µs reads differently in the two without a word.
-
     results = results_io.load(DATA / "milestone-1h-gemm.json.xz")
     (line,) = [line for line in legend(results) if line.startswith("median:")]
     assert "every round's samples pooled" in line

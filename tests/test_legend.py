@@ -72,3 +72,18 @@ def test_the_median_line_says_which_time_it_is_and_which_compare_uses():
     (line,) = [line for line in legend(results) if line.startswith("median:")]
     assert "every round's samples pooled" in line
     assert "compare's BASE and NEW times are the median of the round medians" in line
+
+
+def test_a_rated_count_is_explained_with_its_unit():
+    # `elements` and `M elements/s` columns appeared with no line saying what they count.
+    results = results_io.load(DATA / "ops-norm-h200" / "results.json.xz")
+    spec = {**results.spec, "metrics": {**results.spec["metrics"], "elements": "rows*hidden"},
+            "rates": ["elements"]}
+    cells = [c.model_copy(update={"metrics": {**c.metrics, "elements": 4.0,
+                                              "elements_per_s": 4e6}})
+             for c in results.cells]
+    lines = legend(results.model_copy(update={"spec": spec, "cells": cells}))
+    (line,) = [line for line in lines if line.startswith("elements/s:")]
+    assert "the bench's elements per call (rows*hidden, in elements" in line
+    assert "M elements/s = 10⁶ elements/s" in line
+    assert not [line for line in legend(results) if line.startswith("elements/s")]

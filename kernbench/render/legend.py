@@ -7,6 +7,8 @@ from __future__ import annotations
 from kernbench.analyze.stats import RESOLUTION_FACTOR
 from kernbench.results.model import CellResult, Results, Summary
 from kernbench.spec.hardware import ceiling_source
+from kernbench.spec.model_metrics import rate_name
+from kernbench.units import count_rate_unit
 
 # What each timer's time holds (ADR 0030, 0048), where one table mixes them.
 TIMER_MEANINGS = {
@@ -98,6 +100,12 @@ def _rates(results: Results) -> list[str]:
     elif "gbs" in present:
         lines.append(f"GB/s: the bench's bytes per call ({declared.get('bytes', 'bytes')}) "
                      "over the median, 1 GB = 10⁹ bytes")
+    for count in results.spec.get("rates") or []:
+        unit = count_rate_unit(count)
+        if rate_name(count) in present:
+            lines.append(f"{unit}: the bench's {count} per call ({declared.get(count, count)}, "
+                         f"in {count}, the column beside it) over the median, with the SI "
+                         f"prefix of the column's largest value (M {unit} = 10⁶ {unit})")
     return lines
 
 

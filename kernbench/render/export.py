@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from kernbench.analyze.metrics import cell_metrics
+from kernbench.analyze.rates import rate_bounds
 from kernbench.analyze.stats import UNRESOLVED_RULE
 from kernbench.errors import UserError, invalid_file
 from kernbench.results import atomic
@@ -110,10 +111,9 @@ def to_bench(results: Results, metric: str | None = None) -> str:
         spread = ""
         if name == "time_s":
             spread = f"±{(summary.ci_high_s - summary.ci_low_s) / 2:.3g}"
-        elif name in rates and summary.ci_low_s > 0 and summary.median_s > 0:
-            high = value * summary.median_s / summary.ci_low_s
-            low = value * summary.median_s / summary.ci_high_s
-            spread = f"±{(high - low) / 2:.3g}"
+        elif name in rates and (bounds := rate_bounds(
+                value, summary.median_s, summary.ci_low_s, summary.ci_high_s)):
+            spread = f"±{(bounds[1] - bounds[0]) / 2:.3g}"
         better = "smaller" if name in TIMES else "bigger" if name in rates else None
         extra = f"{summary.n} samples" + (f"; {better} is better" if better else "")
         if cell.unresolved:  # a tracker charts the value: say it is not a resolved one

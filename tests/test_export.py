@@ -58,7 +58,8 @@ def test_the_tracker_list_gives_each_ok_cell_its_median_or_a_metric():
     assert len(times) == len(ok) and times[0]["unit"] == "s"
     assert times[0]["value"] == ok[0].summary.median_s
     rates = json.loads(export(results, "bench", metric="tflops"))
-    assert rates[0]["unit"] == "TFLOP/s" and rates[0]["value"] == ok[0].metrics["tflops"]
+    assert rates[0]["unit"] == "TFLOP/s" and rates[0]["value"] == pytest.approx(
+        ok[0].metrics["tflops"], rel=1e-11)
     with pytest.raises(UserError, match="no cell has a metric 'nope'; the metrics are "):
         export(results, "bench", metric="nope")
 
@@ -118,3 +119,38 @@ def test_a_parameter_named_as_a_computed_column_is_refused_not_overwritten(name:
     assert str(refused.value) == (f"r.json: cell {cell.id}: parameter {name!r} has the name "
                                   "of a column export computes; rename the parameter in the "
                                   "bench")
+
+
+def test_a_trackers_time_metric_has_its_ci_as_range_and_says_smaller_is_better():
+    # `--metric time_s` gave an empty range and the help called a time bigger-is-better.
+    results = results_io.load(GEMM)
+    ok = [c for c in results.cells if c.status == "ok"]
+    (entry, *_) = json.loads(export(results, "bench", metric="time_s"))
+    (default, *_) = json.loads(export(results, "bench"))
+    assert entry["range"] == default["range"] != ""
+    assert "smaller is better" in entry["extra"]
+    (rate, *_) = json.loads(export(results, "bench", metric="tflops"))
+    assert rate["range"].startswith("±") and "bigger is better" in rate["extra"]
+    summary = ok[0].summary
+    half = ok[0].metrics["tflops"] * summary.median_s * (
+        1 / summary.ci_low_s - 1 / summary.ci_high_s) / 2
+    assert float(rate["range"][1:]) == pytest.approx(half, rel=1e-2)
+    (flops, *_) = json.loads(export(results, "bench", metric="flops"))
+    assert flops["range"] == "" and "better" not in flops["extra"]
+    help_text = CliRunner().invoke(cli.app, ["export", "--help"]).output
+    assert "metric (bigger" not in help_text and "extra says whether" in " ".join(
+        help_text.replace("│", " ").split())
+
+
+def test_exported_floats_carry_no_float_noise():
+    from kernbench.render.export import without_float_noise
+
+    assert without_float_noise(0.1 + 0.2) == 0.3
+    assert without_float_noise(3) == 3 and without_float_noise("0.1") == "0.1"
+    results = results_io.load(GEMM)
+    cell = results.cells[0]
+    noisy = cell.model_copy(update={"metrics": {**cell.metrics, "util": 0.1 + 0.2}})
+    noisy_results = results.model_copy(update={"cells": [noisy, *results.cells[1:]]})
+    (entry, *_) = json.loads(export(noisy_results, "bench", metric="util"))
+    assert "0.30000000000000004" not in export(noisy_results, "bench", metric="util")
+    assert entry["value"] == 0.3

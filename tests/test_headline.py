@@ -92,3 +92,24 @@ def test_a_best_cell_that_is_flagged_carries_its_flags_into_the_table(tmp_path):
     write_report(results_io.load(DATA / "ops-attention-h200/results.json.xz"), tmp_path)
     assert "| 48% of 702.5 (the roofline, measured ceilings) | throttled 100% |" in (
         tmp_path / "report.md").read_text()
+
+
+def test_a_compute_bound_cells_share_of_its_roofline_is_its_percent_of_dtype_peak(tmp_path):
+    # The headline's share and the table's `% of dtype peak` read 2 and 3 points apart for
+    # one cell; where the roofline is the peak they are the same number, and each column
+    # names what it divides by.
+    results = results_io.load(DATA / "milestone-1h-gemm.json.xz")
+    table = headline(results)
+    assert table is not None and table["divides_by"] == "of its roofline"
+    compared = 0
+    for row in table["rows"]:
+        cell = next(c for c in results.cells
+                    if c.id.split("/", 1)[-1] == row["cell"] and c.variant == row["variant"])
+        if abs(cell.metrics["model_util"] - 1) < 1e-9:
+            assert row["of_ceiling"].startswith(f"{100 * cell.metrics['util']:.0f}% of ")
+            compared += 1
+    assert compared
+    md = next(p for p in write_report(results, tmp_path) if p.suffix == ".md").read_text()
+    assert "| of its roofline |" in md and "| % of dtype peak |" in md
+    assert "% of dtype peak: the cell's TFLOP/s over the hardware profile's peak for its " \
+           "dtype (bf16 " in md

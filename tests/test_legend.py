@@ -39,7 +39,7 @@ def test_both_pages_carry_the_legend_and_util_is_a_percentage(tmp_path):
     for text in (md, html):
         assert "under-tile: a dimension smaller than the kernel" in text
         assert "throttled N%: the share of the cell" in text
-    assert "| TFLOP/s | GB/s | % of peak | flags |" in md
+    assert "| TFLOP/s | GB/s | % of dtype peak | flags |" in md
     (row,) = [line for line in md.splitlines()
               if line.startswith("| resident/shape=256x256x256,dtype=bf16 |")]
     assert "| 1.39 |" in row  # util 0.01391, as a percentage
@@ -63,3 +63,27 @@ def test_a_run_whose_cells_auto_timed_differently_names_each_cells_timer(tmp_pat
     gemm.mkdir()
     write_report(results_io.load(DATA / "milestone-1h-gemm.json.xz"), gemm)
     assert "| timer |" in (gemm / "report.md").read_text()  # cupti and event
+
+
+def test_the_median_line_says_which_time_it_is_and_which_compare_uses():
+    # The report's median pools every sample; compare's is the median of round medians:
+    # a cell of rounds 248, 251 and 527 µs reads differently in the two without a word.
+    results = results_io.load(DATA / "milestone-1h-gemm.json.xz")
+    (line,) = [line for line in legend(results) if line.startswith("median:")]
+    assert "every round's samples pooled" in line
+    assert "compare's BASE and NEW times are the median of the round medians" in line
+
+
+def test_a_rated_count_is_explained_with_its_unit():
+    # `elements` and `M elements/s` columns appeared with no line saying what they count.
+    results = results_io.load(DATA / "ops-norm-h200" / "results.json.xz")
+    spec = {**results.spec, "metrics": {**results.spec["metrics"], "elements": "rows*hidden"},
+            "rates": ["elements"]}
+    cells = [c.model_copy(update={"metrics": {**c.metrics, "elements": 4.0,
+                                              "elements_per_s": 4e6}})
+             for c in results.cells]
+    lines = legend(results.model_copy(update={"spec": spec, "cells": cells}))
+    (line,) = [line for line in lines if line.startswith("elements/s:")]
+    assert "the bench's elements per call (rows*hidden, in elements" in line
+    assert "M elements/s = 10⁶ elements/s" in line
+    assert not [line for line in legend(results) if line.startswith("elements/s")]

@@ -381,3 +381,21 @@ def test_the_legend_says_what_the_whiskers_are(small):
 
     legend = draw(figure_data(small, "throughput")).axes[0].get_legend()
     assert WHISKER_LABEL in [text.get_text() for text in legend.get_texts()]
+
+
+def test_bar_labels_fit_by_the_bars_width_in_points_not_their_count() -> None:
+    # The committed bf16 panel: 17 shapes x 4 variants = 68 bars, each ~12 pt wide at 16 in,
+    # room enough for an upright 6.5 pt label; a fixed count of 48 left them all out.
+    from kernbench.render.gemm_draw import draw, labels_fit
+
+    data = Path(__file__).resolve().parent.parent / "benches/data/milestone-1h-gemm.json.xz"
+    figure_input = figure_data(load(data), "throughput")
+    (bf16,) = [p for p in figure_input["panels"] if p["dtype"] == "bf16"]
+    assert len(bf16["bars"]) == 68
+    assert labels_fit(bf16, 16.0)
+    assert not labels_fit(bf16, 7.0)  # the same bars squeezed to 7 in are ~5 pt wide
+    crowded = {"shapes": [str(i) for i in range(60)], "variants": ["a", "b", "c", "d"]}
+    assert not labels_fit(crowded, 16.0)
+    figure = draw(figure_input)
+    ax = next(ax for ax in figure.axes if ax.get_title(loc="left").startswith("dtype bf16"))
+    assert len([t for t in ax.texts if t.get_text()]) >= 60

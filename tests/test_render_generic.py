@@ -451,3 +451,24 @@ def test_a_long_footnote_is_wrapped_to_the_figure_not_cut_at_its_edge() -> None:
                    if text.get_text() == figure.get_supxlabel()]
     assert "INCOMPLETE run" in footnote.get_text()
     assert footnote.get_window_extent().x1 <= figure.bbox.x1
+
+
+def test_a_redrawn_figure_runs_its_lines_over_the_axis_the_run_drew_them_over(tmp_path):
+    # ops-moe-router's committed run has tokens, experts and k at two values each: the run
+    # drew lines over tokens (the bench's first), a redraw from results.json, whose axes
+    # come back sorted by name, over experts.
+    from kernbench.results.model import load, save
+
+    folder = Path(__file__).resolve().parents[1] / "benches/data/ops-moe-h200/run-router"
+    results = load(folder)
+    assert list(results.cells[0].axes) == sorted(results.cells[0].axes)  # as read back
+    in_bench_order = results.model_copy(update={"cells": [
+        c.model_copy(update={"axes": {k: c.axes[k] for k in
+                                      ("tokens", "hidden", "experts", "k", "dtype")}})
+        for c in results.cells]})
+    live = figure_data(in_bench_order, "time")
+    redrawn = figure_data(results, "time")
+    assert live["x_label"] == redrawn["x_label"] == "tokens"
+    assert [s["label"] for s in live["series"]] == [s["label"] for s in redrawn["series"]]
+    save(results, tmp_path / "again.json")
+    assert figure_data(load(tmp_path / "again.json"), "time")["series"] == redrawn["series"]

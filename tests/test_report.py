@@ -141,7 +141,7 @@ def test_a_metric_the_bench_declares_gets_its_own_column(tmp_path):
              for c in results.cells]
     text = _markdown(results.model_copy(update={"spec": spec, "cells": cells}), tmp_path)
     # the computed rates with their units; the bench's own metric by its name
-    assert "| TFLOP/s | GB/s | % of peak | ai | flags |" in text
+    assert "| TFLOP/s | GB/s | % of dtype peak | ai | flags |" in text
     assert "| 123.4 |" in text
     plain = _markdown(results, tmp_path / "plain")
     assert "| ai |" not in plain and "| flops |" not in plain
@@ -247,3 +247,23 @@ def test_a_run_whose_every_cell_failed_before_its_check_does_not_say_the_kernel_
     (line,) = [line for line in text.splitlines() if line.startswith("- Checked:")]
     assert line == f"- Checked: no cell reached its check ({len(failed) - 1} failed before it, " \
         "1 pending)"
+
+
+def test_an_unsteady_cells_interval_spans_its_rounds_and_is_not_called_a_ci(tmp_path):
+    # Rounds of 248, 251 and 527 µs pooled into a CI of [249, 252] µs: the page gave a
+    # bound tighter than the rounds' own disagreement.
+    results = results_io.load(DATA / "milestone-1h-gemm.json.xz")
+    cell = results.cells[0]
+    summary = cell.summary.model_copy(update={
+        "median_s": 250e-6, "ci_low_s": 249e-6, "ci_high_s": 252e-6, "ci_coverage": 0.96,
+        "round_medians_s": [248e-6, 251e-6, 527e-6]})
+    steady = results.cells[1]
+    cells = [cell.model_copy(update={"summary": summary, "unsteady": True,
+                                     "round_spread": 527 / 248 - 1}),
+             steady.model_copy(update={"unsteady": False}), *results.cells[2:]]
+    text = _markdown(results.model_copy(update={"cells": cells}), tmp_path)
+    (row,) = [line for line in text.splitlines() if line.startswith(f"| {cell.id} |")]
+    assert "| [248 µs, 527 µs] (spans the rounds, not a CI) |" in row
+    (other,) = [line for line in text.splitlines() if line.startswith(f"| {steady.id} |")]
+    assert "not a CI" not in other
+    assert "spans the round medians and the pooled CI" in text

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from kernbench.analyze.rates import per_second
+
 GB = 1e9
 
 BUSBW_FACTOR: dict[str, Callable[[int], float]] = {
@@ -40,7 +42,7 @@ def busbw_factor(op: str, world_size: int) -> float:
 def bandwidths(op: str, bytes: float, world_size: int, time_s: float) -> dict[str, float]:
     """`{"algbw_gbs": S/t, "busbw_gbs": S/t × factor}` in GB/s (1e9 bytes per second)."""
     factor = busbw_factor(op, world_size)
-    algbw = bytes / time_s / GB if time_s > 0 else math.inf
+    algbw = per_second(bytes, time_s, GB) if time_s > 0 else math.inf
     return {"algbw_gbs": algbw, "busbw_gbs": algbw * factor}
 
 

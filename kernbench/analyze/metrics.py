@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernbench.analyze.collective import GB, bandwidths, names_collective
+from kernbench.analyze.rates import per_second
 from kernbench.plan import Cell
 from kernbench.spec import expr
 from kernbench.spec.model_metrics import counts_of, rate_name
@@ -128,15 +129,15 @@ def _measured_metrics(
     profile: HardwareProfile | None,
 ) -> tuple[dict[str, float], str | None]:
     metrics = expression_metrics(bench, params)
-    rates = {rate_name(count): metrics[count] / median_s
+    rates = {rate_name(count): per_second(metrics[count], median_s)
              for count in bench.rates if count in metrics}
     metrics["time_s"] = median_s
     metrics.update(rates)
     flops, moved = metrics.get("flops"), metrics.get("bytes")
     if flops:
-        metrics["tflops"] = flops / median_s / TFLOP
+        metrics["tflops"] = per_second(flops, median_s, TFLOP)
     if moved:
-        metrics["gbs"] = moved / median_s / GB
+        metrics["gbs"] = per_second(moved, median_s, GB)
     if flops and moved:
         metrics["intensity"] = flops / moved
     if moved and names_collective(params):

@@ -61,8 +61,9 @@ def export_command(
                           "(CI trackers' name/unit/value list).")
     ] = "csv",
     metric: Annotated[
-        str | None, typer.Option("--metric", help="bench only: report this metric (bigger "
-                                 "is better) instead of the median time.")
+        str | None, typer.Option("--metric", help="bench only: report this metric instead "
+                                 "of the median time (each entry's extra says whether smaller "
+                                 "or bigger is better).")
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="File to write; default: standard output.")

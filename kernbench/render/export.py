@@ -4,7 +4,7 @@
 time and the metrics recomputed at that time (so a round's TFLOP/s is its own, not the
 cell's), the status, and provenance columns. `bench` is the list of
 `{name, unit, value, range, extra}` that CI benchmark trackers read: one entry per cell,
-its median time (smaller is better) or a metric (bigger is better). A cell whose median
+its median time (smaller is better) or a metric, the direction in its `extra`. A cell whose median
 its samples do not resolve (`unresolved`) says so in its `unresolved` column, and in its
 `extra` for a tracker; the report's other flags are columns too (`unsteady`, the cell's;
 `throttled_fraction`, the round's share of throttled NVML readings), so that a table
@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from kernbench.analyze.metrics import cell_metrics
+from kernbench.analyze.rates import rate_bounds
 from kernbench.analyze.stats import UNRESOLVED_RULE
 from kernbench.errors import UserError, invalid_file
 from kernbench.results import atomic
@@ -35,6 +36,8 @@ from kernbench.spec.models import Bench
 from kernbench.units import METRIC_UNITS, count_rate_unit
 
 FORMATS = ("csv", "json", "bench")
+TIMES = ("time_s", "model_time_s")  # smaller is better
+RATES = ("tflops", "gbs", "busbw_gbs", "algbw_gbs", "util")  # a count over the median time
 FIRST_COLUMNS = ("bench", "cell", "variant", "round", "status", "reason", "time_s", "samples")
 
 
@@ -68,7 +71,7 @@ def rows(results: Results, source: object = "results") -> list[dict[str, Any]]:
                 row.update(metrics)
             row.update(context)
             row.update(_params(cell, row, source))
-            out.append(row)
+            out.append({k: without_float_noise(v) for k, v in row.items()})
     return out
 
 
@@ -89,24 +92,47 @@ def to_json(results: Results, source: object = "results") -> str:
 
 
 def to_bench(results: Results, metric: str | None = None) -> str:
-    """CI trackers' list: each ok cell's median time (s), or `metric` (bigger is better)."""
+    """CI trackers' list: each ok cell's median time (s, smaller is better), or `metric`.
+
+    `range` is the median's CI as ± its half-width, for a time and for a rate alike (a
+    rate is a count over the median: its interval is the time's, inverted); a metric that
+    does not depend on the time (`flops`, `model_time_s`) has none. `extra` says which way
+    is better, since a tracker cannot tell a time from a rate by its name."""
     entries = []
+    rates = _rates_of_time(results)
     for cell in _ok(results.cells):
-        assert cell.summary is not None
-        if metric is None:
-            value, unit = cell.summary.median_s, "s"
-            spread = f"±{(cell.summary.ci_high_s - cell.summary.ci_low_s) / 2:.3g}"
-        else:
-            if metric not in cell.metrics:
-                known = ", ".join(sorted(cell.metrics)) or "none"
-                raise UserError(f"--metric: {cell.id} has no metric {metric!r}; it has {known}")
-            value, unit, spread = cell.metrics[metric], _unit(results, metric), ""
-        extra = f"{cell.summary.n} samples"
+        summary = cell.summary
+        assert summary is not None
+        name = metric or "time_s"
+        if name not in cell.metrics and name != "time_s":
+            known = ", ".join(sorted(cell.metrics)) or "none"
+            raise UserError(f"--metric: {cell.id} has no metric {name!r}; it has {known}")
+        value = summary.median_s if metric is None else cell.metrics[name]
+        spread = ""
+        if name == "time_s":
+            spread = f"±{(summary.ci_high_s - summary.ci_low_s) / 2:.3g}"
+        elif name in rates and (bounds := rate_bounds(
+                value, summary.median_s, summary.ci_low_s, summary.ci_high_s)):
+            spread = f"±{(bounds[1] - bounds[0]) / 2:.3g}"
+        better = "smaller" if name in TIMES else "bigger" if name in rates else None
+        extra = f"{summary.n} samples" + (f"; {better} is better" if better else "")
         if cell.unresolved:  # a tracker charts the value: say it is not a resolved one
             extra += f"; unresolved: {UNRESOLVED_RULE}"
-        entries.append({"name": f"{results.bench}/{cell.id}", "unit": unit, "value": value,
-                        "range": spread, "extra": extra})
+        entries.append({"name": f"{results.bench}/{cell.id}", "unit": _unit(results, name),
+                        "value": without_float_noise(value), "range": spread, "extra": extra})
     return json.dumps(entries, indent=1) + "\n"
+
+
+def _rates_of_time(results: Results) -> set[str]:
+    """The metrics that are a count over the cell's median time."""
+    counted = {rate_name(count) for count in results.spec.get("rates") or []}
+    return set(RATES) | counted
+
+
+def without_float_noise(value: Any) -> Any:
+    """A float at 12 significant digits: 0.1 + 0.2 is written 0.3, not 0.30000000000000004
+    (a sum's last bits are not part of any measurement)."""
+    return float(f"{value:.12g}") if isinstance(value, float) else value
 
 
 def _unit(results: Results, metric: str) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernbench.analyze.rates import rate_bounds
 from kernbench.errors import UserError
 from kernbench.render import style
 from kernbench.render.gemm_draw import draw
@@ -135,10 +136,10 @@ def _bar(cell: CellResult, shape: str, metric: str, scale: float) -> dict[str, A
         return entry
     entry["value"] = style.significant(value * scale)
     summary = cell.summary
-    if summary is not None and summary.ci_low_s > 0 and summary.ci_high_s > 0:
-        # A rate is inversely proportional to time: the time CI maps to a rate CI.
-        entry["low"] = style.significant(value * scale * summary.median_s / summary.ci_high_s)
-        entry["high"] = style.significant(value * scale * summary.median_s / summary.ci_low_s)
+    bounds = summary and rate_bounds(value * scale, summary.median_s, summary.ci_low_s,
+                                     summary.ci_high_s)
+    if bounds:
+        entry["low"], entry["high"] = (style.significant(b) for b in bounds)
     return entry
 
 

@@ -11,7 +11,10 @@ from matplotlib.patches import Patch
 
 from kernbench.render import style
 
-MAX_LABELLED_BARS = 48  # more value labels than this per panel overlap; leave them out
+LABEL_FONT_PT = 6.5  # the value label above a bar, drawn upright (rotated 90 degrees)
+LABEL_LINE = 1.2  # a line of text is this many times its font size tall, with its air
+AXIS_MARGIN_IN = 0.9  # what a panel's y label and tick labels take off the figure's width
+BAR_FILL = 0.95  # a bar's share of its slot; the rest is the gap to its neighbour
 CROWDED_TOTALS = 10  # stage-breakdown bars per panel past which the totals stand upright
 
 
@@ -30,7 +33,7 @@ def _draw_bars(data: dict[str, Any]) -> Figure:
     figure = style.new_figure(len(panels), 1, room, 3.8)
     axes = figure.subplots(len(panels), 1, squeeze=False)[:, 0]
     for ax, panel in zip(axes, panels, strict=True):
-        _draw_bar_panel(ax, panel, data, colors, room)
+        _draw_bar_panel(ax, panel, data, colors, room, labels_fit(panel, figure.get_figwidth()))
     any_under = any(b["under_tile"] for p in panels for b in p["bars"])
     handles = style.legend_handles(colors, any_under, bool(data["not_plotted"]))
     if any("low" in b for p in panels for b in p["bars"]):
@@ -53,13 +56,13 @@ def _draw_bars(data: dict[str, Any]) -> Figure:
 
 
 def _draw_bar_panel(
-    ax: Axes, panel: dict[str, Any], data: dict[str, Any], colors: dict[str, str], room: float
+    ax: Axes, panel: dict[str, Any], data: dict[str, Any], colors: dict[str, str], room: float,
+    label_bars: bool,
 ) -> None:
     variants = panel["variants"]
     width = 0.8 / max(1, len(variants))
     position = {shape: i for i, shape in enumerate(panel["shapes"])}
     slot = {v: (i - (len(variants) - 1) / 2) * width for i, v in enumerate(variants)}
-    label_bars = len(panel["bars"]) <= MAX_LABELLED_BARS
     for variant in variants:
         mine = [b for b in panel["bars"] if b["variant"] == variant]
         drawn = [b for b in mine if b["value"] is not None]
@@ -69,7 +72,7 @@ def _draw_bar_panel(
         bars = ax.bar(
             xs,
             heights,
-            width * 0.95,
+            width * BAR_FILL,
             color=colors[variant],
             yerr=errors,
             error_kw={"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#222222"},
@@ -86,7 +89,19 @@ def _draw_bar_panel(
             if bar["value"] is None:
                 text = bar["status"] if bar["status"] != "ok" else "n/a"
                 style.mark_missing(ax, position[bar["shape"]] + slot[variant], text)
-    _finish_bar_axes(ax, panel, data, room)
+    _finish_bar_axes(ax, panel, data, room, label_bars)
+
+
+def labels_fit(panel: dict[str, Any], figure_width_in: float) -> bool:
+    """Whether an upright value label fits across each bar of `panel` in a figure
+    `figure_width_in` wide: a bar's width in points against the label's line height. A
+    count of bars alone ignored the width (68 bars of 16 in are 12 pt wide each)."""
+    slots = len(panel["shapes"]) + 0.2  # the x axis runs from -0.6 to len(shapes) - 0.4
+    if not panel["shapes"]:
+        return False
+    bar_data = BAR_FILL * 0.8 / max(1, len(panel["variants"]))
+    bar_pt = (figure_width_in - AXIS_MARGIN_IN) * 72 / slots * bar_data
+    return bar_pt >= LABEL_FONT_PT * LABEL_LINE
 
 
 def _error_extents(bars: list[dict[str, Any]]) -> list[list[float]] | None:
@@ -107,7 +122,7 @@ def _draw_model_outline(
         ax.bar(
             [x for x, _ in modelled],
             [m for _, m in modelled],
-            width * 0.95,
+            width * BAR_FILL,
             facecolor="none",
             edgecolor=color,
             linestyle="--",
@@ -136,7 +151,7 @@ def _label_bars(
             rotation=90,
             ha="center",
             va="bottom",
-            fontsize=6.5,
+            fontsize=LABEL_FONT_PT,
         )
 
 
@@ -146,7 +161,9 @@ def _three_digits(value: float) -> str:
     return f"{value:.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
-def _finish_bar_axes(ax: Axes, panel: dict[str, Any], data: dict[str, Any], room: float) -> None:
+def _finish_bar_axes(
+    ax: Axes, panel: dict[str, Any], data: dict[str, Any], room: float, labelled: bool
+) -> None:
     shapes = panel["shapes"]
     under = {b["shape"] for b in panel["bars"] if b["under_tile"]}
     style.category_ticks(ax, [style.category_label(s, s in under) for s in shapes], room)
@@ -180,7 +197,7 @@ def _finish_bar_axes(ax: Axes, panel: dict[str, Any], data: dict[str, Any], room
         line = "100%" if data["unit"] == "%" else "dotted line"
         heading += f"  ·  {line} = peak {peak:.4g} TFLOP/s ({panel['peak_source']})"
     ax.set_title(heading, fontsize=10, loc="left")
-    if data["figure"] == "theory_vs_measured" and len(panel["bars"]) <= MAX_LABELLED_BARS:
+    if data["figure"] == "theory_vs_measured" and labelled:
         ax.set_title("label: measured ÷ model", fontsize=8, loc="right", color="#555555")
 
 

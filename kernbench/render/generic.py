@@ -15,6 +15,7 @@ from typing import Any
 
 from kernbench.analyze.collective import GB
 from kernbench.analyze.metrics import TFLOP
+from kernbench.analyze.rates import rate_bounds
 from kernbench.errors import UserError
 from kernbench.render import panels, series, style
 from kernbench.render.generic_draw import draw
@@ -188,10 +189,10 @@ def _rate(stored: str, per_unit: float) -> series.Value:
         rate *= per_unit
         point = {"value": rate, "low": None, "high": None}
         summary = cell.summary
-        if summary is not None and summary.ci_low_s > 0 and summary.ci_high_s > 0:
-            # A rate is inversely proportional to time: the time CI maps to a rate CI.
-            point["low"] = rate * summary.median_s / summary.ci_high_s
-            point["high"] = rate * summary.median_s / summary.ci_low_s
+        bounds = summary and rate_bounds(rate, summary.median_s, summary.ci_low_s,
+                                         summary.ci_high_s)
+        if bounds:
+            point["low"], point["high"] = bounds
         return point
 
     return value

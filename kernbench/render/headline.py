@@ -22,6 +22,11 @@ from kernbench.spec.models import HardwareProfile
 # Which throughput leads, in this order of preference, with its heading (`_ceiling` says
 # what each is measured against).
 LEADING = (("busbw_gbs", "busbw GB/s"), ("tflops", "TFLOP/s"), ("gbs", "GB/s"))
+# The share column's heading: what the best rate is divided by. A GEMM's roofline is its
+# dtype's peak where compute holds it, and there the share equals the table's `% of dtype
+# peak` (both are `util`, one over the roofline's own `model_util`).
+DIVIDES_BY = {"busbw_gbs": "of the interconnect", "tflops": "of its roofline",
+              "gbs": "of the memory bandwidth"}
 
 
 def headline(results: Results) -> dict[str, Any] | None:
@@ -46,7 +51,8 @@ def headline(results: Results) -> dict[str, Any] | None:
         groups.setdefault((cell.variant, _dtype(cell) if by_dtype else ""), []).append(cell)
     rows = [_row(variant, dtype, cells, metric, profile)
             for (variant, dtype), cells in groups.items()]
-    return {"heading": heading, "by_dtype": by_dtype, "rows": rows}
+    return {"heading": heading, "by_dtype": by_dtype, "rows": rows,
+            "divides_by": DIVIDES_BY[metric]}
 
 
 def _dtype(cell: CellResult) -> str:
@@ -77,11 +83,13 @@ def _ceiling(cell: CellResult, metric: str,
         return None
     if metric == "tflops":
         peak = profile.peak_tflops.get(str(cell.params.get("dtype", "")))
-        model_time = cell.metrics.get("model_time_s")
-        if peak is None or not model_time or "time_s" not in cell.metrics:
+        util, model_util = cell.metrics.get("util"), cell.metrics.get("model_util")
+        if peak is None or not util or not model_util:
             return None
-        rate = cell.metrics[metric] * cell.metrics["time_s"] / model_time
-        return rate, f"the roofline, {ceiling_source(profile, peak)} ceilings"
+        # The roofline's rate is model_util of the peak: the share is util / model_util,
+        # the same `util` the tables show as `% of dtype peak`.
+        return cell.metrics[metric] * model_util / util, (
+            f"the roofline, {ceiling_source(profile, peak)} ceilings")
     ceiling = profile.interconnect_gbs if metric == "busbw_gbs" else profile.memory_gbs
     if ceiling is None:
         return None

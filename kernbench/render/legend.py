@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from kernbench.analyze.stats import RESOLUTION_FACTOR
 from kernbench.results.model import CellResult, Results, Summary
+from kernbench.spec.hardware import ceiling_source
+from kernbench.spec.model_metrics import rate_name
+from kernbench.units import count_rate_unit
 
 # What each timer's time holds (ADR 0030, 0048), where one table mixes them.
 TIMER_MEANINGS = {
@@ -16,14 +19,21 @@ TIMER_MEANINGS = {
              "overhead",
     "cpu": "cpu: the host clock around a loop of calls",
 }
+# `kernbench compare` times a cell by its round medians (replicates for its interval):
+# where the rounds disagree that differs from the pooled median, so the page says which.
+COMPARE_TIME = ("kernbench compare's BASE and NEW times are the median of the round "
+                "medians instead, which differs where rounds disagree")
+# An unsteady cell's interval column: the CI widened to span the round medians.
+UNSTEADY_SPAN = "(spans the rounds, not a CI)"
 THROTTLED_FLAG = 0.05  # flag a cell when more than this share of its samples was throttled
 
 
 def legend(results: Results) -> list[str]:
     """One line per column or flag that needs saying, in the order the tables show them."""
     cells = results.cells
-    lines = ["median: the time of one call, the median of every round's samples pooled; "
-             "round medians: how many rounds, and the least and largest of their medians"]
+    lines = ["median: the time of one call, the median of every round's samples pooled "
+             f"({COMPARE_TIME}); round medians: how many rounds, and the least and largest "
+             "of their medians"]
     lines += _rates(results)
     timers = {r.timer for c in cells for r in c.rounds if r.timer}
     if len(timers) > 1:
@@ -36,8 +46,10 @@ def legend(results: Results) -> list[str]:
                      f"±{100 * results.timer_setting('settle_tol'):g}%, of those run; the "
                      "others stopped at their time limit, the GPU's clock possibly still moving")
     if any("util" in c.metrics for c in cells):
-        lines.append("% of peak: the cell's TFLOP/s against the hardware profile's peak for "
-                     "its dtype (measured where calibrated, else the datasheet)")
+        lines.append("% of dtype peak: the cell's TFLOP/s over the hardware profile's peak "
+                     f"for its dtype ({_peaks(results)}); Best per variant divides by the "
+                     "cell's roofline instead, the same where compute, not memory or a "
+                     "host copy, holds the cell")
     if any(c.status == "invalid" for c in cells):
         lines.append("invalid: a result that cannot be true, such as one faster than the "
                      "datasheet roofline allows (the reason follows)")
@@ -47,13 +59,28 @@ def legend(results: Results) -> list[str]:
     if any(c.unsteady for c in cells):
         lines.append("unsteady: the round medians differ (largest / least − 1) by more than "
                      f"the timer's steady_tol of {100 * results.timer_setting('steady_tol'):g}%: "
-                     "the time moved between rounds, so one median hides it")
+                     "the time moved between rounds, so one median hides it; its interval "
+                     f"spans the round medians and the pooled CI, marked {UNSTEADY_SPAN}")
     if any((c.throttled_fraction or 0) > THROTTLED_FLAG for c in cells):
         lines.append("throttled N%: the share of the cell's NVML readings (one a batch of "
                      "samples) reporting a slowdown (power cap, thermal or hardware "
                      f"slowdown); shown above {THROTTLED_FLAG:.0%}, where the time may be "
                      "slower than the card's sustained clock gives")
     return lines
+
+
+def _peaks(results: Results) -> str:
+    """Each dtype's peak the `util` column divides by, and whether it was measured."""
+    profile = results.hardware_profile()
+    dtypes = sorted({str(c.params.get("dtype")) for c in results.cells if "util" in c.metrics})
+    if profile is None:
+        return "measured where calibrated, else the datasheet"
+    named = []
+    for dtype in dtypes:
+        peak = profile.peak_tflops.get(dtype)
+        if peak is not None:
+            named.append(f"{dtype} {peak.value:.4g} TFLOP/s, {ceiling_source(profile, peak)}")
+    return "; ".join(named) or "measured where calibrated, else the datasheet"
 
 
 def _rates(results: Results) -> list[str]:
@@ -73,6 +100,12 @@ def _rates(results: Results) -> list[str]:
     elif "gbs" in present:
         lines.append(f"GB/s: the bench's bytes per call ({declared.get('bytes', 'bytes')}) "
                      "over the median, 1 GB = 10⁹ bytes")
+    for count in results.spec.get("rates") or []:
+        unit = count_rate_unit(count)
+        if rate_name(count) in present:
+            lines.append(f"{unit}: the bench's {count} per call ({declared.get(count, count)}, "
+                         f"in {count}, the column beside it) over the median, with the SI "
+                         f"prefix of the column's largest value (M {unit} = 10⁶ {unit})")
     return lines
 
 

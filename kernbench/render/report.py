@@ -27,7 +27,7 @@ from kernbench.render import render_results
 from kernbench.render.ab import AB_FIGURE
 from kernbench.render.ab_report import AB_FILTERS, ab_context, table_cell
 from kernbench.render.headline import headline
-from kernbench.render.legend import cell_flags, legend
+from kernbench.render.legend import UNSTEADY_SPAN, cell_flags, legend
 from kernbench.render.setup_lines import ceilings_text, machine_text
 from kernbench.render.style import format_seconds
 from kernbench.results import atomic
@@ -45,7 +45,7 @@ TEMPLATES = Path(__file__).parent / "templates"
 SHOWN_METRICS = ("tflops", "gbs", "busbw_gbs", "algbw_gbs", "util")
 # Their column headings, with the unit (results.json and the export keep the names).
 HEADINGS = {"tflops": "TFLOP/s", "gbs": "GB/s", "busbw_gbs": "busbw GB/s",
-            "algbw_gbs": "algbw GB/s", "util": "% of peak"}
+            "algbw_gbs": "algbw GB/s", "util": "% of dtype peak"}
 PERCENT = {"util"}  # stored as a fraction of the ceiling, shown as a percentage
 MODEL_INPUTS = ("flops", "bytes")
 
@@ -201,7 +201,7 @@ def _row(cell: CellResult, metrics: Sequence[str],
         "id": cell.id,
         "status": cell.status,
         "median": _time_text(summary.median_s) if summary else "",
-        "interval": _interval_text(summary) if summary else "",
+        "interval": _interval_text(cell, summary) if summary else "",
         "rounds": _rounds_text(cell),
         "settled": f"{settled}/{settles}" if settles else "",
         "timer": ", ".join(sorted({r.timer for r in cell.rounds if r.timer})),
@@ -223,10 +223,19 @@ def _time_text(seconds: float) -> str:
     return format_seconds(seconds) if seconds > 0 else "—"
 
 
-def _interval_text(summary: Summary) -> str:
+def _interval_text(cell: CellResult, summary: Summary) -> str:
     """The median's confidence interval, with its coverage where too few samples reach the
     CONFIDENCE the column names. One that reaches zero or below is shown as its upper end:
-    all it says is that the time is under it."""
+    all it says is that the time is under it. An unsteady cell's rounds disagree, so the
+    pooled interval understates what is known: it is widened to span the round medians and
+    said to be that, not a CI."""
+    medians = summary.round_medians_s
+    if cell.unsteady and len(medians) >= 2:
+        low = min(summary.ci_low_s, *medians)
+        high = max(summary.ci_high_s, *medians)
+        bounds = f"[{format_seconds(low)}, {format_seconds(high)}]" if low > 0 else (
+            f"< {format_seconds(high)}")
+        return f"{bounds} {UNSTEADY_SPAN}"
     if summary.ci_low_s > 0:
         text = f"[{format_seconds(summary.ci_low_s)}, {format_seconds(summary.ci_high_s)}]"
     elif summary.ci_high_s > 0:

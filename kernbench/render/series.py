@@ -7,6 +7,7 @@ decides where each cell goes and what its series is called.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,7 +22,7 @@ def line_axis(cells: Sequence[CellResult]) -> str | None:
     """The axis the lines run over: one whose values are all numbers and take at least
     two values; of several, the one with the most values (the first on a tie)."""
     best: tuple[int, str] | None = None
-    for name in dict.fromkeys(name for cell in cells for name in cell.axes):
+    for name in axis_names(cells):
         values = [cell.axes.get(name) for cell in cells]
         if not all(is_number(value) for value in values):
             continue
@@ -29,6 +30,21 @@ def line_axis(cells: Sequence[CellResult]) -> str | None:
         if distinct >= 2 and (best is None or distinct > best[0]):
             best = (distinct, name)
     return best[1] if best else None
+
+
+def axis_names(cells: Sequence[CellResult]) -> list[str]:
+    """The cells' axes in the bench's order, as each cell's id names them. A cell's `axes`
+    read back from results.json are sorted by name (its keys are written sorted), so ties
+    broken by their order chose `experts` over `tokens` on a redraw where the run itself,
+    in the bench's order, had chosen `tokens`."""
+    names = list(dict.fromkeys(name for cell in cells for name in cell.axes))
+    ids = [cell.id for cell in cells[:1]]
+
+    def position(name: str) -> int:
+        found = re.search(rf"[/,]{re.escape(name)}=", ids[0]) if ids else None
+        return found.start() if found else len(ids[0]) if ids else 0
+
+    return sorted(names, key=position)  # stable: names the id lacks keep their order
 
 
 def is_number(value: object) -> bool:
@@ -65,7 +81,7 @@ def arrange(cells: Sequence[CellResult], value: Value) -> dict[str, Any]:
 
 def _varying(cells: Sequence[CellResult], exclude: str | None) -> list[str]:
     """The axes besides `exclude` that take more than one value."""
-    names = dict.fromkeys(name for cell in cells for name in cell.axes if name != exclude)
+    names = [name for name in axis_names(cells) if name != exclude]
     return [name for name in names if len({repr(cell.axes.get(name)) for cell in cells}) > 1]
 
 

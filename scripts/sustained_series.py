@@ -116,7 +116,9 @@ def measure(names: list[str], reps: int) -> dict[str, Any]:
                 if tool != "step_cold":
                     tools.precondition("event_write", kernel)
                 origin = time.perf_counter()
-                with fidelity_tools.ClockSampler(tools.read_device.read_clock, NVML_PERIOD_S) as nvml:
+                sampler = fidelity_tools.ClockSampler(tools.read_device.read_clock,
+                                                      NVML_PERIOD_S)
+                with sampler as nvml:
                     row = run_tool(tools, tool, kernel)
                 readings = [[round(t, 5), r.sm_clock_mhz, r.power_w]
                             for t, r in zip(nvml.times, nvml.readings, strict=True)]

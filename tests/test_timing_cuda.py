@@ -505,7 +505,8 @@ def test_fidelity_cases_and_alternating_order() -> None:
 
 
 def test_fidelity_ratios_and_spreads() -> None:
-    assert fidelity_summary.rep_stats([1.0, 1.02, 0.99]) == pytest.approx({"median": 1.0, "spread": 0.03})
+    stats = fidelity_summary.rep_stats([1.0, 1.02, 0.99])
+    assert stats == pytest.approx({"median": 1.0, "spread": 0.03})
     paired = fidelity_summary.paired_ratio([2.0, 2.2, 2.0], [2.0, 2.0, 2.0])
     assert paired["ratio"] == pytest.approx(1.0)
     assert paired["spread"] == pytest.approx(0.1)
@@ -560,7 +561,8 @@ def test_fidelity_reads_ncu_launches_per_case_and_call() -> None:
     assert found["two"]["clock_mhz"] == pytest.approx(1755.0)
     assert "error" in fidelity_ncu.split_cases(launches, ["one"])
     assert fidelity_ncu.ncu_value(["3", "furlong"], fidelity_ncu.UNIT_SECONDS) is None
-    assert fidelity_ncu.ncu_value(["1.5", "msecond"], fidelity_ncu.UNIT_SECONDS) == pytest.approx(1.5e-3)
+    seconds = fidelity_ncu.ncu_value(["1.5", "msecond"], fidelity_ncu.UNIT_SECONDS)
+    assert seconds == pytest.approx(1.5e-3)
 
 
 def _fake_run(name: str, kernel_s: float, reps: int = 4) -> dict:
@@ -574,8 +576,8 @@ def _fake_run(name: str, kernel_s: float, reps: int = 4) -> dict:
         return {"median_s": seconds * drift, "clock_mhz": 1980.0, "by_clock": by_clock}
 
     # Pages from before the precondition ran the bisecting tools too: still rendered.
-    tools = (*fidelity_cases.tools_for(name), "do_bench_settled", "do_bench_long", "event_write_deep",
-             "do_bench_again")
+    tools = (*fidelity_cases.tools_for(name), "do_bench_settled", "do_bench_long",
+             "event_write_deep", "do_bench_again")
     runs = {t: [run(kernel_s * scale.get(t, 1.0), r) for r in range(reps)] for t in tools}
     return {"auto_timer": "event", "runs": runs, "orders": []}
 

@@ -35,6 +35,7 @@ from kernbench.execute.options import (
     save_options,
 )
 from kernbench.execute.pins import bench_pins_path, bench_source_hash, load_pins
+from kernbench.execute.progress import note
 from kernbench.execute.requirements import check_requirements
 from kernbench.execute.rounds import RunFolder, checked_plan, execute, planned_cells
 from kernbench.plan import Cell, parse_indices, plan
@@ -154,10 +155,6 @@ def run(request: RunRequest) -> int:
         check_out(out)  # again, under the lock: another run may have started there
         save_options(out, options)
         return measure(RunFolder(options, bench, out))
-
-
-def note(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 def note_ceilings_duty(bench: Bench, device: str, explicit: str | None) -> None:

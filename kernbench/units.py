@@ -1,6 +1,7 @@
 """The ladders every printed or drawn quantity climbs: time in s, ms, µs, ns, and rates in
-SI prefixes. The run's progress lines, the report and the figures each format with them,
-in their own digits and spelling. And the digits a signed percentage delta is written with."""
+SI prefixes, and sizes in binary units. The run's progress lines, the report, the figures
+and the scripts each format with them, in their own digits and spelling. And the digits a
+signed percentage delta is written with."""
 
 from __future__ import annotations
 
@@ -59,6 +60,14 @@ def prefixed(prefix: str, unit: str) -> str:
 METRIC_UNITS = {"time_s": "s", "model_time_s": "s", "tflops": "TFLOP/s", "gbs": "GB/s",
                 "busbw_gbs": "GB/s", "algbw_gbs": "GB/s", "util": "fraction of peak",
                 "model_util": "fraction of peak"}
+
+
+def format_bytes(size: float) -> str:
+    """1024 -> '1 KiB'; binary units, up to three integer digits."""
+    for power, unit in ((3, "GiB"), (2, "MiB"), (1, "KiB")):
+        if size >= 1024**power:
+            return f"{size / 1024**power:g} {unit}"
+    return f"{size:g} B"
 
 
 def count_rate_unit(count: str) -> str:

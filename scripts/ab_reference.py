@@ -42,6 +42,7 @@ from kernbench.kernels import gpu_hold, resolve_factory
 from kernbench.kernels.base import Kernel, as_kernel
 from kernbench.plan import Cell, plan, select
 from kernbench.spec.loader import load_bench
+from kernbench.units import seconds_text
 
 CELL_TARGET_S = 2.0  # timed calls per cell, both sides, when --calls-per-turn is left to us
 MAX_CALLS_PER_TURN = 2000
@@ -243,8 +244,8 @@ def table(rows: list[dict[str, Any]], switch: str) -> str:
     lines = [f"true effect of {switch}: median paired delta of B vs A", header]
     for row in rows:
         lines.append(
-            f"{row['id']:<{width}} {_time(row['a_median_s']):>11} "
-            f"{_time(row['b_median_s']):>11} {row['delta_pct']:>+9.2f} "
+            f"{row['id']:<{width}} {seconds_text(row['a_median_s'], 4):>11} "
+            f"{seconds_text(row['b_median_s'], 4):>11} {row['delta_pct']:>+9.2f} "
             f"{_span(row['ci95_pct']):>17} {_span(row['iqr_pct']):>17} "
             f"{row['a_spread_pct']:>9.2f} {row['calls_per_turn']:>6}"
         )
@@ -253,12 +254,6 @@ def table(rows: list[dict[str, Any]], switch: str) -> str:
 
 def _span(bounds: list[float]) -> str:
     return f"[{bounds[0]:+.2f}, {bounds[1]:+.2f}]"
-
-
-def _time(seconds: float) -> str:
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.1f} us"
-    return f"{seconds * 1e3:.3f} ms"
 
 
 def fill_switch(args: argparse.Namespace, bench: Any) -> None:

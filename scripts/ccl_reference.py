@@ -1,6 +1,7 @@
 """Reference collective timings: a plain torch.distributed loop, nccl-tests style.
 
-Nothing of kernbench runs here, so its numbers check the `collective` kernel's:
+Nothing of kernbench runs here (it reads only its hold clock), so its numbers check the
+`collective` kernel's:
 
     torchrun --standalone --nproc-per-node 2 scripts/ccl_reference.py \\
         --sizes 4194304,67108864,1073741824 --out ref.json
@@ -20,12 +21,18 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import torch
 import torch.distributed as dist
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from kernbench.kernels.gpu_hold import HOLD_CLOCK_HZ  # noqa: E402 - a constant only
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 OPS = ("allreduce", "allgather", "reduce_scatter")
@@ -117,7 +124,7 @@ def time_samples(call: Any, iters: int, samples: int, gpu_sync: bool, replay: An
     pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
              for _ in range(samples)]
     if hold_ms:
-        torch.cuda._sleep(int(hold_ms * 1e-3 * 1.98e9))  # cycles at the H200's top clock
+        torch.cuda._sleep(int(hold_ms * 1e-3 * HOLD_CLOCK_HZ))
     for start, end in pairs:
         if gpu_sync:
             dist.all_reduce(one)

@@ -17,7 +17,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from kernbench.render.ccl import format_bytes
+from kernbench.units import format_bytes
 
 KIB, MIB = 1 << 10, 1 << 20
 # (name, first size, past the last size, target)

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from kernbench.analyze.collective import fit_series
-from kernbench.render.ccl import format_bytes
 from kernbench.results.model import collective_fits, load
+from kernbench.units import format_bytes
 
 TESTS = {"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reduce_scatter"}
 NCCL_TYPES = {"fp32": "float", "bf16": "bfloat16", "fp16": "half"}

@@ -11,7 +11,7 @@ bmm's operands and a flush buffer of twice the L2) in the trial's order, one of 
 permutations. The workers then take turns as kernbench's sides do (blocks ABC CBA BCA ACB
 CAB BAC), each turn `--calls` calls timed alone with CUDA events behind an L2 flush. A
 worker's time is the median of its turn medians, relative to the three's mean. Nothing
-of kernbench runs here: only torch.
+of kernbench runs here: only torch (and kernbench's hold clock, a constant).
 """
 
 from __future__ import annotations
@@ -25,6 +25,10 @@ import time
 from itertools import permutations
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from kernbench.kernels.gpu_hold import HOLD_CLOCK_HZ  # noqa: E402 - a constant only
 
 ROWS = ["012", "210", "120", "021", "201", "102"]  # one turn per worker a block
 
@@ -71,7 +75,7 @@ def _turn(torch: Any, state: dict[str, Any], calls: int, device: str) -> float:
         return statistics.median(times)
     pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
              for _ in range(calls)]
-    torch.cuda._sleep(int(1e-3 * 1.98e9))  # the host gets ahead, as kernbench's hold
+    torch.cuda._sleep(int(1e-3 * HOLD_CLOCK_HZ))  # the host gets ahead, as kernbench's hold
     for start, end in pairs:
         flush.sum()
         start.record()

@@ -38,7 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-import fidelity  # noqa: E402 - the fidelity page's cases, tools and precondition
+import fidelity_cases  # noqa: E402 - the fidelity page's cases
+import fidelity_tools  # noqa: E402 - the fidelity page's tools and precondition
 
 CASES = ("gemm-fp16-4096", "gemm-bf16-4096")
 TOOLS = ("do_bench", "event_write", "loop_write")
@@ -47,7 +48,7 @@ COLD_IDLE_S = 0.5
 NVML_PERIOD_S = 0.002
 
 
-def step(tools: fidelity.Tools, kernel: Any, seconds: float) -> dict[str, Any]:
+def step(tools: fidelity_tools.Tools, kernel: Any, seconds: float) -> dict[str, Any]:
     """`seconds` of the write flush and the kernel back to back, each sample between its
     own events, all queued at once: (start on the GPU in ms from the first, sample µs)."""
     torch, device = tools.torch, tools.write_device
@@ -66,20 +67,20 @@ def step(tools: fidelity.Tools, kernel: Any, seconds: float) -> dict[str, Any]:
         start.record()
         end.record()
     torch.cuda.synchronize()
-    fidelity.queue_flushed(device, kernel, pairs)
+    fidelity_tools.queue_flushed(device, kernel, pairs)
     torch.cuda.synchronize()
     origin = pairs[0][0]
     return {"t_ms": [round(origin.elapsed_time(s), 4) for s, _ in pairs],
             "samples_us": [round(s.elapsed_time(e) * 1e3, 3) for s, e in pairs]}
 
 
-def run_tool(tools: fidelity.Tools, tool: str, kernel: Any) -> dict[str, Any]:
+def run_tool(tools: fidelity_tools.Tools, tool: str, kernel: Any) -> dict[str, Any]:
     if tool == "do_bench":
         try:
-            ms = tools.testing.do_bench(kernel.run, return_mode="all", **fidelity.DO_BENCH_MS)
+            ms = tools.testing.do_bench(kernel.run, return_mode="all", **fidelity_tools.DO_BENCH_MS)
         except (AssertionError, ValueError):  # a triton without "all": the median alone
             median = tools.testing.do_bench(kernel.run, return_mode="median",
-                                            **fidelity.DO_BENCH_MS)
+                                            **fidelity_tools.DO_BENCH_MS)
             return {"samples_us": [], "median_us": median * 1e3}
         return {"samples_us": [round(x * 1e3, 3) for x in ms]}
     if tool == "loop_write":
@@ -102,20 +103,22 @@ def run_tool(tools: fidelity.Tools, tool: str, kernel: Any) -> dict[str, Any]:
 
 
 def measure(names: list[str], reps: int) -> dict[str, Any]:
-    tools = fidelity.Tools()
+    tools = fidelity_tools.Tools()
     out: dict[str, Any] = {}
     for name in names:
-        kernel = fidelity.make_case(name)
-        fidelity.warm(kernel)
+        kernel = fidelity_cases.make_case(name)
+        fidelity_tools.warm(kernel)
         names_in_rep = list(TOOLS) + ["step_hot", "step_cold"]
         runs: dict[str, list[dict[str, Any]]] = {tool: [] for tool in names_in_rep}
         for rep in range(reps):
-            order = fidelity.order(rep, TOOLS) + ["step_hot", "step_cold"]
+            order = fidelity_cases.order(rep, TOOLS) + ["step_hot", "step_cold"]
             for tool in order:
                 if tool != "step_cold":
                     tools.precondition("event_write", kernel)
                 origin = time.perf_counter()
-                with fidelity.ClockSampler(tools.read_device.read_clock, NVML_PERIOD_S) as nvml:
+                sampler = fidelity_tools.ClockSampler(tools.read_device.read_clock,
+                                                      NVML_PERIOD_S)
+                with sampler as nvml:
                     row = run_tool(tools, tool, kernel)
                 readings = [[round(t, 5), r.sm_clock_mhz, r.power_w]
                             for t, r in zip(nvml.times, nvml.readings, strict=True)]
@@ -218,8 +221,8 @@ def main() -> None:
     cases = measure(args.cases, args.reps)
     found = {"do_bench_source": inspect.getsource(triton.testing.do_bench),
              "settings": {"reps": args.reps, "step_s": STEP_S, "cold_idle_s": COLD_IDLE_S,
-                          "precondition_s": fidelity.PRECONDITION_S,
-                          "spec": fidelity.SPEC, "do_bench_ms": fidelity.DO_BENCH_MS},
+                          "precondition_s": fidelity_tools.PRECONDITION_S,
+                          "spec": fidelity_tools.SPEC, "do_bench_ms": fidelity_tools.DO_BENCH_MS},
              "cases": cases}
     args.out.write_text(json.dumps(found))
     print(f"wrote {args.out}")

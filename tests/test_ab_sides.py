@@ -10,7 +10,7 @@ from ab_fixtures.build import results
 from typer.testing import CliRunner
 
 from kernbench import cli
-from kernbench.ab.outputs import load_report, summarize_ab
+from kernbench.ab.outputs import summarize_ab
 from kernbench.ab.run import AbOutcome, ab, run_ab
 from kernbench.ab.schedule import load_manifest, side_options
 from kernbench.ab.settings import parse_rounds
@@ -20,6 +20,7 @@ from kernbench.errors import EXIT_OK, SpecError, UserError
 from kernbench.execute.cell_timers import read_timers
 from kernbench.execute.run_folder import RunFolder
 from kernbench.results import model as results_io
+from kernbench.results.ab import AB_FORMAT
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import spec_hash
 
@@ -211,7 +212,7 @@ def test_outputs_and_summarize_reproduces_ab_json(tmp_path):
     assert (folder / "report.md").is_file()
 
     summarize_ab(folder, min_effect=50.0)
-    assert {c.verdict for c in load_report(folder).cells} == {"same"}
+    assert {c.verdict for c in AB_FORMAT.read(folder / "ab.json").cells} == {"same"}
 
 
 def test_bench_ab_block_supplies_defaults_and_options_override(tmp_path):

@@ -17,13 +17,12 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from kernbench.ab.outcomes import load_outcome
-from kernbench.ab.outputs import load_report
 from kernbench.ab.schedule import load_manifest
 from kernbench.analyze.collective import fit_alpha_beta, series_key, series_name
 from kernbench.errors import EXIT_USAGE, UserError
 from kernbench.execute.pins import load_pins, save_pins
 from kernbench.results import model as results_io
-from kernbench.results.ab import AB_VERSION
+from kernbench.results.ab import AB_FORMAT, AB_VERSION
 from kernbench.results.jsonio import (
     FileFormat,
     plain_or_packed,
@@ -219,7 +218,7 @@ def test_a_newer_ab_report_and_manifest_are_refused(tmp_path: Path) -> None:
     for name in ("ab.json", "ab-run.json"):
         data = json.loads((AB_FOLDER / name).read_text())
         _write(tmp_path / name, {**data, "schema_version": AB_VERSION + 1})
-    for load in (load_report, load_manifest):
+    for load in (lambda folder: AB_FORMAT.read(folder / "ab.json"), load_manifest):
         with pytest.raises(UserError) as excinfo:
             load(tmp_path)
         assert "is newer than this kernbench understands" in _one_line_error(excinfo)
@@ -291,7 +290,7 @@ def test_a_fit_without_slope_survives_the_round_trip(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("folder", [AB_FOLDER, FIRST_AB_FOLDER], ids=["today", "first"])
 def test_the_committed_ab_folders_load(folder: Path) -> None:
-    report = load_report(folder)
+    report = AB_FORMAT.read(folder / "ab.json")
     manifest = load_manifest(folder)
     assert report.schema_version == AB_VERSION and manifest.rounds == report.rounds == 6
     assert load_pins(folder / "pins.json") == {}

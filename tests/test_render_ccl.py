@@ -9,7 +9,7 @@ from fixtures_results import summary
 from kernbench.analyze.collective import END_SIZES, bandwidths
 from kernbench.plan import cell_id
 from kernbench.render import render_results
-from kernbench.render.ccl import draw, figure_data, format_bytes
+from kernbench.render.ccl import draw, figure_data
 from kernbench.results.model import CellResult, Results, collective_fits, load
 from kernbench.spec.models import Bench
 
@@ -132,13 +132,6 @@ def test_nothing_finished_draws_a_placeholder(tmp_path: Path) -> None:
     assert data["panels"] == [] and "nothing to plot" in data["note"]
     (path,) = render_results(results, tmp_path, ["latency"])
     assert path.stat().st_size > 0
-
-
-@pytest.mark.parametrize(
-    ("size", "text"), [(512, "512 B"), (1024, "1 KiB"), (3 * 2**20, "3 MiB"), (2**30, "1 GiB")]
-)
-def test_byte_labels(size: int, text: str) -> None:
-    assert format_bytes(size) == text
 
 
 def test_reference_points_join_their_series_and_the_legend(tmp_path: Path) -> None:

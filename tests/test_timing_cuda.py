@@ -479,41 +479,47 @@ def test_gpu_modules_import_without_torch() -> None:
 # -- scripts/fidelity.py: cases, ncu parsing, ratios, the table --------------------------------
 
 
-fidelity = load_script("fidelity")
-page = sys.modules["fidelity_page"]  # the page's pure half, imported by fidelity.py
+# Loading fidelity.py puts scripts/ on the path and imports the modules it is split into.
+load_script("fidelity")
+fidelity_cases = sys.modules["fidelity_cases"]
+fidelity_tools = sys.modules["fidelity_tools"]
+fidelity_ncu = sys.modules["fidelity_ncu"]
+fidelity_summary = sys.modules["fidelity_summary"]
+page = sys.modules["fidelity_page"]
 
 
 def test_fidelity_cases_and_alternating_order() -> None:
-    assert fidelity.parse_case("gemm-bf16-4096x4096x1024") == {
+    assert fidelity_cases.parse_case("gemm-bf16-4096x4096x1024") == {
         "kind": "gemm", "dtype": "bf16", "M": 4096, "N": 4096, "K": 1024
     }  # fmt: skip
-    assert fidelity.parse_case("gemm-fp16-2048")["K"] == 2048
-    assert fidelity.parse_case("add-65536") == {"kind": "add", "elements": 65536}
+    assert fidelity_cases.parse_case("gemm-fp16-2048")["K"] == 2048
+    assert fidelity_cases.parse_case("add-65536") == {"kind": "add", "elements": 65536}
     with pytest.raises(ValueError):
-        fidelity.parse_case("conv-3")
-    assert fidelity.parse_case("empty-0") == {"kind": "empty"}
-    names = fidelity.cases([1024])
+        fidelity_cases.parse_case("conv-3")
+    assert fidelity_cases.parse_case("empty-0") == {"kind": "empty"}
+    names = fidelity_cases.cases([1024])
     assert names[0] == "gemm-bf16-1024" and names[-2:] == ["add-65536", "empty-0"]
-    assert "do_bench_cudagraph" in fidelity.tools_for("add-65536")
-    assert fidelity.order(0, "abc") == ["a", "b", "c"]
-    assert fidelity.order(1, "abc") == ["c", "b", "a"]
+    assert "do_bench_cudagraph" in fidelity_cases.tools_for("add-65536")
+    assert fidelity_cases.order(0, "abc") == ["a", "b", "c"]
+    assert fidelity_cases.order(1, "abc") == ["c", "b", "a"]
 
 
 def test_fidelity_ratios_and_spreads() -> None:
-    assert page.rep_stats([1.0, 1.02, 0.99]) == pytest.approx({"median": 1.0, "spread": 0.03})
-    paired = page.paired_ratio([2.0, 2.2, 2.0], [2.0, 2.0, 2.0])
+    stats = fidelity_summary.rep_stats([1.0, 1.02, 0.99])
+    assert stats == pytest.approx({"median": 1.0, "spread": 0.03})
+    paired = fidelity_summary.paired_ratio([2.0, 2.2, 2.0], [2.0, 2.0, 2.0])
     assert paired["ratio"] == pytest.approx(1.0)
     assert paired["spread"] == pytest.approx(0.1)
-    assert not page.within(paired)  # the ratio is 1, but the spread does not back it
-    assert page.within({"ratio": 1.009, "spread": 0.005})
-    assert not page.within({"ratio": 0.985, "spread": 0.001})
+    assert not fidelity_summary.within(paired)  # the ratio is 1, but the spread does not back it
+    assert fidelity_summary.within({"ratio": 1.009, "spread": 0.005})
+    assert not fidelity_summary.within({"ratio": 0.985, "spread": 0.001})
     # 10 us at 1500 MHz and 8 us at 1875 MHz are the same 15000 cycles.
-    assert page.cycles_ratio(10e-6, 1500.0, 8e-6, 1875.0) == pytest.approx(1.0)
-    assert page.cycles_ratio(1.0, None, 1.0, 1980.0) is None
+    assert fidelity_summary.cycles_ratio(10e-6, 1500.0, 8e-6, 1875.0) == pytest.approx(1.0)
+    assert fidelity_summary.cycles_ratio(1.0, None, 1.0, 1980.0) is None
     runs = [{"by_clock": {"1980": [1.0, 10], "1755": [1.2, 5]}}, {"by_clock": {"1970": [1.1, 3]}}]
-    assert page.at_clock(runs, 1975.0) == pytest.approx(1.05)
-    assert page.at_clock(runs, 1400.0) is None
-    assert fidelity.by_clock([1.0, 3.0, 2.0], [1980.0, 1980.0, 1755.0]) == {
+    assert fidelity_summary.at_clock(runs, 1975.0) == pytest.approx(1.05)
+    assert fidelity_summary.at_clock(runs, 1400.0) is None
+    assert fidelity_tools.by_clock([1.0, 3.0, 2.0], [1980.0, 1980.0, 1755.0]) == {
         "1755": [2.0, 1], "1980": [2.0, 2]
     }  # fmt: skip
 
@@ -536,26 +542,27 @@ def _ncu_rows(kernel: str, us: float, ghz: float, first_id: int) -> str:
 def test_fidelity_reads_ncu_launches_per_case_and_call() -> None:
     text = NCU_CSV
     launch = 1
-    for _ in range(page.NCU_CALLS):  # case one: two kernels per call
+    for _ in range(fidelity_ncu.NCU_CALLS):  # case one: two kernels per call
         text += _ncu_rows("nvjet_gemm", 100.0, 1.98, launch) + _ncu_rows(
             "splitk", 10.0, 1.98, launch + 1
         )
         launch += 2
     text += _ncu_rows("FillFunctor", 1.0, 1.98, launch)
-    for i in range(page.NCU_CALLS):  # case two: one kernel per call, 1 ms
+    for i in range(fidelity_ncu.NCU_CALLS):  # case two: one kernel per call, 1 ms
         text += _ncu_rows("nvjet_gemm", 1000.0 + i, 1.755, launch + 1 + i)
-    launches = page.parse_ncu_csv(text)
-    assert len(launches) == 1 + 2 * page.NCU_CALLS + 1 + page.NCU_CALLS
+    launches = fidelity_ncu.parse_ncu_csv(text)
+    assert len(launches) == 1 + 2 * fidelity_ncu.NCU_CALLS + 1 + fidelity_ncu.NCU_CALLS
     assert launches[1]["gpu__time_duration.sum"] == ["100.00", "usecond"]
-    found = page.split_cases(launches, ["one", "two"])
+    found = fidelity_ncu.split_cases(launches, ["one", "two"])
     assert found["one"]["kernels_per_call"] == 2
     assert found["one"]["median_s"] == pytest.approx(110e-6)
     assert found["one"]["clock_mhz"] == pytest.approx(1980.0)
     assert found["two"]["median_s"] == pytest.approx(1002e-6)  # "1,002.00" read as 1002
     assert found["two"]["clock_mhz"] == pytest.approx(1755.0)
-    assert "error" in page.split_cases(launches, ["one"])
-    assert page.ncu_value(["3", "furlong"], page.UNIT_SECONDS) is None
-    assert page.ncu_value(["1.5", "msecond"], page.UNIT_SECONDS) == pytest.approx(1.5e-3)
+    assert "error" in fidelity_ncu.split_cases(launches, ["one"])
+    assert fidelity_ncu.ncu_value(["3", "furlong"], fidelity_ncu.UNIT_SECONDS) is None
+    seconds = fidelity_ncu.ncu_value(["1.5", "msecond"], fidelity_ncu.UNIT_SECONDS)
+    assert seconds == pytest.approx(1.5e-3)
 
 
 def _fake_run(name: str, kernel_s: float, reps: int = 4) -> dict:
@@ -569,8 +576,8 @@ def _fake_run(name: str, kernel_s: float, reps: int = 4) -> dict:
         return {"median_s": seconds * drift, "clock_mhz": 1980.0, "by_clock": by_clock}
 
     # Pages from before the precondition ran the bisecting tools too: still rendered.
-    tools = (*fidelity.tools_for(name), "do_bench_settled", "do_bench_long", "event_write_deep",
-             "do_bench_again")
+    tools = (*fidelity_cases.tools_for(name), "do_bench_settled", "do_bench_long",
+             "event_write_deep", "do_bench_again")
     runs = {t: [run(kernel_s * scale.get(t, 1.0), r) for r in range(reps)] for t in tools}
     return {"auto_timer": "event", "runs": runs, "orders": []}
 
@@ -580,7 +587,7 @@ def test_fidelity_markdown_from_json_alone() -> None:
     launches = []
     for seconds in (175e-6, 8e-6, 2.4e-6, 1.4e-3):
         launches.append({"kernel": "FillFunctor", "gpu__time_duration.sum": ["1", "usecond"]})
-        for _ in range(page.NCU_CALLS):
+        for _ in range(fidelity_ncu.NCU_CALLS):
             launches.append({
                 "kernel": "k",
                 "gpu__time_duration.sum": [f"{seconds * 1e6:.3f}", "usecond"],

@@ -1,5 +1,5 @@
 """The time-unit ladder, climbed alike by the run's progress lines (ASCII, 4 digits) and the
-figures (µs, 3 digits)."""
+figures (µs, 3 digits), and sizes in binary units."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 from kernbench.execute.progress import format_time
 from kernbench.render.style import format_seconds
-from kernbench.units import time_unit
+from kernbench.units import format_bytes, time_unit
 
 
 @pytest.mark.parametrize(
@@ -39,3 +39,10 @@ def test_a_delta_of_100_percent_or_more_is_written_to_the_unit():
     assert [signed_pct(v) for v in (1893.62, -0.034, 99.994, 100.4, -250.6)] == [
         "+1894", "-0.03", "+99.99", "+100", "-251"]
     assert signed_pct(float("nan")) == "n/a"
+
+
+@pytest.mark.parametrize(
+    ("size", "text"), [(512, "512 B"), (1024, "1 KiB"), (3 * 2**20, "3 MiB"), (2**30, "1 GiB")]
+)
+def test_byte_labels(size: int, text: str) -> None:
+    assert format_bytes(size) == text

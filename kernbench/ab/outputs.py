@@ -9,7 +9,6 @@ from pathlib import Path
 from kernbench.ab.analysis import analyze
 from kernbench.ab.outcomes import finished_rounds, load_outcomes, load_turns
 from kernbench.ab.schedule import MANIFEST_NAME, AbManifest, load_manifest
-from kernbench.errors import UserError
 from kernbench.execute.lock import folder_lock
 from kernbench.render.ab_report import raised_threshold_note
 from kernbench.render.measured_on import where_measured
@@ -62,14 +61,6 @@ def summarize_locked(
     load_manifest(folder)  # a folder that is no A/B is refused before the lock creates it
     with folder_lock(folder, note):
         return summarize_ab(folder, min_effect)
-
-
-def load_report(folder: Path) -> AbReport:
-    """A written ab.json, migrated to this kernbench's format."""
-    path = Path(folder) / AB_JSON
-    if not path.is_file():
-        raise UserError(f"{folder}: no {AB_JSON}; run `kernbench summarize {folder}`")
-    return AB_FORMAT.read(path)
 
 
 def interrupted_line(folder: Path, report: AbReport) -> str | None:

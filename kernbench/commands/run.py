@@ -38,6 +38,7 @@ from kernbench.execute.options import (
     save_options,
 )
 from kernbench.execute.pins import PIN_MODES, bench_pins_path, bench_source_hash, load_pins
+from kernbench.execute.progress import note
 from kernbench.execute.requirements import check_requirements
 from kernbench.execute.run_cells import checked_plan, planned_cells
 from kernbench.execute.run_folder import RunFolder
@@ -162,10 +163,6 @@ def run(request: RunRequest) -> int:
         check_out(out)  # again, under the lock: another run may have started there
         save_options(out, options)
         return measure(RunFolder(options, bench, out))
-
-
-def note(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 def note_ceilings_duty(bench: Bench, device: str, explicit: str | None) -> None:

@@ -39,7 +39,6 @@ from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing import Measurement, choose_timer
 
 MODELINE = "# yaml-language-server: $schema=../../schemas/hardware.schema.json\n"
-CPU_GEMM_DTYPES = ("fp32", "fp64")
 # A sweep cell's timer, as milestone-1h-gemm's (tests/test_calibrate.py holds them equal).
 SWEEP_TIMER = TimerSpec(warmup_s=0.05, budget_s=0.3, min_time_s=0.2, rel_ci=0.01,
                         min_samples=5, turns=4)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from kernbench.execute import launch
 from kernbench.execute.host_channel import HostChannel, LeaderGone, Order
 from kernbench.execute.hosts import Hosts, rendezvous_timeout_s
 from kernbench.execute.lifetime import kill_group
+from kernbench.execute.progress import note
 from kernbench.execute.run_folder import RunFolder
 from kernbench.execute.worker_task import worker_env, write_task
 from kernbench.plan import plan
@@ -51,13 +51,13 @@ def follow(run: RunFolder) -> int:
                 return _farewell(order, hosts)
             mismatch = _mismatch(order, run)
             if mismatch:
-                say(f"node {hosts.node_rank}: {mismatch}; leaving the run")
+                note(f"node {hosts.node_rank}: {mismatch}; leaving the run")
                 return EXIT_FAILED
             task = write_task(run, order.round, [cells[i] for i in order.cells], model)
             _run_share(run, channel, spawn, order, task)
             spawn += 1
     except LeaderGone as exc:
-        say(f"node {hosts.node_rank}: the leader (node 0 at {hosts.endpoint}) is gone: {exc}")
+        note(f"node {hosts.node_rank}: the leader (node 0 at {hosts.endpoint}) is gone: {exc}")
         return EXIT_FAILED
 
 
@@ -96,11 +96,7 @@ def _mismatch(order: Order, run: RunFolder) -> str | None:
 
 def _farewell(order: Order, hosts: Hosts) -> int:
     if order.reason:
-        say(f"node {hosts.node_rank}: the run ended early: {order.reason}")
+        note(f"node {hosts.node_rank}: the run ended early: {order.reason}")
         return EXIT_FAILED
-    say(f"node {hosts.node_rank}: the leader finished the run; its results are on node 0")
+    note(f"node {hosts.node_rank}: the leader finished the run; its results are on node 0")
     return EXIT_OK
-
-
-def say(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)

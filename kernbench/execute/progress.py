@@ -1,4 +1,5 @@
-"""The parent's report of cells as they finish: a rich bar on a terminal, lines otherwise."""
+"""The parent's report of cells as they finish: a rich bar on a terminal, lines otherwise;
+and `note`, the one way kernbench's processes say a line on stderr beside it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,11 @@ from typing import Any
 
 from kernbench.results.model import RoundResult
 from kernbench.units import time_unit
+
+
+def note(line: str) -> None:
+    """One line on stderr, flushed at once: a run's notes, a side's log, a follower's word."""
+    print(line, file=sys.stderr, flush=True)
 
 
 class Progress:

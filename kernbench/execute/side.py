@@ -30,6 +30,7 @@ from kernbench.execute.autotune_pins import AutotunePins
 from kernbench.execute.call_wall import ESTIMATE_CALLS, estimate_call_wall
 from kernbench.execute.journal import TASK, JournalEntry, Task, write_entry
 from kernbench.execute.lifetime import die_with_runner
+from kernbench.execute.progress import note
 from kernbench.execute.worker import CellRunner, fail, record
 from kernbench.kernels.base import Kernel
 from kernbench.plan import Cell, plan
@@ -55,11 +56,6 @@ class Held:
     sm_clock_mhz: list[float] = field(default_factory=list)
     throttled: list[bool] = field(default_factory=list)
     settle: dict[str, Any] | None = None
-
-
-def log(line: str) -> None:
-    """One line to the side's log (its stderr): what each cell cost, to read a slow A/B by."""
-    print(line, file=sys.stderr, flush=True)
 
 
 def turn_spec(spec: TimerSpec, calls: int) -> TimerSpec:
@@ -136,7 +132,7 @@ class Side:
         self.held[index] = Held(cell, kernel, timer, result, started, settle=warm.settle)
         result.warmup_calls = sum(m.warmup_calls + len(m.samples_s)
                                   for m in (warm, *wall.measured))
-        log(f"prepared {cell.id}: {warm.timer} timer, {statistics.median(warm.samples_s):.3g} s"
+        note(f"prepared {cell.id}: {warm.timer} timer, {statistics.median(warm.samples_s):.3g} s"
             f" a sample, {wall.per_call_s:.3g} s a call's wall time in a turn,"
             f" {wall.own_s:.3g} s a turn's own, {time.perf_counter() - started:.1f} s to prepare")
         return {"ok": True, "wall_per_call_s": wall.per_call_s, "timer": warm.timer}
@@ -190,7 +186,7 @@ class Side:
                 result.status = "failed"
                 result.reason = f"{NOT_TIMED}{reason}" if reason else "no turns taken"
         self.runner.release(held.kernel)
-        log(f"finished {held.cell.id}: {len(held.turn_medians_s)} turns,"
+        note(f"finished {held.cell.id}: {len(held.turn_medians_s)} turns,"
             f" {len(held.samples_s)} samples, {time.perf_counter() - held.started:.1f} s"
             " since prepared")
         self._journal(held.cell, result, held.started)

@@ -1,8 +1,9 @@
 """A mixture-of-experts router step, as one callable an `op:` bench can name.
 
 tokens x hidden @ hidden x experts, a softmax over the experts, the top `k` of them:
-the gate of a MoE layer. `ops-moe.yaml` times it; its check compares the weights with
-this same function on float64 inputs (the chosen experts may differ on near ties).
+the gate of a MoE layer. `benches/ops-moe-router.yaml` times it; its check compares the
+weights with this same function on float64 inputs (the chosen experts may differ on near
+ties).
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ from kernbench.errors import UserError
 from kernbench.render import style
 from kernbench.results.model import CellResult, Fit, Results, collective_fits
 from kernbench.results.reference import Reference
+from kernbench.units import format_bytes
 
 CCL_FIGURES = ("busbw", "latency")
 MODEL_POINTS = 64
@@ -368,11 +369,3 @@ def _size_axis(ax: Axes, sizes: Sequence[float]) -> None:
     ax.set_xlim(min(sizes) / 1.4, max(sizes) * 1.4)  # room for a × at either end
     ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: format_bytes(value)))
     ax.set_xlabel("message size (bytes; nccl-tests convention)")
-
-
-def format_bytes(size: float) -> str:
-    """1024 -> '1 KiB'; binary units, up to three integer digits."""
-    for power, unit in ((3, "GiB"), (2, "MiB"), (1, "KiB")):
-        if size >= 1024**power:
-            return f"{size / 1024**power:g} {unit}"
-    return f"{size:g} B"

@@ -18,6 +18,7 @@ from typing import Any
 from kernbench.errors import UserError
 from kernbench.results.jsonio import read_json, write_json
 from kernbench.spec.discovery import project_root, source_tree
+from kernbench.timing.nvml import driver_version
 from kernbench.worker_env import SWITCH_ENV
 
 # Environment variables that can change what a kernel does; recorded with every result.
@@ -169,13 +170,9 @@ def gpu_info() -> dict[str, Any]:
         "cuda": torch.version.cuda,
         "capability": f"{props.major}.{props.minor}",
     }
-    try:
-        import pynvml
-
-        pynvml.nvmlInit()
-        info["driver"] = pynvml.nvmlSystemGetDriverVersion()
-    except Exception:  # noqa: BLE001 - pynvml is optional; absence is not an error
-        pass
+    driver = driver_version()  # None without pynvml or a driver: left out, not an error
+    if driver is not None:
+        info["driver"] = driver
     return info
 
 

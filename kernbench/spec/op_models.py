@@ -9,8 +9,6 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     StringConstraints,
     field_validator,
@@ -18,6 +16,7 @@ from pydantic import (
 )
 
 from kernbench.dtypes import DTYPES
+from kernbench.spec.fields import Strict
 from kernbench.spec.op_inits import check_init
 
 DottedPath = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")]
@@ -28,11 +27,7 @@ ArgValue = int | float | bool | str | list[int | float | str]
 INPUT_DTYPES = (*DTYPES, "bool")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class InputSpec(_Strict):
+class InputSpec(Strict):
     """One tensor passed to the op, by keyword."""
 
     shape: list[Dimension] = Field(
@@ -56,7 +51,7 @@ class InputSpec(_Strict):
         return value
 
 
-class OpCheck(_Strict):
+class OpCheck(Strict):
     """The op's result against a reference callable's, once per cell before timing."""
 
     ref: DottedPath = Field(description="The reference callable, called with the same keywords.")

@@ -125,6 +125,7 @@ def device_name(index: int = 0) -> str | None:
 
 
 def driver_version() -> str | None:
+    """The driver's version ("580.95.05"), or None without NVML."""
     nvml = _nvml()
     if nvml is None:
         return None

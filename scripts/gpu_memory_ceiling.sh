@@ -25,8 +25,15 @@ for name in h200 h200-isolated; do
   cp "kernbench/data/hardware/$name.yaml" "$out/$name.yaml"
   timed "$name" timeout 50 python3 -m kernbench calibrate --device cuda --only memory \
     --name "$name" --out "$out/$name.yaml" || status=1
-  echo "$name: $(grep -o 'memory_gbs: {[^}]*}' "$out/$name.yaml")" | tee -a "$log"
-  grep -o "memory_method[s]*: [^,]*\(, [a-z]*-copy-[^,]*\)*" "$out/$name.yaml" | tee -a "$log"
+  # Each method's GB/s, the winner and any skip or refusal, as the profile recorded them.
+  python3 - "$out/$name.yaml" <<'PY' | tee -a "$log"
+import sys, yaml
+profile = yaml.safe_load(open(sys.argv[1]))
+print(profile["name"], "memory_gbs", profile["memory_gbs"])
+for key, value in profile["calibration"].items():
+    if key.startswith("memory_") or key == "remeasured":
+        print(" ", key, value)
+PY
 done
 grep WALL "$log"
 exit $status

@@ -385,11 +385,16 @@ def calibrate_command(
         str | None, typer.Option("--bench", help="Sample the GEMMs with this bench's timer "
                                  "(duty, warm-up, budget, turns) and rounds, as its cells.")
     ] = None,
+    only: Annotated[
+        str | None, typer.Option("--only", help="Measure only this part again: gemm, memory "
+                                 "or host; the profile's other ceilings are kept as they are "
+                                 "(the --out file when it exists, else the profile found).")
+    ] = None,
 ) -> None:
     """Measure this machine's ceilings and write a hardware profile (datasheet kept beside)."""
     from kernbench.commands.calibrate import calibrate_profile
 
-    path = calibrate_profile(device, out, name, duty, bench)
+    path = calibrate_profile(device, out, name, duty, bench, only)
     typer.echo(f"wrote {path}")
 
 

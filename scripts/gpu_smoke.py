@@ -288,9 +288,10 @@ def nvml_reading() -> tuple[str, str]:
 
 def calibration(out: Path, quick: bool) -> tuple[str, str]:
     from kernbench.execute import calibrate
+    from kernbench.execute.calibrate_setup import Sizes
     from kernbench.spec.hardware import load_profiles
 
-    sizes = calibrate.Sizes(
+    sizes = Sizes(
         gemm=4096 if quick else 8192, copy_bytes=1 << 30, host_bytes=256 << 20, reps=10
     )
     datasheet = load_profiles().get("h200")

@@ -10,13 +10,13 @@ from cli_helpers import invoke
 
 from kernbench.commands.calibrate import calibrate_profile
 from kernbench.errors import EXIT_USAGE, UserError
-from kernbench.execute import calibrate, requirements
+from kernbench.execute import calibrate, calibrate_setup, requirements
 from kernbench.spec import hardware
 from kernbench.spec.loader import load_bench, load_hardware
 from kernbench.spec.models import Ceiling, HardwareProfile
 
 BENCHES = Path(__file__).resolve().parents[1] / "benches"
-TINY = calibrate.Sizes(cpu_gemm=64, cpu_copy_bytes=1 << 20, reps=3)
+TINY = calibrate_setup.Sizes(cpu_gemm=64, cpu_copy_bytes=1 << 20, reps=3)
 NOW = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
 
 
@@ -107,7 +107,7 @@ def test_cpu_calibration_at_tiny_sizes(tmp_path: Path) -> None:
 def test_the_duty_reaches_the_measurement_and_the_profile_says_it() -> None:
     asked: list[str] = []
 
-    def measure(sizes: calibrate.Sizes) -> calibrate.Measured:
+    def measure(sizes: calibrate_setup.Sizes) -> calibrate.Measured:
         asked.append(sizes.duty)  # the timer's
         measured = _measured()
         measured.notes["duty"] = sizes.duty  # as measure_cuda records it
@@ -214,7 +214,7 @@ def test_the_cpu_has_no_duty_to_calibrate_under() -> None:
 def test_calibrate_bench_takes_the_bench_timer_and_rounds(monkeypatch, tmp_path) -> None:
     from kernbench.commands import calibrate as command
 
-    seen: list[calibrate.Sizes] = []
+    seen: list[calibrate_setup.Sizes] = []
 
     def measured(device, name, datasheet, sizes, duty):
         seen.append(sizes)
@@ -239,13 +239,13 @@ def test_the_default_calibration_timer_is_the_milestone_cells_but_its_duty() -> 
     """One sweep cell's timer: calibrating without --bench reads ceilings as the milestone
     reads its cells (ADR 0049); only the duty is the command's own."""
     milestone = load_bench(BENCHES / "milestone-1h-gemm.yaml").timer
-    assert calibrate.SWEEP_TIMER == milestone.model_copy(update={"duty": "sustained"})
+    assert calibrate_setup.SWEEP_TIMER == milestone.model_copy(update={"duty": "sustained"})
 
 
 def test_a_cpu_calibration_ignores_a_bench_timer(monkeypatch, tmp_path) -> None:
     from kernbench.commands import calibrate as command
 
-    seen: list[calibrate.Sizes] = []
+    seen: list[calibrate_setup.Sizes] = []
 
     def measured(device, name, datasheet, sizes, duty):
         seen.append(sizes)

@@ -192,11 +192,11 @@ def test_ab_needs_a_switch(tmp_path: Path) -> None:
 def test_calibrate_cpu_writes_a_profile_that_loads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from kernbench.execute import calibrate
+    from kernbench.commands import calibrate
+    from kernbench.execute.calibrate_setup import Sizes
     from kernbench.spec.loader import load_hardware
 
-    sizes = calibrate.Sizes
-    monkeypatch.setattr(calibrate, "Sizes", lambda: sizes(
+    monkeypatch.setattr(calibrate, "Sizes", lambda: Sizes(
         cpu_gemm=64, cpu_copy_bytes=1 << 20, reps=3))
     out = tmp_path / "cpu.yaml"
     result = runner.invoke(cli.app, ["calibrate", "--device", "cpu", "--out", str(out),

@@ -7,14 +7,18 @@ and each round visits them all in a shuffled order, `turns` times, each visit wi
 turn's share of the timer (execute.turns.turn_spec), exactly as a round of a bench in
 turns. A candidate's rate in a round is its FLOPs over the median of that round's samples;
 its ceiling is the best of its rounds, as a ceiling is the best rate seen.
+
+The rounds rate any candidate by its `work`: a GEMM's FLOPs, a copy's bytes moved
+(`calibrate_memory.CopyMethod`), so a rate is FLOP/s or bytes/s by what is sampled.
 """
 
 from __future__ import annotations
 
 import random
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from kernbench.analyze.metrics import TFLOP
 from kernbench.kernels.base import Kernel
@@ -31,32 +35,41 @@ class Candidate:
     k: int
 
     @property
-    def flops(self) -> float:
+    def work(self) -> float:
+        """FLOPs of one call."""
         return 2.0 * self.m * self.n * self.k
 
 
+class Rated(Hashable, Protocol):
+    """Anything the rounds sample: its rate is its `work` of one call over the seconds."""
+
+    @property
+    def work(self) -> float: ...
+
+
+R = TypeVar("R", bound=Rated)
 Samples = Callable[[Kernel, TimerSpec], Sequence[float]]
 
 
 def best_rates(
-    candidates: Sequence[tuple[Candidate, Kernel]],
+    candidates: Sequence[tuple[R, Kernel]],
     samples_of: Samples,
     spec: TimerSpec,
     rounds: int,
     rng: random.Random,
-) -> dict[Candidate, list[float]]:
-    """Each candidate's rate (FLOP/s) in every round, rounds in the order run."""
+) -> dict[R, list[float]]:
+    """Each candidate's rate (its work per second) in every round, rounds in the order run."""
     visit = turn_spec(spec, spec.turns) if spec.turns > 1 else spec
-    rates: dict[Candidate, list[float]] = {candidate: [] for candidate, _ in candidates}
+    rates: dict[R, list[float]] = {candidate: [] for candidate, _ in candidates}
     for _ in range(rounds):
         order = list(candidates)
         rng.shuffle(order)
-        taken: dict[Candidate, list[float]] = {candidate: [] for candidate, _ in order}
+        taken: dict[R, list[float]] = {candidate: [] for candidate, _ in order}
         for _turn in range(spec.turns):
             for candidate, kernel in order:
                 taken[candidate].extend(samples_of(kernel, visit))
         for candidate, samples in taken.items():
-            rates[candidate].append(candidate.flops / statistics.median(samples))
+            rates[candidate].append(candidate.work / statistics.median(samples))
     return rates
 
 

@@ -339,8 +339,9 @@ class HardwareProfile(Strict):
     )
     l2_bytes: Count | None = Field(None, gt=0)
     memory_bytes: Count | None = Field(None, gt=0)
-    calibration: dict[str, Scalar] = Field(
-        default_factory=dict, description="Provenance of the measured figures."
+    calibration: dict[str, Scalar | list[str]] = Field(
+        default_factory=dict, description="Provenance of the measured figures; a part "
+        "measured again by `calibrate --only` is listed in `remeasured`, with its date."
     )
 
     def peak(self, dtype: str) -> float | None:

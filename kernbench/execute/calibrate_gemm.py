@@ -17,7 +17,6 @@ from kernbench.kernels.base import Kernel
 from kernbench.spec.fields import Scalar
 
 
-
 @dataclass
 class GemmCeilings(Part):
     peak_tflops: dict[str, float] | None = None

@@ -52,13 +52,12 @@ from kernbench.commands.run_options import (
 )
 from kernbench.commands.schema import schema_command
 from kernbench.commands.streams import pipe_closed
-from kernbench.commands.validate import list_benches, validate_files, validate_found
+from kernbench.commands.validate import list_benches, print_outcomes, validate_paths
 from kernbench.commands.version import VersionFlag
-from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, NeedsExtra, UserError
+from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UserError
 from kernbench.results.ab import AA_VERDICT_MEANINGS, VERDICT_MEANINGS
 from kernbench.spec import models as spec  # the A/B numbers its help states
-from kernbench.spec.discovery import no_benches_found, search_benches
-from kernbench.spec.yaml_document import shown_path
+from kernbench.spec.discovery import no_benches_found
 
 
 class _Group(ReadableHelp):
@@ -160,25 +159,7 @@ def validate_command(
     A bench needing an optional dependency missing here is skipped, with why; one that
     checks but that `run` would refuse here (a `requires.imports` module not installed) is
     ok, with a note saying why."""
-    if paths:
-        outcomes = validate_files(paths, bench_dir or ())
-    else:
-        found = search_benches(bench_dir or ())  # once: the files, their names and clashes
-        if not found.files:
-            typer.echo(no_benches_found(), err=True)
-        outcomes = validate_found(found)
-    failed = False
-    for path, error, notes in outcomes:
-        if error is None:
-            typer.echo(f"ok {shown_path(path)}")
-            for line in notes:
-                typer.echo(f"note: {shown_path(path)}: {line}")
-        elif isinstance(error, NeedsExtra) and not paths:
-            typer.echo(f"skipped {error.message}", err=True)
-        else:
-            typer.echo(error.message, err=True)
-            failed = True
-    if failed:
+    if not print_outcomes(validate_paths(paths or (), bench_dir or ()), skip_extras=not paths):
         raise typer.Exit(EXIT_USAGE)
 
 

@@ -13,6 +13,8 @@ from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
+import typer
+
 from kernbench.analyze.checks import bench_notes, check_bench
 from kernbench.errors import NeedsExtra, SpecError, UserError
 from kernbench.spec.data_file import committed_data
@@ -23,6 +25,8 @@ from kernbench.spec.discovery import (
     benches_by_name,
     is_bench_path,
     name_clash,
+    no_benches_found,
+    search_benches,
     unknown_bench,
 )
 from kernbench.spec.extras import first_missing_import
@@ -155,3 +159,31 @@ def list_benches(extra: Sequence[Path] = ()) -> list[dict[str, str]]:
         except SpecError as exc:
             rows.append({"name": name, "path": str(path), "error": str(exc)})
     return rows
+
+
+def validate_paths(paths: Sequence[Path], extra: Sequence[Path]) -> list[Outcome]:
+    """`validate PATHS`, or with none every bench found (and the profiles)."""
+    if paths:
+        return validate_files(paths, extra)
+    found = search_benches(extra)  # once: the files, their names and clashes
+    if not found.files:
+        typer.echo(no_benches_found(), err=True)
+    return validate_found(found)
+
+
+def print_outcomes(outcomes: Sequence[Outcome], skip_extras: bool) -> bool:
+    """`validate`'s lines: ok (and its notes) on stdout, each error on stderr. A bench
+    that needs an optional dependency is skipped, not failed, where `skip_extras` (no
+    file was named). True when nothing failed."""
+    ok = True
+    for path, error, notes in outcomes:
+        if error is None:
+            typer.echo(f"ok {shown_path(path)}")
+            for line in notes:
+                typer.echo(f"note: {shown_path(path)}: {line}")
+        elif isinstance(error, NeedsExtra) and skip_extras:
+            typer.echo(f"skipped {error.message}", err=True)
+        else:
+            typer.echo(error.message, err=True)
+            ok = False
+    return ok

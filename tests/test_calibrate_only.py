@@ -77,8 +77,10 @@ def test_only_memory_keeps_every_other_line(tmp_path, fake) -> None:
     assert calibration["remeasured"] == ["memory"]
     assert str(calibration["memory_date"]).endswith("Z")
     assert calibration["memory_method"] == "triton-copy-2048MiB"
-    assert {k: v for k, v in calibration.items()
-            if k not in ("remeasured", "memory_date", "memory_method")} == old.calibration
+    # The shipped profile may itself have been re-measured: its own such keys are set aside.
+    remeasure_keys = ("remeasured", "memory_date", "memory_method", "memory_methods")
+    assert {k: v for k, v in calibration.items() if k not in remeasure_keys} == \
+        {k: v for k, v in old.calibration.items() if k not in remeasure_keys}
 
 
 def test_only_takes_the_duty_the_profile_was_calibrated_under(tmp_path, fake) -> None:
@@ -111,11 +113,12 @@ def test_only_gemm_replaces_the_measured_peaks_only(tmp_path, fake) -> None:
     path = _copy(tmp_path, "h200")
     assert invoke("calibrate", "--device", "cuda", "--only", "gemm", "--out",
                   str(path))[0] == EXIT_OK
-    profile = load_hardware(path)
+    profile, old = load_hardware(path), load_hardware(packaged_hardware_dir() / "h200.yaml")
     assert profile.peak_tflops["bf16"].measured == 800.0
     assert profile.peak_tflops["bf16"].datasheet == 989.5
-    assert profile.peak_tflops["fp16"].measured == pytest.approx(702.4807267935067)
-    assert profile.memory_gbs.measured == pytest.approx(4253.116579535342)
+    assert old.peak_tflops["bf16"].measured != 800.0
+    assert profile.peak_tflops["fp16"].measured == old.peak_tflops["fp16"].measured
+    assert profile.memory_gbs.measured == old.memory_gbs.measured
 
 
 def test_an_unknown_part_is_a_usage_error_before_measuring(tmp_path, fake) -> None:

@@ -102,8 +102,16 @@ def test_no_verified_method_is_a_one_line_failure() -> None:
 
 
 def test_the_cuda_methods_are_torch_at_two_sizes_and_triton() -> None:
-    methods = [method.name for method, _ in calibrate_memory.cuda_methods(Sizes())]
-    assert methods == ["torch-copy-2048MiB", "torch-copy-256MiB", "triton-copy-2048MiB"]
+    h200 = 150_754_820_096  # bytes, as torch reports it
+    methods = [method.name for method, _ in calibrate_memory.cuda_methods(Sizes(), h200)]
+    assert methods == ["torch-copy-4096MiB", "torch-copy-256MiB", "triton-copy-4096MiB"]
+
+
+@pytest.mark.parametrize(("device_gib", "large_mib"), [(80, 4096), (24, 2048), (16, 2048),
+                                                      (8, 1024), (1, 256)])
+def test_the_large_copies_fit_in_half_the_device(device_gib: int, large_mib: int) -> None:
+    methods = calibrate_memory.cuda_methods(Sizes(), device_gib << 30)
+    assert [method.nbytes >> 20 for method, _ in methods] == [large_mib, 256, large_mib]
 
 
 def test_the_cpu_memory_ceiling_names_its_method() -> None:

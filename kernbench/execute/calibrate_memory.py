@@ -2,9 +2,11 @@
 moves (read + written), each verified exact after it was timed (docs/adr/0078).
 
 One copy alone reads under what a bench's own kernels reach: torch's `copy_` of 2 GiB
-read 4253 GB/s on an H200 where ops-norm's Triton row kernels moved 4303. So the CUDA
-ceiling is the best of torch `copy_` at two sizes and a Triton streaming copy
-(`kernels/copy_triton.py`), sampled in rounds as the GEMMs are (`calibrate_rounds`).
+read 4253 GB/s on an H200 where ops-norm's row kernels moved 4303. So the CUDA ceiling is
+the best of torch `copy_` at two sizes and a Triton streaming copy
+(`kernels/copy_triton.py`), sampled in rounds as the GEMMs are (`calibrate_rounds`); the
+large size is 4 GiB, where a copy's rate met that row kernel's in one call (4303.4 and
+4302.7 GB/s, docs/memory-ceiling/h200-2026-12-04-vs-norm/).
 A method whose library is missing is skipped with a note (`memory_triton_skipped`); one
 whose output differs from its source is refused (`memory_refused`), never a ceiling.
 """
@@ -99,16 +101,27 @@ def best_of_methods(
     )
 
 
-def cuda_methods(sizes: Sizes) -> list[tuple[CopyMethod, Build]]:
-    return [(CopyMethod("torch", sizes.copy_bytes), torch_copy),
+def fitted_copy_bytes(copy_bytes: int, device_bytes: int, least: int) -> int:
+    """`copy_bytes`, halved (not below `least`) until the two large copies' four buffers,
+    all allocated before any is timed, take at most half the device's memory."""
+    while copy_bytes > least and 8 * copy_bytes > device_bytes:
+        copy_bytes //= 2
+    return copy_bytes
+
+
+def cuda_methods(sizes: Sizes, device_bytes: int) -> list[tuple[CopyMethod, Build]]:
+    large = fitted_copy_bytes(sizes.copy_bytes, device_bytes, sizes.small_copy_bytes)
+    return [(CopyMethod("torch", large), torch_copy),
             (CopyMethod("torch", sizes.small_copy_bytes), torch_copy),
-            (CopyMethod("triton", sizes.copy_bytes), triton_copy)]
+            (CopyMethod("triton", large), triton_copy)]
 
 
 def memory_ceiling_cuda(sizes: Sizes, sampler: Sampler) -> MemoryCeiling:
     import torch
 
-    ceiling = best_of_methods(cuda_methods(sizes), sampler.samples_of, sizes.copy_timer(),
+    device_bytes = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+    methods = cuda_methods(sizes, device_bytes)
+    ceiling = best_of_methods(methods, sampler.samples_of, sizes.copy_timer(),
                               sizes.rounds, random.Random(sizes.seed))
     torch.cuda.empty_cache()
     return ceiling

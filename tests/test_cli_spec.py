@@ -15,13 +15,14 @@ from typer.testing import CliRunner
 from kernbench import cli
 from kernbench.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from kernbench.spec import discovery
-from kernbench.spec.hardware import packaged_hardware_dir, profile_files_in
+from kernbench.spec.discovery import yaml_files_in
+from kernbench.spec.hardware import packaged_hardware_dir
 
 REPO = Path(__file__).resolve().parent.parent
 CUSTOM = Path(__file__).resolve().parent / "fixtures" / "custom"
 runner = CliRunner()
 # validate checks the profiles shipped in the package too, after the project's benches.
-SHIPPED = "".join(f"ok {path}\n" for path in profile_files_in(packaged_hardware_dir()))
+SHIPPED = "".join(f"ok {path}\n" for path in yaml_files_in(packaged_hardware_dir()))
 
 
 @pytest.fixture

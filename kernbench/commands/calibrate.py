@@ -46,12 +46,10 @@ def calibrate_profile(
         out_file(out, create=False)
     else:
         out_folder(folder, create=False)
-    sizes = Sizes()
+    sizes = _bench_sizes(bench, device, duty)
     if only is not None:
-        asked = duty or (_bench_sizes(sizes, bench, device, duty).duty if bench else None)
-        return _remeasure(device, only, out, name, asked, folder,
-                          _bench_sizes(sizes, bench, device, duty))
-    sizes = _bench_sizes(sizes, bench, device, duty)
+        asked = duty or (sizes.duty if bench else None)
+        return _remeasure(device, only, out, name, asked, folder, sizes)
     duty = duty or sizes.duty
     datasheet = _datasheet(device, name)
     if name is None and datasheet is not None and duty != "sustained":
@@ -69,7 +67,9 @@ def calibrate_profile(
     return path
 
 
-def _bench_sizes(sizes: Sizes, bench: str | None, device: str, duty: str | None) -> Sizes:
+def _bench_sizes(bench: str | None, device: str, duty: str | None) -> Sizes:
+    """The sizes a calibration measures with: `bench`'s timer and rounds on CUDA."""
+    sizes = Sizes()
     spec = find_bench(bench)[0] if bench is not None else None
     if spec is not None and device == "cuda":  # the CPU's numpy loops take no bench timer
         if duty is not None and duty != spec.timer.duty:

@@ -20,7 +20,6 @@ from kernbench.errors import NeedsExtra, SpecError, UserError
 from kernbench.spec.data_file import committed_data
 from kernbench.spec.discovery import (
     FoundBenches,
-    bench_files_in,
     bench_name,
     benches_by_name,
     is_bench_path,
@@ -28,6 +27,7 @@ from kernbench.spec.discovery import (
     no_benches_found,
     search_benches,
     unknown_bench,
+    yaml_files_in,
 )
 from kernbench.spec.extras import first_missing_import
 from kernbench.spec.hardware import profile_files
@@ -117,7 +117,7 @@ def _files_of(path: Path) -> list[Path]:
     is refused as such (the loader would say it cannot read a folder)."""
     if not path.is_dir():
         return [path]
-    files = bench_files_in(path)
+    files = yaml_files_in(path)
     if not files:
         suffixes = " or ".join(f"*{suffix}" for suffix in YAML_SUFFIXES)
         raise UserError(f"{shown_path(path)}: the folder holds no bench files ({suffixes})")

@@ -24,7 +24,7 @@ from kernbench.errors import UserError
 from kernbench.execute.calibrate_gemm import gemm_ceilings_cpu, gemm_ceilings_cuda
 from kernbench.execute.calibrate_host import host_ceilings_cuda
 from kernbench.execute.calibrate_memory import memory_ceiling_cpu, memory_ceiling_cuda
-from kernbench.execute.calibrate_setup import Part, Sampler, Sizes
+from kernbench.execute.calibrate_setup import Part, Sampler, Sizes, method_text
 from kernbench.results import atomic
 from kernbench.results.outpaths import out_file
 from kernbench.results.provenance import cpu_model
@@ -33,6 +33,7 @@ from kernbench.spec.models import Ceiling, HardwareProfile
 
 MODELINE = "# yaml-language-server: $schema=../../schemas/hardware.schema.json\n"
 PARTS = ("gemm", "memory", "host")  # what `--only` may measure again
+WHOLE_PARTS = {"cuda": PARTS, "cpu": ("gemm", "memory")}  # a whole calibration's, by kind
 
 
 @dataclass
@@ -162,10 +163,11 @@ def measure_cpu(sizes: Sizes, parts: Sequence[str] = PARTS) -> Measured:
     notes: dict[str, Scalar] = {key: value for part in done for key, value in part.notes.items()}
     if tuple(parts) == PARTS:
         notes["numpy"] = np.__version__
-    method = " and ".join(part.method for part in done)
+    method = method_text("cpu", [part.method for part in done],
+                         f"median of {sizes.reps} after one warm-up call")
     return Measured(
         device_name=cpu_model(), kind="cpu", peak_tflops=peaks, memory_gbs=memory,
-        method=f"{method}, median of {sizes.reps} after one warm-up call", notes=notes,
+        method=method, notes=notes,
     )
 
 
@@ -199,7 +201,6 @@ def measure_cuda(sizes: Sizes, parts: Sequence[str] = PARTS) -> Measured:
                           "timer": ", ".join(sorted(sampler.used))}
         measured.l2_bytes = int(props.L2_cache_size)
         measured.memory_bytes = int(props.total_memory)
-    measured.method = "; ".join(
-        [part.method for part in done]
-        + [f"{sampler.timed_by()}, L2 flushed, {sizes.duty} duty"])
+    measured.method = method_text("cuda", [part.method for part in done],
+                                  f"{sampler.timed_by()}, L2 flushed, {sizes.duty} duty")
     return measured

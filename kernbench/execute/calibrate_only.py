@@ -1,10 +1,10 @@
 """`kernbench calibrate --only PART`: one part of a profile (its GEMM, memory or host
 ceilings) measured again, every other figure of the profile kept as it was.
 
-The profile's `calibration` keeps the whole calibration's provenance (`date`, `method`,
-the duty and timers it was taken with); the part measured again adds its own notes
-(`memory_method`, ...), its date (`memory_date`) and its name to `remeasured`
-(docs/adr/0078)."""
+The profile's `calibration` keeps the whole calibration's provenance (`date`, the duty
+and timers it was taken with); its `method` has the part's text replaced by the one just
+measured, every other part's kept; the part adds its own notes (`memory_method`, ...),
+its date (`memory_date`) and its name to `remeasured` (docs/adr/0078)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,14 @@ import datetime as dt
 from collections.abc import Callable, Sequence
 
 from kernbench.errors import UserError
-from kernbench.execute.calibrate import PARTS, Measured, measure_cpu, measure_cuda
-from kernbench.execute.calibrate_setup import Sizes
+from kernbench.execute.calibrate import (
+    PARTS,
+    WHOLE_PARTS,
+    Measured,
+    measure_cpu,
+    measure_cuda,
+)
+from kernbench.execute.calibrate_setup import Sizes, method_parts, method_text
 from kernbench.spec.models import Ceiling, HardwareProfile
 
 Measure = Callable[[Sizes, Sequence[str]], Measured]
@@ -59,6 +65,8 @@ def remeasured(
                                                measured.device_to_host_gbs)
     calibration = dict(base.calibration)
     calibration.update(measured.notes)
+    calibration["method"] = method_remeasured(
+        base.kind, str(base.calibration.get("method", "")), part, measured.method)
     calibration[f"{part}_date"] = (now or dt.datetime.now(dt.timezone.utc)).strftime(
         "%Y-%m-%dT%H:%M:%SZ")
     before = calibration.get("remeasured", [])
@@ -67,6 +75,22 @@ def remeasured(
     update["calibration"] = calibration
     # Validated again: the model checks what model_copy would let through.
     return HardwareProfile.model_validate({**base.model_dump(), **update})
+
+
+def method_remeasured(kind: str, kept: str, part: str, measured: str) -> str:
+    """The profile's `method` text (`kept`) with `part`'s text replaced by the one just
+    `measured`, every other part's and how they were timed kept as they were; the
+    part's own timing follows its text where it differs (another timer). A text no
+    whole calibration wrote (by hand, or older) keeps all it said, the part's after it."""
+    whole, old, new = WHOLE_PARTS[kind], method_parts(kind, kept), method_parts(kind, measured)
+    if old is None or new is None or len(old[0]) != len(whole) or part not in whole \
+            or len(new[0]) != 1:
+        again = f"{part} measured again: {measured}"
+        return f"{kept}; then {again}" if kept else again
+    texts, timed = old
+    (text,), measured_timed = new
+    texts[whole.index(part)] = text if measured_timed == timed else f"{text} ({measured_timed})"
+    return method_text(kind, texts, timed)
 
 
 def _beside(old: Ceiling | None, measured: float | None) -> Ceiling | None:

@@ -1,12 +1,13 @@
 """What every part of a calibration (GEMM, memory, host ceilings) shares: the sizes and
-timers it measures with, and the two ways it times: a CUDA kernel as a worker times a
-cell (`Sampler`), a CPU call by the median of repeated calls (`median_seconds`)."""
+timers it measures with, the two ways it times: a CUDA kernel as a worker times a cell
+(`Sampler`), a CPU call by the median of repeated calls (`median_seconds`), and how the
+parts' texts make the profile's `method` (`method_text`, and back: `method_parts`)."""
 
 from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from kernbench.kernels.base import Kernel
@@ -56,6 +57,43 @@ class Part:
 
     method: str
     notes: dict[str, Scalar] = field(default_factory=dict)
+
+
+# How a profile's `method` joins its parts' texts, and then how they were timed, by kind:
+# "GEMM; memory; host; CUDA events, L2 flushed, sustained duty" and "GEMM and memory,
+# median of 10 after one warm-up call".
+METHOD_JOINS = {"cuda": ("; ", "; "), "cpu": (" and ", ", ")}
+
+
+def method_text(kind: str, parts: Sequence[str], timed: str) -> str:
+    """The profile's `method`: the texts of the parts measured, then how they were timed."""
+    between, before_timed = METHOD_JOINS[kind]
+    return between.join(parts) + before_timed + timed
+
+
+def method_parts(kind: str, text: str) -> tuple[list[str], str] | None:
+    """`method_text`'s parts and timing read back from `text` (None for a text it did not
+    write), such that `method_text` of them gives `text` again. Split only where no
+    parenthesis is open: a part's text may hold a separator in one ("(a round's median;
+    warm-up ...)")."""
+    between, before_timed = METHOD_JOINS[kind]
+    pieces = _split_outside_parentheses(text, before_timed)
+    if len(pieces) < 2:
+        return None
+    head = before_timed.join(pieces[:-1])
+    return _split_outside_parentheses(head, between), pieces[-1]
+
+
+def _split_outside_parentheses(text: str, separator: str) -> list[str]:
+    pieces, depth, start, at = [], 0, 0, 0
+    while at < len(text):
+        if depth == 0 and text.startswith(separator, at):
+            pieces.append(text[start:at])
+            at = start = at + len(separator)
+            continue
+        depth += {"(": 1, ")": -1}.get(text[at], 0)
+        at += 1
+    return [*pieces, text[start:]]
 
 
 class Sampler:

@@ -131,16 +131,17 @@ def bench_files(extra: Sequence[Path] = ()) -> list[Path]:
 def _bench_files(extra: Sequence[Path], name_of: Callable[[Path], str]) -> list[Path]:
     """`bench_files`, reading a file's name with `name_of` (a caller that reads the names
     too passes a cached reader, so no file is parsed twice)."""
-    files = [path for folder in bench_dirs(extra) for path in bench_files_in(folder)]
+    files = [path for folder in bench_dirs(extra) for path in yaml_files_in(folder)]
     shipped = shipped_benches_searched()
     if shipped is not None:
         taken = {name_of(path) for path in files}
-        files += [path for path in bench_files_in(shipped) if name_of(path) not in taken]
+        files += [path for path in yaml_files_in(shipped) if name_of(path) not in taken]
     return files
 
 
-def bench_files_in(folder: Path) -> list[Path]:
-    """The bench files of one folder (not its subfolders), sorted."""
+def yaml_files_in(folder: Path) -> list[Path]:
+    """The YAML files of one folder (not its subfolders), sorted: its bench files, or its
+    hardware profiles."""
     return sorted(p for p in folder.iterdir() if p.suffix in YAML_SUFFIXES and p.is_file())
 
 
@@ -260,7 +261,7 @@ def _unsearched_here(name: str, extra: Sequence[Path], file_option: str) -> str:
     for here in (Path("benches"), Path(".")):
         if not here.is_dir() or here.resolve() in searched:
             continue
-        files = bench_files_in(here)
+        files = yaml_files_in(here)
         named = [path for path in files if _quick_name(path) == name]
         shown = "this folder" if here == Path(".") else f"{here}/ here"
         unsearched = f"; {shown} is not searched (this kernbench reads " \

@@ -21,9 +21,14 @@ from importlib import resources
 from pathlib import Path
 
 from kernbench.errors import UserError
-from kernbench.spec.discovery import existing_once, path_variable, project_root
+from kernbench.spec.discovery import (
+    existing_once,
+    path_variable,
+    project_root,
+    yaml_files_in,
+)
 from kernbench.spec.loader import load_hardware
-from kernbench.spec.models import YAML_SUFFIXES, Ceiling, HardwareProfile
+from kernbench.spec.models import Ceiling, HardwareProfile
 from kernbench.spec.yaml_document import field_error, shown_path
 
 GENERIC_CPU = "cpu-generic"
@@ -58,7 +63,7 @@ def profile_dirs(root: Path | None = None) -> list[Path]:
 
 def profile_files(root: Path | None = None) -> list[Path]:
     """Every profile file of the searched folders, folder by folder, sorted within each."""
-    return [path for folder in profile_dirs(root) for path in profile_files_in(folder)]
+    return [path for folder in profile_dirs(root) for path in yaml_files_in(folder)]
 
 
 def load_profiles(root: Path | None = None) -> dict[str, HardwareProfile]:
@@ -79,7 +84,7 @@ def _folder_profiles(folder: Path) -> dict[str, HardwareProfile]:
     """The profiles of one folder; two files of one name there are an error."""
     profiles: dict[str, HardwareProfile] = {}
     files: dict[str, Path] = {}
-    for path in profile_files_in(folder):
+    for path in yaml_files_in(folder):
         profile = load_hardware(path)
         if profile.name in profiles:
             message = (
@@ -89,10 +94,6 @@ def _folder_profiles(folder: Path) -> dict[str, HardwareProfile]:
         profiles[profile.name] = profile
         files[profile.name] = path
     return profiles
-
-
-def profile_files_in(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.suffix in YAML_SUFFIXES and p.is_file())
 
 
 def select_profile(

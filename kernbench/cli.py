@@ -58,6 +58,7 @@ from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UserErro
 from kernbench.results.ab import AA_VERDICT_MEANINGS, VERDICT_MEANINGS
 from kernbench.spec import models as spec  # the A/B numbers its help states
 from kernbench.spec.discovery import no_benches_found
+from kernbench.spec.extras import not_usable_here
 
 
 class _Group(ReadableHelp):
@@ -144,7 +145,7 @@ def list_command(bench_dir: BenchDirs = None, as_json: AsJson = False) -> None:
     width = max((len(row["name"]) for row in rows), default=0)
     for row in rows:
         about = row.get("description") or f"(invalid: {row.get('error')})"
-        about += f" (not usable here: {row['unavailable']})" if "unavailable" in row else ""
+        about += f" ({not_usable_here(row['unavailable'])})" if "unavailable" in row else ""
         typer.echo(f"{row['name']:<{width}}  {about}")
 
 

@@ -111,7 +111,7 @@ def test_validate_a_folder_checks_its_bench_files(project: Path) -> None:
         EXIT_USAGE, "", "empty: the folder holds no bench files (*.yaml or *.yml)\n")
 
 
-def test_validate_notes_a_bench_that_cannot_run_here_as_list_does(project: Path) -> None:
+def test_validate_notes_a_bench_that_cannot_run_here_as_list_and_plan_do(project: Path) -> None:
     """The file checks (exit 0), but `run` would refuse it: validate said only ok."""
     (project / "benches" / "alpha.yaml").write_text(
         "name: alpha\ndescription: d\nkernel: sleep\n"
@@ -120,6 +120,7 @@ def test_validate_notes_a_bench_that_cannot_run_here_as_list_does(project: Path)
     assert invoke("validate", "alpha") == (
         EXIT_OK, f"ok benches/alpha.yaml\nnote: benches/alpha.yaml: {why}\n", "")
     assert f"alpha  d ({why})" in invoke("list")[1]
+    assert f"note: {why}\n" in invoke("plan", "--bench", "alpha", "--device", "cpu")[1]
 
 
 def test_validate_the_committed_benches(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,6 +4,7 @@ with that reason, not a traceback. The sides here are small `python -c` scripts.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,6 +14,7 @@ import pytest
 
 from kernbench.ab import interleaved
 from kernbench.ab.interleaved import LiveSide, spawn_side
+from kernbench.ab.outcomes import LOG_NAME
 from kernbench.ab.schedule import SideRun
 
 pytestmark = pytest.mark.slow
@@ -53,11 +55,42 @@ def test_a_reply_that_is_json_but_no_object_loses_the_side(tmp_path: Path) -> No
     assert side.close() != 0
 
 
-def test_a_side_that_cannot_start_leaves_no_process_and_no_open_log(tmp_path: Path) -> None:
-    with pytest.raises(OSError):
-        spawn_side([str(tmp_path / "no-such-python")], side_run("A", 1),
+def children() -> set[int]:
+    """This process's children, zombies too, as Linux lists them."""
+    return {int(pid) for path in Path("/proc/self/task").glob("*/children")
+            for pid in path.read_text().split()}
+
+
+def is_open_here(path: Path) -> bool:
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            if Path(os.readlink(fd)) == path:
+                return True
+        except OSError:  # the fd listing the folder itself, closed since
+            pass
+    return False
+
+
+def interrupted(side: LiveSide, timeout_s: float) -> None:
+    raise KeyboardInterrupt  # Ctrl-C before the side's ready line
+
+
+@pytest.mark.parametrize("how", ["no such program", "interrupted while starting"])
+def test_a_side_that_cannot_start_leaves_no_process_and_no_open_log(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    command = [str(tmp_path / "no-such-python")]
+    if how == "interrupted while starting":
+        command = [sys.executable, "-c", "import time; time.sleep(60)"]
+        monkeypatch.setattr(LiveSide, "answer", interrupted)
+    before = children()
+    # The error keeps spawn_side's frame, and with it the log had it not been closed.
+    with pytest.raises(KeyboardInterrupt if how.startswith("interrupted") else OSError) as _:
+        spawn_side(command, side_run("A", 1),
                    SimpleNamespace(path=tmp_path),  # type: ignore[arg-type]
                    {"PATH": "/usr/bin:/bin"})
+    assert children() - before == set()
+    log = tmp_path / LOG_NAME
+    assert log.is_file() and not is_open_here(log)
 
 
 def test_when_the_second_side_fails_to_start_the_first_is_ended(

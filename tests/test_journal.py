@@ -15,6 +15,7 @@ from kernbench.execute.journal import (
     JournalEntry,
     Task,
     current_path,
+    is_all_journaled,
     journal_path,
     read_current,
     read_entry,
@@ -79,6 +80,17 @@ def test_a_task_round_trips_and_an_unversioned_one_is_refused(tmp_path: Path) ->
     (tmp_path / "t.json").write_text(json.dumps(data))
     with pytest.raises(UserError, match="schema_version: 0 cannot be migrated"):
         TASK.read(tmp_path / "t.json")
+
+
+def test_all_journaled_counts_a_damaged_entry_only_when_not_asked_readable(
+    tmp_path: Path
+) -> None:
+    write_entry(tmp_path, 1, JournalEntry(index=0, id="v/n=0", result=measured(1)))
+    journal_path(tmp_path, 1, 1).write_text("{not json")
+    assert is_all_journaled(tmp_path, [1], [0, 1])
+    assert is_all_journaled(tmp_path, [1], [0], readable=True)
+    assert not is_all_journaled(tmp_path, [1], [0, 1], readable=True)
+    assert not is_all_journaled(tmp_path, [1, 2], [0])
 
 
 def test_the_cell_in_flight(tmp_path: Path) -> None:

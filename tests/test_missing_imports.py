@@ -74,7 +74,7 @@ def test_list_and_plan_say_why_a_bench_cannot_run_here(no_torch: None) -> None:
     assert row.endswith(f"(not usable here: needs torch, not installed here {HINT})")
     code, out, _ = invoke("plan", "--bench", "ops-norm", "--device", "cpu")
     assert code == 0
-    note = f"note: this bench needs torch, not installed here {HINT}; `run` refuses it"
+    note = f"note: not usable here: needs torch, not installed here {HINT}"  # as `list`
     assert note in " ".join(out.split())  # as the console wraps it
 
 

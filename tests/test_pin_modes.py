@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import get_args
 
 import pytest
 from typer.testing import CliRunner
@@ -25,7 +24,6 @@ def test_every_mode_is_described_once() -> None:
 def test_the_models_accept_exactly_the_declared_modes(model: type) -> None:
     annotation = model.model_fields["pins_mode"].annotation
     assert annotation == PinMode
-    assert get_args(annotation) == PIN_MODES
 
 
 def test_run_help_describes_each_mode() -> None:

@@ -205,3 +205,17 @@ def test_resuming_a_finished_run_says_it_is_complete_in_one_line(tmp_path: Path)
         f"{out / 'results.json'}, report: {out / 'report.html'} (kernbench collect {out} "
         "rebuilds them)\n"))
     assert (out / "results.json").stat().st_mtime_ns == written
+
+
+@pytest.mark.parametrize("report", ["report.md", "report.html"])
+def test_resuming_a_finished_run_missing_a_report_writes_it_again(
+    tmp_path: Path, report: str
+) -> None:
+    """The line says the report is there: with either report gone, the resume rebuilds."""
+    bench, out = sleep_bench(tmp_path / "b"), tmp_path / "out"
+    assert run_cli("--bench", str(bench), "--out", str(out), "--no-figures")[0] == EXIT_OK
+    (out / report).unlink()
+    resumed = runner.invoke(cli.app, ["run", "--resume", str(out)])
+    assert resumed.exit_code == EXIT_OK
+    assert "already complete" not in resumed.stdout
+    assert (out / report).is_file()

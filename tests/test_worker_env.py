@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import kernbench
+from kernbench.ab.interleaved import side_process_env
 from kernbench.execute import gpus, worker_task
 from kernbench.results.model import GpuId
-from kernbench.worker_env import RUNNER_SET
+from kernbench.worker_env import PARENT_PID_ENV, RUNNER_SET
 
 PACKAGE = Path(kernbench.__file__).parent
 OWNER = PACKAGE / "worker_env.py"
@@ -32,3 +34,12 @@ def test_the_runner_sets_only_names_of_its_set(monkeypatch):
     env.update(lane.env())
     set_here = {k for k in env if k.startswith("KERNBENCH_")}
     assert set_here and set_here <= RUNNER_SET
+
+
+def test_a_worker_and_an_ab_side_die_with_this_runner_and_write_unbuffered(monkeypatch):
+    monkeypatch.setenv("KB_SWITCH", "shell")
+    side = side_process_env({"KB_SWITCH": None})
+    worker = worker_task.worker_env("cpu", 1, "")
+    for env in (side, worker):
+        assert (env[PARENT_PID_ENV], env["PYTHONUNBUFFERED"]) == (str(os.getpid()), "1")
+    assert "KB_SWITCH" not in side and worker["KB_SWITCH"] == "shell"

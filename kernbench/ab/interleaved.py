@@ -50,11 +50,11 @@ from kernbench.execute.finish import build_run_results
 from kernbench.execute.journal import JournalEntry, is_journaled, write_entry
 from kernbench.execute.last_words import exit_text  # `run`'s words for an exit
 from kernbench.execute.launch import START_TIMEOUT_S
-from kernbench.execute.lifetime import kill_group, parent_env
+from kernbench.execute.lifetime import kill_group
 from kernbench.execute.options import save_options
 from kernbench.execute.pins import save_pins
 from kernbench.execute.run_folder import RunFolder
-from kernbench.execute.worker_task import write_task
+from kernbench.execute.worker_task import child_env, write_task
 from kernbench.plan import Cell
 from kernbench.results.ab import TURNS_FORMAT, CellTurns, RoundTurns
 from kernbench.results.model import RoundResult
@@ -146,8 +146,8 @@ class LiveSide:
 
 def side_process_env(changes: Mapping[str, str | None]) -> dict[str, str]:
     """A side's environment: this one with the side's `changes` (`schedule.side_env`),
-    and this runner's pid, so the side dies with it (`execute.lifetime`)."""
-    return with_changes(os.environ, {**changes, **parent_env(), "PYTHONUNBUFFERED": "1"})
+    set up as a worker's is (`worker_task.child_env`)."""
+    return child_env(with_changes(os.environ, changes))
 
 
 def start_side(

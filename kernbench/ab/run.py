@@ -46,6 +46,7 @@ from kernbench.plan import Cell, plan, refuse_empty
 from kernbench.results.ab import counted
 from kernbench.results.outpaths import out_folder
 from kernbench.results.provenance import utc_now, utc_stamp
+from kernbench.spec.checks import world_size_of
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.drift import REBUILT_ONLY, bench_drift
 from kernbench.spec.hardware import resolve_device
@@ -367,7 +368,7 @@ def _clear_side(folder: Path, name: str) -> None:
 
 def choose_schedule(asked: str, cells: Sequence[Cell]) -> tuple[AbSchedule, str | None]:
     """The schedule to run, and a note when it is not the one asked for."""
-    if asked == "interleaved" and any(int(c.params.get("world_size", 1)) > 1 for c in cells):
+    if asked == "interleaved" and any(world_size_of(c.params) > 1 for c in cells):
         return "sequential", (
             "interleaved asked for, but cells with world_size > 1 run several ranks a side, "
             "which cannot take turns on shared GPUs without deadlocking their collectives"

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from kernbench.analyze.rates import per_second
+from kernbench.spec.checks import world_size_of
 
 GB = 1e9
 
@@ -114,7 +115,7 @@ def series_key(params: Mapping[str, Any]) -> SeriesKey:
     in-place flag in the figures, one α-β fit each."""
     return (
         str(params["op"]),
-        int(params.get("world_size", 1)),
+        world_size_of(params),
         str(params.get("dtype", "-")),
         bool(params.get("inplace", True)),
     )

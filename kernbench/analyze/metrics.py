@@ -18,6 +18,7 @@ from kernbench.analyze.collective import GB, bandwidths, names_collective
 from kernbench.analyze.rates import per_second
 from kernbench.plan import Cell
 from kernbench.spec import expr
+from kernbench.spec.checks import world_size_of
 from kernbench.spec.model_metrics import counts_of, rate_name
 from kernbench.spec.models import Bench, HardwareProfile, derived_names
 
@@ -142,7 +143,7 @@ def _measured_metrics(
         metrics["intensity"] = flops / moved
     if moved and names_collective(params):
         metrics.update(
-            bandwidths(str(params["op"]), moved, int(params.get("world_size", 1)), median_s)
+            bandwidths(str(params["op"]), moved, world_size_of(params), median_s)
         )
     if profile is None or bench.model != "roofline" or not flops:
         return metrics, None

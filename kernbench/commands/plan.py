@@ -25,7 +25,7 @@ from kernbench.plan import (
 )
 from kernbench.spec.cell_keys import as_text, axis_label
 from kernbench.spec.discovery import find_bench
-from kernbench.spec.extras import first_missing_import
+from kernbench.spec.extras import first_missing_import, not_usable_here
 from kernbench.spec.hardware import is_nominal, resolve_device
 from kernbench.spec.models import Bench, HardwareProfile
 from kernbench.spec.yaml_document import shown_path
@@ -55,7 +55,7 @@ def show_plan(
         console.print(f"note: each cell runs on {bench.requires.world_size} ranks")
     missing = first_missing_import(bench)
     if missing is not None:
-        console.print(f"note: this bench {missing[1]}; `run` refuses it", markup=False)
+        console.print(f"note: {not_usable_here(missing[1])}", markup=False)
     for line in bench_notes(bench):
         console.print(f"note: {line}", markup=False, soft_wrap=True)
     axes = list(bench.all_axes())

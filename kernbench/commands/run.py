@@ -27,7 +27,7 @@ from kernbench.execute.cell_timers import check_timer_ids, read_timers
 from kernbench.execute.finish import RESULTS_NAME, build_run_results, select_profile
 from kernbench.execute.follow import follow, follower_folder
 from kernbench.execute.hosts import default_rdzv_id, hosts_from_flags
-from kernbench.execute.journal import is_all_journaled, read_entry
+from kernbench.execute.journal import is_all_journaled
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.measure_run import execute
 from kernbench.execute.options import (
@@ -269,9 +269,9 @@ def _nothing_to_do(run: RunFolder) -> bool:
     """Every cell round journaled, the outputs written from them, the bench unchanged:
     a resume would measure nothing and write the same files again."""
     cells = [cell.index for cell in planned_cells(run.options, run.bench)]
-    return (run_finished(run.path) and (run.path / REPORT_MD).is_file()
-            and all(read_entry(run.journal, r, c) is not None  # a damaged one: again
-                    for r in run.options.rounds_range for c in cells)
+    return (run_finished(run.path)
+            and all((run.path / report).is_file() for report in (REPORT_MD, REPORT_HTML))
+            and is_all_journaled(run.journal, run.options.rounds_range, cells, readable=True)
             and bench_drift(run.options.spec, run.options.spec_hash, run.bench) is None)
 
 

@@ -19,6 +19,7 @@ from kernbench.execute.pins import bench_source_hash
 from kernbench.plan import Cell
 from kernbench.results import model as results_io
 from kernbench.spec import hardware
+from kernbench.spec.checks import world_size_of
 from kernbench.spec.models import Bench
 from kernbench.spec.op_factory import bench_source
 from kernbench.worker_env import SIDE_LOG_ENV
@@ -103,7 +104,7 @@ def _made_before_the_run(out: Path) -> set[str]:
 
 def check_world_sizes(hosts: Hosts, cells: Sequence[Cell]) -> None:
     """Over several hosts every cell must be one job of all their ranks."""
-    others = sorted({int(c.params.get("world_size", 1)) for c in cells} - {hosts.world_size})
+    others = sorted({world_size_of(c.params) for c in cells} - {hosts.world_size})
     if others:
         raise UserError(
             f"--nnodes {hosts.nnodes} x --nproc-per-node {hosts.nproc_per_node} start "

@@ -29,7 +29,7 @@ from kernbench.spec.discovery import (
     unknown_bench,
     yaml_files_in,
 )
-from kernbench.spec.extras import first_missing_import
+from kernbench.spec.extras import first_missing_import, not_usable_here
 from kernbench.spec.hardware import profile_files
 from kernbench.spec.loader import load_bench, load_hardware
 from kernbench.spec.models import YAML_SUFFIXES, Bench
@@ -93,7 +93,7 @@ def validate_notes(bench: Bench) -> tuple[str, ...]:
     """What `validate` says of a bench that checks: that it cannot run here, and why,
     then the bench's own notes (`bench_notes`)."""
     missing = first_missing_import(bench)
-    here = [f"not usable here: {missing[1]}"] if missing is not None else []
+    here = [not_usable_here(missing[1])] if missing is not None else []
     return (*here, *bench_notes(bench))
 
 

@@ -4,8 +4,8 @@ A ceiling read one shape at a time, each for seconds behind a long warm-up, is a
 card than a sweep's cells ever meet: the shape calibration ran read 2.4-2.8% faster in
 the sweep that followed (docs/gpu-runs.md, ADR 0049). So every candidate is held at once
 and each round visits them all in a shuffled order, `turns` times, each visit with a
-turn's share of the timer (execute.turns.turn_spec), exactly as a round of a bench in
-turns. A candidate's rate in a round is its FLOPs over the median of that round's samples;
+turn's share of the timer (spec.timer_model.turn_spec), exactly as a round of a bench in
+turns. A candidate's rate in a round is its work over the median of that round's samples;
 its ceiling is the best of its rounds, as a ceiling is the best rate seen.
 
 The rounds rate any candidate by its `work`: a GEMM's FLOPs, a copy's bytes moved

@@ -16,6 +16,7 @@ from kernbench.results import provenance
 from kernbench.results.build import build_results, cell_result, describe, not_summarized
 from kernbench.results.model import RESULTS_NAME, RoundResult, Topology
 from kernbench.spec import hardware
+from kernbench.spec.checks import world_size_of
 from kernbench.spec.models import Bench, HardwareProfile
 
 
@@ -56,7 +57,7 @@ def topology(run: RunFolder, cells: Sequence[Cell], host: str | None) -> Topolog
     several, by the names its leader heard (hosts.json)."""
     hosts = run.options.hosts
     if hosts is None:
-        world = max((int(c.params.get("world_size", 1)) for c in cells), default=1)
+        world = max((world_size_of(c.params) for c in cells), default=1)
         return Topology(world_size=world, nproc_per_node=world, hosts=[host])
     names = load_host_names(run.path) or [host] + [None] * (hosts.nnodes - 1)
     return Topology(world_size=hosts.world_size, nnodes=hosts.nnodes,

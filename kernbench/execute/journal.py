@@ -122,9 +122,16 @@ def is_journaled(journal_dir: Path, round_: int, index: int) -> bool:
     return journal_path(journal_dir, round_, index).is_file()
 
 
-def is_all_journaled(journal_dir: Path, rounds: Iterable[int], indices: Sequence[int]) -> bool:
-    """Whether every cell of `indices` has an entry in every round of `rounds`."""
-    return all(is_journaled(journal_dir, r, index) for r in rounds for index in indices)
+def is_all_journaled(
+    journal_dir: Path, rounds: Iterable[int], indices: Sequence[int], *, readable: bool = False
+) -> bool:
+    """Whether every cell of `indices` has an entry in every round of `rounds`; with
+    `readable`, one that reads (a damaged entry counts as none: it is measured again)."""
+    def has_entry(round_: int, index: int) -> bool:
+        if readable:
+            return read_entry(journal_dir, round_, index) is not None
+        return is_journaled(journal_dir, round_, index)
+    return all(has_entry(r, index) for r in rounds for index in indices)
 
 
 def write_entry(journal_dir: Path, round_: int, entry: JournalEntry) -> None:

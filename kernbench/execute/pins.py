@@ -33,7 +33,7 @@ from kernbench.spec.op_factory import bench_source
 PINS_VERSION = 1
 PinMode = Literal["auto", "record", "replay"]
 PIN_MODES: tuple[PinMode, ...] = get_args(PinMode)
-# What each mode does, in `run --help` and in the refusal of an unknown mode.
+# What each mode does, in `run --help` (an unknown mode is refused naming PIN_MODES).
 PIN_MODE_HELP: dict[PinMode, str] = {
     "auto": "replay what is pinned, tune and record the rest",
     "record": "tune every cell and record its pins",

@@ -36,6 +36,7 @@ from kernbench.execute.run_folder import RunFolder
 from kernbench.execute.worker_task import slot_suffix, worker_env, write_task
 from kernbench.plan import Cell, estimate_run, round_order
 from kernbench.results.model import RoundResult
+from kernbench.spec.checks import world_size_of
 from kernbench.worker_env import NODE_RANK_ENV
 
 POLL_S = 0.05
@@ -67,7 +68,7 @@ class RoundRunner:
     def run(self, round_: int) -> None:
         by_world: dict[int, list[Cell]] = {}
         for cell in round_order(self.pending(round_), self.options.order_seed, round_):
-            by_world.setdefault(int(cell.params.get("world_size", 1)), []).append(cell)
+            by_world.setdefault(world_size_of(cell.params), []).append(cell)
         for world_size, group in by_world.items():
             if world_size == 1 and len(self.lanes) > 1:
                 self._run_dealt(round_, group)

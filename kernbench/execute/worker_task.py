@@ -4,7 +4,7 @@ journal) and its environment."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from kernbench.execute import launch
@@ -54,15 +54,17 @@ def write_task(
     return path
 
 
+def child_env(base: Mapping[str, str]) -> dict[str, str]:
+    """`base` for a process kernbench starts to measure (a worker, an A/B side): with this
+    runner's pid, so it dies with the runner (`execute.lifetime`), and its output
+    unbuffered, so its log keeps up with it."""
+    return {**base, **parent_env(), "PYTHONUNBUFFERED": "1"}
+
+
 def worker_env(device: str, round_: int, side: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        **launch.launch_env(device),
-        **parent_env(),
-        ROUND_ENV: str(round_),
-        SIDE_ENV: side,
-        "PYTHONUNBUFFERED": "1",
-    }
+    return child_env({
+        **os.environ, **launch.launch_env(device), ROUND_ENV: str(round_), SIDE_ENV: side,
+    })
 
 
 def slot_suffix(slot: str) -> str:

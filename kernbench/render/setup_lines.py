@@ -27,7 +27,7 @@ def machine_text(results: Results) -> str:
 
 
 def ceilings_text(results: Results) -> str | None:
-    """The hardware profile the ceilings, `% of peak` and the figures' lines come from."""
+    """The hardware profile the ceilings, `% of dtype peak` and the figures' lines come from."""
     profile = results.hardware_profile()
     if profile is None:
         return None

@@ -10,7 +10,7 @@ the file and the line.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import PydanticUserError, TypeAdapter, ValidationError
@@ -45,6 +45,12 @@ SET_BY_THE_RUN = {
 WORLD_SIZE = "world_size"
 # `ab: {switch: variant}` (`kernbench ab --switch variant`): A and B run two variants.
 VARIANT_SWITCH = "variant"
+
+
+def world_size_of(params: Mapping[str, Any]) -> int:
+    """The ranks a cell of `params` runs on: 1 unless it sets WORLD_SIZE, a count of ranks
+    (`_world_sizes` refuses any other value)."""
+    return int(params.get(WORLD_SIZE, 1))
 
 
 def bench_problem(bench: Bench) -> Problem | None:

@@ -1,6 +1,7 @@
 """The one rule of which modules a bench's cells import, told from its fields alone, and
 the one wording of a refusal when one is not installed here: `list` (which imports no
-bench code, ADR 0004's addendum), `validate`, `plan`, `run` and `ab` all ask it. A
+bench code, ADR 0004's addendum), `validate`, `plan`, `run` and `ab` all ask it, and
+`list`, `validate` and `plan` say it as `not_usable_here`. A
 `requires.device: cuda` bench needs torch too (kernbench reaches CUDA through it), so
 `list` marks it; `run` checks the device first (`execute/requirements.py`), so a cuda
 bench asked for on a CPU is refused for its device, torch or not."""
@@ -39,3 +40,9 @@ def first_missing_import(bench: Bench) -> tuple[tuple[str, ...], str] | None:
             hint = INSTALL_HINT.get(name)
             return field, f"needs {name}, not installed here" + (f" ({hint})" if hint else "")
     return None
+
+
+def not_usable_here(why: str) -> str:
+    """How `list`, `validate` and `plan` say that a bench cannot run here, and `why`
+    (`first_missing_import`'s message)."""
+    return f"not usable here: {why}"

@@ -7,6 +7,8 @@ model's errors); nothing else escapes.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +30,9 @@ def load_bench(path: Path, import_code: bool = True) -> Bench:
     if _written_by_a_run(doc.data):
         raise SpecError(doc.shown, None, "", "this looks like a results file a run wrote "
                         "(it has spec_hash and cells), not a bench file")
-    try:
+    with _one_line_errors(doc):
         bench = validate_document(Bench, doc, "bench fields")
         _check_bench(bench, doc, import_code)
-    except SpecError:
-        raise
-    except RecursionError:
-        raise SpecError(doc.shown, None, "", "document nested too deeply") from None
-    except Exception as exc:  # never a traceback for a bad file
-        raise SpecError(doc.shown, None, "", f"cannot load: {describe_exception(exc)}") from None
     return bench
 
 
@@ -47,8 +43,17 @@ def _written_by_a_run(data: Any) -> bool:
 def load_hardware(path: Path) -> HardwareProfile:
     """Read and validate one hardware profile."""
     doc = read_document(path)
+    with _one_line_errors(doc):
+        profile = validate_document(HardwareProfile, doc, "hardware profile fields")
+    return profile
+
+
+@contextmanager
+def _one_line_errors(doc: Document) -> Iterator[None]:
+    """Whatever goes wrong loading `doc` as one `SpecError` line: never a traceback for a
+    bad file."""
     try:
-        return validate_document(HardwareProfile, doc, "hardware profile fields")
+        yield
     except SpecError:
         raise
     except RecursionError:

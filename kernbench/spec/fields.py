@@ -1,4 +1,6 @@
-"""The checked field types the spec's models share, and their base model."""
+"""The checked field types the spec's models share, and `Strict`, the base of every model
+of a file kernbench reads (bench files, run.json, ab-run.json, the journal, ...) but the
+results files, which may hold inf or nan (a fit's bandwidth, a check's error)."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ one line like any bad file (the cell in flight: it names no cell). Results keep 
 from __future__ import annotations
 
 import json
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,11 @@ from kernbench.execute.journal import (
     write_current,
     write_entry,
 )
+from kernbench.execute.options import RUN_JSON_NAME, RunOptions, save_options
+from kernbench.execute.pins import bench_source_hash
 from kernbench.results.model import Check, RoundResult
+from kernbench.spec.loader import load_bench
+from kernbench.spec.models import spec_hash
 
 
 def edited(path: Path, change: dict[str, object]) -> None:
@@ -40,6 +45,44 @@ def edited(path: Path, change: dict[str, object]) -> None:
         else:
             place[last] = value
     path.write_text(json.dumps(data))
+
+
+@pytest.fixture
+def run_folder(tmp_path: Path) -> Path:
+    """A run's folder before its first cell: run.json of a bench that is still there."""
+    bench = tmp_path / "b" / "tiny.yaml"
+    bench.parent.mkdir()
+    bench.write_text(textwrap.dedent("""\
+        name: tiny
+        description: tiny
+        kernel: sleep
+        axes: {us: [1, 2]}
+        timer: {warmup_s: 0.0, budget_s: 0.01, min_samples: 3}
+        """))
+    loaded = load_bench(bench)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    save_options(folder, RunOptions(
+        bench_path=bench.resolve(), spec_hash=spec_hash(loaded),
+        spec=loaded.model_dump(mode="json"), device="cpu", rounds=1,
+        project_pins=bench.resolve().parent / "pins" / "tiny.json",
+        kernel_source=bench_source_hash(loaded, bench.resolve().parent),
+    ))
+    return folder
+
+
+@pytest.mark.parametrize(("where", "value"), [
+    ("timer.budget_s", float("inf")),
+    ("axes.us.1", float("nan")),
+])
+def test_run_json_whose_bench_holds_inf_or_nan_is_one_line(
+    run_folder: Path, where: str, value: float
+) -> None:
+    path = run_folder / RUN_JSON_NAME
+    edited(path, {f"spec.{where}": value})
+    code, _, error = invoke("run", "--resume", str(run_folder))
+    assert (code, error) == (EXIT_USAGE,
+                             f"{path}: spec: {where}: Input should be a finite number\n")
 
 
 @pytest.mark.parametrize(("field", "value"), [

@@ -33,7 +33,7 @@ from kernbench.results.folder_paths import recorded_path, resolved_path
 from kernbench.results.jsonio import FileFormat
 from kernbench.results.kinds import RUN_JSON_NAME
 from kernbench.results.provenance import utc_now
-from kernbench.spec.fields import Strict
+from kernbench.spec.fields import FiniteMapping, Strict
 
 RUN_JSON_VERSION = 1
 
@@ -68,7 +68,7 @@ class RunOptions(Strict):
     # The bench as it was measured (`Bench.model_dump`): a resume or a collect after a
     # change to what is only computed from the measurements (metrics, hardware) is told
     # apart from a change to what was measured.
-    spec: dict[str, Any] | None = None
+    spec: FiniteMapping | None = None
     hosts: Hosts | None = None  # a run over several hosts: this one's place among them
     gpus: str | None = None  # "N" or "all": a worker per GPU, the cells dealt out
     force: bool = False  # with gpus: GPUs of different models too

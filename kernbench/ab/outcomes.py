@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from kernbench.ab.analysis import RunOutcome
 from kernbench.ab.schedule import AbManifest
 from kernbench.errors import UserError
@@ -15,14 +13,13 @@ from kernbench.results import model as results
 from kernbench.results.ab import TURNS_FORMAT, RoundTurns
 from kernbench.results.jsonio import FileFormat, plain_or_packed, unchanged
 from kernbench.results.model import RESULTS_NAME
+from kernbench.spec.fields import Strict
 
 LOG_NAME = "log.txt"
 STATUS_NAME = "status.json"  # the runner's note: exit code, wall time, or why skipped
 
 
-class SideStatus(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class SideStatus(Strict):
     schema_version: int = 1
     returncode: int | None = None
     wall_s: float | None = None

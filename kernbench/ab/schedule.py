@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from kernbench.ab.pairing import switches_variant
 from kernbench.errors import UserError
@@ -31,6 +31,7 @@ from kernbench.execute.pins import PinMode
 from kernbench.results.folder_paths import recorded_path, resolved_path
 from kernbench.results.jsonio import FileFormat, unchanged
 from kernbench.results.kinds import AB_MANIFEST_NAME as MANIFEST_NAME
+from kernbench.spec.fields import Strict
 from kernbench.spec.models import AbSchedule
 from kernbench.worker_env import FAST_ENV, ROUND_ENV, SIDE_ENV, SWITCH_ENV
 
@@ -40,11 +41,7 @@ PINS_NAME = "pins.json"  # the A/B folder's pins: the bench's, and what round 1 
 Side = Literal["A", "B", "AA1", "AA2"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class SideRun(_Strict):
+class SideRun(Strict):
     """One fresh process: one side of one round."""
 
     name: str  # the run's folder, r<k>_<side>
@@ -59,7 +56,7 @@ class SideRun(_Strict):
     pins_mode: PinMode
 
 
-class AbManifest(_Strict):
+class AbManifest(Strict):
     schema_version: int = MANIFEST_VERSION
     schedule: AbSchedule = "sequential"
     schedule_note: str | None = None  # why this schedule, when it is not the one asked for

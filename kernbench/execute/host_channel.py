@@ -15,10 +15,9 @@ import time
 from datetime import timedelta
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from kernbench.errors import EXIT_FAILED, UserError
 from kernbench.execute.hosts import Hosts
+from kernbench.spec.fields import Strict
 
 POLL_S = 0.1
 # How long the leader, done, waits for the followers to read that it is done: longer
@@ -26,10 +25,8 @@ POLL_S = 0.1
 FAREWELL_S = 15.0
 
 
-class Order(BaseModel):
+class Order(Strict):
     """One worker of the leader's, for the followers to join; or, `done`, the end."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     spec_hash: str  # the leader's bench: a follower with another bench refuses to join
     device: str

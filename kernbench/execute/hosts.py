@@ -14,10 +14,11 @@ import hashlib
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from kernbench.errors import UserError, seconds_from_env
 from kernbench.results.jsonio import FileFormat
+from kernbench.spec.fields import Strict
 
 RENDEZVOUS_TIMEOUT_ENV = "KERNBENCH_RENDEZVOUS_TIMEOUT_S"
 # torchrun's default join timeout: hosts of a batch job may start minutes apart.
@@ -27,10 +28,8 @@ HOST_NAMES_VERSION = 1
 _ENDPOINT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):([0-9]{1,5})$")
 
 
-class Hosts(BaseModel):
+class Hosts(Strict):
     """Where the ranks of a multi-host run start; the same on every host but `node_rank`."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     nnodes: int = Field(ge=2)
     node_rank: int = Field(ge=0)
@@ -113,10 +112,8 @@ def rendezvous_timeout_s() -> float:
     return seconds_from_env(RENDEZVOUS_TIMEOUT_ENV, DEFAULT_RENDEZVOUS_TIMEOUT_S)
 
 
-class HostNames(BaseModel):
+class HostNames(Strict):
     """hosts.json in a multi-host run's folder: each node's hostname, by node rank."""
-
-    model_config = ConfigDict(extra="forbid")
 
     schema_version: int = HOST_NAMES_VERSION
     names: list[str | None]  # None: that node never joined

@@ -29,13 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from kernbench.errors import EXIT_FAILED, UserError
 from kernbench.execute.pins import PinMode
 from kernbench.plan import Cell
 from kernbench.results.jsonio import FileFormat
 from kernbench.results.model import RoundResult
+from kernbench.spec.fields import Strict
 
 # The line a worker writes to its round's log for each cell it finished; the runner leaves
 # these out of a dead worker's last words.
@@ -52,11 +51,7 @@ CURRENT_NAME = "current.json"
 DAMAGED_SUFFIX = ".damaged"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Task(_Strict):
+class Task(Strict):
     """What one worker process runs: some cells of one round."""
 
     schema_version: int = TASK_VERSION
@@ -75,7 +70,7 @@ class Task(_Strict):
     timers: dict[int, str] = {}
 
 
-class JournalEntry(_Strict):
+class JournalEntry(Strict):
     """One cell measured in one round, as the worker (or the parent, for a death) saw it."""
 
     schema_version: int = JOURNAL_VERSION
@@ -85,7 +80,7 @@ class JournalEntry(_Strict):
     pin: dict[str, Any] | None = None  # the pin the round used, as the pins file holds it
 
 
-class CurrentCell(_Strict):
+class CurrentCell(Strict):
     """The cell in flight: what the parent blames, and times out, if the worker dies."""
 
     schema_version: int = CURRENT_VERSION

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from kernbench.execute.hosts import Hosts
 from kernbench.execute.pins import PinMode
@@ -33,14 +33,13 @@ from kernbench.results.folder_paths import recorded_path, resolved_path
 from kernbench.results.jsonio import FileFormat
 from kernbench.results.kinds import RUN_JSON_NAME
 from kernbench.results.provenance import utc_now
+from kernbench.spec.fields import FiniteMapping, Strict
 
 RUN_JSON_VERSION = 1
 
 
-class RunOptions(BaseModel):
+class RunOptions(Strict):
     """What a run measures and how; the same before a kill -9 and after `--resume`."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     schema_version: int = RUN_JSON_VERSION
     # Absolute here; run.json keeps it (and the other paths) as `folder_paths` records them.
@@ -69,7 +68,7 @@ class RunOptions(BaseModel):
     # The bench as it was measured (`Bench.model_dump`): a resume or a collect after a
     # change to what is only computed from the measurements (metrics, hardware) is told
     # apart from a change to what was measured.
-    spec: dict[str, Any] | None = None
+    spec: FiniteMapping | None = None
     hosts: Hosts | None = None  # a run over several hosts: this one's place among them
     gpus: str | None = None  # "N" or "all": a worker per GPU, the cells dealt out
     force: bool = False  # with gpus: GPUs of different models too

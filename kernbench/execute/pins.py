@@ -24,9 +24,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from kernbench.results.jsonio import FileFormat
+from kernbench.spec.fields import Strict
 from kernbench.spec.models import Bench
 from kernbench.spec.op_factory import bench_source
 
@@ -156,9 +157,7 @@ def _folder_locked(folder: Path) -> Iterator[None]:
         os.close(handle)  # closing releases the lock
 
 
-class PinsFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class PinsFile(Strict):
     schema_version: int = PINS_VERSION
     pins: dict[str, dict[str, Any]] = Field(default_factory=dict)  # by pin_key
 

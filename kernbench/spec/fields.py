@@ -1,10 +1,13 @@
-"""The checked field types the spec's models share, and their base model."""
+"""The checked field types the spec's models share, and `Strict`, the base of every model
+of a file kernbench reads (bench files, run.json, ab-run.json, the journal, ...) but the
+results files, which may hold inf or nan (a fit's bandwidth, a check's error)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import math
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]*$", max_length=80)]
 Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
@@ -19,6 +22,24 @@ PositiveFloat = Annotated[float, Field(strict=True, gt=0)]
 # a stopping rule every first sample meets.
 Fraction = Annotated[float, Field(strict=True, gt=0, lt=1)]
 Flag = Annotated[bool, Field(strict=True)]
+
+
+def _finite_throughout(data: dict[str, Any]) -> dict[str, Any]:
+    # `allow_inf_nan` checks float fields only, not the floats in an untyped mapping.
+    stack: list[tuple[str, Any]] = [(str(key), value) for key, value in data.items()]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"{where}: Input should be a finite number")
+        if isinstance(value, dict):
+            stack += [(f"{where}.{key}", item) for key, item in value.items()]
+        elif isinstance(value, list):
+            stack += [(f"{where}.{i}", item) for i, item in enumerate(value)]
+    return data
+
+
+# A mapping kept as it is (a bench's dump in run.json), with no inf or nan at any depth.
+FiniteMapping = Annotated[dict[str, Any], AfterValidator(_finite_throughout)]
 
 
 class Strict(BaseModel):

@@ -260,8 +260,7 @@ def test_aa_p_value_is_not_asked_where_it_cannot_decide():
 def null_and_shifted_verdicts(effect: float, trials: int = 300) -> list[str]:
     """Verdicts of simulated 6-round A/Bs with an A/A control: each side's round median
     is noisy (sd 1), B shifted by `effect`; per round d = B - A and a = A' - A."""
-    from kernbench.ab.verdicts import CONFIDENCE
-    from kernbench.analyze.stats import median_interval
+    from kernbench.analyze.stats import CONFIDENCE, median_interval
 
     rng = np.random.default_rng(7)
     found = []

@@ -9,7 +9,6 @@ round's sides live side by side and take turns per cell (`ab.interleaved`), and
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +40,7 @@ from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import holds_a_run, load_options
 from kernbench.execute.pins import bench_pins_path, load_pins, save_pins
+from kernbench.execute.progress import note
 from kernbench.execute.requirements import check_requirements
 from kernbench.plan import Cell, plan, refuse_empty
 from kernbench.results.ab import counted
@@ -64,10 +64,6 @@ class AbOutcome:
     exit_code: int  # 0, 1 when some variant failed, 130 when interrupted
 
 
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
-
-
 def run_ab(
     bench: str,
     *,
@@ -86,7 +82,7 @@ def run_ab(
     bench_dirs: Sequence[Path] = (),
     only: Sequence[str] | None = (),
     run_side: SideRunner = run_subprocess,
-    echo: Callable[[str], None] = _stderr,
+    echo: Callable[[str], None] = note,
     fail_on: str | None = None,
 ) -> AbOutcome:
     """Run an A/B of `switch` on `bench` and write ab.json and the report.
@@ -227,8 +223,8 @@ def gated(outcome: AbOutcome, fail_on: str | None) -> AbOutcome:
         return outcome
     weak = sum(c.ci_coverage < CONFIDENCE for c in called)  # judged without a failed round
     caveat = f" ({weak} of them on intervals under {CONFIDENCE:.0%} coverage)" if weak else ""
-    _stderr(f"--fail-on {fail_on}: {len(called)} cell(s){caveat}: "
-            f"{', '.join(c.id for c in called)}")
+    note(f"--fail-on {fail_on}: {len(called)} cell(s){caveat}: "
+         f"{', '.join(c.id for c in called)}")
     return AbOutcome(outcome.folder, outcome.report, EXIT_FAILED)
 
 
@@ -236,7 +232,7 @@ def resume_ab(
     folder: Path,
     *,
     run_side: SideRunner = run_subprocess,
-    echo: Callable[[str], None] = _stderr,
+    echo: Callable[[str], None] = note,
     force: bool = False,
 ) -> AbOutcome:
     """Continue an interrupted A/B from what it finished: sequential sides that left

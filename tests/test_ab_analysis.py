@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 from ab_fixtures.build import manifest, outcomes
 
-from kernbench.ab.analysis import RunOutcome, analyze
-from kernbench.ab.verdicts import AA_ALPHA, aa_floor, aa_p_value, order_effect, verdict
+from kernbench.ab.analysis import analyze
+from kernbench.ab.failures import RunOutcome
+from kernbench.ab.verdicts import aa_floor, aa_p_value, order_effect, verdict
+from kernbench.results.ab import AA_ALPHA
 
 # Per-round B/A ratios that are never exactly equal, so intervals have width.
 JITTER = [1.000, 1.004, 0.997, 1.002, 0.999, 1.003, 0.998, 1.001]

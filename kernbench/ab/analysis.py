@@ -24,7 +24,6 @@ from kernbench.ab.pairing import as_pair
 from kernbench.ab.schedule import AbManifest, SideRun, aa_sides
 from kernbench.ab.slots import start_slots, without_slots
 from kernbench.ab.verdicts import (
-    MIN_ROUNDS,
     aa_floor,
     aa_p_value,
     geomean_ratio,
@@ -46,7 +45,7 @@ from kernbench.results.ab import (
     TurnsSummary,
 )
 from kernbench.results.model import CellResult
-from kernbench.spec.models import GATE_MIN_ROUNDS
+from kernbench.spec.models import GATE_MIN_ROUNDS, MIN_ROUNDS
 
 
 def analyze(

@@ -21,16 +21,12 @@ from functools import cache
 import numpy as np
 
 from kernbench.ab.gate import STOPPED_FAILS, failing
-from kernbench.ab.verdicts import (
-    MIN_ROUNDS,
-    geomean_ratio,
-    to_pct,
-    verdict,
-)
+from kernbench.ab.verdicts import geomean_ratio, to_pct, verdict
 from kernbench.analyze.stats import CONFIDENCE
 from kernbench.errors import UserError
 from kernbench.results.ab import VERDICT_MEANINGS, VERDICTS, Verdict, counted
 from kernbench.results.model import CellResult, Results
+from kernbench.spec.models import MIN_ROUNDS
 from kernbench.units import seconds_text, signed_pct
 
 

@@ -7,14 +7,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from kernbench.ab.analysis import RunOutcome
+from kernbench.ab.failures import RunOutcome
 from kernbench.ab.schedule import AbManifest
 from kernbench.errors import UserError
 from kernbench.execute.last_words import exit_text  # `run`'s words for an exit
 from kernbench.results import model as results
 from kernbench.results.ab import TURNS_FORMAT, RoundTurns
 from kernbench.results.jsonio import FileFormat, plain_or_packed, unchanged
-from kernbench.results.model import RESULTS_NAME
+from kernbench.results.kinds import RESULTS_NAME
 
 LOG_NAME = "log.txt"
 STATUS_NAME = "status.json"  # the runner's note: exit code, wall time, or why skipped

@@ -8,25 +8,25 @@ from pathlib import Path
 
 from kernbench.ab.analysis import analyze
 from kernbench.ab.outcomes import finished_rounds, load_outcomes, load_turns
-from kernbench.ab.schedule import MANIFEST_NAME, AbManifest, load_manifest
+from kernbench.ab.schedule import AbManifest, load_manifest
 from kernbench.execute.lock import folder_lock
 from kernbench.render.ab_report import raised_threshold_note
 from kernbench.render.measured_on import where_measured
 from kernbench.render.outputs import write_ab_outputs
 from kernbench.results.ab import AB_FORMAT, AbReport, counted, side_setting
-from kernbench.results.kinds import AB_JSON_NAME as AB_JSON
+from kernbench.results.kinds import AB_JSON_NAME, AB_MANIFEST_NAME
 from kernbench.results.model import NOT_TIMED
 from kernbench.units import signed_pct
 
 
 def is_ab_folder(folder: Path) -> bool:
-    return (Path(folder) / MANIFEST_NAME).is_file()
+    return (Path(folder) / AB_MANIFEST_NAME).is_file()
 
 
 def write_outputs(folder: Path, report: AbReport) -> None:
     """ab.json, then every output the render registry has for an A/B."""
     folder = Path(folder)
-    AB_FORMAT.write(folder / AB_JSON, report)
+    AB_FORMAT.write(folder / AB_JSON_NAME, report)
     write_ab_outputs(report, folder)
 
 

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernbench.ab.analysis import AbReport
 from kernbench.ab.gate import failing, gate_rounds_problem
 from kernbench.ab.interleaved import execute_rounds
 from kernbench.ab.outcomes import found_turns, is_whole, load_outcomes, round_finished
@@ -22,7 +21,6 @@ from kernbench.ab.outputs import closing_lines, opening_line, summarize_ab, verd
 from kernbench.ab.pairing import CellPair, pair_cells, switches_variant
 from kernbench.ab.resume_machine import check_machine
 from kernbench.ab.schedule import (
-    MANIFEST_NAME,
     PINS_NAME,
     AbManifest,
     add_round,
@@ -43,7 +41,8 @@ from kernbench.execute.pins import bench_pins_path, load_pins, save_pins
 from kernbench.execute.progress import note
 from kernbench.execute.requirements import check_requirements
 from kernbench.plan import Cell, plan, refuse_empty
-from kernbench.results.ab import counted
+from kernbench.results.ab import AbReport, counted
+from kernbench.results.kinds import AB_MANIFEST_NAME
 from kernbench.results.outpaths import out_folder
 from kernbench.results.provenance import utc_now, utc_stamp
 from kernbench.spec.discovery import find_bench
@@ -205,7 +204,7 @@ def ab(
         _option_name(name) for name in RESUME_FIXED if options.get(name) not in (None, (), [])
     ]
     if given:
-        raise UserError(f"--resume: the A/B goes on with its own settings ({MANIFEST_NAME}); "
+        raise UserError(f"--resume: the A/B goes on with its own settings ({AB_MANIFEST_NAME}); "
                         f"drop {', '.join(given)}")
     # ab-run.json read early only for a gate; resume_ab reads it in any case.
     if fail_on and (problem := gate_rounds_problem(fail_on, load_manifest(resume).rounds)):
@@ -244,7 +243,7 @@ def resume_ab(
     with folder_lock(folder, echo):
         bench_path = Path(manifest.bench_path)
         if not bench_path.is_file():  # an A/B folder copied from another machine, a moved bench
-            raise UserError(f"--resume: the A/B's bench {bench_path} ({MANIFEST_NAME} "
+            raise UserError(f"--resume: the A/B's bench {bench_path} ({AB_MANIFEST_NAME} "
                             "bench_path) is not there; the sides left to run need it")
         spec = load_bench(bench_path)
         _check_unchanged(folder, manifest, spec, echo)

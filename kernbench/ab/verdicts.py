@@ -12,10 +12,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-# The rule's constants sit beside the text that says what a verdict means (results/ab.py).
-from kernbench.results.ab import AA_ALPHA as AA_ALPHA
-from kernbench.results.ab import AA_MIN_ROUNDS, Verdict
-from kernbench.results.ab import MIN_ROUNDS as MIN_ROUNDS
+# The rule's A/A constants sit beside the text that says what a verdict means (results/ab.py).
+from kernbench.results.ab import AA_ALPHA, AA_MIN_ROUNDS, Verdict
+from kernbench.spec.models import MIN_ROUNDS
 
 
 def to_pct(log_ratio: float) -> float:

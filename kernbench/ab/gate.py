@@ -51,6 +51,14 @@ def failing(cells: Iterable[CalledCell], fail_on: str | None) -> list[CalledCell
     return [c for c in cells if c.verdict in FAILS[choice]]
 
 
+def weak_caveat(coverages: Iterable[float]) -> str:
+    """What a failing gate adds about its calls' intervals (their `coverages`), "" where
+    every one reaches CONFIDENCE: a call under it may be chance (a round failed, or
+    compare's runs had few rounds)."""
+    weak = sum(c < CONFIDENCE for c in coverages)
+    return f" ({weak} of them on intervals under {CONFIDENCE:.0%} coverage)" if weak else ""
+
+
 def gate_rounds_problem(fail_on: str | None, rounds: int) -> str | None:
     """Why `--fail-on` cannot gate `rounds` rounds (a side's fewest, the fewer of compare's
     two), None where it can: under GATE_MIN_ROUNDS, a switch or change that does nothing is

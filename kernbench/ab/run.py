@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernbench.ab.gate import failing, gate_rounds_problem
+from kernbench.ab.gate import failing, gate_rounds_problem, weak_caveat
 from kernbench.ab.interleaved import execute_rounds
 from kernbench.ab.outcomes import found_turns, is_whole, load_outcomes, round_finished
 from kernbench.ab.outputs import closing_lines, opening_line, summarize_ab, verdict_table
@@ -33,7 +33,6 @@ from kernbench.ab.settings import AB_CHOICES, resolve_settings
 from kernbench.ab.sides import SideRunner, execute_runs, run_subprocess
 from kernbench.ab.switch_check import switch_warning
 from kernbench.analyze.checks import check_bench
-from kernbench.analyze.stats import CONFIDENCE
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import holds_a_run, load_options
@@ -220,8 +219,7 @@ def gated(outcome: AbOutcome, fail_on: str | None) -> AbOutcome:
     called = failing(outcome.report.cells, fail_on)
     if not called or outcome.exit_code == EXIT_INTERRUPTED:  # its 130 stands: calls partial
         return outcome
-    weak = sum(c.ci_coverage < CONFIDENCE for c in called)  # judged without a failed round
-    caveat = f" ({weak} of them on intervals under {CONFIDENCE:.0%} coverage)" if weak else ""
+    caveat = weak_caveat(c.ci_coverage for c in called)  # judged without a failed round
     note(f"--fail-on {fail_on}: {len(called)} cell(s){caveat}: "
          f"{', '.join(c.id for c in called)}")
     return AbOutcome(outcome.folder, outcome.report, EXIT_FAILED)

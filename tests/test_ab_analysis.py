@@ -9,7 +9,7 @@ from ab_fixtures.build import manifest, outcomes
 from kernbench.ab.analysis import analyze
 from kernbench.ab.failures import RunOutcome
 from kernbench.ab.verdicts import aa_floor, aa_p_value, order_effect, verdict
-from kernbench.results.ab import AA_ALPHA
+from kernbench.results.ab import AA_ALPHA, AA_MIN_ROUNDS
 
 # Per-round B/A ratios that are never exactly equal, so intervals have width.
 JITTER = [1.000, 1.004, 0.997, 1.002, 0.999, 1.003, 0.998, 1.001]
@@ -250,6 +250,15 @@ def test_aa_p_value_separates_a_shift_from_noise():
     assert aa_p_value([1.1, 3.5, -5.0, 2.9, -4.1, -7.0], aa) > 0.5
     assert aa_p_value([8.0, 9.5, 10.1, 8.8, 12.0, 9.1], aa) < AA_ALPHA  # B above every round
     assert aa_p_value([0.0] * 6, [0.0] * 6) == 1.0
+
+
+def test_aa_min_rounds_is_the_fewest_at_which_the_signed_rank_test_can_reject():
+    from scipy.stats import wilcoxon
+
+    def smallest_p(rounds: int) -> float:  # every difference on one side, all distinct
+        return float(wilcoxon([float(k + 1) for k in range(rounds)]).pvalue)
+
+    assert smallest_p(AA_MIN_ROUNDS - 1) >= AA_ALPHA > smallest_p(AA_MIN_ROUNDS)
 
 
 def test_aa_p_value_is_not_asked_where_it_cannot_decide():

@@ -52,8 +52,6 @@ from kernbench.spec.models import AbSchedule, AbSpec, Bench, spec_hash
 from kernbench.spec.op_factory import bench_source
 from kernbench.spec.yaml_document import field_error
 
-Echo = Callable[[str], None]
-
 
 @dataclass(frozen=True)
 class AbOutcome:
@@ -324,7 +322,8 @@ def _interrupted(folder: Path, echo: Callable[[str], None]) -> AbOutcome:
     return AbOutcome(folder, report, EXIT_INTERRUPTED)
 
 
-def _check_unchanged(folder: Path, manifest: AbManifest, spec: Bench, echo: Echo) -> None:
+def _check_unchanged(folder: Path, manifest: AbManifest, spec: Bench,
+                      echo: Callable[[str], None]) -> None:
     """The sides measured so far ran the bench as it is, or as `run --resume` takes it
     (changed only in what is computed from the measurements); else it is refused."""
     rebuilt_only = False

@@ -300,7 +300,8 @@ def ab_command(
     ] = None,
     fail_on: Annotated[
         str | None, typer.Option("--fail-on", help="slower, faster or any: exit 1 when a "
-                                 "cell is called so (a CI gate; needs 6 rounds or more).")
+                                 "cell is called so (a CI gate; needs "
+                                 f"{spec.GATE_MIN_ROUNDS} rounds or more).")
     ] = None,
     device: Device = "auto",
     bench_dir: BenchDirs = None,

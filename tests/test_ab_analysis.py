@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 from ab_fixtures.build import manifest, outcomes
 
-from kernbench.ab.analysis import RunOutcome, analyze
-from kernbench.ab.verdicts import AA_ALPHA, aa_floor, aa_p_value, order_effect, verdict
+from kernbench.ab.analysis import analyze
+from kernbench.ab.failures import RunOutcome
+from kernbench.ab.verdicts import aa_floor, aa_p_value, order_effect, verdict
+from kernbench.results.ab import AA_ALPHA, AA_MIN_ROUNDS
 
 # Per-round B/A ratios that are never exactly equal, so intervals have width.
 JITTER = [1.000, 1.004, 0.997, 1.002, 0.999, 1.003, 0.998, 1.001]
@@ -250,6 +252,15 @@ def test_aa_p_value_separates_a_shift_from_noise():
     assert aa_p_value([0.0] * 6, [0.0] * 6) == 1.0
 
 
+def test_aa_min_rounds_is_the_fewest_at_which_the_signed_rank_test_can_reject():
+    from scipy.stats import wilcoxon
+
+    def smallest_p(rounds: int) -> float:  # every difference on one side, all distinct
+        return float(wilcoxon([float(k + 1) for k in range(rounds)]).pvalue)
+
+    assert smallest_p(AA_MIN_ROUNDS - 1) >= AA_ALPHA > smallest_p(AA_MIN_ROUNDS)
+
+
 def test_aa_p_value_is_not_asked_where_it_cannot_decide():
     # Below six rounds no outcome reaches 5%; a delta that is not a number decides nothing.
     assert aa_p_value([8.0, 9.5, 10.1, 8.8, 12.0], [0.1, -0.2, 0.3, 0.0, 0.2]) is None
@@ -260,8 +271,7 @@ def test_aa_p_value_is_not_asked_where_it_cannot_decide():
 def null_and_shifted_verdicts(effect: float, trials: int = 300) -> list[str]:
     """Verdicts of simulated 6-round A/Bs with an A/A control: each side's round median
     is noisy (sd 1), B shifted by `effect`; per round d = B - A and a = A' - A."""
-    from kernbench.ab.verdicts import CONFIDENCE
-    from kernbench.analyze.stats import median_interval
+    from kernbench.analyze.stats import CONFIDENCE, median_interval
 
     rng = np.random.default_rng(7)
     found = []

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from kernbench.ab.outputs import AB_JSON, summarize_ab
+from kernbench.ab.outputs import summarize_ab
 from kernbench.ab.run import run_ab
 from kernbench.ab.sides import run_subprocess
+from kernbench.results.kinds import AB_JSON_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "ab_fixtures"
@@ -69,7 +70,7 @@ def test_a_variant_failing_in_round_two_is_reported_and_keeps_round_one(tmp_path
         assert (folder / run / "results.json").is_file()
         assert (folder / run / "log.txt").is_file()
 
-    original = (folder / AB_JSON).read_bytes()
-    (folder / AB_JSON).unlink()
+    original = (folder / AB_JSON_NAME).read_bytes()
+    (folder / AB_JSON_NAME).unlink()
     summarize_ab(folder)
-    assert (folder / AB_JSON).read_bytes() == original
+    assert (folder / AB_JSON_NAME).read_bytes() == original

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.ab.settings import AB_CHOICES, AbChoices, parse_rounds, resolve_settings
+from kernbench.analyze.stats import CONFIDENCE, median_interval
 from kernbench.errors import UserError
 from kernbench.spec.models import (
     AB_SCHEDULES,
@@ -20,6 +21,7 @@ from kernbench.spec.models import (
     DEFAULT_ROUNDS,
     DEFAULT_SCHEDULE,
     DEFAULT_TURN_MS,
+    GATE_MIN_ROUNDS,
     MAX_ROUNDS,
     MAX_TURN_MS,
     MIN_EFFECT_MAX,
@@ -63,6 +65,16 @@ def test_ab_help_states_the_declared_numbers() -> None:
     assert f"{' or '.join(AB_SCHEDULES)} (default {DEFAULT_SCHEDULE})" in text
     for command in (("compare",), ("summarize",)):
         assert f"0 to {MIN_EFFECT_MAX:g}" in help_text(*command)
+    for command in (("ab",), ("compare",)):
+        assert f"(a CI gate; needs {GATE_MIN_ROUNDS} rounds or more" in help_text(*command)
+
+
+def test_the_gate_minimum_is_the_fewest_rounds_whose_interval_reaches_the_confidence() -> None:
+    # Typed in spec/models.py so that `--help` needs no scipy; the statistics decide it.
+    fewest = next(n for n in range(1, MAX_ROUNDS + 1)
+                  if median_interval([0.0] * n, CONFIDENCE).reached)
+    assert fewest == GATE_MIN_ROUNDS
+    assert MIN_ROUNDS <= GATE_MIN_ROUNDS <= DEFAULT_ROUNDS <= MAX_ROUNDS
 
 
 def test_the_settings_hold_the_declared_defaults_and_bounds() -> None:

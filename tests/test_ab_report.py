@@ -21,10 +21,10 @@ from kernbench.results.ab import (
     AA_ALPHA,
     AA_VERDICT_MEANINGS,
     AB_FORMAT,
-    MIN_ROUNDS,
     TURNS_FORMAT,
     VERDICT_MEANINGS,
 )
+from kernbench.spec.models import MIN_ROUNDS
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -12,10 +12,11 @@ from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.ab.run import resume_ab, run_ab
-from kernbench.ab.schedule import MANIFEST_NAME, load_manifest, with_changes
+from kernbench.ab.schedule import load_manifest, with_changes
 from kernbench.ab.settings import resolve_settings
 from kernbench.errors import EXIT_USAGE, UserError
 from kernbench.render.ab import ab_figure
+from kernbench.results.kinds import AB_MANIFEST_NAME
 from kernbench.spec.loader import load_bench
 
 
@@ -29,7 +30,7 @@ def test_side_a_runs_without_the_switch_and_every_output_says_unset(tmp_path: Pa
     # Set in the shell that started the A/B, it is still gone from side A's process.
     assert "KB_X" not in with_changes({"KB_X": "0", "PATH": "/bin"}, a_env)
     assert with_changes({"KB_X": "0"}, {"KB_X": ""}) == {"KB_X": ""}  # empty: set, not unset
-    assert json.loads((outcome.folder / MANIFEST_NAME).read_text())["a"] is None
+    assert json.loads((outcome.folder / AB_MANIFEST_NAME).read_text())["a"] is None
     assert (outcome.report.a, outcome.report.b) == (None, "1")
     assert {c.verdict for c in outcome.report.cells} == {"slower"}
     assert any(line.startswith("[1/4] r1 A (KB_X unset, pins auto)") for line in lines)

@@ -24,12 +24,13 @@ from kernbench.ab.compare import (
     markdown,
     shift_interval,
 )
-from kernbench.ab.gate import GATE_MIN_ROUNDS, failing, gate_rounds_problem
+from kernbench.ab.gate import failing, gate_rounds_problem
 from kernbench.commands.compare import compare_runs
 from kernbench.errors import UserError
 from kernbench.results import model as results_io
 from kernbench.results.ab import Verdict
 from kernbench.results.model import CellResult, Results
+from kernbench.spec.models import GATE_MIN_ROUNDS
 
 BENCH = """\
 name: compare-test

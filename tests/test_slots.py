@@ -11,8 +11,8 @@ import pytest
 
 from kernbench.ab.schedule import interleaved_schedule
 from kernbench.ab.slots import MIN_DF, start_slots, without_slots
-from kernbench.ab.verdicts import CONFIDENCE, aa_floor, aa_p_value, to_pct, verdict
-from kernbench.analyze.stats import median_interval
+from kernbench.ab.verdicts import aa_floor, aa_p_value, to_pct, verdict
+from kernbench.analyze.stats import CONFIDENCE, median_interval
 from kernbench.render.ab_report import render_markdown
 from kernbench.results.ab import AB_FORMAT
 from kernbench.results.jsonio import read_json

@@ -24,13 +24,11 @@ from kernbench.ab.pairing import as_pair
 from kernbench.ab.schedule import AbManifest, SideRun, aa_sides
 from kernbench.ab.slots import start_slots, without_slots
 from kernbench.ab.verdicts import (
-    MIN_ROUNDS,
     aa_floor,
     aa_p_value,
     geomean_ratio,
     order_effect,
     rel_iqr_pct,
-    rounds_for_confidence,
     sign_flips,
     to_pct,
     verdict,
@@ -47,6 +45,7 @@ from kernbench.results.ab import (
     TurnsSummary,
 )
 from kernbench.results.model import CellResult
+from kernbench.spec.models import GATE_MIN_ROUNDS, MIN_ROUNDS
 
 
 def analyze(
@@ -119,11 +118,11 @@ def rounds_needed(
 ) -> dict[str, int]:
     """Per decided cell, the round from which on its verdict was the final one: the
     report of the first r rounds, for r down from the last, while it agrees; never below
-    the rounds whose interval reaches 95 % (6): a verdict that an interval of 50 % coverage
+    GATE_MIN_ROUNDS, whose interval reaches 95 %: a verdict that an interval of 50 % coverage
     (2 rounds) happened to give is not one those rounds could be trusted for (ADR 0020)."""
     final = {c.id: c.verdict for c in cells if c.verdict != "unstable"}
     needed = {cell_id: manifest.rounds for cell_id in final}
-    for r in range(manifest.rounds - 1, rounds_for_confidence() - 1, -1):
+    for r in range(manifest.rounds - 1, GATE_MIN_ROUNDS - 1, -1):
         first = manifest.model_copy(update={
             "rounds": r, "max_rounds": None,
             "runs": [run for run in manifest.runs if run.round <= r],

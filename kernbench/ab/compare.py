@@ -20,17 +20,13 @@ from functools import cache
 
 import numpy as np
 
-from kernbench.ab.gate import STOPPED_FAILS, failing
-from kernbench.ab.verdicts import (
-    MIN_ROUNDS,
-    geomean_ratio,
-    to_pct,
-    verdict,
-)
+from kernbench.ab.gate import STOPPED_FAILS, failing, weak_caveat
+from kernbench.ab.verdicts import geomean_ratio, to_pct, verdict
 from kernbench.analyze.stats import CONFIDENCE
 from kernbench.errors import UserError
 from kernbench.results.ab import VERDICT_MEANINGS, VERDICTS, Verdict, counted
 from kernbench.results.model import CellResult, Results
+from kernbench.spec.models import MIN_ROUNDS
 from kernbench.units import seconds_text, signed_pct
 
 
@@ -161,8 +157,7 @@ def gate(comparison: Comparison, fail_on: str | None) -> list[str]:
     """Why `compare --fail-on` fails (a line per reason); none: it passes. The cells called
     so, and under slower or any the cells that stopped working too."""
     called = failing(comparison.cells, fail_on)
-    weak = sum(c.coverage < CONFIDENCE for c in called if isinstance(c, CellComparison))
-    caveat = f" ({weak} of them on intervals under {CONFIDENCE:.0%} coverage)" if weak else ""
+    caveat = weak_caveat(c.coverage for c in called)
     reasons = [f"{len(called)} cell(s) {fail_on}{caveat}: {', '.join(c.id for c in called)}"] \
         if called else []
     if fail_on in STOPPED_FAILS and comparison.stopped_working:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal, Protocol, TypeVar, get_args
 
-from kernbench.ab.verdicts import rounds_for_confidence
 from kernbench.analyze.stats import CONFIDENCE, median_interval
 from kernbench.errors import UserError
 from kernbench.results.ab import Verdict
+from kernbench.spec.models import GATE_MIN_ROUNDS
 
 FailOn = Literal["slower", "faster", "any"]
 FAIL_ONS: tuple[FailOn, ...] = get_args(FailOn)
@@ -21,9 +21,6 @@ FAILS: dict[FailOn, frozenset[Verdict]] = {
 }
 # `compare`: a cell measured in BASE that failed in NEW is a regression, the worst slower.
 STOPPED_FAILS: frozenset[FailOn] = frozenset({"slower", "any"})
-# The fewest rounds (a side's, the fewer of compare's two) a gate takes: those whose
-# interval reaches CONFIDENCE.
-GATE_MIN_ROUNDS = rounds_for_confidence()
 
 
 class Called(Protocol):
@@ -54,11 +51,20 @@ def failing(cells: Iterable[CalledCell], fail_on: str | None) -> list[CalledCell
     return [c for c in cells if c.verdict in FAILS[choice]]
 
 
+def weak_caveat(coverages: Iterable[float]) -> str:
+    """What a failing gate adds about its calls' intervals (their `coverages`), "" where
+    every one reaches CONFIDENCE: a call under it may be chance (a round failed, or
+    compare's runs had few rounds)."""
+    weak = sum(c < CONFIDENCE for c in coverages)
+    return f" ({weak} of them on intervals under {CONFIDENCE:.0%} coverage)" if weak else ""
+
+
 def gate_rounds_problem(fail_on: str | None, rounds: int) -> str | None:
-    """Why `--fail-on` cannot gate `rounds` rounds (a side's fewest), None where it can:
-    under GATE_MIN_ROUNDS, a switch or change that does nothing is called faster or slower
-    by chance in up to 1 - coverage of the cells (half of them at 2 rounds), so the gate's
-    failures and passes would say little (ADR 0020, rounds and a gate)."""
+    """Why `--fail-on` cannot gate `rounds` rounds (a side's fewest, the fewer of compare's
+    two), None where it can: under GATE_MIN_ROUNDS, a switch or change that does nothing is
+    called faster or slower by chance in up to 1 - coverage of the cells (half of them at 2
+    rounds), so the gate's failures and passes would say little (ADR 0020, rounds and a
+    gate)."""
     if fail_on is None or rounds >= GATE_MIN_ROUNDS:
         return None
     coverage = median_interval([0.0] * rounds, CONFIDENCE).coverage

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from kernbench.ab.analysis import RunOutcome
+from kernbench.ab.failures import RunOutcome
 from kernbench.ab.schedule import AbManifest
 from kernbench.errors import UserError
 from kernbench.execute.last_words import exit_text  # `run`'s words for an exit
 from kernbench.results import model as results
 from kernbench.results.ab import TURNS_FORMAT, RoundTurns
 from kernbench.results.jsonio import FileFormat, plain_or_packed, unchanged
-from kernbench.results.model import RESULTS_NAME
+from kernbench.results.kinds import RESULTS_NAME
 from kernbench.spec.fields import Strict
 
 LOG_NAME = "log.txt"

@@ -14,7 +14,7 @@ from kernbench.render.ab_report import raised_threshold_note
 from kernbench.render.measured_on import where_measured
 from kernbench.render.outputs import write_ab_outputs
 from kernbench.results.ab import AB_FORMAT, AbReport, counted, side_setting
-from kernbench.results.kinds import AB_JSON_NAME as AB_JSON
+from kernbench.results.kinds import AB_JSON_NAME
 from kernbench.results.model import NOT_TIMED
 from kernbench.units import signed_pct
 
@@ -22,7 +22,7 @@ from kernbench.units import signed_pct
 def write_outputs(folder: Path, report: AbReport) -> None:
     """ab.json, then every output the render registry has for an A/B."""
     folder = Path(folder)
-    AB_FORMAT.write(folder / AB_JSON, report)
+    AB_FORMAT.write(folder / AB_JSON_NAME, report)
     write_ab_outputs(report, folder)
 
 

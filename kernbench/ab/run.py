@@ -9,21 +9,18 @@ round's sides live side by side and take turns per cell (`ab.interleaved`), and
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernbench.ab.analysis import AbReport
-from kernbench.ab.gate import failing, gate_rounds_problem
+from kernbench.ab.gate import failing, gate_rounds_problem, weak_caveat
 from kernbench.ab.interleaved import execute_rounds
 from kernbench.ab.outcomes import found_turns, is_whole, load_outcomes, round_finished
 from kernbench.ab.outputs import closing_lines, opening_line, summarize_ab, verdict_table
 from kernbench.ab.pairing import CellPair, pair_cells, switches_variant
 from kernbench.ab.resume_machine import check_machine
 from kernbench.ab.schedule import (
-    MANIFEST_NAME,
     PINS_NAME,
     AbManifest,
     add_round,
@@ -36,14 +33,15 @@ from kernbench.ab.settings import AB_CHOICES, resolve_settings
 from kernbench.ab.sides import SideRunner, execute_runs, run_subprocess
 from kernbench.ab.switch_check import switch_warning
 from kernbench.analyze.checks import check_bench
-from kernbench.analyze.stats import CONFIDENCE
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.options import holds_a_run, load_options
 from kernbench.execute.pins import bench_pins_path, load_pins, save_pins
+from kernbench.execute.progress import note
 from kernbench.execute.requirements import check_requirements
 from kernbench.plan import Cell, plan, refuse_empty
-from kernbench.results.ab import counted
+from kernbench.results.ab import AbReport, counted
+from kernbench.results.kinds import AB_MANIFEST_NAME
 from kernbench.results.outpaths import out_folder
 from kernbench.results.provenance import utc_now, utc_stamp
 from kernbench.spec.checks import world_size_of
@@ -55,18 +53,12 @@ from kernbench.spec.models import AbSchedule, AbSpec, Bench, spec_hash
 from kernbench.spec.op_factory import bench_source
 from kernbench.spec.yaml_document import field_error
 
-Echo = Callable[[str], None]
-
 
 @dataclass(frozen=True)
 class AbOutcome:
     folder: Path
     report: AbReport
     exit_code: int  # 0, 1 when some variant failed, 130 when interrupted
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr, flush=True)
 
 
 def run_ab(
@@ -87,7 +79,7 @@ def run_ab(
     bench_dirs: Sequence[Path] = (),
     only: Sequence[str] | None = (),
     run_side: SideRunner = run_subprocess,
-    echo: Callable[[str], None] = _stderr,
+    echo: Callable[[str], None] = note,
     fail_on: str | None = None,
 ) -> AbOutcome:
     """Run an A/B of `switch` on `bench` and write ab.json and the report.
@@ -210,7 +202,7 @@ def ab(
         _option_name(name) for name in RESUME_FIXED if options.get(name) not in (None, (), [])
     ]
     if given:
-        raise UserError(f"--resume: the A/B goes on with its own settings ({MANIFEST_NAME}); "
+        raise UserError(f"--resume: the A/B goes on with its own settings ({AB_MANIFEST_NAME}); "
                         f"drop {', '.join(given)}")
     # ab-run.json read early only for a gate; resume_ab reads it in any case.
     if fail_on and (problem := gate_rounds_problem(fail_on, load_manifest(resume).rounds)):
@@ -226,10 +218,9 @@ def gated(outcome: AbOutcome, fail_on: str | None) -> AbOutcome:
     called = failing(outcome.report.cells, fail_on)
     if not called or outcome.exit_code == EXIT_INTERRUPTED:  # its 130 stands: calls partial
         return outcome
-    weak = sum(c.ci_coverage < CONFIDENCE for c in called)  # judged without a failed round
-    caveat = f" ({weak} of them on intervals under {CONFIDENCE:.0%} coverage)" if weak else ""
-    _stderr(f"--fail-on {fail_on}: {len(called)} cell(s){caveat}: "
-            f"{', '.join(c.id for c in called)}")
+    caveat = weak_caveat(c.ci_coverage for c in called)  # judged without a failed round
+    note(f"--fail-on {fail_on}: {len(called)} cell(s){caveat}: "
+         f"{', '.join(c.id for c in called)}")
     return AbOutcome(outcome.folder, outcome.report, EXIT_FAILED)
 
 
@@ -237,7 +228,7 @@ def resume_ab(
     folder: Path,
     *,
     run_side: SideRunner = run_subprocess,
-    echo: Callable[[str], None] = _stderr,
+    echo: Callable[[str], None] = note,
     force: bool = False,
 ) -> AbOutcome:
     """Continue an interrupted A/B from what it finished: sequential sides that left
@@ -249,7 +240,7 @@ def resume_ab(
     with folder_lock(folder, echo):
         bench_path = Path(manifest.bench_path)
         if not bench_path.is_file():  # an A/B folder copied from another machine, a moved bench
-            raise UserError(f"--resume: the A/B's bench {bench_path} ({MANIFEST_NAME} "
+            raise UserError(f"--resume: the A/B's bench {bench_path} ({AB_MANIFEST_NAME} "
                             "bench_path) is not there; the sides left to run need it")
         spec = load_bench(bench_path)
         _check_unchanged(folder, manifest, spec, echo)
@@ -332,7 +323,8 @@ def _interrupted(folder: Path, echo: Callable[[str], None]) -> AbOutcome:
     return AbOutcome(folder, report, EXIT_INTERRUPTED)
 
 
-def _check_unchanged(folder: Path, manifest: AbManifest, spec: Bench, echo: Echo) -> None:
+def _check_unchanged(folder: Path, manifest: AbManifest, spec: Bench,
+                      echo: Callable[[str], None]) -> None:
     """The sides measured so far ran the bench as it is, or as `run --resume` takes it
     (changed only in what is computed from the measurements); else it is refused."""
     rebuilt_only = False

@@ -30,7 +30,7 @@ from kernbench.execute.options import RunOptions
 from kernbench.execute.pins import PinMode
 from kernbench.results.folder_paths import recorded_path, resolved_path
 from kernbench.results.jsonio import FileFormat, unchanged
-from kernbench.results.kinds import AB_MANIFEST_NAME as MANIFEST_NAME
+from kernbench.results.kinds import AB_MANIFEST_NAME
 from kernbench.spec.fields import Strict
 from kernbench.spec.models import AbSchedule
 from kernbench.worker_env import FAST_ENV, ROUND_ENV, SIDE_ENV, SWITCH_ENV
@@ -243,8 +243,8 @@ MANIFEST_FORMAT = FileFormat(
 def save_manifest(folder: Path, manifest: AbManifest) -> None:
     """`manifest` (its paths absolute, as `load_manifest` gives them) as ab-run.json, its
     paths as `folder_paths.recorded_path` keeps them."""
-    MANIFEST_FORMAT.write(Path(folder) / MANIFEST_NAME, _with_paths(manifest, recorded_path,
-                                                                    folder))
+    MANIFEST_FORMAT.write(Path(folder) / AB_MANIFEST_NAME,
+                          _with_paths(manifest, recorded_path, folder))
 
 
 def start_order(runs: Sequence[SideRun]) -> list[SideRun]:
@@ -258,9 +258,9 @@ def start_order(runs: Sequence[SideRun]) -> list[SideRun]:
 
 
 def load_manifest(folder: Path) -> AbManifest:
-    path = Path(folder) / MANIFEST_NAME
+    path = Path(folder) / AB_MANIFEST_NAME
     if not path.is_file():
-        raise UserError(f"{folder}: not an A/B folder (no {MANIFEST_NAME})")
+        raise UserError(f"{folder}: not an A/B folder (no {AB_MANIFEST_NAME})")
     return _with_paths(MANIFEST_FORMAT.read(path), resolved_path, folder)
 
 

@@ -20,7 +20,6 @@ from pathlib import Path
 
 from kernbench.ab.outcomes import (
     LOG_NAME,
-    RESULTS_NAME,
     STATUS_FORMAT,
     STATUS_NAME,
     SideStatus,
@@ -42,6 +41,7 @@ from kernbench.execute.pins import save_pins
 from kernbench.results import atomic
 from kernbench.results.ab import side_setting
 from kernbench.results.jsonio import write_json
+from kernbench.results.kinds import RESULTS_NAME
 from kernbench.results.model import load as load_results
 from kernbench.worker_env import SIDE_LOG_ENV
 

@@ -12,21 +12,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kernbench.analyze.stats import CONFIDENCE, median_interval
-
-# The rule's constants sit beside the text that says what a verdict means (results/ab.py).
-from kernbench.results.ab import AA_ALPHA as AA_ALPHA
-from kernbench.results.ab import AA_MIN_ROUNDS, Verdict
-from kernbench.results.ab import MIN_ROUNDS as MIN_ROUNDS
-
-
-def rounds_for_confidence(confidence: float = CONFIDENCE) -> int:
-    """The fewest rounds whose order-statistic interval of the median reaches `confidence`
-    (6 at 95 %: their min-max)."""
-    rounds = MIN_ROUNDS
-    while not median_interval([0.0] * rounds, confidence).reached:
-        rounds += 1
-    return rounds
+# The rule's A/A constants sit beside the text that says what a verdict means (results/ab.py).
+from kernbench.results.ab import AA_ALPHA, AA_MIN_ROUNDS, Verdict
+from kernbench.spec.models import MIN_ROUNDS
 
 
 def to_pct(log_ratio: float) -> float:

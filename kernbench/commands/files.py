@@ -16,7 +16,7 @@ from kernbench.commands.numbers import check_min_effect
 from kernbench.results import atomic
 from kernbench.results import model as results_io
 from kernbench.results.outpaths import out_file, out_folder
-from kernbench.spec.models import DEFAULT_MIN_EFFECT, MIN_EFFECT_MAX
+from kernbench.spec.models import DEFAULT_MIN_EFFECT, GATE_MIN_ROUNDS, MIN_EFFECT_MAX
 
 
 def collect_command(
@@ -92,8 +92,9 @@ def compare_command(
     ] = DEFAULT_MIN_EFFECT,
     fail_on: Annotated[
         str | None, typer.Option("--fail-on", help="slower, faster or any: exit 1 when a "
-                                 "cell is called so (a CI gate); slower and any also when "
-                                 "a cell measured in BASE failed in NEW.")
+                                 "cell is called so (a CI gate; needs "
+                                 f"{GATE_MIN_ROUNDS} rounds or more in each run); slower and "
+                                 "any also when a cell measured in BASE failed in NEW.")
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Folder for compare.md and compare.json.")

@@ -14,7 +14,6 @@ from kernbench.results.ab import (
     AA_ALPHA,
     AA_MIN_ROUNDS,
     AA_VERDICT_MEANINGS,
-    MIN_ROUNDS,
     VERDICT_MEANINGS,
     AbReport,
     RunRecord,
@@ -22,6 +21,7 @@ from kernbench.results.ab import (
     only_flags,
     side_setting,
 )
+from kernbench.spec.models import MIN_ROUNDS
 from kernbench.units import seconds_text, signed_pct
 
 TEMPLATE = """\

@@ -43,8 +43,9 @@ VERDICTS: tuple[Verdict, ...] = ("faster", "slower", "same", "unstable")
 # A cell's deltas count as "where the A/A deltas are" unless a two-sided test rejects that
 # at this level: so a switch that does nothing is called `same` about 95% of the time.
 AA_ALPHA = 0.05
-# The signed-rank test's smallest two-sided p with n pairs is 2/2^n: below 6 rounds it
-# cannot reject at AA_ALPHA, so it is not asked (the interval alone decides).
+# The signed-rank test's smallest two-sided p with n pairs is 2/2^n: with fewer rounds than
+# this it cannot reject at AA_ALPHA, so it is not asked (the interval alone decides);
+# tests/test_ab_analysis.py checks the two against each other.
 AA_MIN_ROUNDS = 6
 # What each verdict means (ab/verdicts.verdict decides it): the one text `ab --help`,
 # compare.md and the A/B's reports all say (ADR 0020).

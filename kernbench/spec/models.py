@@ -66,7 +66,12 @@ YAML_SUFFIXES = (".yaml", ".yml")  # of a bench file and of a hardware profile
 # A verdict needs each side's spread, which one round lacks (results/ab.py).
 MIN_ROUNDS = 2
 MAX_ROUNDS = 100
-DEFAULT_ROUNDS = 6  # the rounds whose median interval reaches 95 %: their min-max
+# The fewest rounds whose median interval reaches analyze/stats.CONFIDENCE (95 %): their
+# min-max. With fewer, a change that does nothing is called faster or slower by chance too
+# often for a `--fail-on` gate (ab/gate.py). Typed here, where `--help` reads it without
+# scipy; tests/test_ab_numbers.py checks it against the statistics.
+GATE_MIN_ROUNDS = 6
+DEFAULT_ROUNDS = GATE_MIN_ROUNDS  # so an A/B of the default rounds can gate
 AUTO_MAX_ROUNDS = 20  # `--rounds auto`: from DEFAULT_ROUNDS up to this while a cell is unstable
 DEFAULT_MIN_EFFECT = 1.0  # percent
 MIN_EFFECT_MAX = 1000.0  # percent: a tenfold change is past any threshold worth asking for

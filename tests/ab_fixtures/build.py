@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kernbench.ab.analysis import RunOutcome
+from kernbench.ab.failures import RunOutcome
 from kernbench.ab.schedule import AbManifest, schedule
 from kernbench.results.model import CellResult, Results, RoundResult
 

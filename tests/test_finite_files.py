@@ -13,7 +13,7 @@ from ab_fixtures.build import manifest
 from cli_helpers import invoke
 
 from kernbench.ab.outcomes import STATUS_FORMAT, SideStatus
-from kernbench.ab.schedule import MANIFEST_NAME, save_manifest
+from kernbench.ab.schedule import save_manifest
 from kernbench.errors import EXIT_USAGE, UserError
 from kernbench.execute.journal import (
     CurrentCell,
@@ -26,6 +26,7 @@ from kernbench.execute.journal import (
 )
 from kernbench.execute.options import RUN_JSON_NAME, RunOptions, save_options
 from kernbench.execute.pins import bench_source_hash
+from kernbench.results.kinds import AB_MANIFEST_NAME
 from kernbench.results.model import Check, RoundResult
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import spec_hash
@@ -93,7 +94,7 @@ def test_ab_run_json_with_inf_or_nan_is_one_line(
     tmp_path: Path, field: str, value: float
 ) -> None:
     save_manifest(tmp_path, manifest(rounds=2))
-    path = tmp_path / MANIFEST_NAME
+    path = tmp_path / AB_MANIFEST_NAME
     edited(path, {field: value})
     code, _, error = invoke("summarize", str(tmp_path))
     assert (code, error) == (EXIT_USAGE, f"{path}: {field}: Input should be a finite number\n")

@@ -20,7 +20,15 @@ from typing import Annotated, Any
 
 import typer
 
-from kernbench.commands.ab_options import ResumeForce, SideA, SideB, Switch, UnsetA, UnsetB
+from kernbench.commands.ab_options import (
+    FAIL_ON_CHOICES,
+    ResumeForce,
+    SideA,
+    SideB,
+    Switch,
+    UnsetA,
+    UnsetB,
+)
 from kernbench.commands.envvars import checked_option, known_device
 from kernbench.commands.files import COMMANDS as FILE_COMMANDS
 from kernbench.commands.help import ReadableHelp, ReadableTyper
@@ -299,7 +307,7 @@ def ab_command(
                      "finished sides are kept."),
     ] = None,
     fail_on: Annotated[
-        str | None, typer.Option("--fail-on", help="slower, faster or any: exit 1 when a "
+        str | None, typer.Option("--fail-on", help=f"{FAIL_ON_CHOICES}: exit 1 when a "
                                  "cell is called so (a CI gate; needs "
                                  f"{spec.GATE_MIN_ROUNDS} rounds or more).")
     ] = None,

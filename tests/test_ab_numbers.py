@@ -21,6 +21,7 @@ from kernbench.spec.models import (
     DEFAULT_ROUNDS,
     DEFAULT_SCHEDULE,
     DEFAULT_TURN_MS,
+    FAIL_ONS,
     GATE_MIN_ROUNDS,
     MAX_ROUNDS,
     MAX_TURN_MS,
@@ -67,6 +68,8 @@ def test_ab_help_states_the_declared_numbers() -> None:
         assert f"0 to {MIN_EFFECT_MAX:g}" in help_text(*command)
     for command in (("ab",), ("compare",)):
         assert f"(a CI gate; needs {GATE_MIN_ROUNDS} rounds or more" in help_text(*command)
+        assert f"--fail-on TEXT {', '.join(FAIL_ONS[:-1])} or {FAIL_ONS[-1]}: exit 1" in \
+            help_text(*command)
 
 
 def test_the_gate_minimum_is_the_fewest_rounds_whose_interval_reaches_the_confidence() -> None:

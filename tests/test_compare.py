@@ -24,7 +24,7 @@ from kernbench.ab.compare import (
     markdown,
     shift_interval,
 )
-from kernbench.ab.gate import failing, gate_rounds_problem
+from kernbench.ab.gate import fail_on_choice, failing, gate_rounds_problem
 from kernbench.commands.compare import compare_runs
 from kernbench.errors import UserError
 from kernbench.results import model as results_io
@@ -304,5 +304,17 @@ def test_the_gate_fails_on_the_declared_verdicts():
     assert [c.verdict for c in failing(cells, "faster")] == ["faster"]
     assert [c.verdict for c in failing(cells, "any")] == ["faster", "slower"]
     assert failing(cells, None) == []
-    with pytest.raises(UserError, match="'worse' is not one of slower, faster, any"):
-        failing(cells, "worse")
+
+
+@pytest.mark.parametrize("rounds", [3, GATE_MIN_ROUNDS])
+def test_a_bad_fail_on_is_refused_first_in_the_words_ab_uses(tmp_path, rounds):
+    # 3 rounds: not the gate's rounds refused; 6: not after both runs were compared.
+    run = saved(tmp_path, "run", make_gemm_results(failed=False, variants=("resident",),
+                                                   rounds=rounds))
+    for paths in ((run, run), (str(tmp_path / "missing.json"), run)):
+        code, out, err = invoke("compare", *paths, "--fail-on", "worse")
+        assert (code, out, err) == (2, "", "--fail-on: 'worse' is not one of slower, faster, "
+                                    "any\n")
+    with pytest.raises(UserError, match=r"^--fail-on: 'worse' is not one of slower, faster, "
+                       r"any$"):
+        fail_on_choice("worse")

@@ -26,7 +26,7 @@ from kernbench.analyze.stats import CONFIDENCE
 from kernbench.errors import UserError
 from kernbench.results.ab import VERDICT_MEANINGS, VERDICTS, Verdict, counted
 from kernbench.results.model import CellResult, Results
-from kernbench.spec.models import MIN_ROUNDS
+from kernbench.spec.models import MIN_ROUNDS, FailOn
 from kernbench.units import seconds_text, signed_pct
 
 
@@ -153,7 +153,7 @@ def _check_comparable(base: Results, new: Results, force: bool) -> None:
         raise UserError(f"the runs differ: {'; '.join(differences)} (--force compares anyway)")
 
 
-def gate(comparison: Comparison, fail_on: str | None) -> list[str]:
+def gate(comparison: Comparison, fail_on: FailOn | None) -> list[str]:
     """Why `compare --fail-on` fails (a line per reason); none: it passes. The cells called
     so, and under slower or any the cells that stopped working too."""
     called = failing(comparison.cells, fail_on)

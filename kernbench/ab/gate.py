@@ -4,15 +4,13 @@ a gate needs, one rule for both commands."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal, Protocol, TypeVar, get_args
+from typing import Protocol, TypeVar
 
 from kernbench.analyze.stats import CONFIDENCE, median_interval
 from kernbench.errors import UserError
 from kernbench.results.ab import Verdict
-from kernbench.spec.models import GATE_MIN_ROUNDS
+from kernbench.spec.models import FAIL_ONS, GATE_MIN_ROUNDS, FailOn
 
-FailOn = Literal["slower", "faster", "any"]
-FAIL_ONS: tuple[FailOn, ...] = get_args(FailOn)
 # The verdicts each gate fails on.
 FAILS: dict[FailOn, frozenset[Verdict]] = {
     "slower": frozenset({"slower"}),
@@ -34,7 +32,8 @@ CalledCell = TypeVar("CalledCell", bound=Called)
 
 
 def fail_on_choice(fail_on: str | None) -> FailOn | None:
-    """`--fail-on` checked: one of FAIL_ONS, or None (no gate)."""
+    """`--fail-on` checked: one of FAIL_ONS, or None (no gate). `ab` and `compare` call it
+    before anything else, so a bad value is refused with these words, first."""
     if fail_on is None:
         return None
     for choice in FAIL_ONS:
@@ -43,12 +42,11 @@ def fail_on_choice(fail_on: str | None) -> FailOn | None:
     raise UserError(f"--fail-on: {fail_on!r} is not one of {', '.join(FAIL_ONS)}")
 
 
-def failing(cells: Iterable[CalledCell], fail_on: str | None) -> list[CalledCell]:
+def failing(cells: Iterable[CalledCell], fail_on: FailOn | None) -> list[CalledCell]:
     """The cells that `--fail-on` makes a CI failure; for `compare` and `ab` alike."""
-    choice = fail_on_choice(fail_on)
-    if choice is None:
+    if fail_on is None:
         return []
-    return [c for c in cells if c.verdict in FAILS[choice]]
+    return [c for c in cells if c.verdict in FAILS[fail_on]]
 
 
 def weak_caveat(coverages: Iterable[float]) -> str:
@@ -59,7 +57,7 @@ def weak_caveat(coverages: Iterable[float]) -> str:
     return f" ({weak} of them on intervals under {CONFIDENCE:.0%} coverage)" if weak else ""
 
 
-def gate_rounds_problem(fail_on: str | None, rounds: int) -> str | None:
+def gate_rounds_problem(fail_on: FailOn | None, rounds: int) -> str | None:
     """Why `--fail-on` cannot gate `rounds` rounds (a side's fewest, the fewer of compare's
     two), None where it can: under GATE_MIN_ROUNDS, a switch or change that does nothing is
     called faster or slower by chance in up to 1 - coverage of the cells (half of them at 2

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kernbench.ab.gate import failing, gate_rounds_problem, weak_caveat
+from kernbench.ab.gate import fail_on_choice, failing, gate_rounds_problem, weak_caveat
 from kernbench.ab.interleaved import execute_rounds
 from kernbench.ab.outcomes import found_turns, is_whole, load_outcomes, round_finished
 from kernbench.ab.outputs import closing_lines, opening_line, summarize_ab, verdict_table
@@ -49,7 +49,7 @@ from kernbench.spec.discovery import find_bench
 from kernbench.spec.drift import REBUILT_ONLY, bench_drift
 from kernbench.spec.hardware import resolve_device
 from kernbench.spec.loader import load_bench
-from kernbench.spec.models import AbSchedule, AbSpec, Bench, spec_hash
+from kernbench.spec.models import AbSchedule, AbSpec, Bench, FailOn, spec_hash
 from kernbench.spec.op_factory import bench_source
 from kernbench.spec.yaml_document import field_error
 
@@ -80,7 +80,7 @@ def run_ab(
     only: Sequence[str] | None = (),
     run_side: SideRunner = run_subprocess,
     echo: Callable[[str], None] = note,
-    fail_on: str | None = None,
+    fail_on: FailOn | None = None,
 ) -> AbOutcome:
     """Run an A/B of `switch` on `bench` and write ab.json and the report.
 
@@ -191,13 +191,13 @@ def ab(
     """`kernbench ab`: a new A/B of `bench`, or (`resume`) the rest of an interrupted one
     (`force`: on another device model than its kept sides); exit 1 also when a cell's
     verdict matches `fail_on` (a CI gate)."""
-    failing([], fail_on)  # a bad --fail-on is refused before anything runs
+    gate_on = fail_on_choice(fail_on)  # a bad --fail-on: refused before anything runs
     if resume is None:
         if force:
             raise UserError("--force: only with --resume, to resume on another device model")
         if not bench:
             raise UserError("--bench: give a bench name (see `kernbench list`) or --resume DIR")
-        return gated(run_ab(bench, fail_on=fail_on, **options), fail_on)
+        return gated(run_ab(bench, fail_on=gate_on, **options), gate_on)
     given = (["--bench"] if bench else []) + [
         _option_name(name) for name in RESUME_FIXED if options.get(name) not in (None, (), [])
     ]
@@ -205,16 +205,16 @@ def ab(
         raise UserError(f"--resume: the A/B goes on with its own settings ({AB_MANIFEST_NAME}); "
                         f"drop {', '.join(given)}")
     # ab-run.json read early only for a gate; resume_ab reads it in any case.
-    if fail_on and (problem := gate_rounds_problem(fail_on, load_manifest(resume).rounds)):
+    if gate_on and (problem := gate_rounds_problem(gate_on, load_manifest(resume).rounds)):
         raise UserError(f"{problem}: resume {resume} without --fail-on")
-    return gated(resume_ab(resume, force=force), fail_on)
+    return gated(resume_ab(resume, force=force), gate_on)
 
 
 def _option_name(setting: str) -> str:
     return "--bench-dir" if setting == "bench_dirs" else f"--{setting.replace('_', '-')}"
 
 
-def gated(outcome: AbOutcome, fail_on: str | None) -> AbOutcome:
+def gated(outcome: AbOutcome, fail_on: FailOn | None) -> AbOutcome:
     called = failing(outcome.report.cells, fail_on)
     if not called or outcome.exit_code == EXIT_INTERRUPTED:  # its 130 stands: calls partial
         return outcome

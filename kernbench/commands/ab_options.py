@@ -1,5 +1,6 @@
 """The options of `kernbench ab` that say what each side does with the switch, each
 declared once (typer `Annotated` aliases); the bench's `ab:` block holds the same (`AbSpec`).
+And `--fail-on`'s choices as the help of `ab` and `compare` words them.
 """
 
 from __future__ import annotations
@@ -7,6 +8,10 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+
+from kernbench.spec.models import FAIL_ONS
+
+FAIL_ON_CHOICES = f"{', '.join(FAIL_ONS[:-1])} or {FAIL_ONS[-1]}"  # slower, faster or any
 
 Switch = Annotated[
     str | None, typer.Option("--switch", help="Environment variable switched A -> B, or "

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from kernbench.ab.compare import Comparison, compare, gate, markdown
-from kernbench.ab.gate import gate_rounds_problem
+from kernbench.ab.gate import fail_on_choice, gate_rounds_problem
 from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
 from kernbench.results import atomic
 from kernbench.results import model as results_io
@@ -29,18 +29,19 @@ def compare_runs(
     """The markdown table and the exit code (1 when `fail_on` finds a cell called so, or,
     under slower or any, a cell that stopped working). Two runs without a cell measured
     in both are refused (exit 2), gate or not: nothing was compared, so no gate passes."""
+    gate_on = fail_on_choice(fail_on)
     if out is not None:
         out_folder(out, create=False)
     sides = {"BASE": (base, results_io.load(base)), "NEW": (new, results_io.load(new))}
     for side, (path, results) in sides.items():
         refuse_unfinished(side, path, results)
     fewest = min(results.rounds for _, results in sides.values())
-    if problem := gate_rounds_problem(fail_on, fewest):
+    if problem := gate_rounds_problem(gate_on, fewest):
         raise UserError(f"{problem}: compare runs of more rounds, or drop --fail-on")
     comparison = compare(sides["BASE"][1], sides["NEW"][1], min_effect_pct, force)
     text = markdown(comparison, str(base), str(new),
                     [measured_with(side, results) for side, (_, results) in sides.items()])
-    reasons = gate(comparison, fail_on)
+    reasons = gate(comparison, gate_on)
     if not comparison.cells and not reasons:
         raise UserError(f"compare: no cell was measured in both runs "
                         f"({_uncompared(comparison)}); nothing to compare")

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from kernbench.commands.ab_options import FAIL_ON_CHOICES
 from kernbench.commands.numbers import check_min_effect
 from kernbench.results import atomic
 from kernbench.results import model as results_io
@@ -91,7 +92,7 @@ def compare_command(
                             f"worth a call, % (0 to {MIN_EFFECT_MAX:g}).")
     ] = DEFAULT_MIN_EFFECT,
     fail_on: Annotated[
-        str | None, typer.Option("--fail-on", help="slower, faster or any: exit 1 when a "
+        str | None, typer.Option("--fail-on", help=f"{FAIL_ON_CHOICES}: exit 1 when a "
                                  "cell is called so (a CI gate; needs "
                                  f"{GATE_MIN_ROUNDS} rounds or more in each run); slower and "
                                  "any also when a cell measured in BASE failed in NEW.")

@@ -71,6 +71,9 @@ MAX_ROUNDS = 100
 # often for a `--fail-on` gate (ab/gate.py). Typed here, where `--help` reads it without
 # scipy; tests/test_ab_numbers.py checks it against the statistics.
 GATE_MIN_ROUNDS = 6
+# `--fail-on`, the gate of `ab` and `compare`: the verdicts each fails on are ab/gate.py's.
+FailOn = Literal["slower", "faster", "any"]
+FAIL_ONS: tuple[FailOn, ...] = get_args(FailOn)
 DEFAULT_ROUNDS = GATE_MIN_ROUNDS  # so an A/B of the default rounds can gate
 AUTO_MAX_ROUNDS = 20  # `--rounds auto`: from DEFAULT_ROUNDS up to this while a cell is unstable
 DEFAULT_MIN_EFFECT = 1.0  # percent

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kernbench.ab.settings import resolve_settings
+from kernbench.ab.settings import AbChoices, resolve_settings
 from kernbench.errors import SpecError
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import AbSpec
@@ -69,6 +69,6 @@ def test_the_blocks_turn_length_is_dropped_when_the_command_line_asks_sequential
     path = tmp_path / "blk.yaml"
     path.write_text(BENCH.format(block="{switch: KB_X, turn_ms: 5}"))
     bench = load_bench(path)
-    assert resolve_settings(bench).turn_ms == 5
+    assert resolve_settings(bench, AbChoices()).turn_ms == 5
     # a turn is the interleaved schedule's: kept, it would be recorded and never used
-    assert resolve_settings(bench, schedule="sequential").turn_ms is None
+    assert resolve_settings(bench, AbChoices(schedule="sequential")).turn_ms is None

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from kernbench import cli
 from kernbench.ab.run import resume_ab, run_ab
 from kernbench.ab.schedule import load_manifest, with_changes
-from kernbench.ab.settings import resolve_settings
+from kernbench.ab.settings import AbChoices, resolve_settings
 from kernbench.errors import EXIT_USAGE, UserError
 from kernbench.render.ab import ab_figure
 from kernbench.results.kinds import AB_MANIFEST_NAME
@@ -72,16 +72,17 @@ def test_unset_sides_that_make_no_ab_are_refused(
     tmp_path: Path, block: str, options: dict[str, object], message: str
 ) -> None:
     bench = load_bench(write_bench(tmp_path, ab=block))
+    choices = AbChoices(**{"switch": "KB_X", **options})  # type: ignore[arg-type]
     with pytest.raises(UserError) as caught:
-        resolve_settings(bench, **{"switch": "KB_X", **options})  # type: ignore[arg-type]
+        resolve_settings(bench, choices)
     assert caught.value.message == message
 
 
 def test_the_bench_block_says_unset_with_null_and_empty_with_quotes(tmp_path: Path) -> None:
     bench = load_bench(write_bench(tmp_path, ab="ab:\n  switch: KB_X\n  a: null\n  b: ''\n"))
-    settings = resolve_settings(bench)
+    settings = resolve_settings(bench, AbChoices())
     assert (settings.a, settings.b) == (None, "")
-    assert resolve_settings(bench, a="2").a == "2"  # the command line over the block
+    assert resolve_settings(bench, AbChoices(a="2")).a == "2"  # the command line over the block
 
 
 def test_the_bench_block_takes_a_whole_number_as_its_digits(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from kernbench.ab.schedule import (
     save_manifest,
 )
 from kernbench.ab.schedule import schedule as sequential_schedule
-from kernbench.ab.settings import AB_CHOICES, resolve_settings
+from kernbench.ab.settings import AB_CHOICES, AbChoices, resolve_settings
 from kernbench.ab.sides import SideRunner, execute_runs, run_subprocess
 from kernbench.ab.switch_check import switch_warning
 from kernbench.analyze.checks import check_bench
@@ -88,10 +88,10 @@ def run_ab(
     cells as `kernbench run --only` does; `fail_on` (the gate `ab` applies) is refused
     where the rounds cannot reach a 95 % interval."""
     spec, bench_path = find_bench(bench, bench_dirs)
-    settings = resolve_settings(
-        spec, switch=switch, a=a, b=b, a_unset=a_unset, b_unset=b_unset, rounds=rounds, aa=aa,
+    settings = resolve_settings(spec, AbChoices(
+        switch=switch, a=a, b=b, a_unset=a_unset, b_unset=b_unset, rounds=rounds, aa=aa,
         min_effect=min_effect, schedule=schedule, turn_ms=turn_ms,
-    )
+    ))
     if problem := gate_rounds_problem(fail_on, settings.rounds):
         raise UserError(f"{problem}: give more --rounds, or auto")
     device = resolve_device(device)

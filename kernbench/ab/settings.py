@@ -46,20 +46,12 @@ class AbChoices:
 AB_CHOICES = tuple(f.name for f in fields(AbChoices))
 
 
-def resolve_settings(bench: Bench, **given: Any) -> AbSpec:
-    """Command-line values (`given`, named as AbChoices) over the bench's `ab:` block over
-    the defaults. A side's value None (`--a-unset`, or `a: null` in the block) leaves the
-    switch unset on that side."""
-    if unknown := sorted(set(given) - set(AB_CHOICES)):
-        raise TypeError(f"resolve_settings: {', '.join(unknown)} not among the A/B's "
-                        f"settings ({', '.join(AB_CHOICES)})")
-    choices = AbChoices(**given)
-    switch, a, b, a_unset, b_unset = (choices.switch, choices.a, choices.b, choices.a_unset,
-                                      choices.b_unset)
-    aa, min_effect, schedule, turn_ms = (choices.aa, choices.min_effect, choices.schedule,
-                                         choices.turn_ms)
+def resolve_settings(bench: Bench, choices: AbChoices) -> AbSpec:
+    """The command line's `choices` over the bench's `ab:` block over the defaults. A
+    side's value None (`--a-unset`, or `a: null` in the block) leaves the switch unset on
+    that side."""
     block = bench.ab
-    switch = switch or (block.switch if block else None)
+    switch = choices.switch or (block.switch if block else None)
     if not switch:
         raise UserError(
             f"--switch: bench {bench.name!r} has no ab: block naming a switch; give --switch VAR"
@@ -71,13 +63,15 @@ def resolve_settings(bench: Bench, **given: Any) -> AbSpec:
                         "switch a variable the code under test reads")
     defaults = block or AbSpec(switch=switch)
     values = {side: _side_value(side, given, unset, getattr(defaults, side))
-              for side, given, unset in (("a", a, a_unset), ("b", b, b_unset))}
+              for side, given, unset in (("a", choices.a, choices.a_unset),
+                                         ("b", choices.b, choices.b_unset))}
     if switches_variant(switch) and None in values.values():
         raise UserError(f"--{'/'.join(k for k, v in values.items() if v is None)}: an A/B of "
                         "the variant names a variant on each side; none can be unset")
     if switches_variant(switch) and not (block and switches_variant(block.switch)):
         # The defaults (0 and 1, or the block's values of another switch) name no variant.
-        missing = [f"--{side}" for side, given in (("a", a), ("b", b)) if given is None]
+        missing = [f"--{side}" for side, given in (("a", choices.a), ("b", choices.b))
+                   if given is None]
         if missing:
             raise UserError(f"{'/'.join(missing)}: an A/B of the variant names two of bench "
                             f"{bench.name!r}'s variants: {', '.join(bench.variants)}")
@@ -87,10 +81,10 @@ def resolve_settings(bench: Bench, **given: Any) -> AbSpec:
         "b": values["b"],
         "rounds": defaults.rounds,
         "max_rounds": defaults.max_rounds,
-        "aa": defaults.aa if aa is None else aa,
-        "min_effect": defaults.min_effect if min_effect is None else min_effect,
-        "schedule": defaults.schedule if schedule is None else schedule,
-        "turn_ms": defaults.turn_ms if turn_ms is None else turn_ms,
+        "aa": defaults.aa if choices.aa is None else choices.aa,
+        "min_effect": defaults.min_effect if choices.min_effect is None else choices.min_effect,
+        "schedule": defaults.schedule if choices.schedule is None else choices.schedule,
+        "turn_ms": defaults.turn_ms if choices.turn_ms is None else choices.turn_ms,
     }
     if chosen["turn_ms"] is not None and not 0 < chosen["turn_ms"] <= MAX_TURN_MS:
         raise UserError(f"--turn-ms: {chosen['turn_ms']}: give a length in (0, {MAX_TURN_MS}] ms")
@@ -98,12 +92,12 @@ def resolve_settings(bench: Bench, **given: Any) -> AbSpec:
         raise UserError(
             f"--schedule: {chosen['schedule']!r} is not one of {', '.join(AB_SCHEDULES)}"
         )
-    if turn_ms is not None and chosen["schedule"] == "sequential":
+    if choices.turn_ms is not None and chosen["schedule"] == "sequential":
         # A turn is the interleaved schedule's; a sequential side runs whole, so the length
         # asked for would be recorded and never used.
         raise UserError("--turn-ms: the sequential schedule takes no turns (each side is a "
                         "whole run); give --schedule interleaved, or drop --turn-ms")
-    if turn_ms is None and chosen["schedule"] == "sequential":
+    if choices.turn_ms is None and chosen["schedule"] == "sequential":
         chosen["turn_ms"] = None  # the block's turn length, for its interleaved schedule only
     if chosen["a"] == chosen["b"]:
         raise UserError(f"--a/--b: both sides would leave {side_setting(switch, chosen['a'])}"

@@ -49,6 +49,24 @@ def is_whole_number(text: str) -> bool:
     return _WHOLE_NUMBER.fullmatch(text) is not None
 
 
+def number_problem(value: float, low: float | None = None, high: float | None = None
+                   ) -> str | None:
+    """Why `value` is no finite number within [low, high] (either end open where None),
+    None where it is one: the words of every float option, and of the settings an API
+    caller gives in their place."""
+    if not math.isfinite(value):
+        return f"{value} is not a finite number"
+    if (low is not None and value < low) or (high is not None and value > high):
+        return f"{value:g} is not within {_range(low, high)}"
+    return None
+
+
+def _range(low: float | None, high: float | None) -> str:
+    if high is None:
+        return f"{low:g} and above"
+    return f"{low:g} to {high:g}" if low is not None else f"{high:g} and below"
+
+
 def seconds_from_env(name: str, default: float) -> float:
     """The seconds the environment variable `name` holds, `default` when unset or empty;
     a value that is not a positive, finite number is a one-line `UserError` naming both."""

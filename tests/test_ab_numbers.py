@@ -4,6 +4,7 @@ command line's help and checks, and the settings all state the same, read from t
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -91,6 +92,25 @@ def test_the_settings_hold_the_declared_defaults_and_bounds() -> None:
             resolve_settings(bench(), AbChoices(rounds=rounds))
     with pytest.raises(UserError, match="is not one of interleaved, sequential"):
         resolve_settings(bench(), AbChoices(schedule="both"))
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    (-1.0, f"-1 is not within 0 to {MIN_EFFECT_MAX:g}"),
+    (MIN_EFFECT_MAX + 1, f"{MIN_EFFECT_MAX + 1:g} is not within 0 to {MIN_EFFECT_MAX:g}"),
+    (math.nan, "nan is not a finite number"),
+])
+def test_the_settings_refuse_a_min_effect_in_the_options_words(value: float, problem: str
+                                                                ) -> None:
+    # Through the API, past the option's callback: a UserError, not the block's
+    # ValidationError, in the words the command line says it with.
+    with pytest.raises(UserError) as caught:
+        resolve_settings(bench(), AbChoices(min_effect=value))
+    assert caught.value.message == f"--min-effect: {problem}"
+    result = CliRunner().invoke(cli.app, ["compare", "a", "b", "--min-effect", str(value)])
+    assert result.exit_code == 2
+    assert f"'--min-effect': {problem}" in " ".join(result.output.split())
+    assert resolve_settings(bench(), AbChoices(min_effect=MIN_EFFECT_MAX)).min_effect == \
+        MIN_EFFECT_MAX
 
 
 @pytest.mark.parametrize("field, value", [("rounds", MAX_ROUNDS + 1),

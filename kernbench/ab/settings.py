@@ -19,6 +19,7 @@ from kernbench.spec.models import (
     MIN_ROUNDS,
     AbSpec,
     Bench,
+    min_effect_problem,
 )
 from kernbench.worker_env import RUNNER_SET
 
@@ -109,8 +110,8 @@ def resolve_settings(bench: Bench, choices: AbChoices) -> AbSpec:
     if not MIN_ROUNDS <= chosen["rounds"] <= MAX_ROUNDS:
         raise UserError(f"--rounds: {chosen['rounds']}: give {MIN_ROUNDS} to {MAX_ROUNDS} "
                         f"({DEFAULT_ROUNDS} is the default)")
-    if chosen["min_effect"] < 0:
-        raise UserError(f"--min-effect: {chosen['min_effect']}: must not be negative")
+    if problem := min_effect_problem(chosen["min_effect"]):
+        raise UserError(f"--min-effect: {problem}")
     if chosen["max_rounds"] is not None and not (
             chosen["rounds"] <= chosen["max_rounds"] <= MAX_ROUNDS):
         raise UserError(f"--rounds: auto:{chosen['max_rounds']}: give {chosen['rounds']} "

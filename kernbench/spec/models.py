@@ -21,6 +21,7 @@ from pydantic import (
 )
 
 from kernbench.dtypes import DTYPES, ITEMSIZE
+from kernbench.errors import number_problem
 from kernbench.spec import expr
 from kernbench.spec.env_value import EnvValue
 from kernbench.spec.fields import (
@@ -84,6 +85,12 @@ DEFAULT_TURN_MS = 5.0  # measured, docs/ab-schedules.md; ab/interleave.py says w
 AbSchedule = Literal["interleaved", "sequential"]
 AB_SCHEDULES: tuple[AbSchedule, ...] = get_args(AbSchedule)
 DEFAULT_SCHEDULE: AbSchedule = "interleaved"
+
+
+def min_effect_problem(value: float) -> str | None:
+    """Why `value` is no minimum effect, %, None where it is one: `--min-effect`'s check,
+    and the A/B settings' of a value given through the API (ab/settings.py)."""
+    return number_problem(value, 0.0, MIN_EFFECT_MAX)
 
 
 class Requirements(Strict):

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from cli_helpers import invoke, new_project
 
-from kernbench.commands.run import FAST_ENV, fast_requested
+from kernbench.commands.run import fast_requested
 from kernbench.errors import EXIT_BROKEN_PIPE, EXIT_USAGE, UserError
 from kernbench.spec import discovery, loader, yaml_document
+from kernbench.worker_env import FAST_ENV
 
 
 @pytest.fixture

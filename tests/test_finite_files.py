@@ -24,9 +24,9 @@ from kernbench.execute.journal import (
     write_current,
     write_entry,
 )
-from kernbench.execute.options import RUN_JSON_NAME, RunOptions, save_options
+from kernbench.execute.options import RunOptions, save_options
 from kernbench.execute.pins import bench_source_hash
-from kernbench.results.kinds import AB_MANIFEST_NAME
+from kernbench.results.kinds import AB_MANIFEST_NAME, RUN_JSON_NAME
 from kernbench.results.model import Check, RoundResult
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import spec_hash

@@ -13,15 +13,10 @@ from typer.testing import CliRunner
 from kernbench import cli
 from kernbench.commands import run as run_command
 from kernbench.errors import EXIT_OK, UserError
-from kernbench.execute.options import (
-    RUN_JSON_NAME,
-    RUN_JSON_VERSION,
-    RunOptions,
-    load_options,
-    save_options,
-)
+from kernbench.execute.options import RUN_JSON_VERSION, RunOptions, load_options, save_options
 from kernbench.execute.pins import bench_source_hash, save_pins
 from kernbench.execute.run_folder import RunFolder
+from kernbench.results.kinds import RUN_JSON_NAME
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import spec_hash
 

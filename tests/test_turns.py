@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from cli_helpers import invoke, nap_bench
 
-from kernbench.execute.turns import TurnsHooks, merged, run_in_turns, turn_spec
+from kernbench.execute.turns import TurnsHooks, merged, run_in_turns
 from kernbench.kernels.base import Kernel
 from kernbench.plan import Cell
 from kernbench.results.model import RoundResult
-from kernbench.spec.timer_model import TimerSpec
+from kernbench.spec.timer_model import TimerSpec, turn_spec
 from kernbench.timing.base import Measurement
 
 

@@ -8,16 +8,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kernbench.commands.run import finish, note, open_run, report
+from kernbench.commands.run import finish, open_run, report
 from kernbench.commands.run_checks import reachable
 from kernbench.errors import UserError
-from kernbench.execute.finish import RESULTS_NAME
 from kernbench.execute.journal import is_journaled
 from kernbench.execute.lock import folder_lock
-from kernbench.execute.options import RUN_JSON_NAME, holds_a_run
+from kernbench.execute.options import holds_a_run
+from kernbench.execute.progress import note
 from kernbench.execute.run_cells import checked_plan
 from kernbench.results import model as results_io
 from kernbench.results import provenance
+from kernbench.results.kinds import RESULTS_NAME, RUN_JSON_NAME
 
 
 def collect(folder: Path) -> int:

@@ -24,19 +24,13 @@ from kernbench.commands.run_checks import (
 from kernbench.commands.streams import stdout_to_nowhere
 from kernbench.errors import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
 from kernbench.execute.cell_timers import check_timer_ids, read_timers
-from kernbench.execute.finish import RESULTS_NAME, build_run_results, select_profile
+from kernbench.execute.finish import build_run_results, select_profile
 from kernbench.execute.follow import follow, follower_folder
 from kernbench.execute.hosts import default_rdzv_id, hosts_from_flags
 from kernbench.execute.journal import is_all_journaled
 from kernbench.execute.lock import folder_lock
 from kernbench.execute.measure_run import execute
-from kernbench.execute.options import (
-    RUN_JSON_NAME,
-    RunOptions,
-    holds_a_run,
-    load_options,
-    save_options,
-)
+from kernbench.execute.options import RunOptions, holds_a_run, load_options, save_options
 from kernbench.execute.pins import PIN_MODES, bench_pins_path, bench_source_hash, load_pins
 from kernbench.execute.progress import note
 from kernbench.execute.requirements import check_requirements
@@ -47,7 +41,7 @@ from kernbench.results import model as results_io
 from kernbench.results import provenance
 from kernbench.results.atomic import CannotWrite
 from kernbench.results.build import describe
-from kernbench.results.kinds import REPORT_HTML, REPORT_MD
+from kernbench.results.kinds import REPORT_HTML, REPORT_MD, RESULTS_NAME, RUN_JSON_NAME
 from kernbench.results.outpaths import out_folder
 from kernbench.spec import hardware
 from kernbench.spec.discovery import find_bench, is_shipped

@@ -10,14 +10,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kernbench.errors import UserError
-from kernbench.execute.finish import RESULTS_NAME
 from kernbench.execute.gpus import choose_gpus, visible_gpus
 from kernbench.execute.hosts import Hosts
 from kernbench.execute.lock import LOCK_NAME
-from kernbench.execute.options import RUN_JSON_NAME, RunOptions, holds_a_run
+from kernbench.execute.options import RunOptions, holds_a_run
 from kernbench.execute.pins import bench_source_hash
 from kernbench.plan import Cell
 from kernbench.results import model as results_io
+from kernbench.results.kinds import RESULTS_NAME, RUN_JSON_NAME
 from kernbench.spec import hardware
 from kernbench.spec.checks import world_size_of
 from kernbench.spec.models import Bench

@@ -14,7 +14,8 @@ from kernbench.plan import Cell, round_order
 from kernbench.results import model as results_io
 from kernbench.results import provenance
 from kernbench.results.build import build_results, cell_result, describe, not_summarized
-from kernbench.results.model import RESULTS_NAME, RoundResult, Topology
+from kernbench.results.kinds import RESULTS_NAME
+from kernbench.results.model import RoundResult, Topology
 from kernbench.spec import hardware
 from kernbench.spec.checks import world_size_of
 from kernbench.spec.models import Bench, HardwareProfile

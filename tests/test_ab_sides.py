@@ -302,7 +302,7 @@ def test_no_warning_when_the_kernel_module_reads_the_switch(tmp_path):
          r"in every side's process"),
         ({"a": "1"}, AB_BLOCK, r"--a/--b: both sides would set KB_X=1"),
         ({"rounds": 1}, AB_BLOCK, r"--rounds: 1: give 2 to 100"),
-        ({"min_effect": -1.0}, AB_BLOCK, r"--min-effect: -1.0: must not be negative"),
+        ({"min_effect": -1.0}, AB_BLOCK, r"^--min-effect: -1 is not within 0 to 1000$"),
         # a default (or the block's value for its own switch) is no variant: name the
         # option not given, not a '1' the user never typed
         ({"switch": "variant", "a": "fast"}, AB_BLOCK, r"^--b: an A/B of the variant names "

@@ -13,8 +13,9 @@ from matplotlib.figure import Figure
 from kernbench.errors import UserError
 from kernbench.render import figure_data, figures_drawn_by, render_results
 from kernbench.render.gemm import shape_label
-from kernbench.render.style import format_seconds, ordered_stages
+from kernbench.render.style import ordered_stages
 from kernbench.results.model import CellResult, load, save
+from kernbench.units import seconds_text
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -229,7 +230,7 @@ def test_cells_without_mnk_are_labelled_by_their_axes():
     [(2.5, "2.5 s"), (0.00222, "2.22 ms"), (1.27e-6, "1.27 µs"), (7.71e-7, "771 ns")],
 )
 def test_durations_get_a_readable_unit(seconds, text):
-    assert format_seconds(seconds) == text
+    assert seconds_text(seconds) == text
 
 
 def test_stages_follow_the_pipeline_then_their_names():

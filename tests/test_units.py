@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kernbench.execute.progress import format_time
-from kernbench.render.style import format_seconds
-from kernbench.units import format_bytes, time_unit
+from kernbench.units import format_bytes, seconds_text, time_unit
 
 
 @pytest.mark.parametrize(
@@ -28,7 +27,7 @@ def test_progress_and_figures_climb_one_ladder_in_their_own_spelling(
     seconds, progress, figure
 ) -> None:
     assert format_time(seconds) == progress
-    assert format_seconds(seconds) == figure
+    assert seconds_text(seconds) == figure
 
 
 def test_a_delta_of_100_percent_or_more_is_written_to_the_unit():

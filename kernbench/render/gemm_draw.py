@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from kernbench.render import style
+from kernbench.units import seconds_text
 
 LABEL_FONT_PT = 6.5  # the value label above a bar, drawn upright (rotated 90 degrees)
 LABEL_LINE = 1.2  # a line of text is this many times its font size tall, with its air
@@ -256,7 +257,7 @@ def _draw_stage_panel(
             style.mark_missing(ax, x, bar["status"] if bar["status"] != "ok" else "n/a")
         else:
             ax.text(
-                x, 101, style.format_seconds(bar["total_s"]), ha="center", va="bottom",
+                x, 101, seconds_text(bar["total_s"]), ha="center", va="bottom",
                 fontsize=7, rotation=90 if crowded else 0,
             )
     under = {b["shape"] for b in panel["bars"] if b["under_tile"]}

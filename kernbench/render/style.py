@@ -28,7 +28,6 @@ from kernbench.results.model import CellResult, Results
 from kernbench.results.provenance import code_label
 from kernbench.spec.hardware import ceiling_source
 from kernbench.spec.models import Ceiling, HardwareProfile
-from kernbench.units import seconds_text
 
 # matplotlib's tab10, in a fixed order so a variant keeps its color across figures.
 PALETTE = (
@@ -80,11 +79,6 @@ def ordered_stages(names: Iterable[str]) -> list[str]:
 
 def stage_color(name: str, position: int) -> str:
     return STAGE_COLORS.get(name, PALETTE[(position + 4) % len(PALETTE)])
-
-
-def format_seconds(seconds: float) -> str:
-    """A duration with a unit chosen so the number has one to three integer digits."""
-    return seconds_text(seconds)
 
 
 def significant(value: float | None, digits: int = 6) -> float | None:

@@ -18,6 +18,7 @@ from kernbench.execute.options import RUN_JSON_NAME, holds_a_run
 from kernbench.execute.run_cells import checked_plan
 from kernbench.results import model as results_io
 from kernbench.results import provenance
+from kernbench.units import counted
 
 
 def collect(folder: Path) -> int:
@@ -36,7 +37,7 @@ def collect(folder: Path) -> int:
         results, trouble = finish(run, cells, complete=not missing,
                                   started=earlier_provenance(folder))
         if missing:
-            print(f"{missing} cell rounds not measured yet; measure them with: "
+            print(f"{counted(missing, 'cell round')} not measured yet; measure them with: "
                   f"kernbench run --resume {folder}", file=sys.stderr)
         return report(results, folder, trouble)
 

@@ -35,7 +35,7 @@ from kernbench.results.kinds import REPORT_HTML, REPORT_MD
 from kernbench.results.model import CellResult, Results, Summary
 from kernbench.results.provenance import code_label
 from kernbench.spec.model_metrics import rate_name
-from kernbench.units import count_rate_unit, prefixed, seconds_text, si_prefix
+from kernbench.units import count_rate_unit, counted, prefixed, seconds_text, si_prefix
 
 TEMPLATES = Path(__file__).parent / "templates"
 # The metrics a table shows, in this order, when the cells have them; then those the bench
@@ -121,7 +121,7 @@ def _checks_text(cells: Sequence[CellResult]) -> str:
     if not checked:
         return _none_checked(cells)
     passed = sum(all(check.ok for check in found) for found in checked.values())
-    text = f"{len(checked)} of {len(cells)} cells against a reference, {passed} passed"
+    text = f"{len(checked)} of {counted(len(cells), 'cell')} against a reference, {passed} passed"
     errors = [check for found in checked.values() for check in found
               if check.rel_err is not None and math.isfinite(check.rel_err)
               and check.tolerance > 0]
@@ -326,7 +326,7 @@ def _environment(name: str) -> jinja2.Environment:
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
-    environment.filters["cell"] = table_cell
+    environment.filters.update(cell=table_cell, counted=counted)
     return environment
 
 

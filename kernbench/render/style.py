@@ -28,6 +28,7 @@ from kernbench.results.model import CellResult, Results
 from kernbench.results.provenance import code_label
 from kernbench.spec.hardware import ceiling_source
 from kernbench.spec.models import Ceiling, HardwareProfile
+from kernbench.units import counted
 
 # matplotlib's tab10, in a fixed order so a variant keeps its color across figures.
 PALETTE = (
@@ -147,8 +148,7 @@ def footnote(results: Results) -> str:
     if prov.get("host"):
         parts.append(f"host {prov['host']}")
     parts.append(f"run {results.created_utc[:16].replace('T', ' ')} UTC")
-    rounds = results.rounds
-    parts.append(f"{rounds} round{'s' if rounds != 1 else ''}")
+    parts.append(counted(results.rounds, "round"))
     split = len(parts)
     parts.append(f"spec {results.spec_hash[:12]}")
     if results.hardware:
@@ -196,7 +196,7 @@ def finish(figure: Figure, heading: str, data: Mapping[str, Any]) -> None:
     figure.suptitle(heading, fontsize=12, fontweight="bold")
     lines = []
     if data.get("not_plotted"):
-        lines.append(f"Not plotted ({len(data['not_plotted'])} cells, marked ×):")
+        lines.append(f"Not plotted ({counted(len(data['not_plotted']), 'cell')}, marked ×):")
         lines.extend("  " + line for line in not_plotted_lines(data["not_plotted"]))
     lines.append(data["footnote"])
     figure.supxlabel(wrap_footnote("\n".join(lines), figure.get_figwidth(), DPI),

@@ -17,6 +17,7 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.text import Text
 from matplotlib.transforms import blended_transform_factory, offset_copy
 
 from kernbench.analyze.stats import CI_NAME
@@ -315,10 +316,10 @@ def ceiling_line(ax: Axes, value: float, label: str | None = None) -> None:
                     va="bottom", fontsize=7, color=CEILING_COLOR)
 
 
-def mark_missing(ax: Axes, x: float, text: str) -> None:
+def mark_missing(ax: Axes, x: float, text: str) -> Text:
     """A red × at the foot of an empty slot, with why it is empty (failed, invalid, n/a)."""
     foot = blended_transform_factory(ax.transData, ax.transAxes)
-    ax.text(
+    return ax.text(
         x,
         0.02,
         f"×\n{text}",

@@ -82,7 +82,7 @@ def test_a_run_whose_reader_went_away_keeps_what_it_measured(tmp_path: Path) -> 
     cells = json.loads((out / "results.json").read_text())["cells"]
     assert "pending" in [cell["status"] for cell in cells]
     kept = sum(len(cell["rounds"]) for cell in cells)
-    assert kept and err.startswith(f"interrupted: {kept} cell rounds kept,")
+    assert kept and err.startswith(f"interrupted: {counted(kept, 'cell round')} kept,")
     assert err.rstrip().endswith(f"finish with: kernbench run --resume {out}")
 
 

@@ -2,10 +2,10 @@
 
 Every `UserError` (and `SpecError`) is caught once, in `_Group.invoke`, and printed as
 its one line on stderr with its exit code, and so is click's usage error (a bad option
-value, an unknown option: one line, exit 2, no boxed usage); Ctrl-C exits 130, a closed
-stdout (`| head`) 141. Options that other layers also read (the device, the bench
-folders) are declared once here, with their environment variables; precedence is
-defaults < configs/ < bench file < env < CLI.
+value, an unknown option: one line, exit 2, no boxed usage) and a path too long for the
+file system; Ctrl-C exits 130, a closed stdout (`| head`) 141. Options that other layers
+also read (the device, the bench folders) are declared once here, with their environment
+variables; precedence is defaults < configs/ < bench file < env < CLI.
 
 Commands that measure, draw or analyze import their module when called: those pull in
 scipy and matplotlib, which `kernbench list` and `--help` should not wait for.
@@ -62,7 +62,7 @@ from kernbench.commands.schema import schema_command
 from kernbench.commands.streams import pipe_closed
 from kernbench.commands.validate import list_benches, print_outcomes, validate_paths
 from kernbench.commands.version import VersionFlag
-from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UserError
+from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UserError, name_too_long
 from kernbench.results.ab import AA_VERDICT_MEANINGS, VERDICT_MEANINGS
 from kernbench.spec import models as spec  # the A/B numbers its help states
 from kernbench.spec.discovery import no_benches_found
@@ -95,6 +95,12 @@ class _Group(ReadableHelp):
             ctx.exit(EXIT_INTERRUPTED)
         except BrokenPipeError:  # `kernbench list | head -1`
             pipe_closed()
+        except OSError as exc:  # a path too long, wherever a command first looks at it
+            error = name_too_long(exc)
+            if error is None:
+                raise
+            typer.echo(error.message, err=True)
+            ctx.exit(error.code)
 
 
 def _echo_one_line(exc: typer.TyperException) -> None:

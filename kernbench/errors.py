@@ -7,6 +7,7 @@ traceback. The exit codes are distinct so scripts can tell the cases apart.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import re
@@ -80,6 +81,18 @@ def seconds_from_env(name: str, default: float) -> float:
     if not (value > 0 and math.isfinite(value)):
         raise UserError(f"{name}: {raw!r} is not a positive number of seconds")
     return value
+
+
+def name_too_long(exc: OSError) -> UserError | None:
+    """A path the file system refuses as too long (a name over its limit, 255 bytes on most,
+    or the whole path over the system's) as the user's one-line error, `PATH: File name too
+    long`; None for any other OSError. Whichever command met it first: `Path.exists` and
+    `Path.is_dir` raise it (they hide only a missing file), so every path given on the
+    command line can."""
+    if exc.errno != errno.ENAMETOOLONG:
+        return None
+    path = os.fsdecode(exc.filename) if exc.filename is not None else None
+    return UserError(f"{path}: {exc.strerror}" if path else str(exc))
 
 
 def invalid_file(path: object, exc: Exception, within: str = "") -> UserError:

@@ -19,6 +19,7 @@ from kernbench.spec.cell_keys import axis_label, known_keys, named
 from kernbench.spec.models import MAX_CELLS, Bench
 from kernbench.spec.timer_model import TimerSpec, turn_spec
 from kernbench.spec.yaml_document import field_error
+from kernbench.units import counted
 
 # How many of a key's values an `--only` error lists.
 SHOWN_VALUES = 12
@@ -230,8 +231,8 @@ def shard(cells: list[Cell], spec: str) -> list[Cell]:
         raise UserError(f"--shard: {spec!r}: I must be between 1 and N")
     chosen = cells[i - 1 :: n]
     if cells and not chosen:
-        raise UserError(f"--shard {spec}: shard {i} of {n} is empty: the plan has {len(cells)} "
-                        f"cell{'s' if len(cells) != 1 else ''}")
+        raise UserError(f"--shard {spec}: shard {i} of {n} is empty: the plan has "
+                        f"{counted(len(cells), 'cell')}")
     return chosen
 
 

@@ -1,7 +1,7 @@
 """The ladders every printed or drawn quantity climbs: time in s, ms, µs, ns, and rates in
 SI prefixes, and sizes in binary units. The run's progress lines, the report, the figures
 and the scripts each format with them, in their own digits and spelling. And the digits a
-signed percentage delta is written with."""
+signed percentage delta is written with, and a count with its noun."""
 
 from __future__ import annotations
 
@@ -73,3 +73,9 @@ def format_bytes(size: float) -> str:
 def count_rate_unit(count: str) -> str:
     """The unit of a `rates:` count's rate per second: `elements/s`."""
     return f"{count}/s"
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """`n` and `noun`, plural unless there is one: '1 cell', '3 cells'; `plural` where
+    adding an s is wrong: counted(2, "launch", "launches")."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"

@@ -249,7 +249,7 @@ def test_an_ab_interrupted_before_two_rounds_is_an_interruption_not_a_failure(
         "verdicts: faster 0, slower 0, same 0, unstable 4 (of 4 cells); false faster/slower "
         "calls to expect with no effect at all: at most 0.00\n"
         f"{report.switch_note}\n"
-        "note: with 1 round(s) every cell is unstable: a verdict needs 2\n"
+        "note: with 1 round every cell is unstable: a verdict needs 2\n"
         f"interrupted: 1 of 3 rounds finished; continue with: kernbench ab --resume {folder}\n")
     assert (report.rounds, report.planned_rounds) == (1, 3)
     assert (report.failed_variants, report.failed_runs) == ({}, [])

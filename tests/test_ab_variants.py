@@ -250,7 +250,7 @@ def test_an_interleaved_ab_of_two_variants_finds_the_ten_percent_slower_one(tmp_
     assert [c.verdict for c in report.cells] == ["slower", "slower"], [
         c.ci_pct for c in report.cells]
     assert all(5 < c.delta_pct < 15 for c in report.cells)
-    assert any("1 cell(s) of base or slower have no twin" in m for m in messages)
+    assert any("1 cell of base or slower without a twin" in m for m in messages)
     # Each side's own results keep their variant.
     b_side = results_io.load(outcome.folder / "r2_B" / "results.json")
     assert [c.id for c in b_side.cells] == ["slower/work_us=100", "slower/work_us=200"]

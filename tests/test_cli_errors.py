@@ -225,3 +225,42 @@ def test_a_bench_needing_more_gpus_names_the_line(
     with pytest.raises(UserError) as info:
         requirements.check_requirements(loader.load_bench(path), path, "cuda")
     assert str(info.value).startswith(f"{path}:5: requires.min_gpus: needs 9999 GPUs, ")
+
+
+# A name over the 255 bytes most file systems allow, and a path of short names over the
+# system's whole-path limit: Path.exists() and is_dir() raise ENAMETOOLONG for either.
+TOO_LONG = {"name": "x" * 300, "path": "/".join(["y" * 200] * 25)}
+
+
+@pytest.mark.parametrize("form", sorted(TOO_LONG))
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [
+        (["render", "{long}"], "{long}"),
+        (["render", "{results}", "--out", "{long}"], "{long}"),
+        (["run", "--bench", "alpha", "--pins", "{long}"], "{cwd}/{long}"),
+        (["ab", "--bench", "alpha", "--switch", "KB_X", "--out", "{long}"], "{long}"),
+        (["ab", "--resume", "{long}"], "{long}/ab-run.json"),
+        (["summarize", "{long}"], "{long}/ab-run.json"),
+        (["compare", "{long}", "{results}"], "{long}"),
+        (["compare", "{results}", "{results}", "--out", "{long}"], "{long}"),
+        (["collect", "{long}"], "collect: {long}"),
+        (["export", "{long}"], "{long}"),
+        (["validate", "{long}"], "{long}"),
+        (["validate", "--bench-dir", "{long}"], "{long}"),
+        (["plan", "--bench", "{long}.yaml"], "{long}.yaml"),
+        (["list", "--bench-dir", "{long}"], "{long}"),
+    ],
+)
+def test_a_path_too_long_for_the_file_system_is_one_line(
+    project: Path, args: list[str], shown: str, form: str
+) -> None:
+    from fixtures_results import make_gemm_results
+
+    from kernbench.results.model import save
+
+    save(make_gemm_results(), project / "results.json")
+    names = {"long": TOO_LONG[form], "results": str(project / "results.json"),
+             "cwd": str(project)}
+    code, out, err = invoke(*(arg.format(**names) for arg in args))
+    assert (code, err) == (EXIT_USAGE, f"{shown.format(**names)}: File name too long\n"), out

@@ -174,7 +174,7 @@ def test_collect_of_a_run_cut_short_says_what_is_left(copy: Path) -> None:
     (copy / "journal" / "r2" / "00001.json").unlink()
     code, error = invoke("collect", str(copy))
     assert code == EXIT_FAILED
-    assert f"1 cell rounds not measured yet; measure them with: kernbench run --resume {copy}" \
+    assert f"1 cell round not measured yet; measure them with: kernbench run --resume {copy}" \
         in error
     results = results_io.load(copy / "results.json")
     assert not results.complete and [c.status for c in results.cells] == ["ok", "pending"]

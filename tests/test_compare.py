@@ -69,7 +69,7 @@ def test_a_twenty_percent_slower_kernel_is_slower_in_every_cell_and_fails_the_ga
                                         "--fail-on", "slower"])
     assert gate.exit_code == 1, gate.output
     assert gate.output.count("| slower |") == 2
-    assert "2 cell(s) slower" in gate.output
+    assert "2 cells slower" in gate.output
     plain = CliRunner().invoke(cli.app, ["compare", str(runs["base"]), str(runs["slower"])])
     assert plain.exit_code == 0
     # run folders name their results.json
@@ -144,15 +144,15 @@ def test_intervals_under_95_percent_say_how_many_false_calls_to_expect():
                cell("a/n=3", "same", 0.971, 4)],
         only_in_base=[], only_in_new=[], stopped_working=[], not_ok=[], min_effect_pct=1.0,
     )
-    assert ("- 2 cell(s) on intervals under 95% coverage (as low as 66.7%): a change that "
+    assert ("- 2 cells on intervals under 95% coverage (as low as 66.7%): a change that "
             "did nothing would still be called faster or slower in up to 0.4 of them. "
             "Measure at least 4 rounds a side for 95%.") in markdown(weak, "B", "N")
     assert gate(weak, "slower") == [
-        "2 cell(s) slower (2 of them on intervals under 95% coverage): a/n=1, a/n=2"]
+        "2 cells slower (2 of them on intervals under 95% coverage): a/n=1, a/n=2"]
     strong = Comparison(cells=[cell("a/n=3", "slower", 0.971, 4)], only_in_base=[],
                         only_in_new=[], stopped_working=[], not_ok=[], min_effect_pct=1.0)
     assert "coverage (as low" not in markdown(strong, "B", "N")
-    assert gate(strong, "slower") == ["1 cell(s) slower: a/n=3"]
+    assert gate(strong, "slower") == ["1 cell slower: a/n=3"]
 
 
 def saved(tmp_path: Path, name: str, results: Results) -> str:
@@ -174,7 +174,7 @@ def test_a_cell_that_stopped_working_fails_the_slower_and_any_gates(tmp_path):
     for fail_on in ("slower", "any"):
         result = CliRunner().invoke(cli.app, ["compare", *paths, "--fail-on", fail_on])
         assert result.exit_code == 1, result.output
-        assert f"1 cell(s) stopped working (measured in BASE, failed or invalid in NEW): " \
+        assert f"1 cell stopped working (measured in BASE, failed or invalid in NEW): " \
             f"{stopped}" in result.output
     faster = CliRunner().invoke(cli.app, ["compare", *paths, "--fail-on", "faster"])
     assert faster.exit_code == 0, faster.output
@@ -209,7 +209,7 @@ def test_a_side_of_one_round_makes_no_call_but_unstable(tmp_path):
     assert code == 0, out  # +100 % in one round against one: no evidence, no call
     n = len(one.cells)
     assert f"- Verdicts: faster 0, slower 0, same 0, unstable {n} (of {n} cells in both)." in out
-    assert f"- {n} cell(s) with fewer than 2 rounds on a side: unstable" in out
+    assert f"- {n} cells with fewer than 2 rounds on a side: unstable" in out
     three = saved(tmp_path, "three", make_gemm_results(failed=False, variants=("resident",)))
     code, out, _ = invoke("compare", three, paths[1])
     assert code == 0 and f"unstable {n} (of {n} cells" in out, out  # one side is enough

@@ -7,7 +7,13 @@ from __future__ import annotations
 import pytest
 
 from kernbench.ab.settings import parse_rounds
-from kernbench.errors import EXIT_USAGE, UserError, is_whole_number, seconds_from_env
+from kernbench.errors import (
+    EXIT_USAGE,
+    UserError,
+    is_whole_number,
+    name_too_long,
+    seconds_from_env,
+)
 from kernbench.execute import lifetime
 from kernbench.execute.gpus import choose_gpus, parse_listing
 from kernbench.execute.hosts import RENDEZVOUS_TIMEOUT_ENV, rendezvous_timeout_s
@@ -102,3 +108,15 @@ def test_the_collective_timeout_is_refused_before_the_group_starts(
     monkeypatch.setenv(collective.TIMEOUT_ENV, "5m")
     with pytest.raises(UserError, match=f"^{collective.TIMEOUT_ENV}: '5m' is not a number"):
         collective.ensure_process_group("cpu", 1)
+
+
+def test_only_a_name_too_long_becomes_the_users_error(tmp_path) -> None:
+    import errno
+
+    with pytest.raises(OSError) as raised:
+        (tmp_path / ("x" * 300)).exists()
+    error = name_too_long(raised.value)
+    assert error is not None and error.code == EXIT_USAGE
+    assert error.message == f"{tmp_path / ('x' * 300)}: File name too long"
+    assert name_too_long(OSError(errno.EACCES, "Permission denied", "/root/x")) is None
+    assert name_too_long(FileNotFoundError(errno.ENOENT, "No such file", "x")) is None

@@ -132,7 +132,7 @@ def test_plan_command_takes_a_compound_axis(
         cli.app, ["plan", "--bench", str(path), "--device", "cpu", "--only", "shape=256x256x256"]
     )
     assert result.exit_code == EXIT_OK, result.output
-    assert result.stdout.splitlines()[0] == f"bench g ({path}) on cpu: 1 cells"
+    assert result.stdout.splitlines()[0] == f"bench g ({path}) on cpu: 1 cell"
     result = runner.invoke(
         cli.app, ["plan", "--bench", str(path), "--device", "cpu", "--only", "shape=1x1x1"]
     )

@@ -13,8 +13,9 @@ from matplotlib.figure import Figure
 from kernbench.errors import UserError
 from kernbench.render import figure_data, figures_drawn_by, render_results
 from kernbench.render.gemm import shape_label
-from kernbench.render.style import format_seconds, ordered_stages
+from kernbench.render.style import ordered_stages
 from kernbench.results.model import CellResult, load, save
+from kernbench.units import seconds_text
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -229,7 +230,7 @@ def test_cells_without_mnk_are_labelled_by_their_axes():
     [(2.5, "2.5 s"), (0.00222, "2.22 ms"), (1.27e-6, "1.27 µs"), (7.71e-7, "771 ns")],
 )
 def test_durations_get_a_readable_unit(seconds, text):
-    assert format_seconds(seconds) == text
+    assert seconds_text(seconds) == text
 
 
 def test_stages_follow_the_pipeline_then_their_names():
@@ -399,3 +400,70 @@ def test_bar_labels_fit_by_the_bars_width_in_points_not_their_count() -> None:
     figure = draw(figure_input)
     ax = next(ax for ax in figure.axes if ax.get_title(loc="left").startswith("dtype bf16"))
     assert len([t for t in ax.texts if t.get_text()]) >= 60
+
+
+CPU_VARIANTS = {"cpu_numpy": {"backend": "numpy", "staging": "resident"},
+                "cpu_blocked": {"backend": "numpy", "staging": "resident", "autotune": True},
+                "cpu_staged": {"backend": "numpy", "staging": "staged", "host": "pinned"}}
+SWEEP = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048),
+         (4096, 4096, 4096), (8192, 8192, 8192), (16384, 16384, 16384), (2048, 512, 1024),
+         (512, 2048, 2048), (1024, 256, 2048), (4096, 4096, 1024), (8192, 1024, 8192),
+         (1024, 8192, 4096), (2048, 4096, 4096), (2048, 14336, 4096), (2048, 4096, 14336),
+         (16, 4096, 4096)]
+
+
+def _cpu_results(monkeypatch, shapes, dtypes, broken: dict[str, str]):
+    """The CPU variants over `shapes`, the variants in `broken` failed or invalid."""
+    import fixtures_results
+
+    for name, params in CPU_VARIANTS.items():
+        monkeypatch.setitem(fixtures_results.VARIANTS, name, params)
+    results = make_gemm_results(shapes=shapes, dtypes=dtypes, variants=tuple(CPU_VARIANTS),
+                                failed=False)
+    cells = [c if c.variant not in broken else CellResult(
+        id=c.id, index=c.index, variant=c.variant, axes=c.axes, params=c.params, tile=c.tile,
+        under_tile=c.under_tile, status=broken[c.variant], reason="boom") for c in results.cells]
+    return results.model_copy(update={"cells": cells})
+
+
+def _overlapping_texts(figure: Figure) -> list[tuple[str, str]]:
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    found = []
+    for ax in figure.axes:
+        boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in ax.texts
+                 if t.get_text().strip()]
+        found += [(a, b) for i, (a, box) in enumerate(boxes) for b, other in boxes[i + 1:]
+                  if box.overlaps(other)]
+    return found
+
+
+@pytest.mark.parametrize(
+    ("shapes", "dtypes", "broken"),
+    [(17, ["fp32"], {"cpu_blocked": "failed", "cpu_staged": "failed"}),
+     (6, ["bf16"], {"cpu_blocked": "failed", "cpu_staged": "failed"}),
+     (17, ["bf16"], {"cpu_staged": "invalid"})],
+)
+def test_a_missing_bars_reason_does_not_run_into_its_neighbours(
+    monkeypatch, shapes, dtypes, broken
+):
+    # A failed cpu_staged cell's "×\nfailed", 7 pt across, ran into the mark of the failed
+    # cpu_blocked beside it, and an invalid one's into the value label of the next bar:
+    # the reason is drawn where it clears them, the × alone where it does not.
+    from kernbench.render.gemm_draw import draw
+
+    results = _cpu_results(monkeypatch, SWEEP[:shapes], dtypes, broken)
+    figure = draw(figure_data(results, "throughput"))
+    assert _overlapping_texts(figure) == []
+    marks = [t.get_text() for ax in figure.axes for t in ax.texts if "×" in t.get_text()]
+    assert len(marks) == shapes * len(broken) * len(dtypes)
+
+
+def test_a_missing_bars_reason_stays_where_there_is_room(monkeypatch):
+    from kernbench.render.gemm_draw import draw
+
+    results = _cpu_results(monkeypatch, SWEEP[:3], ["fp32"], {"cpu_staged": "invalid"})
+    figure = draw(figure_data(results, "throughput"))
+    assert _overlapping_texts(figure) == []
+    assert [t.get_text() for t in figure.axes[0].texts if "×" in t.get_text()] == [
+        "×\ninvalid"] * 3

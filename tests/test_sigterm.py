@@ -18,6 +18,7 @@ import pytest
 
 from kernbench.commands import run as run_command
 from kernbench.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK
+from kernbench.units import counted
 from kernbench.worker_env import PARENT_PID_ENV
 
 pytestmark = pytest.mark.slow
@@ -66,7 +67,8 @@ def test_a_terminated_run_keeps_what_it_measured(tmp_path: Path) -> None:
     kept = [r for cell in cells for r in cell["rounds"] if r["status"] == "ok"]
     assert kept and all(r["samples_s"] for r in kept)  # measured rounds, with their samples
     complete = sum(status != "pending" for status in statuses)
-    assert f"interrupted: {len(kept)} cell rounds kept, {complete} of 6 cells complete" in err
+    assert f"interrupted: {counted(len(kept), 'cell round')} kept, {complete} of 6 cells complete" \
+        in err
 
 
 def test_a_run_whose_reader_went_away_keeps_what_it_measured(tmp_path: Path) -> None:
@@ -80,7 +82,7 @@ def test_a_run_whose_reader_went_away_keeps_what_it_measured(tmp_path: Path) -> 
     cells = json.loads((out / "results.json").read_text())["cells"]
     assert "pending" in [cell["status"] for cell in cells]
     kept = sum(len(cell["rounds"]) for cell in cells)
-    assert kept and err.startswith(f"interrupted: {kept} cell rounds kept,")
+    assert kept and err.startswith(f"interrupted: {counted(kept, 'cell round')} kept,")
     assert err.rstrip().endswith(f"finish with: kernbench run --resume {out}")
 
 

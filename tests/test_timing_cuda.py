@@ -384,7 +384,7 @@ def test_graph_samples_at_or_below_zero_send_the_kernel_to_the_fallback() -> Non
     assert again.timer == "event" and len(device.captured) == captured
     assert again.extra["graph_unresolved"] == measured.extra["graph_unresolved"]
     clock = Clock()
-    with pytest.raises(RuntimeError, match="8 launch.es. behind flushes of 2[.][0-9]+e\\+03 us"):
+    with pytest.raises(RuntimeError, match="8 launches behind flushes of 2[.][0-9]+e\\+03 us"):
         cuda.GraphTimer(JitteryFlushes(clock)).measure(_kernel(clock, 2e-6), spec)
 
 

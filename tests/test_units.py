@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kernbench.execute.progress import format_time
-from kernbench.render.style import format_seconds
-from kernbench.units import format_bytes, time_unit
+from kernbench.units import counted, format_bytes, seconds_text, time_unit
 
 
 @pytest.mark.parametrize(
@@ -28,7 +27,7 @@ def test_progress_and_figures_climb_one_ladder_in_their_own_spelling(
     seconds, progress, figure
 ) -> None:
     assert format_time(seconds) == progress
-    assert format_seconds(seconds) == figure
+    assert seconds_text(seconds) == figure
 
 
 def test_a_delta_of_100_percent_or_more_is_written_to_the_unit():
@@ -46,3 +45,13 @@ def test_a_delta_of_100_percent_or_more_is_written_to_the_unit():
 )
 def test_byte_labels(size: int, text: str) -> None:
     assert format_bytes(size) == text
+
+
+@pytest.mark.parametrize(
+    ("n", "noun", "plural", "text"),
+    [(1, "cell", None, "1 cell"), (0, "cell", None, "0 cells"), (3, "round", None, "3 rounds"),
+     (1, "more cell", None, "1 more cell"), (1, "launch", "launches", "1 launch"),
+     (2, "launch", "launches", "2 launches")],
+)
+def test_a_count_takes_its_noun_in_the_singular_only_for_one(n, noun, plural, text) -> None:
+    assert counted(n, noun, plural) == text

@@ -46,6 +46,7 @@ from kernbench.results.ab import (
 )
 from kernbench.results.model import CellResult
 from kernbench.spec.models import GATE_MIN_ROUNDS, MIN_ROUNDS
+from kernbench.units import counted
 
 
 def analyze(
@@ -318,7 +319,8 @@ def summarize(cells: Sequence[AbCell], rounds: int, unjudged: Sequence[str] = ()
     note = None
     if rounds < MIN_ROUNDS:  # no cell is called faster or slower
         false_calls = 0.0
-        note = f"with {rounds} round(s) every cell is unstable: a verdict needs {MIN_ROUNDS}"
+        note = (f"with {counted(rounds, 'round')} every cell is unstable: a verdict needs "
+                f"{MIN_ROUNDS}")
     elif not interval.reached:
         note = (
             f"with {rounds} rounds no order-statistic pair covers the median with "

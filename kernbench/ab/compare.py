@@ -24,10 +24,10 @@ from kernbench.ab.gate import STOPPED_FAILS, failing, weak_caveat
 from kernbench.ab.verdicts import geomean_ratio, to_pct, verdict
 from kernbench.analyze.stats import CONFIDENCE
 from kernbench.errors import UserError
-from kernbench.results.ab import VERDICT_MEANINGS, VERDICTS, Verdict, counted
+from kernbench.results.ab import VERDICT_MEANINGS, VERDICTS, Verdict
 from kernbench.results.model import CellResult, Results
 from kernbench.spec.models import MIN_ROUNDS, FailOn
-from kernbench.units import seconds_text, signed_pct
+from kernbench.units import counted, seconds_text, signed_pct
 
 
 @dataclass(frozen=True)
@@ -158,11 +158,11 @@ def gate(comparison: Comparison, fail_on: FailOn | None) -> list[str]:
     so, and under slower or any the cells that stopped working too."""
     called = failing(comparison.cells, fail_on)
     caveat = weak_caveat(c.coverage for c in called)
-    reasons = [f"{len(called)} cell(s) {fail_on}{caveat}: {', '.join(c.id for c in called)}"] \
-        if called else []
+    reasons = [f"{counted(len(called), 'cell')} {fail_on}{caveat}: "
+               f"{', '.join(c.id for c in called)}"] if called else []
     if fail_on in STOPPED_FAILS and comparison.stopped_working:
-        reasons.append(f"{len(comparison.stopped_working)} cell(s) stopped working (measured "
-                       f"in BASE, failed or invalid in NEW): "
+        reasons.append(f"{counted(len(comparison.stopped_working), 'cell')} stopped working "
+                       f"(measured in BASE, failed or invalid in NEW): "
                        f"{_listed(comparison.stopped_working)}")
     return reasons
 
@@ -214,7 +214,7 @@ def _summary(comparison: Comparison) -> list[str]:
         f"- Verdicts: {counts} (of {counted(len(cells), 'cell')} in both).",
         f"- Geometric mean of NEW/BASE over those cells: {geomean:.4f} "
         f"({signed_pct(100 * (geomean - 1))} %).",
-        *([f"- {few} cell(s) with fewer than {MIN_ROUNDS} rounds on a side: unstable, "
+        *([f"- {counted(few, 'cell')} with fewer than {MIN_ROUNDS} rounds on a side: unstable, "
            "whatever their interval (measure more rounds)."] if few else []),
         *_coverage_note(cells),
     ]
@@ -228,8 +228,8 @@ def _coverage_note(cells: list[CellComparison]) -> list[str]:
         return []
     lowest = min(c.coverage for c in weak)
     expected = sum(1 - c.coverage for c in weak)
-    return [f"- {len(weak)} cell(s) on intervals under {CONFIDENCE:.0%} coverage (as low as "
-            f"{lowest:.1%}): a change that did nothing would still be called faster or "
+    return [f"- {counted(len(weak), 'cell')} on intervals under {CONFIDENCE:.0%} coverage "
+            f"(as low as {lowest:.1%}): a change that did nothing would still be called faster or "
             f"slower in up to {expected:.1f} of them. Measure at least {least_rounds()} "
             f"rounds a side for {CONFIDENCE:.0%}."]
 
@@ -239,4 +239,4 @@ def _listed(ids: list[str]) -> str:
         return ", ".join(ids)
     per_variant = Counter(cell_id.split("/")[0] for cell_id in ids)
     shown = ", ".join(f"{variant} {count}" for variant, count in per_variant.items())
-    return f"{len(ids)} cells ({shown}; `--out` writes every id to compare.json)"
+    return f"{counted(len(ids), 'cell')} ({shown}; `--out` writes every id to compare.json)"

@@ -61,7 +61,7 @@ from kernbench.results.model import RoundResult
 from kernbench.results.provenance import device_model
 from kernbench.spec.models import Bench, spec_hash
 from kernbench.spec.timer_model import TimerSpec
-from kernbench.units import signed_pct
+from kernbench.units import counted, signed_pct
 
 SIDE_MODULE = "kernbench.execute.side"
 EXIT_WAIT_S = 30.0
@@ -353,7 +353,8 @@ def describe(turns: CellTurns) -> str:
         if pairs:
             label = "A'" if side == "AA1" else side
             parts.append(f"{label}/A {signed_pct(to_pct(round_delta(pairs)))}%")
-    return (", ".join(parts) + f"; {turns.turns_per_side} turns x {turns.calls_per_turn} calls"
+    return (", ".join(parts) + f"; {counted(turns.turns_per_side, 'turn')} x "
+            f"{counted(turns.calls_per_turn, 'call')}"
             + (f"; {turns.reason}" if turns.reason else ""))
 
 

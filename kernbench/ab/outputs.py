@@ -13,10 +13,10 @@ from kernbench.execute.lock import folder_lock
 from kernbench.render.ab_report import raised_threshold_note
 from kernbench.render.measured_on import where_measured
 from kernbench.render.outputs import write_ab_outputs
-from kernbench.results.ab import AB_FORMAT, AbReport, counted, side_setting
+from kernbench.results.ab import AB_FORMAT, AbReport, side_setting
 from kernbench.results.kinds import AB_JSON_NAME
 from kernbench.results.model import NOT_TIMED
-from kernbench.units import signed_pct
+from kernbench.units import counted, signed_pct
 
 
 def write_outputs(folder: Path, report: AbReport) -> None:
@@ -63,7 +63,8 @@ def interrupted_line(folder: Path, report: AbReport) -> str | None:
     """What `summarize` says of an A/B that was interrupted, None of a finished one."""
     if report.planned_rounds is None:
         return None
-    return (f"interrupted: {report.rounds} of {report.planned_rounds} rounds finished; "
+    return (f"interrupted: {report.rounds} of {counted(report.planned_rounds, 'round')} "
+            "finished; "
             f"continue with: kernbench ab --resume {folder}")
 
 
@@ -75,8 +76,8 @@ def opening_line(manifest: AbManifest, cells: int) -> str:
     a, b = (side_setting(manifest.switch, value) for value in (manifest.a, manifest.b))
     return (f"A/B of {manifest.switch} on {manifest.bench}: A {a}, B {b}; "
             f"{counted(cells, 'cell')}, "
-            f"{manifest.rounds} rounds{auto}, schedule {manifest.schedule}{note}, minimum "
-            f"effect {manifest.min_effect:g} %{', A/A control on' if manifest.aa else ''}")
+            f"{counted(manifest.rounds, 'round')}{auto}, schedule {manifest.schedule}{note}, "
+            f"minimum effect {manifest.min_effect:g} %{', A/A control on' if manifest.aa else ''}")
 
 
 TABLE_ROWS = 20  # more cells than this: the terminal lists those not `same` first
@@ -145,6 +146,6 @@ def failure_lines(report: AbReport) -> list[str]:
         failed = [f for f in report.failed_runs if f.variant == variant]
         cause = next((f for f in failed if NOT_TIMED not in f.reason), failed[0])
         lines.append(f"failed: {variant} in round(s) {', '.join(map(str, rounds))}, "
-                     f"{len(failed)} failure(s), e.g. {cause.run}: {cause.reason}; "
+                     f"{counted(len(failed), 'failure')}, e.g. {cause.run}: {cause.reason}; "
                      "its cells are judged without those rounds")
     return lines

@@ -40,7 +40,7 @@ from kernbench.execute.pins import bench_pins_path, load_pins, save_pins
 from kernbench.execute.progress import note
 from kernbench.execute.requirements import check_requirements
 from kernbench.plan import Cell, plan, refuse_empty
-from kernbench.results.ab import AbReport, counted
+from kernbench.results.ab import AbReport
 from kernbench.results.kinds import AB_MANIFEST_NAME
 from kernbench.results.outpaths import out_folder
 from kernbench.results.provenance import utc_now, utc_stamp
@@ -52,6 +52,7 @@ from kernbench.spec.loader import load_bench
 from kernbench.spec.models import AbSchedule, AbSpec, Bench, FailOn, spec_hash
 from kernbench.spec.op_factory import bench_source
 from kernbench.spec.yaml_document import field_error
+from kernbench.units import counted
 
 
 @dataclass(frozen=True)
@@ -173,8 +174,8 @@ def ab_cells(
         raise field_error(bench_path, ("exclude",), f"the A/B's plan for device {device} is "
                           f"empty: {why}: the exclusions drop every twin")
     if alone and echo is not None:
-        echo(f"note: {len(alone)} cell(s) of {settings.a} or {settings.b} have no twin of the "
-             f"other variant (an exclusion), so are not compared, e.g. {alone[0].id}")
+        echo(f"note: {counted(len(alone), 'cell')} of {settings.a} or {settings.b} without a "
+             f"twin of the other variant (an exclusion), not compared, e.g. {alone[0].id}")
     return pairs
 
 
@@ -219,7 +220,7 @@ def gated(outcome: AbOutcome, fail_on: FailOn | None) -> AbOutcome:
     if not called or outcome.exit_code == EXIT_INTERRUPTED:  # its 130 stands: calls partial
         return outcome
     caveat = weak_caveat(c.ci_coverage for c in called)  # judged without a failed round
-    note(f"--fail-on {fail_on}: {len(called)} cell(s){caveat}: "
+    note(f"--fail-on {fail_on}: {counted(len(called), 'cell')}{caveat}: "
          f"{', '.join(c.id for c in called)}")
     return AbOutcome(outcome.folder, outcome.report, EXIT_FAILED)
 
@@ -261,7 +262,7 @@ def resume_ab(
         for round_ in {run.round for run in left}:
             while (stale := found_turns(folder, round_)) is not None:
                 stale.unlink()
-        echo(f"resuming {folder}: {len(sides)} of {len(manifest.runs)} sides kept, "
+        echo(f"resuming {folder}: {len(sides)} of {counted(len(manifest.runs), 'side')} kept, "
              f"{len(left)} to run")
         rounds = sorted({run.round for run in left})
         return run_rounds(folder, manifest, spec, pairs, rounds, run_side, echo, kept=sides)
@@ -301,7 +302,8 @@ def run_rounds(
             break
         manifest = add_round(manifest)
         save_manifest(folder, manifest)
-        echo(f"{len(unstable)} cell(s) unstable after {manifest.rounds - 1} rounds: "
+        echo(f"{counted(len(unstable), 'cell')} unstable after "
+             f"{counted(manifest.rounds - 1, 'round')}: "
              f"round {manifest.rounds} of at most {manifest.max_rounds}")
         if not run_some([manifest.rounds]):
             return _interrupted(folder, echo)
@@ -317,7 +319,8 @@ def _interrupted(folder: Path, echo: Callable[[str], None]) -> AbOutcome:
     report = summarize_ab(folder)
     for line in verdict_table(report) + closing_lines(report):
         echo(line)
-    echo(f"interrupted: {report.rounds} of {report.planned_rounds or report.rounds} rounds "
+    echo(f"interrupted: {report.rounds} of "
+         f"{counted(report.planned_rounds or report.rounds, 'round')} "
          f"finished, reported in {folder / 'report.md'}; continue with: kernbench ab "
          f"--resume {folder}")
     return AbOutcome(folder, report, EXIT_INTERRUPTED)

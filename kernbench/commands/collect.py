@@ -19,6 +19,7 @@ from kernbench.execute.run_cells import checked_plan
 from kernbench.results import model as results_io
 from kernbench.results import provenance
 from kernbench.results.kinds import RESULTS_NAME, RUN_JSON_NAME
+from kernbench.units import counted
 
 
 def collect(folder: Path) -> int:
@@ -37,7 +38,7 @@ def collect(folder: Path) -> int:
         results, trouble = finish(run, cells, complete=not missing,
                                   started=earlier_provenance(folder))
         if missing:
-            print(f"{missing} cell rounds not measured yet; measure them with: "
+            print(f"{counted(missing, 'cell round')} not measured yet; measure them with: "
                   f"kernbench run --resume {folder}", file=sys.stderr)
         return report(results, folder, trouble)
 

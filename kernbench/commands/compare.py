@@ -11,11 +11,11 @@ from kernbench.ab.gate import fail_on_choice, gate_rounds_problem
 from kernbench.errors import EXIT_FAILED, EXIT_OK, UserError
 from kernbench.results import atomic
 from kernbench.results import model as results_io
-from kernbench.results.ab import counted
 from kernbench.results.jsonio import write_json
 from kernbench.results.outpaths import out_folder
 from kernbench.results.provenance import code_label
 from kernbench.spec.models import DEFAULT_MIN_EFFECT
+from kernbench.units import counted
 
 # compare.json: written for people and tools, never read back here. 2: stopped_working
 # (measured in BASE, failed or invalid in NEW), no longer among not_ok.
@@ -72,8 +72,8 @@ def refuse_unfinished(side: str, path: Path, results: results_io.Results) -> Non
     if pending:
         run_dir = path if path.is_dir() else path.parent
         raise UserError(f"compare: {side} {path} is an unfinished run ({pending} of "
-                        f"{len(results.cells)} cells pending); finish it with kernbench run "
-                        f"--resume {run_dir}")
+                        f"{counted(len(results.cells), 'cell')} pending); finish it with "
+                        f"kernbench run --resume {run_dir}")
 
 
 def _uncompared(comparison: Comparison) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kernbench.results.model import CellResult
+from kernbench.units import counted
 
 NAMED = 3  # cells named on a line shared by several; the report lists every one
 
@@ -24,5 +25,5 @@ def failed_lines(cells: Sequence[CellResult]) -> list[str]:
             continue
         named = ", ".join(ids[:NAMED]) + (f" and {len(ids) - NAMED} more" if len(ids) > NAMED
                                           else "")
-        lines.append(f"  {status}: {len(ids)} cells ({named}): {reason}")
+        lines.append(f"  {status}: {counted(len(ids), 'cell')} ({named}): {reason}")
     return lines

@@ -13,6 +13,7 @@ from kernbench.spec.data_file import committed_data, data_error
 from kernbench.spec.drift import spec_drift
 from kernbench.spec.models import Bench
 from kernbench.spec.yaml_document import shown_path
+from kernbench.units import counted
 
 FIGURES_DIR = "figures"  # fast mode's only output, in --out
 
@@ -44,7 +45,7 @@ def render_fast(bench: Bench, bench_path: Path, out: Path) -> int:
     except BaseException:
         _remove_made(made)
         raise
-    print(f"{bench.name}: fast mode, {len(written)} figures from "
+    print(f"{bench.name}: fast mode, {counted(len(written), 'figure')} from "
           f"{shown_path(data_path)}")
     for path in written:
         print(f"  {path}")

@@ -18,6 +18,7 @@ from kernbench.results import atomic
 from kernbench.results import model as results_io
 from kernbench.results.outpaths import out_file, out_folder
 from kernbench.spec.models import DEFAULT_MIN_EFFECT, GATE_MIN_ROUNDS, MIN_EFFECT_MAX
+from kernbench.units import counted
 
 
 def collect_command(
@@ -130,7 +131,8 @@ def merge_command(
     check_merge_out(out, parts)
     merged = merge_results(parts)
     results_io.save(merged, out)
-    typer.echo(f"wrote {out}: {len(merged.cells)} cells from {len(parts)} files")
+    typer.echo(f"wrote {out}: {counted(len(merged.cells), 'cell')} from "
+               f"{counted(len(parts), 'file')}")
     mixed = mixed_provenance(merged)
     if mixed:
         typer.echo(mixed, err=True)

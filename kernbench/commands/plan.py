@@ -29,6 +29,7 @@ from kernbench.spec.extras import first_missing_import, not_usable_here
 from kernbench.spec.hardware import is_nominal, resolve_device
 from kernbench.spec.models import Bench, HardwareProfile
 from kernbench.spec.yaml_document import shown_path
+from kernbench.units import counted
 
 # A table of more rows is too long to read, and slow to draw (a minute for 10^5 rows).
 MAX_ROWS_SHOWN = 1000
@@ -48,7 +49,8 @@ def show_plan(
     cells = plan(bench, device, only)
     refuse_empty(cells, path, device)  # as `run` does
     console = console or Console(highlight=False)
-    console.print(f"bench {bench.name} ({shown_path(path)}) on {device}: {len(cells)} cells")
+    console.print(f"bench {bench.name} ({shown_path(path)}) on {device}: "
+                  f"{counted(len(cells), 'cell')}")
     if bench.requires.device not in ("any", device):
         console.print(f"note: this bench requires device {bench.requires.device}")
     if bench.requires.world_size > 1:
@@ -65,7 +67,8 @@ def show_plan(
     console.print(table)
     if len(cells) > MAX_ROWS_SHOWN:
         console.print(
-            f"... {len(cells) - MAX_ROWS_SHOWN} more cells not shown (narrow with --only)"
+            f"... {counted(len(cells) - MAX_ROWS_SHOWN, 'more cell')} not shown "
+            "(narrow with --only)"
         )
     _show_variants(bench.variants, cells, console)
     console.print(_estimate_line(bench, cells, device), soft_wrap=True)
@@ -108,10 +111,10 @@ def _estimate_line(bench: Bench, cells: Sequence[Cell], device: str) -> str:
     settle = f" + {settle_s:g} s settle" if settle_s else ""
     past = estimate.past_budget_s
     slow = f" + {past:.0f} s of calls past the budget" if past >= 0.5 else ""
-    line = (f"estimate (rough): about {_duration(estimate.seconds)} = {bench.rounds} rounds x "
-            f"({len(cells)} cells x ({timer.warmup_s:g} s warm-up + {timer.budget_s:g} s "
-            f"budget{settle} + {CELL_OVERHEAD_S:g} s overhead){slow} + "
-            f"{ROUND_OVERHEAD_S:g} s start-up)")
+    line = (f"estimate (rough): about {_duration(estimate.seconds)} = "
+            f"{counted(bench.rounds, 'round')} x ({counted(len(cells), 'cell')} x "
+            f"({timer.warmup_s:g} s warm-up + {timer.budget_s:g} s budget{settle} + "
+            f"{CELL_OVERHEAD_S:g} s overhead){slow} + {ROUND_OVERHEAD_S:g} s start-up)")
     if profile is None:
         return line + "; calls not counted (no hardware profile for this device here)"
     rates = (f"{profile.name}'s nominal rates, not this machine's (kernbench calibrate "

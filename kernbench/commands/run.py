@@ -48,6 +48,7 @@ from kernbench.spec.discovery import find_bench, is_shipped
 from kernbench.spec.drift import REBUILT_ONLY, bench_drift
 from kernbench.spec.loader import load_bench
 from kernbench.spec.models import Bench, spec_hash
+from kernbench.units import counted
 from kernbench.worker_env import FAST_ENV, SIDE_ENV
 
 FAST_ON = ("1", "true", "yes", "on")
@@ -318,9 +319,10 @@ def measure(run: RunFolder) -> int:
         return EXIT_INTERRUPTED
     if stopped is not None:
         done = sum(c.status != "pending" for c in results.cells)
-        print(f"interrupted: {sum(len(c.rounds) for c in results.cells)} cell rounds kept, "
-              f"{done} of {len(results.cells)} cells complete; finish with: kernbench run "
-              f"--resume {run.path}", file=sys.stderr)
+        kept = sum(len(c.rounds) for c in results.cells)
+        print(f"interrupted: {counted(kept, 'cell round')} kept, "
+              f"{done} of {counted(len(results.cells), 'cell')} complete; finish with: "
+              f"kernbench run --resume {run.path}", file=sys.stderr)
         return stopped
     code = report(results, run.path, trouble)  # to no reader when it went away
     return EXIT_BROKEN_PIPE if reader_gone else code  # as any command whose reader left
@@ -359,7 +361,7 @@ def report(results: results_io.Results, out_dir: Path, trouble: str | None = Non
     for cell in results.cells:
         counts[cell.status] = counts.get(cell.status, 0) + 1
     summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-    print(f"{results.bench}: {len(results.cells)} cells ({summary})")
+    print(f"{results.bench}: {counted(len(results.cells), 'cell')} ({summary})")
     unsteady = sum(bool(cell.unsteady) for cell in results.cells)
     if unsteady:
         tolerance = results.timer_setting("steady_tol")

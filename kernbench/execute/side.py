@@ -40,6 +40,7 @@ from kernbench.spec.op_factory import bench_factory
 from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing import Timer, choose_timer
 from kernbench.timing.base import Measurement
+from kernbench.units import counted
 
 
 @dataclass
@@ -186,8 +187,8 @@ class Side:
                 result.status = "failed"
                 result.reason = f"{NOT_TIMED}{reason}" if reason else "no turns taken"
         self.runner.release(held.kernel)
-        note(f"finished {held.cell.id}: {len(held.turn_medians_s)} turns,"
-            f" {len(held.samples_s)} samples, {time.perf_counter() - held.started:.1f} s"
+        note(f"finished {held.cell.id}: {counted(len(held.turn_medians_s), 'turn')},"
+            f" {counted(len(held.samples_s), 'sample')}, {time.perf_counter() - held.started:.1f} s"
             " since prepared")
         self._journal(held.cell, result, held.started)
         return {"ok": result.status == "ok", "reason": result.reason}

@@ -48,6 +48,7 @@ from kernbench.kernels.collective_graphs import (
     prepare_nccl,
 )
 from kernbench.kernels.nccl_direct import UNIQUE_ID_BYTES, bind, loaded, shared_communicator
+from kernbench.units import counted
 
 Op = Literal["allreduce", "allgather", "reduce_scatter"]
 OPS: tuple[str, ...] = get_args(Op)
@@ -153,7 +154,8 @@ def ensure_process_group(device: str, world_size: int) -> str:
         atexit.register(_destroy_process_group)
     running = dist.get_world_size()
     if running != world_size:
-        raise ValueError(f"the cell wants world_size={world_size} but {running} ranks run")
+        raise ValueError(f"the cell wants world_size={world_size} but the process group has "
+                         f"{counted(running, 'rank')}")
     return str(dist.get_backend())
 
 

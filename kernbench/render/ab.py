@@ -14,6 +14,7 @@ from kernbench.render.measured_on import where_measured
 from kernbench.render.wrap import FOOTNOTE_PT, FOOTNOTE_X, wrap_footnote
 from kernbench.results import atomic
 from kernbench.results.ab import AbReport, only_flags, side_setting
+from kernbench.units import counted
 
 VERDICT_COLORS = {
     "faster": "#2e7d32",
@@ -160,8 +161,8 @@ def _rounds_text(report: AbReport) -> str:
     """'6 rounds', or '2 of 6 rounds (interrupted)' for an A/B judged on the rounds that
     finished."""
     if report.planned_rounds:
-        return f"{report.rounds} of {report.planned_rounds} rounds (interrupted)"
-    return f"{report.rounds} round{'s' if report.rounds != 1 else ''}"
+        return f"{report.rounds} of {counted(report.planned_rounds, 'round')} (interrupted)"
+    return counted(report.rounds, "round")
 
 
 def _coverage_text(report: AbReport) -> str:

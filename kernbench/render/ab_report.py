@@ -17,18 +17,17 @@ from kernbench.results.ab import (
     VERDICT_MEANINGS,
     AbReport,
     RunRecord,
-    counted,
     only_flags,
     side_setting,
 )
 from kernbench.spec.models import MIN_ROUNDS
-from kernbench.units import seconds_text, signed_pct
+from kernbench.units import counted, seconds_text, signed_pct
 
 TEMPLATE = """\
 # A/B of `{{ r.switch }}` on {{ r.bench }}
 
-A: `{{ r.a | setting(r.switch) }}`, B: `{{ r.b | setting(r.switch) }}`; {{ r.rounds }} \
-round{{ "s" if r.rounds != 1 }}\
+A: `{{ r.a | setting(r.switch) }}`, B: `{{ r.b | setting(r.switch) }}`; \
+{{ r.rounds | counted("round") }}\
 {{ (" (interrupted: " ~ r.planned_rounds ~ " asked for; judged on the rounds every side \
 finished" ~ ("; too few for a verdict, `kernbench ab --resume` runs the rest" \
 if r.rounds < min_rounds else "") ~ ")") if r.planned_rounds }}\
@@ -51,7 +50,7 @@ Measured on {{ where.machine }}; code: {{ where.code }}.
 {% if r.switch_note %}- {{ r.switch_note | switch_check }}
 {% endif -%}
 - Verdicts: {% for name, count in r.summary.verdicts.items() %}{{ name }} {{ count }}\
-{{ ", " if not loop.last }}{% endfor %} (of {{ r.summary.cells | cells }}).
+{{ ", " if not loop.last }}{% endfor %} (of {{ r.summary.cells | counted("cell") }}).
 {%- for variant, ratio in r.summary.geomean_ratio.items() %}
 - `{{ variant }}`: geometric-mean B/A time ratio {{ "%.4f" | format(ratio) }} \
 ({{ r.summary.geomean_delta_pct[variant] | pct }}).
@@ -219,7 +218,7 @@ def table_cell(text: str) -> str:
 # The filters both A/B reports (report.md here, report.html in render.report) use.
 AB_FILTERS = {"pct": pct_text, "num": _num, "cell": table_cell, "slots": slot_text,
               "setting": setting_text, "switch_check": switch_check_text,
-              "only_flags": only_flags, "cells": lambda n: counted(n, "cell"),
+              "only_flags": only_flags, "counted": counted,
               "time": median_time}
 
 
@@ -277,7 +276,7 @@ def pins_line(report: AbReport) -> str | None:
     parts = [f"recorded by {recorded or 'no run'}"]
     replays = {run.pins.get("replayed", 0) for run in others}
     if others and 0 not in replays and len(replays) == 1:
-        parts.append(f"replayed by the {len(others)} other runs ({replays.pop()} each)")
+        parts.append(f"replayed by the {counted(len(others), 'other run')} ({replays.pop()} each)")
     elif others:
         replayed = [f"{run.name} ({run.pins['replayed']})" for run in others
                     if run.pins.get("replayed")]

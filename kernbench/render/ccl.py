@@ -38,7 +38,7 @@ from kernbench.errors import UserError
 from kernbench.render import style
 from kernbench.results.model import CellResult, Fit, Results, collective_fits
 from kernbench.results.reference import Reference
-from kernbench.units import format_bytes
+from kernbench.units import format_bytes, seconds_text
 
 CCL_FIGURES = ("busbw", "latency")
 MODEL_POINTS = 64
@@ -349,7 +349,7 @@ def _fit_text(model: dict[str, Any], bus: bool = False) -> str:
     """α, β and R²; against busbw lines, β's busbw in place of R² where it differs (an
     allgather's β of 472 GB/s is 236 GB/s of busbw, the number to hold against the link's
     450; the box must stay as narrow, or it runs over the small messages' line)."""
-    alpha = style.format_seconds(model["alpha_s"]) if model["alpha_s"] is not None else "?"
+    alpha = seconds_text(model["alpha_s"]) if model["alpha_s"] is not None else "?"
     beta = model["beta_gbs"]
     beta_text = f"{beta:.3g} GB/s" if beta is not None and math.isfinite(beta) else "∞"
     busbw = model.get("beta_busbw_gbs")

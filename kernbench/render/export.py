@@ -33,7 +33,7 @@ from kernbench.results.provenance import recorded_git
 from kernbench.spec.cell_keys import as_text
 from kernbench.spec.model_metrics import rate_name
 from kernbench.spec.models import Bench
-from kernbench.units import METRIC_UNITS, count_rate_unit
+from kernbench.units import METRIC_UNITS, count_rate_unit, counted
 
 FORMATS = ("csv", "json", "bench")
 TIMES = ("time_s", "model_time_s")  # smaller is better
@@ -115,7 +115,7 @@ def to_bench(results: Results, metric: str | None = None) -> str:
                 value, summary.median_s, summary.ci_low_s, summary.ci_high_s)):
             spread = f"±{(bounds[1] - bounds[0]) / 2:.3g}"
         better = "smaller" if name in TIMES else "bigger" if name in rates else None
-        extra = f"{summary.n} samples" + (f"; {better} is better" if better else "")
+        extra = counted(summary.n, "sample") + (f"; {better} is better" if better else "")
         if cell.unresolved:  # a tracker charts the value: say it is not a resolved one
             extra += f"; unresolved: {UNRESOLVED_RULE}"
         entries.append({"name": f"{results.bench}/{cell.id}", "unit": _unit(results, name),

@@ -8,8 +8,10 @@ from typing import Any
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
+from matplotlib.text import Text
 
 from kernbench.render import style
+from kernbench.units import seconds_text
 
 LABEL_FONT_PT = 6.5  # the value label above a bar, drawn upright (rotated 90 degrees)
 LABEL_LINE = 1.2  # a line of text is this many times its font size tall, with its air
@@ -32,8 +34,10 @@ def _draw_bars(data: dict[str, Any]) -> Figure:
     room = style.bars_width(widest)
     figure = style.new_figure(len(panels), 1, room, 3.8)
     axes = figure.subplots(len(panels), 1, squeeze=False)[:, 0]
+    marks: list[tuple[Axes, Text]] = []
     for ax, panel in zip(axes, panels, strict=True):
-        _draw_bar_panel(ax, panel, data, colors, room, labels_fit(panel, figure.get_figwidth()))
+        marks += _draw_bar_panel(ax, panel, data, colors, room,
+                                 labels_fit(panel, figure.get_figwidth()))
     any_under = any(b["under_tile"] for p in panels for b in p["bars"])
     handles = style.legend_handles(colors, any_under, bool(data["not_plotted"]))
     if any("low" in b for p in panels for b in p["bars"]):
@@ -52,13 +56,31 @@ def _draw_bars(data: dict[str, Any]) -> Figure:
         ]
     style.legend(axes[0], handles)
     style.finish(figure, data["title"], data)
+    _shorten_crowded_marks(figure, marks)
     return figure
+
+
+def _shorten_crowded_marks(figure: Figure, marks: list[tuple[Axes, Text]]) -> None:
+    """A missing bar's mark says why (× over "failed", 7 pt across) where that clears the
+    texts beside it, and is the × alone where it would run into them: a bar is narrower
+    than the word (the footnote lists every such cell with its reason). Measured once the
+    layout is done, as the legend beside the panels takes its width only then."""
+    if not marks:
+        return
+    figure.draw_without_rendering()
+    for ax, mark in marks:
+        box = mark.get_window_extent()
+        others = (t for t in ax.texts if t is not mark and t.get_text().strip())
+        if any(box.overlaps(other.get_window_extent()) for other in others):
+            mark.set_text("×")
 
 
 def _draw_bar_panel(
     ax: Axes, panel: dict[str, Any], data: dict[str, Any], colors: dict[str, str], room: float,
     label_bars: bool,
-) -> None:
+) -> list[tuple[Axes, Text]]:
+    """The panel's bars, and the marks of its missing ones."""
+    marks = []
     variants = panel["variants"]
     width = 0.8 / max(1, len(variants))
     position = {shape: i for i, shape in enumerate(panel["shapes"])}
@@ -88,8 +110,10 @@ def _draw_bar_panel(
         for bar in mine:
             if bar["value"] is None:
                 text = bar["status"] if bar["status"] != "ok" else "n/a"
-                style.mark_missing(ax, position[bar["shape"]] + slot[variant], text)
+                at = position[bar["shape"]] + slot[variant]
+                marks.append((ax, style.mark_missing(ax, at, text)))
     _finish_bar_axes(ax, panel, data, room, label_bars)
+    return marks
 
 
 def labels_fit(panel: dict[str, Any], figure_width_in: float) -> bool:
@@ -256,7 +280,7 @@ def _draw_stage_panel(
             style.mark_missing(ax, x, bar["status"] if bar["status"] != "ok" else "n/a")
         else:
             ax.text(
-                x, 101, style.format_seconds(bar["total_s"]), ha="center", va="bottom",
+                x, 101, seconds_text(bar["total_s"]), ha="center", va="bottom",
                 fontsize=7, rotation=90 if crowded else 0,
             )
     under = {b["shape"] for b in panel["bars"] if b["under_tile"]}

@@ -29,14 +29,13 @@ from kernbench.render.ab_report import AB_FILTERS, ab_context, table_cell
 from kernbench.render.headline import headline
 from kernbench.render.legend import UNSTEADY_SPAN, cell_flags, legend
 from kernbench.render.setup_lines import ceilings_text, machine_text
-from kernbench.render.style import format_seconds
 from kernbench.results import atomic
 from kernbench.results.ab import AbReport
 from kernbench.results.kinds import REPORT_HTML, REPORT_MD
 from kernbench.results.model import CellResult, Results, Summary
 from kernbench.results.provenance import code_label
 from kernbench.spec.model_metrics import rate_name
-from kernbench.units import count_rate_unit, prefixed, si_prefix
+from kernbench.units import count_rate_unit, counted, prefixed, seconds_text, si_prefix
 
 TEMPLATES = Path(__file__).parent / "templates"
 # The metrics a table shows, in this order, when the cells have them; then those the bench
@@ -122,7 +121,7 @@ def _checks_text(cells: Sequence[CellResult]) -> str:
     if not checked:
         return _none_checked(cells)
     passed = sum(all(check.ok for check in found) for found in checked.values())
-    text = f"{len(checked)} of {len(cells)} cells against a reference, {passed} passed"
+    text = f"{len(checked)} of {counted(len(cells), 'cell')} against a reference, {passed} passed"
     errors = [check for found in checked.values() for check in found
               if check.rel_err is not None and math.isfinite(check.rel_err)
               and check.tolerance > 0]
@@ -220,7 +219,7 @@ def _metric_text(value: float, metric: str, scaled: dict[str, tuple[float, str]]
 def _time_text(seconds: float) -> str:
     """A time, or a dash for a value at or below zero: a sample less a flush estimate can
     be one (the flags say `unresolved`), and no call takes no time."""
-    return format_seconds(seconds) if seconds > 0 else "—"
+    return seconds_text(seconds) if seconds > 0 else "—"
 
 
 def _interval_text(cell: CellResult, summary: Summary) -> str:
@@ -233,13 +232,13 @@ def _interval_text(cell: CellResult, summary: Summary) -> str:
     if cell.unsteady and len(medians) >= 2:
         low = min(summary.ci_low_s, *medians)
         high = max(summary.ci_high_s, *medians)
-        bounds = f"[{format_seconds(low)}, {format_seconds(high)}]" if low > 0 else (
-            f"< {format_seconds(high)}")
+        bounds = f"[{seconds_text(low)}, {seconds_text(high)}]" if low > 0 else (
+            f"< {seconds_text(high)}")
         return f"{bounds} {UNSTEADY_SPAN}"
     if summary.ci_low_s > 0:
-        text = f"[{format_seconds(summary.ci_low_s)}, {format_seconds(summary.ci_high_s)}]"
+        text = f"[{seconds_text(summary.ci_low_s)}, {seconds_text(summary.ci_high_s)}]"
     elif summary.ci_high_s > 0:
-        text = f"< {format_seconds(summary.ci_high_s)}"
+        text = f"< {seconds_text(summary.ci_high_s)}"
     else:
         text = "—"
     if summary.ci_coverage < CONFIDENCE:
@@ -253,7 +252,7 @@ def _rounds_text(cell: CellResult) -> str:
     medians = cell.summary.round_medians_s if cell.summary else []
     if len(medians) < 2:
         return str(len(cell.rounds))
-    return f"{len(medians)}: {format_seconds(min(medians))} to {format_seconds(max(medians))}"
+    return f"{len(medians)}: {seconds_text(min(medians))} to {seconds_text(max(medians))}"
 
 
 def _timer_text(results: Results) -> str:
@@ -293,7 +292,7 @@ def _duty_text(results: Results) -> str:
     for duty in sorted(d for d in duties if d is not None):
         if duty == "sustained" and spans:
             named.append(f"sustained duty (back to back, after settle phases of "
-                         f"{format_seconds(min(spans))} to {format_seconds(max(spans))}"
+                         f"{seconds_text(min(spans))} to {seconds_text(max(spans))}"
                          f"{a_turn}, to ±{100 * results.timer_setting('settle_tol'):g}%)")
         elif duty == "sustained":
             # A collective warms up in doubling batches instead (ADR 0042): say so, rather
@@ -327,7 +326,7 @@ def _environment(name: str) -> jinja2.Environment:
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
     )
-    environment.filters["cell"] = table_cell
+    environment.filters.update(cell=table_cell, counted=counted)
     return environment
 
 

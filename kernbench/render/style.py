@@ -17,6 +17,7 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.text import Text
 from matplotlib.transforms import blended_transform_factory, offset_copy
 
 from kernbench.analyze.stats import CI_NAME
@@ -28,7 +29,7 @@ from kernbench.results.model import CellResult, Results
 from kernbench.results.provenance import code_label
 from kernbench.spec.hardware import ceiling_source
 from kernbench.spec.models import Ceiling, HardwareProfile
-from kernbench.units import seconds_text
+from kernbench.units import counted
 
 # matplotlib's tab10, in a fixed order so a variant keeps its color across figures.
 PALETTE = (
@@ -80,11 +81,6 @@ def ordered_stages(names: Iterable[str]) -> list[str]:
 
 def stage_color(name: str, position: int) -> str:
     return STAGE_COLORS.get(name, PALETTE[(position + 4) % len(PALETTE)])
-
-
-def format_seconds(seconds: float) -> str:
-    """A duration with a unit chosen so the number has one to three integer digits."""
-    return seconds_text(seconds)
 
 
 def significant(value: float | None, digits: int = 6) -> float | None:
@@ -153,8 +149,7 @@ def footnote(results: Results) -> str:
     if prov.get("host"):
         parts.append(f"host {prov['host']}")
     parts.append(f"run {results.created_utc[:16].replace('T', ' ')} UTC")
-    rounds = results.rounds
-    parts.append(f"{rounds} round{'s' if rounds != 1 else ''}")
+    parts.append(counted(results.rounds, "round"))
     split = len(parts)
     parts.append(f"spec {results.spec_hash[:12]}")
     if results.hardware:
@@ -202,7 +197,7 @@ def finish(figure: Figure, heading: str, data: Mapping[str, Any]) -> None:
     figure.suptitle(heading, fontsize=12, fontweight="bold")
     lines = []
     if data.get("not_plotted"):
-        lines.append(f"Not plotted ({len(data['not_plotted'])} cells, marked ×):")
+        lines.append(f"Not plotted ({counted(len(data['not_plotted']), 'cell')}, marked ×):")
         lines.extend("  " + line for line in not_plotted_lines(data["not_plotted"]))
     lines.append(data["footnote"])
     figure.supxlabel(wrap_footnote("\n".join(lines), figure.get_figwidth(), DPI),
@@ -321,10 +316,10 @@ def ceiling_line(ax: Axes, value: float, label: str | None = None) -> None:
                     va="bottom", fontsize=7, color=CEILING_COLOR)
 
 
-def mark_missing(ax: Axes, x: float, text: str) -> None:
+def mark_missing(ax: Axes, x: float, text: str) -> Text:
     """A red × at the foot of an empty slot, with why it is empty (failed, invalid, n/a)."""
     foot = blended_transform_factory(ax.transData, ax.transAxes)
-    ax.text(
+    return ax.text(
         x,
         0.02,
         f"×\n{text}",

@@ -239,11 +239,6 @@ class AbReport(_Model):
     measured_on: MeasuredOn | None = None  # None: written before version 6 kept it
 
 
-def counted(n: int, noun: str) -> str:
-    """`n` and `noun`, plural unless there is one: '1 cell', '3 cells'."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
 def side_setting(switch: str, value: str | None) -> str:
     """What a side does with the switch, as every output says it: `VAR=value`, or `VAR
     unset` (not the same as `VAR=`, which sets it to the empty string)."""

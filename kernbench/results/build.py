@@ -21,6 +21,7 @@ from kernbench.results.model import (
 from kernbench.results.provenance import portable_path
 from kernbench.spec.models import Bench, HardwareProfile
 from kernbench.timing.steady import is_unsteady, round_spread
+from kernbench.units import counted
 
 
 def cell_result(
@@ -45,7 +46,7 @@ def cell_result(
         result.reason = f"round {failed[0].round}: {failed[0].reason}"
         return result
     if len(rounds) < expected_rounds:
-        result.reason = f"{len(rounds)} of {expected_rounds} rounds measured"
+        result.reason = f"{len(rounds)} of {counted(expected_rounds, 'round')} measured"
         return result
     samples = [s for r in rounds for s in r.samples_s]
     if not samples:

@@ -34,6 +34,7 @@ from kernbench.timing.sampling import (
     warm_up_cell,
 )
 from kernbench.timing.steady import Idle
+from kernbench.units import counted
 
 GRAPH_THRESHOLD_S = 20e-6  # auto: an eager median under this is timed with graphs
 GRAPH_TARGET_S = 1e-3  # kernel time captured in one graph
@@ -73,10 +74,10 @@ def unresolved(samples_s: list[float], launches: int, flush_s: float) -> str | N
     bad = sum(1 for s in samples_s if not s > 0)
     if not bad:
         return None
-    why = f"{bad} of {len(samples_s)} graph samples at or below zero"
+    why = f"{bad} of {counted(len(samples_s), 'graph sample')} at or below zero"
     if flush_s > 0:
-        why += (f": {launches} launch(es) behind flushes of {flush_s * 1e6:.3g} us each do "
-                "not outweigh the flush graph's jitter")
+        why += (f": {counted(launches, 'launch', 'launches')} behind flushes of "
+                f"{flush_s * 1e6:.3g} us each do not outweigh the flush graph's jitter")
     return why
 
 

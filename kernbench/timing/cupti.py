@@ -26,6 +26,7 @@ from kernbench.kernels.base import Kernel
 from kernbench.spec.timer_model import TimerSpec
 from kernbench.timing.base import Measurement
 from kernbench.timing.cuda import EventTimer
+from kernbench.units import counted
 
 SAMPLE_RANGE = "kernbench::sample"  # the host range each timed call runs inside
 # Device records that are a call's own work (not annotations spanning it).
@@ -76,10 +77,12 @@ def kernel_seconds(records: list[SampleRecord], samples: int) -> list[float]:
     """The kernel durations of `samples` timed calls, or ValueError saying why the
     records cannot stand for them."""
     if len(records) != samples:
-        raise ValueError(f"{len(records)} sample spans on the GPU for {samples} samples")
+        raise ValueError(f"{counted(len(records), 'sample span')} on the GPU for "
+                         f"{counted(samples, 'sample')}")
     empty = sum(r.activities == 0 for r in records)
     if empty:
-        raise ValueError(f"no device work recorded in {empty} of {samples} sample spans")
+        raise ValueError(f"no device work recorded in {empty} of "
+                         f"{counted(samples, 'sample span')}")
     return [r.seconds for r in records]
 
 

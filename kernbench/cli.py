@@ -13,7 +13,6 @@ scipy and matplotlib, which `kernbench list` and `--help` should not wait for.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -60,13 +59,16 @@ from kernbench.commands.run_options import (
 )
 from kernbench.commands.schema import schema_command
 from kernbench.commands.streams import pipe_closed
-from kernbench.commands.validate import list_benches, print_outcomes, validate_paths
+from kernbench.commands.validate import (
+    list_benches,
+    print_benches,
+    print_outcomes,
+    validate_paths,
+)
 from kernbench.commands.version import VersionFlag
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, UserError, name_too_long
 from kernbench.results.ab import AA_VERDICT_MEANINGS, VERDICT_MEANINGS
-from kernbench.spec import models as spec  # the A/B numbers its help states
-from kernbench.spec.discovery import no_benches_found
-from kernbench.spec.extras import not_usable_here
+from kernbench.spec import ab_model  # the A/B numbers its help states
 
 
 class _Group(ReadableHelp):
@@ -150,17 +152,7 @@ AsJson = Annotated[bool, typer.Option("--json", help="Machine-readable output.")
 @app.command("list")
 def list_command(bench_dir: BenchDirs = None, as_json: AsJson = False) -> None:
     """List the benches found: name, then description."""
-    rows = list_benches(bench_dir or ())
-    if as_json:
-        typer.echo(json.dumps(rows, indent=1))
-        return
-    if not rows:
-        typer.echo(no_benches_found(), err=True)
-    width = max((len(row["name"]) for row in rows), default=0)
-    for row in rows:
-        about = row.get("description") or f"(invalid: {row.get('error')})"
-        about += f" ({not_usable_here(row['unavailable'])})" if "unavailable" in row else ""
-        typer.echo(f"{row['name']:<{width}}  {about}")
+    print_benches(list_benches(bench_dir or ()), as_json)
 
 
 @app.command("validate")
@@ -278,10 +270,10 @@ def ab_command(
     b_unset: UnsetB = None,
     rounds: Annotated[
         str | None,
-        typer.Option("--rounds", help=f"Rounds, {spec.MIN_ROUNDS} to {spec.MAX_ROUNDS} (default "
-                     f"{spec.DEFAULT_ROUNDS}); auto[:MAX]: {spec.DEFAULT_ROUNDS}, then one more "
-                     f"at a time while a cell is unstable, up to MAX (default "
-                     f"{spec.AUTO_MAX_ROUNDS})."),
+        typer.Option("--rounds", help=f"Rounds, {ab_model.MIN_ROUNDS} to {ab_model.MAX_ROUNDS} "
+                     f"(default {ab_model.DEFAULT_ROUNDS}); auto[:MAX]: "
+                     f"{ab_model.DEFAULT_ROUNDS}, then one more at a time while a cell is "
+                     f"unstable, up to MAX (default {ab_model.AUTO_MAX_ROUNDS})."),
     ] = None,
     aa: Annotated[
         bool | None, typer.Option("--aa/--no-aa", help="Also run A/A rounds: a noise floor.")
@@ -289,20 +281,20 @@ def ab_command(
     min_effect: Annotated[
         float | None,
         typer.Option("--min-effect", callback=check_min_effect,
-                     help=f"Smallest effect worth a call, % (default {spec.DEFAULT_MIN_EFFECT:g}; "
-                     f"0 to {spec.MIN_EFFECT_MAX:g})."),
+                     help=f"Smallest effect worth a call, % (default "
+                     f"{ab_model.DEFAULT_MIN_EFFECT:g}; 0 to {ab_model.MIN_EFFECT_MAX:g})."),
     ] = None,
     schedule: Annotated[
         str | None,
-        typer.Option("--schedule", help=f"{' or '.join(spec.AB_SCHEDULES)} (default "
-                     f"{spec.DEFAULT_SCHEDULE}); interleaved: the sides take turns per cell; "
+        typer.Option("--schedule", help=f"{' or '.join(ab_model.AB_SCHEDULES)} (default "
+                     f"{ab_model.DEFAULT_SCHEDULE}); interleaved: the sides take turns per cell; "
                      "sequential: each side a whole run after the other."),
     ] = None,
     turn_ms: Annotated[
         float | None,
         typer.Option("--turn-ms", callback=finite(),
                      help=f"Interleaved: the length a turn aims at, ms (default "
-                     f"{spec.DEFAULT_TURN_MS:g}; at most {spec.MAX_TURN_MS})."),
+                     f"{ab_model.DEFAULT_TURN_MS:g}; at most {ab_model.MAX_TURN_MS})."),
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="Output folder; default runs/ab_VAR_<UTC>/.")
@@ -315,7 +307,7 @@ def ab_command(
     fail_on: Annotated[
         str | None, typer.Option("--fail-on", help=f"{FAIL_ON_CHOICES}: exit 1 when a "
                                  "cell is called so (a CI gate; needs "
-                                 f"{spec.GATE_MIN_ROUNDS} rounds or more).")
+                                 f"{ab_model.GATE_MIN_ROUNDS} rounds or more).")
     ] = None,
     device: Device = "auto",
     bench_dir: BenchDirs = None,
@@ -339,7 +331,7 @@ def summarize_command(
     min_effect: Annotated[
         float | None,
         typer.Option("--min-effect", callback=check_min_effect,
-                     help=f"Re-judge with this effect, % (0 to {spec.MIN_EFFECT_MAX:g})."),
+                     help=f"Re-judge with this effect, % (0 to {ab_model.MIN_EFFECT_MAX:g})."),
     ] = None,
 ) -> None:
     """Rebuild ab.json, report.md and the figure of an A/B folder; runs nothing."""

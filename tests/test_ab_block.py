@@ -10,8 +10,8 @@ import pytest
 
 from kernbench.ab.settings import AbChoices, resolve_settings
 from kernbench.errors import SpecError
+from kernbench.spec.ab_model import AbSpec
 from kernbench.spec.loader import load_bench
-from kernbench.spec.models import AbSpec
 
 BENCH = """\
 name: blk

@@ -1,4 +1,4 @@
-"""An A/B's numbers are declared once (spec/models.py): the `ab:` block's schema, the
+"""An A/B's numbers are declared once (spec/ab_model.py): the `ab:` block's schema, the
 command line's help and checks, and the settings all state the same, read from there."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from kernbench import cli
 from kernbench.ab.settings import AB_CHOICES, AbChoices, parse_rounds, resolve_settings
 from kernbench.analyze.stats import CONFIDENCE, median_interval
 from kernbench.errors import UserError
-from kernbench.spec.models import (
+from kernbench.spec.ab_model import (
     AB_SCHEDULES,
     AUTO_MAX_ROUNDS,
     DEFAULT_MIN_EFFECT,
@@ -29,8 +29,8 @@ from kernbench.spec.models import (
     MIN_EFFECT_MAX,
     MIN_ROUNDS,
     AbSpec,
-    Bench,
 )
+from kernbench.spec.models import Bench
 
 SCHEMA = Path(__file__).parents[1] / "schemas" / "bench.schema.json"
 

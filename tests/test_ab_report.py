@@ -24,7 +24,7 @@ from kernbench.results.ab import (
     TURNS_FORMAT,
     VERDICT_MEANINGS,
 )
-from kernbench.spec.models import MIN_ROUNDS
+from kernbench.spec.ab_model import MIN_ROUNDS
 
 REPO = Path(__file__).resolve().parents[1]
 

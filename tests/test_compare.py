@@ -30,7 +30,7 @@ from kernbench.errors import UserError
 from kernbench.results import model as results_io
 from kernbench.results.ab import Verdict
 from kernbench.results.model import CellResult, Results
-from kernbench.spec.models import GATE_MIN_ROUNDS
+from kernbench.spec.ab_model import GATE_MIN_ROUNDS
 
 BENCH = """\
 name: compare-test

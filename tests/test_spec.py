@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from kernbench.spec.ab_model import AbSpec
 from kernbench.spec.models import (
-    AbSpec,
     Bench,
     Ceiling,
     HardwareProfile,

@@ -45,7 +45,7 @@ from kernbench.results.ab import (
     TurnsSummary,
 )
 from kernbench.results.model import CellResult
-from kernbench.spec.models import GATE_MIN_ROUNDS, MIN_ROUNDS
+from kernbench.spec.ab_model import GATE_MIN_ROUNDS, MIN_ROUNDS
 from kernbench.units import counted
 
 

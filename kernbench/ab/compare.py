@@ -26,7 +26,7 @@ from kernbench.analyze.stats import CONFIDENCE
 from kernbench.errors import UserError
 from kernbench.results.ab import VERDICT_MEANINGS, VERDICTS, Verdict
 from kernbench.results.model import CellResult, Results
-from kernbench.spec.models import MIN_ROUNDS, FailOn
+from kernbench.spec.ab_model import MIN_ROUNDS, FailOn
 from kernbench.units import counted, seconds_text, signed_pct
 
 

@@ -9,7 +9,7 @@ from typing import Protocol, TypeVar
 from kernbench.analyze.stats import CONFIDENCE, median_interval
 from kernbench.errors import UserError
 from kernbench.results.ab import Verdict
-from kernbench.spec.models import FAIL_ONS, GATE_MIN_ROUNDS, FailOn
+from kernbench.spec.ab_model import FAIL_ONS, GATE_MIN_ROUNDS, FailOn
 
 # The verdicts each gate fails on.
 FAILS: dict[FailOn, frozenset[Verdict]] = {

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kernbench.results.ab import CellTurns
-from kernbench.spec.models import DEFAULT_TURN_MS
+from kernbench.spec.ab_model import DEFAULT_TURN_MS
 from kernbench.spec.timer_model import TimerSpec
 
 REFERENCE = "A"  # the side every other side is compared with

@@ -44,12 +44,13 @@ from kernbench.results.ab import AbReport
 from kernbench.results.kinds import AB_MANIFEST_NAME
 from kernbench.results.outpaths import out_folder
 from kernbench.results.provenance import utc_now, utc_stamp
+from kernbench.spec.ab_model import AbSchedule, AbSpec, FailOn
 from kernbench.spec.checks import world_size_of
 from kernbench.spec.discovery import find_bench
 from kernbench.spec.drift import REBUILT_ONLY, bench_drift
 from kernbench.spec.hardware import resolve_device
 from kernbench.spec.loader import load_bench
-from kernbench.spec.models import AbSchedule, AbSpec, Bench, FailOn, spec_hash
+from kernbench.spec.models import Bench, spec_hash
 from kernbench.spec.op_factory import bench_source
 from kernbench.spec.yaml_document import field_error
 from kernbench.units import counted

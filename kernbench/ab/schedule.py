@@ -31,8 +31,8 @@ from kernbench.execute.pins import PinMode
 from kernbench.results.folder_paths import recorded_path, resolved_path
 from kernbench.results.jsonio import FileFormat, unchanged
 from kernbench.results.kinds import AB_MANIFEST_NAME
+from kernbench.spec.ab_model import AbSchedule
 from kernbench.spec.fields import Strict
-from kernbench.spec.models import AbSchedule
 from kernbench.worker_env import FAST_ENV, ROUND_ENV, SIDE_ENV, SWITCH_ENV
 
 MANIFEST_VERSION = 4

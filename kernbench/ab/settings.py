@@ -10,7 +10,7 @@ from typing import Any
 from kernbench.ab.pairing import check_variants, switches_variant
 from kernbench.errors import UserError, is_whole_number
 from kernbench.results.ab import side_setting
-from kernbench.spec.models import (
+from kernbench.spec.ab_model import (
     AB_SCHEDULES,
     AUTO_MAX_ROUNDS,
     DEFAULT_ROUNDS,
@@ -18,9 +18,9 @@ from kernbench.spec.models import (
     MAX_TURN_MS,
     MIN_ROUNDS,
     AbSpec,
-    Bench,
     min_effect_problem,
 )
+from kernbench.spec.models import Bench
 from kernbench.worker_env import RUNNER_SET
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

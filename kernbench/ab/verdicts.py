@@ -14,7 +14,7 @@ import numpy as np
 
 # The rule's A/A constants sit beside the text that says what a verdict means (results/ab.py).
 from kernbench.results.ab import AA_ALPHA, AA_MIN_ROUNDS, Verdict
-from kernbench.spec.models import MIN_ROUNDS
+from kernbench.spec.ab_model import MIN_ROUNDS
 
 
 def to_pct(log_ratio: float) -> float:

@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from kernbench.spec.models import FAIL_ONS
+from kernbench.spec.ab_model import FAIL_ONS
 
 FAIL_ON_CHOICES = f"{', '.join(FAIL_ONS[:-1])} or {FAIL_ONS[-1]}"  # slower, faster or any
 

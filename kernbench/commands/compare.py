@@ -14,7 +14,7 @@ from kernbench.results import model as results_io
 from kernbench.results.jsonio import write_json
 from kernbench.results.outpaths import out_folder
 from kernbench.results.provenance import code_label
-from kernbench.spec.models import DEFAULT_MIN_EFFECT
+from kernbench.spec.ab_model import DEFAULT_MIN_EFFECT
 from kernbench.units import counted
 
 # compare.json: written for people and tools, never read back here. 2: stopped_working

@@ -17,7 +17,7 @@ from kernbench.commands.numbers import check_min_effect
 from kernbench.results import atomic
 from kernbench.results import model as results_io
 from kernbench.results.outpaths import out_file, out_folder
-from kernbench.spec.models import DEFAULT_MIN_EFFECT, GATE_MIN_ROUNDS, MIN_EFFECT_MAX
+from kernbench.spec.ab_model import DEFAULT_MIN_EFFECT, GATE_MIN_ROUNDS, MIN_EFFECT_MAX
 from kernbench.units import counted
 
 

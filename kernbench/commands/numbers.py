@@ -13,7 +13,7 @@ from collections.abc import Callable
 import typer
 
 from kernbench.errors import number_problem
-from kernbench.spec.models import min_effect_problem
+from kernbench.spec.ab_model import min_effect_problem
 
 Check = Callable[[float | None], float | None]
 

@@ -1,4 +1,5 @@
-"""`kernbench validate`: check bench files and hardware profiles, every problem reported.
+"""`kernbench validate`: check bench files and hardware profiles, every problem reported;
+and `kernbench list`'s rows of the benches found.
 
 A bench is checked as far as it can be before anything is measured (`check_bench`, which
 `plan` and `run` share): the file and its kernel (the loader), then the hardware profile
@@ -8,6 +9,7 @@ file that is not there (`plan` and `run` do not: a new bench's first run makes i
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from pathlib import Path
@@ -159,6 +161,20 @@ def list_benches(extra: Sequence[Path] = ()) -> list[dict[str, str]]:
         except SpecError as exc:
             rows.append({"name": name, "path": str(path), "error": str(exc)})
     return rows
+
+
+def print_benches(rows: Sequence[dict[str, str]], as_json: bool) -> None:
+    """`list`'s lines: name, then description (or why it is invalid, or not usable here)."""
+    if as_json:
+        typer.echo(json.dumps(rows, indent=1))
+        return
+    if not rows:
+        typer.echo(no_benches_found(), err=True)
+    width = max((len(row["name"]) for row in rows), default=0)
+    for row in rows:
+        about = row.get("description") or f"(invalid: {row.get('error')})"
+        about += f" ({not_usable_here(row['unavailable'])})" if "unavailable" in row else ""
+        typer.echo(f"{row['name']:<{width}}  {about}")
 
 
 def validate_paths(paths: Sequence[Path], extra: Sequence[Path]) -> list[Outcome]:

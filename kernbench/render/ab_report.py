@@ -20,7 +20,7 @@ from kernbench.results.ab import (
     only_flags,
     side_setting,
 )
-from kernbench.spec.models import MIN_ROUNDS
+from kernbench.spec.ab_model import MIN_ROUNDS
 from kernbench.units import counted, seconds_text, signed_pct
 
 TEMPLATE = """\

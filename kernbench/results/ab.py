@@ -31,7 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kernbench.results.jsonio import FileFormat, unchanged
-from kernbench.spec.models import MIN_ROUNDS, AbSchedule
+from kernbench.spec.ab_model import MIN_ROUNDS, AbSchedule
 
 AB_VERSION = 6
 TURNS_VERSION = 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BeforeValidator,
@@ -21,16 +21,12 @@ from pydantic import (
 )
 
 from kernbench.dtypes import DTYPES, ITEMSIZE
-from kernbench.errors import number_problem
 from kernbench.spec import expr
-from kernbench.spec.env_value import EnvValue
+from kernbench.spec.ab_model import AbSpec
 from kernbench.spec.fields import (
     Count,
-    EnvVarName,
-    Flag,
     Identifier,
     PositiveFloat,
-    Real,
     Scalar,
     Slug,
     Strict,
@@ -62,37 +58,6 @@ DERIVED_NAMES = ("itemsize",)
 # exclusions): enough for any sweep worth measuring, small enough to plan in a second.
 MAX_CELLS = 100_000
 YAML_SUFFIXES = (".yaml", ".yml")  # of a bench file and of a hardware profile
-# An A/B's numbers, declared here once: the `ab:` block's bounds and defaults below, and
-# `ab`'s options, their help and ab/settings.py's checks, all read these.
-# A verdict needs each side's spread, which one round lacks (results/ab.py).
-MIN_ROUNDS = 2
-MAX_ROUNDS = 100
-# The fewest rounds whose median interval reaches analyze/stats.CONFIDENCE (95 %): their
-# min-max. With fewer, a change that does nothing is called faster or slower by chance too
-# often for a `--fail-on` gate (ab/gate.py). Typed here, where `--help` reads it without
-# scipy; tests/test_ab_numbers.py checks it against the statistics.
-GATE_MIN_ROUNDS = 6
-# `--fail-on`, the gate of `ab` and `compare`: the verdicts each fails on are ab/gate.py's.
-FailOn = Literal["slower", "faster", "any"]
-FAIL_ONS: tuple[FailOn, ...] = get_args(FailOn)
-DEFAULT_ROUNDS = GATE_MIN_ROUNDS  # so an A/B of the default rounds can gate
-AUTO_MAX_ROUNDS = 20  # `--rounds auto`: from DEFAULT_ROUNDS up to this while a cell is unstable
-DEFAULT_MIN_EFFECT = 1.0  # percent
-MIN_EFFECT_MAX = 1000.0  # percent: a tenfold change is past any threshold worth asking for
-# The longest turn an interleaved A/B takes, in ms: the block's `turn_ms` and `--turn-ms`.
-MAX_TURN_MS = 10_000
-DEFAULT_TURN_MS = 5.0  # measured, docs/ab-schedules.md; ab/interleave.py says why
-AbSchedule = Literal["interleaved", "sequential"]
-AB_SCHEDULES: tuple[AbSchedule, ...] = get_args(AbSchedule)
-DEFAULT_SCHEDULE: AbSchedule = "interleaved"
-
-
-def min_effect_problem(value: float) -> str | None:
-    """Why `value` is no minimum effect, %, None where it is one: `--min-effect`'s check,
-    and the A/B settings' of a value given through the API (ab/settings.py)."""
-    return number_problem(value, 0.0, MIN_EFFECT_MAX)
-
-
 class Requirements(Strict):
     device: Literal["any", "cpu", "cuda"] = "any"
     world_size: Count = Field(1, ge=1, le=4096, description="Largest number of ranks needed.")
@@ -101,32 +66,6 @@ class Requirements(Strict):
         default_factory=list,
         description="Top-level Python modules the kernel imports when a cell runs (torch): "
         "`run` and `ab` refuse a machine without one, naming what to install.",
-    )
-
-
-class AbSpec(Strict):
-    """Defaults for `kernbench ab --bench NAME` so the command needs no flags."""
-
-    switch: EnvVarName = Field(description="The environment variable A and B set, or "
-                               "`variant`: then a and b name two of the bench's variants.")
-    a: EnvValue | None = Field("0", description="Side A's value (or variant); null: side A leaves "
-                          "the variable unset, which is not the empty string.")
-    b: EnvValue | None = Field("1", description="Side B's value (or variant); null: unset.")
-    rounds: Count = Field(DEFAULT_ROUNDS, ge=MIN_ROUNDS, le=MAX_ROUNDS)
-    max_rounds: Count | None = Field(None, ge=MIN_ROUNDS, le=MAX_ROUNDS, description="Keep "
-                                     "adding rounds, past `rounds`, while a cell is unstable, "
-                                     "up to this.")
-    aa: Flag = False
-    min_effect: Real = Field(DEFAULT_MIN_EFFECT, ge=0, le=MIN_EFFECT_MAX,
-                             description="Smallest effect (percent) worth a call.")
-    schedule: AbSchedule = Field(
-        DEFAULT_SCHEDULE,
-        description="interleaved: a round's sides live side by side and take turns per cell; "
-        "sequential: each side is a whole run after the other.",
-    )
-    turn_ms: PositiveFloat | None = Field(
-        None, le=MAX_TURN_MS,
-        description=f"Interleaved: the length a turn aims at, in ms (default {DEFAULT_TURN_MS:g}).",
     )
 
 

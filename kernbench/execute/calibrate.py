@@ -104,10 +104,10 @@ def profile_from(
         match=list(sheet.match) if sheet and sheet.match else [measured.device_name],
         peak_tflops=peaks,
         memory_gbs=_ceiling(sheet.memory_gbs if sheet else None, measured.memory_gbs),
-        host_to_device_gbs=_optional(
+        host_to_device_gbs=beside_datasheet(
             sheet.host_to_device_gbs if sheet else None, measured.host_to_device_gbs
         ),
-        device_to_host_gbs=_optional(
+        device_to_host_gbs=beside_datasheet(
             sheet.device_to_host_gbs if sheet else None, measured.device_to_host_gbs
         ),
         interconnect_gbs=sheet.interconnect_gbs if sheet else None,
@@ -124,7 +124,9 @@ def _ceiling(old: Ceiling | None, measured: float | None) -> Ceiling:
     )
 
 
-def _optional(old: Ceiling | None, measured: float | None) -> Ceiling | None:
+def beside_datasheet(old: Ceiling | None, measured: float | None) -> Ceiling | None:
+    """`measured` beside `old`'s datasheet figure; `old` kept where nothing was measured
+    (a part `--only` did not measure), None where there is neither."""
     if old is None and measured is None:
         return None
     return _ceiling(old, measured)

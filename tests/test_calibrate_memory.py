@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from kernbench.analyze.collective import GB
+from kernbench.analyze.rates import GB
 from kernbench.errors import EXIT_FAILED, UserError
 from kernbench.execute import calibrate_memory
 from kernbench.execute.calibrate_memory import Copy, CopyMethod, best_of_methods

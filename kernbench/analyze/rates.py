@@ -10,6 +10,10 @@ from __future__ import annotations
 # (and the collective model's algbw and busbw) in GB/s.
 TFLOP = 1e12
 GB = 1e9
+# The rates kernbench derives from a cell's counts over its median time (`util`: its
+# tflops over the dtype's ceiling), in the order a report's tables show them; a bench's
+# `rates:` add their own (`model_metrics.rate_name`).
+RATE_METRICS = ("tflops", "gbs", "busbw_gbs", "algbw_gbs", "util")
 
 
 def per_second(amount: float, seconds: float, unit: float = 1.0) -> float:

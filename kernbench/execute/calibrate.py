@@ -27,7 +27,7 @@ from kernbench.execute.calibrate_memory import memory_ceiling_cpu, memory_ceilin
 from kernbench.execute.calibrate_setup import Part, Sampler, Sizes, method_text
 from kernbench.results import atomic
 from kernbench.results.outpaths import out_file
-from kernbench.results.provenance import cpu_model
+from kernbench.results.provenance import cpu_model, utc_now
 from kernbench.spec.fields import Scalar
 from kernbench.spec.models import Ceiling, HardwareProfile
 
@@ -91,7 +91,7 @@ def profile_from(
         old = sheet.peak_tflops.get(dtype) if sheet else None
         peaks[dtype] = _ceiling(old, measured.peak_tflops.get(dtype))
     calibration: dict[str, Scalar] = {
-        "date": (now or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "date": utc_now(now),
         "device_name": measured.device_name,
         "host": platform.node(),
         "method": measured.method,

@@ -21,6 +21,7 @@ from kernbench.execute.calibrate import (
     measure_cuda,
 )
 from kernbench.execute.calibrate_setup import Sizes, method_parts, method_text
+from kernbench.results.provenance import utc_now
 from kernbench.spec.models import HardwareProfile
 
 Measure = Callable[[Sizes, Sequence[str]], Measured]
@@ -68,8 +69,7 @@ def remeasured(
     calibration.update(measured.notes)
     calibration["method"] = method_remeasured(
         base.kind, str(base.calibration.get("method", "")), part, measured.method)
-    calibration[f"{part}_date"] = (now or dt.datetime.now(dt.timezone.utc)).strftime(
-        "%Y-%m-%dT%H:%M:%SZ")
+    calibration[f"{part}_date"] = utc_now(now)
     before = calibration.get("remeasured", [])
     earlier = before if isinstance(before, list) else [str(before)]
     calibration["remeasured"] = sorted({*earlier, part})

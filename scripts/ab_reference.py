@@ -41,6 +41,7 @@ from kernbench.analyze.stats import median_interval
 from kernbench.kernels import gpu_hold, resolve_factory
 from kernbench.kernels.base import Kernel, as_kernel
 from kernbench.plan import Cell, plan, select
+from kernbench.results.provenance import utc_now
 from kernbench.spec.loader import load_bench
 from kernbench.units import seconds_text
 
@@ -299,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
                 "flush_factor": FLUSH_FACTOR,
                 "order": "ABBA: pair k is A then B when k is even, B then A when odd",
             },
-            "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "created_utc": utc_now(),
             "cells": rows,
         }
         args.out.parent.mkdir(parents=True, exist_ok=True)

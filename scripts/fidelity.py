@@ -24,7 +24,6 @@ from the JSON alone.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import shutil
 import subprocess
 import sys
@@ -163,10 +162,11 @@ def provenance() -> dict[str, Any]:
     import torch
     import triton
 
+    from kernbench.results.provenance import utc_now
     from kernbench.timing import nvml
 
     return {
-        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "date": utc_now(),
         "gpu": torch.cuda.get_device_name(),
         "driver": nvml.driver_version(),
         "torch": torch.__version__,

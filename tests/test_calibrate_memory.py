@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from kernbench.analyze.collective import GB
+from kernbench.analyze.rates import GB
 from kernbench.errors import EXIT_FAILED, UserError
 from kernbench.execute import calibrate_memory
 from kernbench.execute.calibrate_memory import Copy, CopyMethod, best_of_methods
@@ -114,7 +114,9 @@ def test_the_large_copies_fit_in_half_the_device(device_gib: int, large_mib: int
     assert [method.nbytes >> 20 for method, _ in methods] == [large_mib, 256, large_mib]
 
 
-def test_the_cpu_memory_ceiling_names_its_method() -> None:
+def test_the_cpu_memory_ceiling_names_its_method(monkeypatch) -> None:
+    monkeypatch.setattr(calibrate_memory, "median_seconds", lambda run, reps: 0.25e-3)
     ceiling = calibrate_memory.memory_ceiling_cpu(Sizes(cpu_copy_bytes=1 << 20, reps=3))
-    assert ceiling.gbs and ceiling.gbs > 0
+    assert ceiling.gbs == 2 * (1 << 20) / 0.25e-3 / GB  # bytes read + written
+    assert ceiling.rates_gbs == {"numpy-copy-1MiB": ceiling.gbs}
     assert ceiling.notes == {"memory_method": "numpy-copy-1MiB"}

@@ -3,6 +3,7 @@ metadata, read before the run writes anything; the committed data names both."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import shutil
 import subprocess
@@ -151,3 +152,9 @@ def test_the_gpu_uuid_is_recorded_as_nvidia_smi_writes_it() -> None:
     props = SimpleNamespace(uuid="a5c2f1cd-60e5-bab2-5ddb-54924571761c")
     assert provenance.gpu_uuid(props) == "GPU-a5c2f1cd-60e5-bab2-5ddb-54924571761c"
     assert provenance.gpu_uuid(SimpleNamespace()) is None
+
+
+def test_utc_now_writes_a_given_time_as_every_recorded_time_is_written() -> None:
+    moment = dt.datetime(2026, 12, 4, 9, 5, 7, 123456, tzinfo=dt.timezone.utc)
+    assert provenance.utc_now(moment) == "2026-12-04T09:05:07Z"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", provenance.utc_now())

@@ -39,3 +39,20 @@ def test_a_run_without_a_profile_or_clocks_says_only_what_it_has():
                   for c in results.cells]})
     assert ceilings_text(bare) is None
     assert machine_text(bare) == "NVIDIA H200 (cuda), driver 580.159.04, CUDA 13.0, host vm"
+
+
+def test_the_ceilings_line_gives_the_date_each_part_was_measured_again(tmp_path):
+    # After `calibrate --only memory` the line said the ceilings were measured on the
+    # whole calibration's date, a memory ceiling taken days later among them.
+    results = results_io.load(DATA / "milestone-1h-gemm.json.xz")
+    hardware = dict(results.hardware or {})
+    hardware["calibration"] = {**hardware["calibration"], "remeasured": ["host", "memory"],
+                               "memory_date": "2026-12-04T15:35:25Z",
+                               "host_date": "2026-12-05T08:00:00Z"}
+    again = results.model_copy(update={"hardware": hardware})
+    assert ceilings_text(again) == (
+        "hardware profile h200-isolated (measured on NVIDIA H200 2026-12-01, host measured "
+        "again 2026-12-05, memory measured again 2026-12-04, isolated duty; the datasheet "
+        "where not measured)")
+    write_report(again, tmp_path)
+    assert "memory measured again 2026-12-04" in (tmp_path / "report.md").read_text()

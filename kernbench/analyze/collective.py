@@ -16,10 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from kernbench.analyze.rates import per_second
+from kernbench.analyze.rates import GB, per_second
 from kernbench.spec.checks import world_size_of
-
-GB = 1e9
 
 BUSBW_FACTOR: dict[str, Callable[[int], float]] = {
     "allreduce": lambda n: 2 * (n - 1) / n,

@@ -14,8 +14,8 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kernbench.analyze.collective import GB, bandwidths, names_collective
-from kernbench.analyze.rates import per_second
+from kernbench.analyze.collective import bandwidths, names_collective
+from kernbench.analyze.rates import GB, TFLOP, per_second
 from kernbench.plan import Cell
 from kernbench.spec import expr
 from kernbench.spec.checks import world_size_of
@@ -25,9 +25,6 @@ from kernbench.spec.models import Bench, HardwareProfile, derived_names
 # Measured time may undercut the datasheet roofline by this much before we call it invalid
 # (clock boost and rounding in datasheet figures).
 INVALID_MARGIN = 0.03
-# The units of the stored rates and of the profile's ceilings: `tflops` in TFLOP/s (here),
-# `gbs` in GB/s (`GB`, beside the collective model's algbw and busbw).
-TFLOP = 1e12
 
 
 class MetricError(ValueError):

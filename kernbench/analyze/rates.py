@@ -1,9 +1,19 @@
 """A rate is a count of work over a time: one function for every rate kernbench stores
-(TFLOP/s, GB/s, algbw, a `rates:` count per second), and one for the interval a rate's
-time interval maps to. TFLOP/s, GB/s and algbw were each divided out in their own place,
-and the interval mapped in three renderers."""
+(TFLOP/s, GB/s, algbw, a `rates:` count per second, and the calibration's ceilings) with
+their units, and one for the interval a rate's time interval maps to. TFLOP/s, GB/s and
+algbw were each divided out in their own place, and the interval mapped in three
+renderers."""
 
 from __future__ import annotations
+
+# The units of the stored rates and of the profile's ceilings: `tflops` in TFLOP/s, `gbs`
+# (and the collective model's algbw and busbw) in GB/s.
+TFLOP = 1e12
+GB = 1e9
+# The rates kernbench derives from a cell's counts over its median time (`util`: its
+# tflops over the dtype's ceiling), in the order a report's tables show them; a bench's
+# `rates:` add their own (`model_metrics.rate_name`).
+RATE_METRICS = ("tflops", "gbs", "busbw_gbs", "algbw_gbs", "util")
 
 
 def per_second(amount: float, seconds: float, unit: float = 1.0) -> float:

@@ -27,7 +27,7 @@ from kernbench.execute.calibrate_memory import memory_ceiling_cpu, memory_ceilin
 from kernbench.execute.calibrate_setup import Part, Sampler, Sizes, method_text
 from kernbench.results import atomic
 from kernbench.results.outpaths import out_file
-from kernbench.results.provenance import cpu_model
+from kernbench.results.provenance import cpu_model, utc_now
 from kernbench.spec.fields import Scalar
 from kernbench.spec.models import Ceiling, HardwareProfile
 
@@ -91,7 +91,7 @@ def profile_from(
         old = sheet.peak_tflops.get(dtype) if sheet else None
         peaks[dtype] = _ceiling(old, measured.peak_tflops.get(dtype))
     calibration: dict[str, Scalar] = {
-        "date": (now or dt.datetime.now(dt.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "date": utc_now(now),
         "device_name": measured.device_name,
         "host": platform.node(),
         "method": measured.method,
@@ -104,10 +104,10 @@ def profile_from(
         match=list(sheet.match) if sheet and sheet.match else [measured.device_name],
         peak_tflops=peaks,
         memory_gbs=_ceiling(sheet.memory_gbs if sheet else None, measured.memory_gbs),
-        host_to_device_gbs=_optional(
+        host_to_device_gbs=beside_datasheet(
             sheet.host_to_device_gbs if sheet else None, measured.host_to_device_gbs
         ),
-        device_to_host_gbs=_optional(
+        device_to_host_gbs=beside_datasheet(
             sheet.device_to_host_gbs if sheet else None, measured.device_to_host_gbs
         ),
         interconnect_gbs=sheet.interconnect_gbs if sheet else None,
@@ -124,7 +124,9 @@ def _ceiling(old: Ceiling | None, measured: float | None) -> Ceiling:
     )
 
 
-def _optional(old: Ceiling | None, measured: float | None) -> Ceiling | None:
+def beside_datasheet(old: Ceiling | None, measured: float | None) -> Ceiling | None:
+    """`measured` beside `old`'s datasheet figure; `old` kept where nothing was measured
+    (a part `--only` did not measure), None where there is neither."""
     if old is None and measured is None:
         return None
     return _ceiling(old, measured)

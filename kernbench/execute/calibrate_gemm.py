@@ -9,7 +9,7 @@ from functools import partial
 
 import numpy as np
 
-from kernbench.analyze.metrics import TFLOP
+from kernbench.analyze.rates import TFLOP, per_second
 from kernbench.execute.calibrate_rounds import Candidate, best_rates, peaks_by_dtype
 from kernbench.execute.calibrate_setup import Part, Sampler, Sizes, median_seconds
 from kernbench.kernels import gemm_cuda
@@ -52,7 +52,7 @@ def gemm_ceilings_cuda(sizes: Sizes, sampler: Sampler) -> GemmCeilings:
                 break
             candidates.append((Candidate(dtype, m, k_n, k), kernel))
     rates = best_rates(candidates, sampler.samples_of, spec, sizes.rounds,
-                       random.Random(sizes.seed))
+                       random.Random(sizes.seed), TFLOP)
     del candidates
     torch.cuda.empty_cache()
     method = (
@@ -75,5 +75,5 @@ def gemm_ceilings_cpu(sizes: Sizes) -> GemmCeilings:
         b = rng.standard_normal((n, n)).astype(np_dtype)
         c = np.empty((n, n), dtype=np_dtype)
         seconds = median_seconds(partial(np.matmul, a, b, out=c), sizes.reps)
-        peaks[dtype] = 2.0 * n**3 / seconds / TFLOP
+        peaks[dtype] = per_second(2.0 * n**3, seconds, TFLOP)
     return GemmCeilings(method=f"numpy matmul {n}^3", peak_tflops=peaks)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kernbench.analyze.collective import GB
+from kernbench.analyze.rates import GB, per_second
 from kernbench.execute.calibrate_setup import Part, Sampler, Sizes
 from kernbench.kernels.base import Kernel
 
@@ -41,4 +41,4 @@ def _copy_gbs(sampler: Sampler, sizes: Sizes, source: str, target: str) -> float
     src.normal_()
     seconds = sampler.median_s(Kernel(run=lambda: dst.copy_(src, non_blocking=True)),
                                sizes.copy_timer())
-    return src.nbytes / seconds / GB
+    return per_second(src.nbytes, seconds, GB)

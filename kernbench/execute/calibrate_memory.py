@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from kernbench.analyze.collective import GB
+from kernbench.analyze.rates import GB, per_second
 from kernbench.errors import EXIT_FAILED, UserError
 from kernbench.execute.calibrate_rounds import Samples, best_rates
 from kernbench.execute.calibrate_setup import Part, Sampler, Sizes, median_seconds
@@ -80,11 +80,11 @@ def best_of_methods(
         except ImportError as exc:
             notes[f"memory_{method.library}_skipped"] = str(exc) or type(exc).__name__
     rates = best_rates([(method, copy.kernel) for method, copy in built], samples_of, spec,
-                       rounds, rng)
+                       rounds, rng, GB)
     refused = [method.name for method, copy in built if not copy.exact()]
     if refused:
         notes["memory_refused"] = ", ".join(refused) + ": output differs from the source"
-    gbs = {method.name: max(rates[method]) / GB
+    gbs = {method.name: max(rates[method])
            for method, _ in built if method.name not in refused and rates[method]}
     if not gbs:
         raise UserError("memory ceiling: no copy method gave a verified rate ("
@@ -171,7 +171,7 @@ def memory_ceiling_cpu(sizes: Sizes) -> MemoryCeiling:
     source = np.random.default_rng().standard_normal(method.nbytes // 8)
     target = np.empty_like(source)
     seconds = median_seconds(lambda: np.copyto(target, source), sizes.reps)
-    gbs = method.work / seconds / GB
+    gbs = per_second(method.work, seconds, GB)
     return MemoryCeiling(
         method=f"np.copyto of {method.nbytes >> 20} MiB (read + write)",
         notes={"memory_method": method.name}, gbs=gbs, rates_gbs={method.name: gbs},

@@ -16,11 +16,13 @@ from kernbench.execute.calibrate import (
     PARTS,
     WHOLE_PARTS,
     Measured,
+    beside_datasheet,
     measure_cpu,
     measure_cuda,
 )
 from kernbench.execute.calibrate_setup import Sizes, method_parts, method_text
-from kernbench.spec.models import Ceiling, HardwareProfile
+from kernbench.results.provenance import utc_now
+from kernbench.spec.models import HardwareProfile
 
 Measure = Callable[[Sizes, Sequence[str]], Measured]
 
@@ -54,21 +56,20 @@ def remeasured(
     if part == "gemm":
         peaks = dict(base.peak_tflops)
         for dtype, rate in measured.peak_tflops.items():
-            peaks[dtype] = _beside(peaks.get(dtype), rate)
+            peaks[dtype] = beside_datasheet(peaks.get(dtype), rate)
         update["peak_tflops"] = peaks
     elif part == "memory":
-        update["memory_gbs"] = _beside(base.memory_gbs, measured.memory_gbs)
+        update["memory_gbs"] = beside_datasheet(base.memory_gbs, measured.memory_gbs)
     else:
-        update["host_to_device_gbs"] = _beside(base.host_to_device_gbs,
-                                               measured.host_to_device_gbs)
-        update["device_to_host_gbs"] = _beside(base.device_to_host_gbs,
-                                               measured.device_to_host_gbs)
+        update["host_to_device_gbs"] = beside_datasheet(base.host_to_device_gbs,
+                                                         measured.host_to_device_gbs)
+        update["device_to_host_gbs"] = beside_datasheet(base.device_to_host_gbs,
+                                                         measured.device_to_host_gbs)
     calibration = dict(base.calibration)
     calibration.update(measured.notes)
     calibration["method"] = method_remeasured(
         base.kind, str(base.calibration.get("method", "")), part, measured.method)
-    calibration[f"{part}_date"] = (now or dt.datetime.now(dt.timezone.utc)).strftime(
-        "%Y-%m-%dT%H:%M:%SZ")
+    calibration[f"{part}_date"] = utc_now(now)
     before = calibration.get("remeasured", [])
     earlier = before if isinstance(before, list) else [str(before)]
     calibration["remeasured"] = sorted({*earlier, part})
@@ -92,8 +93,3 @@ def method_remeasured(kind: str, kept: str, part: str, measured: str) -> str:
     texts[whole.index(part)] = text if measured_timed == timed else f"{text} ({measured_timed})"
     return method_text(kind, texts, timed)
 
-
-def _beside(old: Ceiling | None, measured: float | None) -> Ceiling | None:
-    if measured is None:  # the part measured nothing here (a failed copy is an error)
-        return old
-    return Ceiling(datasheet=old.datasheet if old else None, measured=measured)

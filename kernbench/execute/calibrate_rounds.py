@@ -9,7 +9,7 @@ turns. A candidate's rate in a round is its work over the median of that round's
 its ceiling is the best of its rounds, as a ceiling is the best rate seen.
 
 The rounds rate any candidate by its `work`: a GEMM's FLOPs, a copy's bytes moved
-(`calibrate_memory.CopyMethod`), so a rate is FLOP/s or bytes/s by what is sampled.
+(`calibrate_memory.CopyMethod`), in the `unit` the caller stores (TFLOP/s, GB/s).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
-from kernbench.analyze.metrics import TFLOP
+from kernbench.analyze.rates import per_second
 from kernbench.kernels.base import Kernel
 from kernbench.spec.timer_model import TimerSpec, turn_spec
 
@@ -57,8 +57,10 @@ def best_rates(
     spec: TimerSpec,
     rounds: int,
     rng: random.Random,
+    unit: float,
 ) -> dict[R, list[float]]:
-    """Each candidate's rate (its work per second) in every round, rounds in the order run."""
+    """Each candidate's rate (its work per second, in `unit`s) in every round, rounds in
+    the order run."""
     visit = turn_spec(spec, spec.turns) if spec.turns > 1 else spec
     rates: dict[R, list[float]] = {candidate: [] for candidate, _ in candidates}
     for _ in range(rounds):
@@ -69,15 +71,14 @@ def best_rates(
             for candidate, kernel in order:
                 taken[candidate].extend(samples_of(kernel, visit))
         for candidate, samples in taken.items():
-            rates[candidate].append(candidate.work / statistics.median(samples))
+            rates[candidate].append(per_second(candidate.work, statistics.median(samples), unit))
     return rates
 
 
 def peaks_by_dtype(rates: dict[Candidate, list[float]]) -> dict[str, float]:
-    """TFLOP/s: per dtype, the best round of its best candidate."""
+    """Per dtype, the best round of its best candidate (rates as `best_rates` gave them)."""
     peaks: dict[str, float] = {}
     for candidate, per_round in rates.items():
         if per_round:
-            best = max(per_round) / TFLOP
-            peaks[candidate.dtype] = max(peaks.get(candidate.dtype, 0.0), best)
+            peaks[candidate.dtype] = max(peaks.get(candidate.dtype, 0.0), max(per_round))
     return peaks

@@ -20,13 +20,13 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pydantic import Field
 
 from kernbench.results.jsonio import FileFormat
+from kernbench.results.provenance import utc_now
 from kernbench.spec.fields import Strict
 from kernbench.spec.models import Bench
 from kernbench.spec.op_factory import bench_source
@@ -132,7 +132,7 @@ class PinStore:
             "fingerprint": dict(current),
             "winner": dict(winner),
             "candidates": candidates,
-            "recorded_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "recorded_utc": utc_now(),
         }
         self.pins[key] = pin
         self.used[key] = pin

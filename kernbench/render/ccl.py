@@ -33,6 +33,7 @@ from kernbench.analyze.collective import (
     series_label,
     series_name,
 )
+from kernbench.analyze.rates import GB
 from kernbench.analyze.stats import CI_NAME
 from kernbench.errors import UserError
 from kernbench.render import style
@@ -177,9 +178,9 @@ def _series(key: SeriesKey, cells: list[CellResult], fits: Mapping[str, Fit]) ->
         times = collective_model.model_time(fit, grid)
         series["model"] = {
             "alpha_s": style.significant(fit.alpha_s),
-            "beta_gbs": style.significant(fit.beta_bytes_per_s / collective_model.GB),
+            "beta_gbs": style.significant(fit.beta_bytes_per_s / GB),
             # β is message bytes a second (algbw); the ceiling and the solid lines are busbw.
-            "beta_busbw_gbs": style.significant(fit.beta_bytes_per_s / collective_model.GB
+            "beta_busbw_gbs": style.significant(fit.beta_bytes_per_s / GB
                                                 * collective_model.busbw_factor(op, world_size)),
             "r2": style.significant(fit.r2, 4),
             "bytes": [style.significant(s) for s in grid],

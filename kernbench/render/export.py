@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from kernbench.analyze.metrics import cell_metrics
-from kernbench.analyze.rates import rate_bounds
+from kernbench.analyze.rates import RATE_METRICS, rate_bounds
 from kernbench.analyze.stats import UNRESOLVED_RULE
 from kernbench.errors import UserError, invalid_file
 from kernbench.results import atomic
@@ -37,7 +37,6 @@ from kernbench.units import METRIC_UNITS, count_rate_unit, counted
 
 FORMATS = ("csv", "json", "bench")
 TIMES = ("time_s", "model_time_s")  # smaller is better
-RATES = ("tflops", "gbs", "busbw_gbs", "algbw_gbs", "util")  # a count over the median time
 FIRST_COLUMNS = ("bench", "cell", "variant", "round", "status", "reason", "time_s", "samples")
 
 
@@ -126,7 +125,7 @@ def to_bench(results: Results, metric: str | None = None) -> str:
 def _rates_of_time(results: Results) -> set[str]:
     """The metrics that are a count over the cell's median time."""
     counted = {rate_name(count) for count in results.spec.get("rates") or []}
-    return set(RATES) | counted
+    return set(RATE_METRICS) | counted
 
 
 def without_float_noise(value: Any) -> Any:

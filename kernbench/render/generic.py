@@ -13,9 +13,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from kernbench.analyze.collective import GB
-from kernbench.analyze.metrics import TFLOP
-from kernbench.analyze.rates import rate_bounds
+from kernbench.analyze.rates import GB, TFLOP, rate_bounds
 from kernbench.errors import UserError
 from kernbench.render import panels, series, style
 from kernbench.render.generic_draw import draw

@@ -18,6 +18,7 @@ from typing import Any
 
 import jinja2
 
+from kernbench.analyze.rates import RATE_METRICS
 from kernbench.analyze.stats import (
     CONFIDENCE,
     UNRESOLVED_RULE,
@@ -38,11 +39,10 @@ from kernbench.spec.model_metrics import rate_name
 from kernbench.units import count_rate_unit, counted, prefixed, seconds_text, si_prefix
 
 TEMPLATES = Path(__file__).parent / "templates"
-# The metrics a table shows, in this order, when the cells have them; then those the bench
+# A table shows the cells' RATE_METRICS, in their order, then the metrics the bench
 # declares itself beyond the model's inputs (an arithmetic intensity, tokens per call), each
 # count under its `rates:` followed by its rate per second.
-SHOWN_METRICS = ("tflops", "gbs", "busbw_gbs", "algbw_gbs", "util")
-# Their column headings, with the unit (results.json and the export keep the names).
+# The RATE_METRICS' column headings, with the unit (results.json and the export keep the names).
 HEADINGS = {"tflops": "TFLOP/s", "gbs": "GB/s", "busbw_gbs": "busbw GB/s",
             "algbw_gbs": "algbw GB/s", "util": "% of dtype peak"}
 PERCENT = {"util"}  # stored as a fraction of the ceiling, shown as a percentage
@@ -153,7 +153,7 @@ def _declared_metrics(results: Results) -> list[str]:
     counts = results.spec.get("rates") or []
     shown = []
     for name in declared:
-        if name not in (*MODEL_INPUTS, *SHOWN_METRICS):
+        if name not in (*MODEL_INPUTS, *RATE_METRICS):
             shown.append(name)
             if name in counts:
                 shown.append(rate_name(name))
@@ -181,7 +181,7 @@ def _groups(cells: Sequence[CellResult], declared: Sequence[str],
     groups = []
     for variant, members in by_variant.items():
         present = {name for c in members for name in c.metrics}
-        metrics = [m for m in (*SHOWN_METRICS, *declared) if m in present]
+        metrics = [m for m in (*RATE_METRICS, *declared) if m in present]
         if "busbw_gbs" in metrics:  # a collective's gbs is its algbw, shown already
             metrics.remove("gbs")
         groups.append({"variant": variant, "metrics": metrics,

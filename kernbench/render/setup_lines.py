@@ -4,6 +4,7 @@ to trust or discount every number below it."""
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
 
 from kernbench.results.model import Results
 from kernbench.spec.hardware import calibrated_duty, is_nominal
@@ -40,4 +41,16 @@ def ceilings_text(results: Results) -> str | None:
     date = str(calibration.get("date", ""))[:10]
     on = f" on {calibration['device_name']}" if calibration.get("device_name") else ""
     return (f"hardware profile {profile.name} (measured{on}"
-            f"{' ' + date if date else ''}, {duty} duty; the datasheet where not measured)")
+            f"{' ' + date if date else ''}{_measured_again(calibration)}, {duty} duty; "
+            f"the datasheet where not measured)")
+
+
+def _measured_again(calibration: Mapping[str, object]) -> str:
+    """", memory measured again 2026-12-04": the parts `calibrate --only` measured after the
+    calibration's date, each with its own (docs/adr/0078)."""
+    parts = calibration.get("remeasured") or []
+    texts = []
+    for part in parts if isinstance(parts, list) else [parts]:
+        date = str(calibration.get(f"{part}_date", ""))[:10]
+        texts.append(f", {part} measured again{' ' + date if date else ''}")
+    return "".join(texts)

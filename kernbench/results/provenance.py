@@ -246,8 +246,10 @@ def saved(folder: Path) -> dict[str, Any] | None:
     return info if isinstance(info, dict) else None
 
 
-def utc_now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+def utc_now(now: datetime | None = None) -> str:
+    """A UTC time (`now`, default this moment's) as every recorded time is written:
+    2026-12-04T15:52:31Z."""
+    return (now or datetime.now(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def utc_stamp() -> str:

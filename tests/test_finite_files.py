@@ -1,6 +1,7 @@
 """The files kernbench writes and reads back (run.json, ab-run.json, the journal, an A/B
-side's status) hold no inf or nan: a file that does, by a hand or a disk, is refused in
-one line like any bad file (the cell in flight: it names no cell). Results keep theirs."""
+side's status) and the reference files it draws hold no inf or nan: a file that does, by a
+hand or a disk, is refused in one line like any bad file (the cell in flight: it names no
+cell). Results keep theirs."""
 
 from __future__ import annotations
 
@@ -128,3 +129,16 @@ def test_a_side_status_with_an_infinite_wall_time_is_one_line(tmp_path: Path) ->
     with pytest.raises(UserError) as refused:
         STATUS_FORMAT.read(path)
     assert str(refused.value) == f"{path}: wall_s: Input should be a finite number"
+
+
+def test_a_reference_file_with_an_infinite_time_is_one_line(tmp_path: Path) -> None:
+    # Let through, the inf reached a figure and failed there with a TypeError.
+    path = tmp_path / "ref.json"
+    path.write_text(json.dumps({"schema_version": 1, "source": "nccl-tests", "points": [
+        {"op": "allreduce", "bytes": 1024, "inplace": True, "dtype": "bf16",
+         "world_size": 2, "time_s": float("inf")}]}))
+    committed = Path(__file__).resolve().parent.parent / "benches/data/milestone-1h-ccl.json"
+    code, _, error = invoke("render", str(committed), "--out", str(tmp_path / "figures"),
+                            "--reference", str(path))
+    assert (code, error) == (EXIT_USAGE,
+                             f"{path}: points.0.time_s: Input should be a finite number\n")

@@ -12,16 +12,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from kernbench.results.jsonio import FileFormat
+from kernbench.spec.fields import Strict
 
 REFERENCE_VERSION = 1
 
 
-class ReferencePoint(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ReferencePoint(Strict):
     op: str
     bytes: int = Field(gt=0)
     inplace: bool
@@ -30,9 +29,7 @@ class ReferencePoint(BaseModel):
     time_s: float = Field(gt=0)
 
 
-class Reference(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class Reference(Strict):
     schema_version: int = REFERENCE_VERSION
     source: str
     points: list[ReferencePoint]

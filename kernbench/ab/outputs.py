@@ -63,8 +63,14 @@ def interrupted_line(folder: Path, report: AbReport) -> str | None:
     """What `summarize` says of an A/B that was interrupted, None of a finished one."""
     if report.planned_rounds is None:
         return None
-    return (f"interrupted: {report.rounds} of {counted(report.planned_rounds, 'round')} "
-            "finished; "
+    return stopped_line(folder, report.rounds, report.planned_rounds)
+
+
+def stopped_line(folder: Path, finished: int, planned: int, reported_in: Path | None = None) -> str:
+    """The one line of an interrupted A/B, `ab`'s and `summarize`'s; `reported_in` names the
+    report where no line before it does (`ab`'s)."""
+    where = f", reported in {reported_in}" if reported_in else ""
+    return (f"interrupted: {finished} of {counted(planned, 'round')} finished{where}; "
             f"continue with: kernbench ab --resume {folder}")
 
 

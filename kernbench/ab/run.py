@@ -17,7 +17,13 @@ from typing import Any
 from kernbench.ab.gate import fail_on_choice, failing, gate_rounds_problem, weak_caveat
 from kernbench.ab.interleaved import execute_rounds
 from kernbench.ab.outcomes import found_turns, is_whole, load_outcomes, round_finished
-from kernbench.ab.outputs import closing_lines, opening_line, summarize_ab, verdict_table
+from kernbench.ab.outputs import (
+    closing_lines,
+    opening_line,
+    stopped_line,
+    summarize_ab,
+    verdict_table,
+)
 from kernbench.ab.pairing import CellPair, pair_cells, switches_variant
 from kernbench.ab.resume_machine import check_machine
 from kernbench.ab.schedule import (
@@ -320,10 +326,9 @@ def _interrupted(folder: Path, echo: Callable[[str], None]) -> AbOutcome:
     report = summarize_ab(folder)
     for line in verdict_table(report) + closing_lines(report):
         echo(line)
-    echo(f"interrupted: {report.rounds} of "
-         f"{counted(report.planned_rounds or report.rounds, 'round')} "
-         f"finished, reported in {folder / 'report.md'}; continue with: kernbench ab "
-         f"--resume {folder}")
+    # Stopped after its last round's outcome was written, it still says so: N of N rounds.
+    echo(stopped_line(folder, report.rounds, report.planned_rounds or report.rounds,
+                      folder / "report.md"))
     return AbOutcome(folder, report, EXIT_INTERRUPTED)
 
 

@@ -1,11 +1,12 @@
 """The ladders every printed or drawn quantity climbs: time in s, ms, µs, ns, and rates in
 SI prefixes, and sizes in binary units. The run's progress lines, the report, the figures
 and the scripts each format with them, in their own digits and spelling. And the digits a
-signed percentage delta is written with, and a count with its noun."""
+signed percentage delta is written with, and a count or a list of labels with its noun."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 TIME_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))  # largest first
 # SI prefixes for rates, largest first: a rate is shown with the largest that keeps it >= 1.
@@ -79,3 +80,9 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     """`n` and `noun`, plural unless there is one: '1 cell', '3 cells'; `plural` where
     adding an s is wrong: counted(2, "launch", "launches")."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def labelled(noun: str, items: Sequence[object], plural: str | None = None) -> str:
+    """`noun` and the labels of `items`, plural unless there is one: 'round 3',
+    'rounds 1, 2'; `plural` as in `counted`."""
+    return f"{noun if len(items) == 1 else plural or noun + 's'} {', '.join(map(str, items))}"

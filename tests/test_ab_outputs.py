@@ -26,7 +26,7 @@ def test_ab_closes_with_its_verdicts_and_the_cells_left_without_one():
         "interval is the min-max, coverage 50.0%",
         "no verdict (no round measured by every side): slow/size=400",
     ]
-    assert lines[3].startswith("failed: slow in round(s) 1, 2, 2 failures, e.g. r1_B: ")
+    assert lines[3].startswith("failed: slow in rounds 1, 2, 2 failures, e.g. r1_B: ")
 
 
 def test_a_failure_is_shown_by_the_side_that_failed_not_by_those_it_left_untimed():
@@ -41,7 +41,7 @@ def test_a_failure_is_shown_by_the_side_that_failed_not_by_those_it_left_untimed
     report = report.model_copy(update={"failed_runs": [untimed, own],
                                        "failed_variants": {"slow": [1]}})
     assert failure_lines(report) == [
-        "failed: slow in round(s) 1, 2 failures, e.g. r1_B: slow/size=400: failed: round 1: "
+        "failed: slow in round 1, 2 failures, e.g. r1_B: slow/size=400: failed: round 1: "
         "RuntimeError: boom; its cells are judged without those rounds"
     ]
 

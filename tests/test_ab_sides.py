@@ -233,7 +233,7 @@ def test_a_crashed_side_fails_every_variant_and_exits_1(tmp_path):
     assert len(outcome.report.cells) == 4
     reasons = {f.reason for f in outcome.report.failed_runs}
     assert reasons == {"exited with exit code 1 and wrote no results.json"}
-    assert any("failed: fast in round(s) 2" in m for m in MESSAGES)
+    assert any("failed: fast in round 2" in m for m in MESSAGES)
     report = (outcome.folder / "report.md").read_text()
     assert "r2_B/log.txt" in report and "## Failures" in report
 

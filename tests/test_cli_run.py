@@ -163,7 +163,7 @@ def test_summarize_says_on_stderr_why_a_side_failed(tmp_path: Path, damage: str 
         (folder / "r1_B" / "results.json").write_text(damage)
     result = runner.invoke(cli.app, ["summarize", str(folder)])
     assert result.exit_code == EXIT_FAILED
-    line = "failed: cublas in round(s) 1, 1 failure, e.g. r1_B: " + \
+    line = "failed: cublas in round 1, 1 failure, e.g. r1_B: " + \
         reason.format(folder / "r1_B" / "results.json")
     # as `ab` closes: a row per cell, the verdicts, how far the A/A floors widened `same`
     *table, verdicts, widened, failed = result.stderr.splitlines()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from kernbench.execute.progress import format_time
-from kernbench.units import counted, format_bytes, seconds_text, time_unit
+from kernbench.units import counted, format_bytes, labelled, seconds_text, time_unit
 
 
 @pytest.mark.parametrize(
@@ -55,3 +55,13 @@ def test_byte_labels(size: int, text: str) -> None:
 )
 def test_a_count_takes_its_noun_in_the_singular_only_for_one(n, noun, plural, text) -> None:
     assert counted(n, noun, plural) == text
+
+
+@pytest.mark.parametrize(
+    ("noun", "items", "plural", "text"),
+    [("round", [3], None, "round 3"), ("round", [1, 2], None, "rounds 1, 2"),
+     ("shard", ["2/4", "4/4"], None, "shards 2/4, 4/4"),
+     ("batch", [1, 2], "batches", "batches 1, 2")],
+)
+def test_labels_take_their_noun_in_the_singular_only_for_one(noun, items, plural, text) -> None:
+    assert labelled(noun, items, plural) == text

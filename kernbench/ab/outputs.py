@@ -16,7 +16,7 @@ from kernbench.render.outputs import write_ab_outputs
 from kernbench.results.ab import AB_FORMAT, AbReport, side_setting
 from kernbench.results.kinds import AB_JSON_NAME
 from kernbench.results.model import NOT_TIMED
-from kernbench.units import counted, signed_pct
+from kernbench.units import counted, labelled, signed_pct
 
 
 def write_outputs(folder: Path, report: AbReport) -> None:
@@ -151,7 +151,7 @@ def failure_lines(report: AbReport) -> list[str]:
     for variant, rounds in report.failed_variants.items():
         failed = [f for f in report.failed_runs if f.variant == variant]
         cause = next((f for f in failed if NOT_TIMED not in f.reason), failed[0])
-        lines.append(f"failed: {variant} in round(s) {', '.join(map(str, rounds))}, "
+        lines.append(f"failed: {variant} in {labelled('round', rounds)}, "
                      f"{counted(len(failed), 'failure')}, e.g. {cause.run}: {cause.reason}; "
                      "its cells are judged without those rounds")
     return lines

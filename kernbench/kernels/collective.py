@@ -48,7 +48,7 @@ from kernbench.kernels.collective_graphs import (
     prepare_nccl,
 )
 from kernbench.kernels.nccl_direct import UNIQUE_ID_BYTES, bind, loaded, shared_communicator
-from kernbench.units import counted
+from kernbench.units import counted, labelled
 
 Op = Literal["allreduce", "allgather", "reduce_scatter"]
 OPS: tuple[str, ...] = get_args(Op)
@@ -379,5 +379,5 @@ class Collective:
             raise error
         bad = [rank for rank, flag in enumerate(failed) if flag]
         if bad:
-            raise RuntimeError(f"rank(s) {bad} could not set up the cell (see the log)")
+            raise RuntimeError(f"{labelled('rank', bad)} could not set up the cell (see the log)")
 

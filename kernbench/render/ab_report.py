@@ -21,7 +21,7 @@ from kernbench.results.ab import (
     side_setting,
 )
 from kernbench.spec.ab_model import MIN_ROUNDS
-from kernbench.units import counted, seconds_text, signed_pct
+from kernbench.units import counted, labelled, seconds_text, signed_pct
 
 TEMPLATE = """\
 # A/B of `{{ r.switch }}` on {{ r.bench }}
@@ -246,7 +246,7 @@ def fewer_rounds(report: AbReport) -> str:
     """The cells judged without a round they failed in, e.g. 'c (rounds 1, 3 of 3)'."""
     def judged(failed: list[int]) -> str:
         kept = [str(k) for k in range(1, report.rounds + 1) if k not in failed]
-        return f"round{'s' if len(kept) != 1 else ''} {', '.join(kept)} of {report.rounds}"
+        return f"{labelled('round', kept)} of {report.rounds}"
 
     return "; ".join(f"{cell.id} ({judged(cell.failed_rounds)})"
                      for cell in report.cells if cell.failed_rounds)

@@ -10,6 +10,7 @@ from kernbench.errors import UserError
 from kernbench.results import model as results_io
 from kernbench.results.kinds import RESULTS_NAME, RUN_JSON_NAME
 from kernbench.results.provenance import recorded_git
+from kernbench.units import labelled
 
 # Fields every shard must share: the same bench, measured the same way.
 SHARED = ("bench", "spec_hash", "device", "rounds", "first_round")
@@ -95,8 +96,8 @@ def check_shards(paths: Sequence[Path], loaded: Sequence[results_io.Results]) ->
         count = int(counts.pop())
         missing = [f"{i}/{count}" for i in range(1, count + 1) if f"{i}/{count}" not in shards]
         if missing:
-            raise UserError(f"merge: shard{'s' if len(missing) > 1 else ''} "
-                            f"{', '.join(missing)} missing; give every shard of the sweep")
+            raise UserError(f"merge: {labelled('shard', missing)} missing; give every shard of "
+                            "the sweep")
 
 
 def _refuse_differing(

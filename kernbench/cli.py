@@ -31,7 +31,7 @@ from kernbench.commands.ab_options import (
 from kernbench.commands.envvars import checked_option, known_device
 from kernbench.commands.files import COMMANDS as FILE_COMMANDS
 from kernbench.commands.help import ReadableHelp, ReadableTyper
-from kernbench.commands.numbers import check_min_effect, finite
+from kernbench.commands.numbers import check_min_effect, check_turn_ms
 from kernbench.commands.plan import plan_json, show_plan
 from kernbench.commands.run_options import (
     Cells,
@@ -292,7 +292,7 @@ def ab_command(
     ] = None,
     turn_ms: Annotated[
         float | None,
-        typer.Option("--turn-ms", callback=finite(),
+        typer.Option("--turn-ms", callback=check_turn_ms,
                      help=f"Interleaved: the length a turn aims at, ms (default "
                      f"{ab_model.DEFAULT_TURN_MS:g}; at most {ab_model.MAX_TURN_MS})."),
     ] = None,

@@ -50,22 +50,24 @@ def is_whole_number(text: str) -> bool:
     return _WHOLE_NUMBER.fullmatch(text) is not None
 
 
-def number_problem(value: float, low: float | None = None, high: float | None = None
-                   ) -> str | None:
-    """Why `value` is no finite number within [low, high] (either end open where None),
-    None where it is one: the words of every float option, and of the settings an API
-    caller gives in their place."""
+def number_problem(value: float, low: float | None = None, high: float | None = None,
+                   above: bool = False) -> str | None:
+    """Why `value` is no finite number within [low, high] (either end open where None;
+    `above`: `low` itself excluded), None where it is one: the words of every float
+    option, and of the settings an API caller gives in their place."""
     if not math.isfinite(value):
         return f"{value} is not a finite number"
-    if (low is not None and value < low) or (high is not None and value > high):
-        return f"{value:g} is not within {_range(low, high)}"
+    below_low = low is not None and (value <= low if above else value < low)
+    if below_low or (high is not None and value > high):
+        return f"{value:g} is not within {_range(low, high, above)}"
     return None
 
 
-def _range(low: float | None, high: float | None) -> str:
+def _range(low: float | None, high: float | None, above: bool) -> str:
+    start = None if low is None else f"{low:g} (excluded)" if above else f"{low:g}"
     if high is None:
-        return f"{low:g} and above"
-    return f"{low:g} to {high:g}" if low is not None else f"{high:g} and below"
+        return f"{start} and above"
+    return f"{start} to {high:g}" if start is not None else f"{high:g} and below"
 
 
 def seconds_from_env(name: str, default: float) -> float:

@@ -113,6 +113,24 @@ def test_the_settings_refuse_a_min_effect_in_the_options_words(value: float, pro
         MIN_EFFECT_MAX
 
 
+@pytest.mark.parametrize(("value", "problem"), [
+    (0.0, f"0 is not within 0 (excluded) to {MAX_TURN_MS}"),
+    (-1.0, f"-1 is not within 0 (excluded) to {MAX_TURN_MS}"),
+    (MAX_TURN_MS + 1, f"{MAX_TURN_MS + 1} is not within 0 (excluded) to {MAX_TURN_MS}"),
+    (math.nan, "nan is not a finite number"),
+])
+def test_the_settings_refuse_a_turn_length_in_the_options_words(value: float, problem: str
+                                                                 ) -> None:
+    # A turn of 0 ms is no turn: the low end is excluded, in the words of every float option.
+    with pytest.raises(UserError) as caught:
+        resolve_settings(bench(), AbChoices(turn_ms=value))
+    assert caught.value.message == f"--turn-ms: {problem}"
+    result = CliRunner().invoke(cli.app, ["ab", "--bench", "b", "--turn-ms", str(value)])
+    assert result.exit_code == 2
+    assert f"'--turn-ms': {problem}" in " ".join(result.output.split())
+    assert resolve_settings(bench(), AbChoices(turn_ms=MAX_TURN_MS)).turn_ms == MAX_TURN_MS
+
+
 @pytest.mark.parametrize("field, value", [("rounds", MAX_ROUNDS + 1),
                                           ("rounds", MIN_ROUNDS - 1),
                                           ("min_effect", MIN_EFFECT_MAX + 1),

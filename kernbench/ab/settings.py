@@ -15,10 +15,10 @@ from kernbench.spec.ab_model import (
     AUTO_MAX_ROUNDS,
     DEFAULT_ROUNDS,
     MAX_ROUNDS,
-    MAX_TURN_MS,
     MIN_ROUNDS,
     AbSpec,
     min_effect_problem,
+    turn_ms_problem,
 )
 from kernbench.spec.models import Bench
 from kernbench.worker_env import RUNNER_SET
@@ -87,8 +87,8 @@ def resolve_settings(bench: Bench, choices: AbChoices) -> AbSpec:
         "schedule": defaults.schedule if choices.schedule is None else choices.schedule,
         "turn_ms": defaults.turn_ms if choices.turn_ms is None else choices.turn_ms,
     }
-    if chosen["turn_ms"] is not None and not 0 < chosen["turn_ms"] <= MAX_TURN_MS:
-        raise UserError(f"--turn-ms: {chosen['turn_ms']}: give a length in (0, {MAX_TURN_MS}] ms")
+    if chosen["turn_ms"] is not None and (problem := turn_ms_problem(chosen["turn_ms"])):
+        raise UserError(f"--turn-ms: {problem}")
     if chosen["schedule"] not in AB_SCHEDULES:
         raise UserError(
             f"--schedule: {chosen['schedule']!r} is not one of {', '.join(AB_SCHEDULES)}"

@@ -12,8 +12,7 @@ from collections.abc import Callable
 
 import typer
 
-from kernbench.errors import number_problem
-from kernbench.spec.ab_model import min_effect_problem
+from kernbench.spec.ab_model import min_effect_problem, turn_ms_problem
 
 Check = Callable[[float | None], float | None]
 
@@ -29,10 +28,7 @@ def refusing(problem_of: Callable[[float], str | None]) -> Check:
     return check
 
 
-def finite(low: float | None = None, high: float | None = None) -> Check:
-    """The callback of a float option: a finite number, within [low, high] where given."""
-    return refusing(lambda value: number_problem(value, low, high))
-
-
 # --min-effect of compare, ab and summarize: a percentage, checked as ab's settings check it.
 check_min_effect = refusing(min_effect_problem)
+# --turn-ms of ab: a length in ms, checked as ab's settings check it.
+check_turn_ms = refusing(turn_ms_problem)

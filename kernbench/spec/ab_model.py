@@ -41,6 +41,12 @@ def min_effect_problem(value: float) -> str | None:
     return number_problem(value, 0.0, MIN_EFFECT_MAX)
 
 
+def turn_ms_problem(value: float) -> str | None:
+    """Why `value` is no turn length, ms, None where it is one: `--turn-ms`'s check, and
+    the A/B settings' of a value given through the API (ab/settings.py)."""
+    return number_problem(value, 0.0, MAX_TURN_MS, above=True)
+
+
 class AbSpec(Strict):
     """Defaults for `kernbench ab --bench NAME` so the command needs no flags."""
 

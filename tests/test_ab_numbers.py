@@ -74,7 +74,7 @@ def test_ab_help_states_the_declared_numbers() -> None:
 
 
 def test_the_gate_minimum_is_the_fewest_rounds_whose_interval_reaches_the_confidence() -> None:
-    # Typed in spec/models.py so that `--help` needs no scipy; the statistics decide it.
+    # Typed in spec/ab_model.py so that `--help` needs no scipy; the statistics decide it.
     fewest = next(n for n in range(1, MAX_ROUNDS + 1)
                   if median_interval([0.0] * n, CONFIDENCE).reached)
     assert fewest == GATE_MIN_ROUNDS

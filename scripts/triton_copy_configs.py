@@ -1,10 +1,11 @@
 """Which Triton streaming copy reaches torch's copy_? The memory ceiling's Triton copy
-(`kernels/copy_triton.py`, BLOCK 8192, 8 warps) read about 9% under torch's `copy_` of
-4 GiB on an H200, while torch.compile's rms_norm kernel met it. This times block copies
-of several block sizes, warp counts and load eviction policies, persistent grid-stride
-copies, torch.compile's copy and torch's copy_, all of 4 GiB a buffer, with the memory
-ceiling's sampler and rounds (`calibrate_rounds.best_rates`), each output checked exact;
-prints GB/s of bytes moved (read + written), best first.
+(`kernels/copy_triton.py`) was BLOCK 8192, 8 warps, evict_first loads until this script's
+run on 2026-12-04, which read it about 9% under torch's `copy_` of 4 GiB on an H200 while
+torch.compile's rms_norm kernel met it; that run chose BLOCK 1024, 8 warps, plain loads.
+This times block copies of several block sizes, warp counts and load eviction policies,
+persistent grid-stride copies, torch.compile's copy and torch's copy_, all of 4 GiB a
+buffer, with the memory ceiling's sampler and rounds (`calibrate_rounds.best_rates`), each
+output checked exact; prints GB/s of bytes moved (read + written), best first.
 Usage (on a CUDA machine): python3 scripts/triton_copy_configs.py [MiB]   (default 4096)
 """
 

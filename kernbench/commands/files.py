@@ -49,8 +49,7 @@ def render_command(
 
     loaded = results_io.load(results)
     references = [load_reference(path) for path in reference or []]
-    beside = results if results.is_dir() else results.parent  # a run folder's own figures/
-    for path in render_results(loaded, out_folder(out or beside / "figures"),
+    for path in render_results(loaded, out_folder(out or _beside(results) / "figures"),
                                references=references):
         typer.echo(str(path))
 
@@ -158,7 +157,8 @@ def report_command(
 
 
 def _beside(source: Path) -> Path:
-    """Where a report goes by default: in the run folder, or beside the results file."""
+    """Where a report or figures/ goes by default: in the run folder, or beside the results
+    file."""
     return source if source.is_dir() else source.parent
 
 

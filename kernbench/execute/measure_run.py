@@ -4,14 +4,13 @@
 from __future__ import annotations
 
 import socket
-import sys
 
 from kernbench.execute.gpus import choose_gpus, lanes, visible_gpus
 from kernbench.execute.host_channel import HostChannel, Order
 from kernbench.execute.hosts import rendezvous_timeout_s, save_host_names
 from kernbench.execute.journal import is_journaled, quarantine_damaged
 from kernbench.execute.options import holds_a_run, save_options
-from kernbench.execute.progress import Progress
+from kernbench.execute.progress import Progress, note
 from kernbench.execute.rounds import RoundRunner
 from kernbench.execute.run_cells import checked_plan
 from kernbench.execute.run_folder import RunFolder
@@ -27,7 +26,7 @@ def execute(run: RunFolder) -> list[Cell]:
     if not holds_a_run(run.path):
         save_options(run.path, options)
     for damaged in quarantine_damaged(run.journal, cells, options.rounds_range):
-        print(damaged.warning(), file=sys.stderr, flush=True)
+        note(damaged.warning())
     total = sum(
         1
         for round_ in options.rounds_range

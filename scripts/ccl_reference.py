@@ -32,6 +32,7 @@ import torch.distributed as dist
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from kernbench.analyze.rates import GB, per_second  # noqa: E402 - algbw as kernbench divides it
 from kernbench.kernels.gpu_hold import HOLD_CLOCK_HZ  # noqa: E402 - a constant only
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -173,7 +174,7 @@ def main() -> None:
                 dist.all_reduce(mine, op=dist.ReduceOp.MAX)
                 repeats.append(float(mine.item()))
             seconds = statistics.median(repeats)
-            algbw = size / seconds / 1e9
+            algbw = per_second(size, seconds, GB)
             # Each rank's samples, to read skew between the ranks and sample-to-sample
             # patterns from (rank r's list of repeats, in µs).
             ranks_samples: list[Any] = [None] * n

@@ -78,6 +78,7 @@ def summarize(measured: Any) -> dict[str, Any]:
 def gemm_cuda_cell(dtype: str, n: int, staging: str, host: str = "pinned") -> tuple[str, str]:
     import torch
 
+    from kernbench.analyze.rates import TFLOP, per_second
     from kernbench.kernels import gemm_cuda
     from kernbench.timing.cuda import EventTimer
 
@@ -89,7 +90,7 @@ def gemm_cuda_cell(dtype: str, n: int, staging: str, host: str = "pinned") -> tu
     DETAILS[f"gemm_cuda:{dtype}:{n}:{staging}:{host}"] = {"check": check.rel_err, **measured}
     del kernel
     torch.cuda.empty_cache()
-    tflops = 2 * n**3 / measured["median_s"] / 1e12
+    tflops = per_second(2 * n**3, measured["median_s"], TFLOP)
     stages = " ".join(f"{k}={v * 1e6:.0f}us" for k, v in measured["stages_s"].items())
     note = (
         f"err={check.rel_err:.1e} n={measured['n']} {measured['stop']} "
@@ -101,6 +102,7 @@ def gemm_cuda_cell(dtype: str, n: int, staging: str, host: str = "pinned") -> tu
 def triton_self_tune_and_replay(n: int) -> tuple[str, str]:
     import torch
 
+    from kernbench.analyze.rates import TFLOP, per_second
     from kernbench.kernels import gemm_triton, gemm_triton_jit
     from kernbench.timing.cuda import EventTimer
 
@@ -134,7 +136,7 @@ def triton_self_tune_and_replay(n: int) -> tuple[str, str]:
         "fresh_process": fresh,
         "source_hash": kernel.info["source_hash"],
     }
-    tflops = 2 * n**3 / measured["median_s"] / 1e12
+    tflops = per_second(2 * n**3, measured["median_s"], TFLOP)
     winner_time = min(c["time_s"] for c in timed)
     return (
         f"{measured['median_s'] * 1e6:.1f}us {tflops:.0f}TF/s",

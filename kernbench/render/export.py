@@ -124,8 +124,8 @@ def to_bench(results: Results, metric: str | None = None) -> str:
 
 def _rates_of_time(results: Results) -> set[str]:
     """The metrics that are a count over the cell's median time."""
-    counted = {rate_name(count) for count in results.spec.get("rates") or []}
-    return set(RATE_METRICS) | counted
+    declared = {rate_name(count) for count in results.spec.get("rates") or []}
+    return set(RATE_METRICS) | declared
 
 
 def without_float_noise(value: Any) -> Any:

@@ -5,6 +5,7 @@ with that reason, not a traceback. The sides here are small `python -c` scripts.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -55,12 +56,6 @@ def test_a_reply_that_is_json_but_no_object_loses_the_side(tmp_path: Path) -> No
     assert side.close() != 0
 
 
-def children() -> set[int]:
-    """This process's children, zombies too, as Linux lists them."""
-    return {int(pid) for path in Path("/proc/self/task").glob("*/children")
-            for pid in path.read_text().split()}
-
-
 def is_open_here(path: Path) -> bool:
     for fd in Path("/proc/self/fd").iterdir():
         try:
@@ -82,13 +77,23 @@ def test_a_side_that_cannot_start_leaves_no_process_and_no_open_log(
     if how == "interrupted while starting":
         command = [sys.executable, "-c", "import time; time.sleep(60)"]
         monkeypatch.setattr(LiveSide, "answer", interrupted)
-    before = children()
+    spawned: list[int] = []
+
+    class Recorded(subprocess.Popen):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            spawned.append(self.pid)
+
+    monkeypatch.setattr(subprocess, "Popen", Recorded)
     # The error keeps spawn_side's frame, and with it the log had it not been closed.
     with pytest.raises(KeyboardInterrupt if how.startswith("interrupted") else OSError) as _:
         spawn_side(command, side_run("A", 1),
                    SimpleNamespace(path=tmp_path),  # type: ignore[arg-type]
                    {"PATH": "/usr/bin:/bin"})
-    assert children() - before == set()
+    assert len(spawned) == (how == "interrupted while starting")
+    for pid in spawned:  # ended and reaped: a zombie would still answer signal 0
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
     log = tmp_path / LOG_NAME
     assert log.is_file() and not is_open_here(log)
 

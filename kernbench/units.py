@@ -79,10 +79,14 @@ def count_rate_unit(count: str) -> str:
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """`n` and `noun`, plural unless there is one: '1 cell', '3 cells'; `plural` where
     adding an s is wrong: counted(2, "launch", "launches")."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+    return f"{n} {_noun(n, noun, plural)}"
 
 
 def labelled(noun: str, items: Sequence[object], plural: str | None = None) -> str:
     """`noun` and the labels of `items`, plural unless there is one: 'round 3',
     'rounds 1, 2'; `plural` as in `counted`."""
-    return f"{noun if len(items) == 1 else plural or noun + 's'} {', '.join(map(str, items))}"
+    return f"{_noun(len(items), noun, plural)} {', '.join(map(str, items))}"
+
+
+def _noun(n: int, noun: str, plural: str | None) -> str:
+    return noun if n == 1 else plural or noun + "s"

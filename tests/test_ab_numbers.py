@@ -12,8 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from kernbench import cli
+from kernbench.ab.outputs import summarize_ab
 from kernbench.ab.settings import AB_CHOICES, AbChoices, parse_rounds, resolve_settings
 from kernbench.analyze.stats import CONFIDENCE, median_interval
+from kernbench.commands.compare import compare_runs
 from kernbench.errors import UserError
 from kernbench.spec.ab_model import (
     AB_SCHEDULES,
@@ -111,6 +113,16 @@ def test_the_settings_refuse_a_min_effect_in_the_options_words(value: float, pro
     assert f"'--min-effect': {problem}" in " ".join(result.output.split())
     assert resolve_settings(bench(), AbChoices(min_effect=MIN_EFFECT_MAX)).min_effect == \
         MIN_EFFECT_MAX
+
+
+@pytest.mark.parametrize("value", [-1.0, MIN_EFFECT_MAX + 1, math.nan])
+def test_compare_and_summarize_refuse_a_min_effect_given_through_the_api(
+        value: float, tmp_path: Path) -> None:
+    # Before any file is read: the folders here do not exist.
+    with pytest.raises(UserError, match="^--min-effect: "):
+        compare_runs(tmp_path / "base", tmp_path / "new", value)
+    with pytest.raises(UserError, match="^--min-effect: "):
+        summarize_ab(tmp_path / "ab", value)
 
 
 @pytest.mark.parametrize(("value", "problem"), [

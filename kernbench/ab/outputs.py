@@ -16,6 +16,7 @@ from kernbench.render.outputs import write_ab_outputs
 from kernbench.results.ab import AB_FORMAT, AbReport, side_setting
 from kernbench.results.kinds import AB_JSON_NAME
 from kernbench.results.model import NOT_TIMED
+from kernbench.spec.ab_model import checked_min_effect
 from kernbench.units import counted, labelled, signed_pct
 
 
@@ -33,6 +34,8 @@ def summarize_ab(folder: Path, min_effect: float | None = None) -> AbReport:
     interrupted (killed, out of time) is judged on the rounds all its sides finished, and
     says so (with fewer than two, every cell is unstable but keeps its round's deltas);
     `kernbench ab --resume` runs the rest."""
+    if min_effect is not None:
+        checked_min_effect(min_effect)
     folder = Path(folder)
     manifest = load_manifest(folder)
     planned, finished = manifest.rounds, finished_rounds(folder, manifest)

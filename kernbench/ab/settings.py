@@ -17,7 +17,7 @@ from kernbench.spec.ab_model import (
     MAX_ROUNDS,
     MIN_ROUNDS,
     AbSpec,
-    min_effect_problem,
+    checked_min_effect,
     turn_ms_problem,
 )
 from kernbench.spec.models import Bench
@@ -110,8 +110,7 @@ def resolve_settings(bench: Bench, choices: AbChoices) -> AbSpec:
     if not MIN_ROUNDS <= chosen["rounds"] <= MAX_ROUNDS:
         raise UserError(f"--rounds: {chosen['rounds']}: give {MIN_ROUNDS} to {MAX_ROUNDS} "
                         f"({DEFAULT_ROUNDS} is the default)")
-    if problem := min_effect_problem(chosen["min_effect"]):
-        raise UserError(f"--min-effect: {problem}")
+    checked_min_effect(chosen["min_effect"])
     if chosen["max_rounds"] is not None and not (
             chosen["rounds"] <= chosen["max_rounds"] <= MAX_ROUNDS):
         raise UserError(f"--rounds: auto:{chosen['max_rounds']}: give {chosen['rounds']} "

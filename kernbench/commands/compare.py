@@ -14,7 +14,7 @@ from kernbench.results import model as results_io
 from kernbench.results.jsonio import write_json
 from kernbench.results.outpaths import out_folder
 from kernbench.results.provenance import code_label
-from kernbench.spec.ab_model import DEFAULT_MIN_EFFECT
+from kernbench.spec.ab_model import DEFAULT_MIN_EFFECT, checked_min_effect
 from kernbench.units import counted
 
 # compare.json: written for people and tools, never read back here. 2: stopped_working
@@ -30,6 +30,7 @@ def compare_runs(
     under slower or any, a cell that stopped working). Two runs without a cell measured
     in both are refused (exit 2), gate or not: nothing was compared, so no gate passes."""
     gate_on = fail_on_choice(fail_on)
+    checked_min_effect(min_effect_pct)
     if out is not None:
         out_folder(out, create=False)
     sides = {"BASE": (base, results_io.load(base)), "NEW": (new, results_io.load(new))}

@@ -8,7 +8,7 @@ from typing import Literal, get_args
 
 from pydantic import Field
 
-from kernbench.errors import number_problem
+from kernbench.errors import UserError, number_problem
 from kernbench.spec.env_value import EnvValue
 from kernbench.spec.fields import Count, EnvVarName, Flag, PositiveFloat, Real, Strict
 
@@ -39,6 +39,14 @@ def min_effect_problem(value: float) -> str | None:
     """Why `value` is no minimum effect, %, None where it is one: `--min-effect`'s check,
     and the A/B settings' of a value given through the API (ab/settings.py)."""
     return number_problem(value, 0.0, MIN_EFFECT_MAX)
+
+
+def checked_min_effect(value: float) -> float:
+    """`value`, else a UserError in `--min-effect`'s words: the check of a minimum effect
+    given through the API (`ab`'s settings, `compare_runs`, `summarize_ab`)."""
+    if problem := min_effect_problem(value):
+        raise UserError(f"--min-effect: {problem}")
+    return value
 
 
 def turn_ms_problem(value: float) -> str | None:

@@ -96,23 +96,38 @@ def test_the_settings_hold_the_declared_defaults_and_bounds() -> None:
         resolve_settings(bench(), AbChoices(schedule="both"))
 
 
-@pytest.mark.parametrize(("value", "problem"), [
-    (-1.0, f"-1 is not within 0 to {MIN_EFFECT_MAX:g}"),
-    (MIN_EFFECT_MAX + 1, f"{MIN_EFFECT_MAX + 1:g} is not within 0 to {MIN_EFFECT_MAX:g}"),
-    (math.nan, "nan is not a finite number"),
+COMPARE = ["compare", "a", "b"]
+AB = ["ab", "--bench", "b"]
+EFFECTS = f"0 to {MIN_EFFECT_MAX:g}"
+TURNS = f"0 (excluded) to {MAX_TURN_MS}"  # a turn of 0 ms is no turn
+
+
+@pytest.mark.parametrize(("field", "command", "value", "problem"), [
+    ("min_effect", COMPARE, -1.0, f"-1 is not within {EFFECTS}"),
+    ("min_effect", COMPARE, MIN_EFFECT_MAX + 1, f"{MIN_EFFECT_MAX + 1:g} is not within {EFFECTS}"),
+    ("min_effect", COMPARE, math.nan, "nan is not a finite number"),
+    ("turn_ms", AB, 0.0, f"0 is not within {TURNS}"),
+    ("turn_ms", AB, -1.0, f"-1 is not within {TURNS}"),
+    ("turn_ms", AB, MAX_TURN_MS + 1, f"{MAX_TURN_MS + 1} is not within {TURNS}"),
+    ("turn_ms", AB, math.nan, "nan is not a finite number"),
 ])
-def test_the_settings_refuse_a_min_effect_in_the_options_words(value: float, problem: str
-                                                                ) -> None:
+def test_the_settings_refuse_a_float_in_the_options_words(
+        field: str, command: list[str], value: float, problem: str) -> None:
     # Through the API, past the option's callback: a UserError, not the block's
     # ValidationError, in the words the command line says it with.
+    option = "--" + field.replace("_", "-")
     with pytest.raises(UserError) as caught:
-        resolve_settings(bench(), AbChoices(min_effect=value))
-    assert caught.value.message == f"--min-effect: {problem}"
-    result = CliRunner().invoke(cli.app, ["compare", "a", "b", "--min-effect", str(value)])
+        resolve_settings(bench(), AbChoices(**{field: value}))
+    assert caught.value.message == f"{option}: {problem}"
+    result = CliRunner().invoke(cli.app, [*command, option, str(value)])
     assert result.exit_code == 2
-    assert f"'--min-effect': {problem}" in " ".join(result.output.split())
-    assert resolve_settings(bench(), AbChoices(min_effect=MIN_EFFECT_MAX)).min_effect == \
-        MIN_EFFECT_MAX
+    assert f"'{option}': {problem}" in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize(("field", "largest"), [("min_effect", MIN_EFFECT_MAX),
+                                                ("turn_ms", MAX_TURN_MS)])
+def test_the_settings_take_a_float_options_largest_value(field: str, largest: float) -> None:
+    assert getattr(resolve_settings(bench(), AbChoices(**{field: largest})), field) == largest
 
 
 @pytest.mark.parametrize("value", [-1.0, MIN_EFFECT_MAX + 1, math.nan])
@@ -123,24 +138,6 @@ def test_compare_and_summarize_refuse_a_min_effect_given_through_the_api(
         compare_runs(tmp_path / "base", tmp_path / "new", value)
     with pytest.raises(UserError, match="^--min-effect: "):
         summarize_ab(tmp_path / "ab", value)
-
-
-@pytest.mark.parametrize(("value", "problem"), [
-    (0.0, f"0 is not within 0 (excluded) to {MAX_TURN_MS}"),
-    (-1.0, f"-1 is not within 0 (excluded) to {MAX_TURN_MS}"),
-    (MAX_TURN_MS + 1, f"{MAX_TURN_MS + 1} is not within 0 (excluded) to {MAX_TURN_MS}"),
-    (math.nan, "nan is not a finite number"),
-])
-def test_the_settings_refuse_a_turn_length_in_the_options_words(value: float, problem: str
-                                                                 ) -> None:
-    # A turn of 0 ms is no turn: the low end is excluded, in the words of every float option.
-    with pytest.raises(UserError) as caught:
-        resolve_settings(bench(), AbChoices(turn_ms=value))
-    assert caught.value.message == f"--turn-ms: {problem}"
-    result = CliRunner().invoke(cli.app, ["ab", "--bench", "b", "--turn-ms", str(value)])
-    assert result.exit_code == 2
-    assert f"'--turn-ms': {problem}" in " ".join(result.output.split())
-    assert resolve_settings(bench(), AbChoices(turn_ms=MAX_TURN_MS)).turn_ms == MAX_TURN_MS
 
 
 @pytest.mark.parametrize("field, value", [("rounds", MAX_ROUNDS + 1),

@@ -111,6 +111,19 @@ def test_out_holding_only_a_lock_is_a_new_folder(tmp_path: Path) -> None:
     check_out(tmp_path)  # checked again under the lock; a refused run leaves it
 
 
+def test_out_left_by_a_run_killed_as_it_saved_its_options_is_a_new_folder(
+    tmp_path: Path,
+) -> None:
+    # A kill -9 between run.json's temporary and its rename leaves both files; run.json
+    # is missing, so the folder is no run to resume, and must take a new one.
+    (tmp_path / "run.lock").write_text("")
+    (tmp_path / ".run.json.k3x_9qz1").write_text('{"schema_ver')
+    check_out(tmp_path)
+    (tmp_path / ".results.json.k3x_9qz1").write_text("")  # no run writes this before run.json
+    with pytest.raises(UserError, match="is not empty"):
+        check_out(tmp_path)
+
+
 def test_only_the_log_the_ab_runner_names_is_no_stranger(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -17,6 +17,7 @@ from kernbench.execute.options import RunOptions, holds_a_run
 from kernbench.execute.pins import bench_source_hash
 from kernbench.plan import Cell
 from kernbench.results import model as results_io
+from kernbench.results.atomic import is_temporary_of
 from kernbench.results.kinds import RESULTS_NAME, RUN_JSON_NAME
 from kernbench.spec import hardware
 from kernbench.spec.checks import world_size_of
@@ -52,7 +53,7 @@ def check_out(out: Path) -> None:
             f"--out: {out} holds a {RESULTS_NAME} that no run there wrote (no {RUN_JSON_NAME});"
             " give a new folder"
         )
-    if out.is_dir() and any(p.name not in _made_before_the_run(out) for p in out.iterdir()):
+    if out.is_dir() and any(_stranger(p) for p in out.iterdir()):
         raise UserError(f"--out: {out} is not empty; give a new folder")
     existing = next(p for p in (out.absolute(), *out.absolute().parents) if p.exists())
     if not existing.is_dir():
@@ -92,14 +93,15 @@ def check_fast_out(out: Path, figures: str) -> None:
                         "did not draw; give a new folder")
 
 
-def _made_before_the_run(out: Path) -> set[str]:
-    """What a new run's folder may hold before the run writes to it: its lock (the run
-    checks the folder again under it, and a run refused there leaves it), and the log a
-    sequential A/B's runner opened there and named in KERNBENCH_SIDE_LOG."""
+def _stranger(path: Path) -> bool:
+    """A file a new run's folder may not hold. It may hold its lock (the run checks the
+    folder again under it, and a run refused there leaves it), the log a sequential A/B's
+    runner opened there and named in KERNBENCH_SIDE_LOG, and a temporary of run.json that
+    a run killed as it saved its options left (the new run writes run.json over it)."""
     log = os.environ.get(SIDE_LOG_ENV)
-    if log and Path(log).resolve().parent == out.resolve():
-        return {LOCK_NAME, Path(log).name}
-    return {LOCK_NAME}
+    mine = {LOCK_NAME} | ({Path(log).name} if log and Path(log).resolve().parent
+                          == path.parent.resolve() else set())
+    return path.name not in mine and not is_temporary_of(path, RUN_JSON_NAME)
 
 
 def check_world_sizes(hosts: Hosts, cells: Sequence[Cell]) -> None:

@@ -33,7 +33,7 @@ def replaced(path: Path) -> Iterator[Path]:
         raise UserError(f"{path}: is a folder; give a file to write")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        fd, name = tempfile.mkstemp(prefix=_temporary_prefix(path.name), dir=path.parent)
         os.close(fd)
     except OSError as exc:
         raise CannotWrite(path, exc) from None
@@ -49,6 +49,16 @@ def replaced(path: Path) -> Iterator[Path]:
         if isinstance(exc, OSError):  # a disk that filled up as the file was written
             raise CannotWrite(path, exc) from None
         raise
+
+
+def _temporary_prefix(name: str) -> str:
+    return f".{name}."
+
+
+def is_temporary_of(path: Path, name: str) -> bool:
+    """Whether `path` is what `replaced` named a temporary of a file called `name`: left
+    behind where a kill -9 came before the rename (and the cleanup)."""
+    return path.name.startswith(_temporary_prefix(name))
 
 
 def write_text(path: Path, text: str) -> None:

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from kernbench import cli
 from kernbench.ab.outputs import summarize_ab
-from kernbench.ab.run import AbOutcome, ab, run_ab
+from kernbench.ab.run import AbOutcome, ab, resume_ab, run_ab
 from kernbench.ab.schedule import load_manifest, side_options
 from kernbench.ab.settings import parse_rounds
 from kernbench.ab.sides import SideRequest
@@ -324,6 +324,19 @@ def test_refuses_a_non_empty_out_folder(tmp_path):
     (tmp_path / "ab" / "x").write_text("")
     with pytest.raises(UserError, match="is not empty"):
         run(tmp_path, FakeSides())
+
+
+def test_out_left_by_an_ab_killed_as_it_saved_its_plan_is_a_new_folder(tmp_path):
+    # A kill -9 between ab-run.json's temporary and its rename leaves both beside the lock:
+    # no plan, so nothing to resume, and the folder must take a new A/B.
+    folder = tmp_path / "ab"
+    folder.mkdir()
+    (folder / "run.lock").write_text("")
+    (folder / ".ab-run.json.k3x_9qz1").write_text('{"schema_ver')
+    with pytest.raises(UserError, match=r"not an A/B folder \(no ab-run.json\)"):
+        resume_ab(folder, run_side=FakeSides())
+    run(tmp_path, FakeSides())
+    assert (folder / "ab-run.json").is_file()
 
 
 def test_summarize_needs_an_ab_folder(tmp_path):

@@ -40,13 +40,14 @@ from kernbench.ab.sides import SideRunner, execute_runs, run_subprocess
 from kernbench.ab.switch_check import switch_warning
 from kernbench.analyze.checks import check_bench
 from kernbench.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, UserError
-from kernbench.execute.lock import folder_lock
+from kernbench.execute.lock import LOCK_NAME, folder_lock
 from kernbench.execute.options import holds_a_run, load_options
 from kernbench.execute.pins import bench_pins_path, load_pins, save_pins
 from kernbench.execute.progress import note
 from kernbench.execute.requirements import check_requirements
 from kernbench.plan import Cell, plan, refuse_empty
 from kernbench.results.ab import AbReport
+from kernbench.results.atomic import is_temporary_of
 from kernbench.results.kinds import AB_MANIFEST_NAME
 from kernbench.results.outpaths import out_folder
 from kernbench.results.provenance import utc_now, utc_stamp
@@ -109,8 +110,7 @@ def run_ab(
     only = tuple(only or ())
     pairs = ab_cells(spec, bench_path, device, only, settings, echo)
     folder = Path(out) if out else Path("runs") / f"ab_{settings.switch}_{utc_stamp()}"
-    if out_folder(folder, create=False).exists() and any(folder.iterdir()):
-        raise UserError(f"--out: {folder} is not empty; give a new folder")
+    _check_new_folder(folder)
 
     by_variant = switches_variant(settings.switch)
     # Is the variable read at all? (Two variants run what their options say.)
@@ -151,6 +151,17 @@ def run_ab(
         start_pins(folder, manifest, echo)
         return run_rounds(folder, manifest, spec, pairs, range(1, manifest.rounds + 1),
                           run_side, echo)
+
+
+def _check_new_folder(folder: Path) -> None:
+    """An A/B's `--out`: new or empty, but for what an A/B killed before its plan was
+    saved leaves (its lock, a temporary of ab-run.json): no plan there, so no A/B to
+    resume, and the new one writes both over."""
+    if out_folder(folder, create=False).exists() and any(
+        p.name != LOCK_NAME and not is_temporary_of(p, AB_MANIFEST_NAME)
+        for p in folder.iterdir()
+    ):
+        raise UserError(f"--out: {folder} is not empty; give a new folder")
 
 
 def start_pins(folder: Path, manifest: AbManifest, echo: Callable[[str], None]) -> None:

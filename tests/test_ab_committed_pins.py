@@ -9,7 +9,7 @@ import pytest
 from test_ab_sides import FakeSides, write_bench
 from test_pins_location import tuned_bench
 
-from kernbench.ab.run import run_ab
+from kernbench.ab.run import resume_ab, run_ab
 from kernbench.ab.schedule import load_manifest
 from kernbench.commands.run import RunRequest, run
 from kernbench.execute.pins import load_pins
@@ -53,3 +53,29 @@ def test_round_one_replays_a_committed_pin_instead_of_tuning_again(tmp_path):
         (cell,) = results_io.load(outcome.folder / side / "results.json").cells
         assert cell.rounds[0].pin_action == "replayed", side
     assert load_pins(outcome.folder / "pins.json") == committed
+
+
+class Killed(BaseException):
+    """A kill -9 of the A/B: nothing after it runs."""
+
+
+def test_an_ab_killed_before_its_pins_began_resumes_from_the_committed_pins(
+    tmp_path, monkeypatch
+):
+    bench = write_bench(tmp_path)
+    committed = tmp_path / "pins" / "fake-ab.json"
+    committed.parent.mkdir()
+    pin = {"fingerprint": {"kernel": "sleep"}, "winner": {"k": 2}, "candidates": []}
+    committed.write_text(json.dumps({"schema_version": 1, "pins": {"sleep|cpu|{}": pin}}))
+
+    def killed(*_):
+        raise Killed
+
+    monkeypatch.setattr("kernbench.ab.run.start_pins", killed)
+    with pytest.raises(Killed):  # its plan saved, its pins file not yet
+        run_ab(str(bench), out=tmp_path / "ab", device="cpu", run_side=FakeSides(),
+               echo=lambda _: None, schedule="sequential", rounds=2)
+    monkeypatch.undo()
+    assert not (tmp_path / "ab" / "pins.json").exists()
+    resume_ab(tmp_path / "ab", run_side=FakeSides(), echo=lambda _: None)
+    assert load_pins(tmp_path / "ab" / "pins.json") == {"sleep|cpu|{}": pin}

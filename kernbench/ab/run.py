@@ -282,6 +282,8 @@ def resume_ab(
                 stale.unlink()
         echo(f"resuming {folder}: {len(sides)} of {counted(len(manifest.runs), 'side')} kept, "
              f"{len(left)} to run")
+        if not (folder / PINS_NAME).is_file():  # killed between its plan and its pins
+            start_pins(folder, manifest, echo)
         rounds = sorted({run.round for run in left})
         return run_rounds(folder, manifest, spec, pairs, rounds, run_side, echo, kept=sides)
 

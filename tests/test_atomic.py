@@ -10,7 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from ab_fixtures.sides import Sides
+from test_ab_resume import interrupted_sequential
 
+from kernbench.ab.run import resume_ab
 from kernbench.errors import EXIT_USAGE
 
 REPO = Path(__file__).resolve().parents[1]
@@ -60,6 +63,35 @@ def test_an_export_that_does_not_fit_is_one_line_and_no_file(tmp_path: Path) -> 
     assert (ended.returncode, ended.stderr) == (
         EXIT_USAGE, f"{out}: cannot write: File too large\n")
     assert list(tmp_path.iterdir()) == []
+
+
+KILLED_WRITING = """
+import os, sys
+from pathlib import Path
+from kernbench.results import atomic
+with atomic.replaced(Path(sys.argv[1])) as tmp:
+    tmp.write_text("half of it")
+    os._exit(9)  # as a kill -9 before the rename
+"""
+
+
+def killed_writing(path: Path) -> Path:
+    """The temporary that a process killed as it wrote `path` left beside it."""
+    subprocess.run([sys.executable, "-c", KILLED_WRITING, str(path)], check=False,
+                   timeout=60)
+    (left,) = [p for p in path.parent.iterdir() if p.name.startswith(f".{path.name}.")]
+    return left
+
+
+def test_an_ab_resumed_removes_the_temporaries_its_kill_left(tmp_path: Path) -> None:
+    # Found by test_ab_kill_resume (seeds 3712427778 interleaved, 589715536 sequential):
+    # an A/B killed as it drew ab.png, then resumed, ended with `.ab.png.XXXXXXXX` in it.
+    folder, _ = interrupted_sequential(tmp_path, stop="r2_A")
+    left = [killed_writing(folder / name) for name in ("ab.png", "pins.json")]
+    (folder / ".keep").write_text("")  # hidden, and no temporary
+    resume_ab(folder, run_side=Sides(), echo=lambda _: None)
+    assert [path for path in left if path.exists()] == []
+    assert (folder / ".keep").is_file() and (folder / "ab.json").is_file()
 
 
 # A side's log is written as the side runs (a reader follows it live); nothing else kernbench

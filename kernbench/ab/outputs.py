@@ -13,6 +13,7 @@ from kernbench.execute.lock import folder_lock
 from kernbench.render.ab_report import raised_threshold_note
 from kernbench.render.measured_on import where_measured
 from kernbench.render.outputs import write_ab_outputs
+from kernbench.results import atomic
 from kernbench.results.ab import AB_FORMAT, AbReport, side_setting
 from kernbench.results.kinds import AB_JSON_NAME
 from kernbench.results.model import NOT_TIMED
@@ -21,10 +22,12 @@ from kernbench.units import counted, labelled, signed_pct
 
 
 def write_outputs(folder: Path, report: AbReport) -> None:
-    """ab.json, then every output the render registry has for an A/B."""
+    """ab.json, then every output the render registry has for an A/B; the temporaries a
+    kill left beside them (or beside the plan, pins or turns: no side runs now) go."""
     folder = Path(folder)
     AB_FORMAT.write(folder / AB_JSON_NAME, report)
     write_ab_outputs(report, folder)
+    atomic.remove_temporaries(folder)
 
 
 def summarize_ab(folder: Path, min_effect: float | None = None) -> AbReport:

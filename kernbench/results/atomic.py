@@ -8,6 +8,7 @@ block boundary or a PNG that does not decode where a reader (or `report: PATH`) 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -59,6 +60,21 @@ def is_temporary_of(path: Path, name: str) -> bool:
     """Whether `path` is what `replaced` named a temporary of a file called `name`: left
     behind where a kill -9 came before the rename (and the cleanup)."""
     return path.name.startswith(_temporary_prefix(name))
+
+
+# What `replaced` names a temporary: its prefix, then mkstemp's eight characters.
+_TEMPORARY = re.compile(r"\..+\.[a-z0-9_]{8}")
+
+
+def remove_temporaries(folder: Path) -> list[Path]:
+    """Remove the temporaries kills left in `folder` (not below it), the paths removed:
+    only for the holder of the folder's lock while nothing else writes there, where a
+    temporary can only be one whose writer is gone."""
+    found = [path for path in Path(folder).iterdir()
+             if _TEMPORARY.fullmatch(path.name) and path.is_file()]
+    for path in found:
+        path.unlink(missing_ok=True)
+    return found
 
 
 def write_text(path: Path, text: str) -> None:

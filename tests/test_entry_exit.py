@@ -1,0 +1,53 @@
+"""The exit code `kernbench` ends with is the one its command said, whatever CPython does
+with a signal at the end: a Ctrl-C handled as it passed through `exec`-compiled code
+(dataclasses, typer) is still exit 130, not a death by SIGINT, and a TERM that arrives
+as the interpreter tears down leaves the finished command's code and no traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from kernbench.errors import EXIT_INTERRUPTED, EXIT_OK
+
+
+def entry_with(command: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    """`kernbench`'s entry point, its command line replaced by `command` (a body), run as
+    `python -m` runs it (CPython re-raises a Ctrl-C it thinks unhandled on that path)."""
+    script = textwrap.dedent("""\
+        import os, signal, sys, atexit
+        import kernbench.cli
+
+        def command():
+        {body}
+
+        kernbench.cli.main = command
+        from kernbench.__main__ import main
+        main()
+        """).format(body=textwrap.indent(textwrap.dedent(command), "    "))
+    (folder / "entry_driver.py").write_text(script)
+    path = os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))
+    return subprocess.run([sys.executable, "-m", "entry_driver"], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PYTHONPATH": path})
+
+
+def test_a_ctrl_c_handled_inside_exec_compiled_code_exits_130(tmp_path: Path) -> None:
+    ended = entry_with("""\
+        try:
+            exec("raise KeyboardInterrupt")  # as in a dataclass's generated __init__
+        except KeyboardInterrupt:
+            print("kernbench: interrupted", file=sys.stderr)
+            sys.exit(130)
+        """, tmp_path)
+    assert (ended.returncode, ended.stderr) == (EXIT_INTERRUPTED, "kernbench: interrupted\n")
+
+
+def test_a_term_during_the_teardown_keeps_the_finished_commands_code(tmp_path: Path) -> None:
+    ended = entry_with("""\
+        atexit.register(lambda: os.kill(os.getpid(), signal.SIGTERM))
+        print("done")
+        """, tmp_path)
+    assert (ended.returncode, ended.stdout, ended.stderr) == (EXIT_OK, "done\n", "")

@@ -22,6 +22,7 @@ from typing import Any
 from kernbench.errors import UserError
 from kernbench.execute.lifetime import die_with_parent
 from kernbench.render import style
+from kernbench.results import atomic
 from kernbench.results.build import describe
 from kernbench.results.model import Results
 from kernbench.results.reference import Reference
@@ -96,10 +97,12 @@ def _render_in_parallel(results: Results, out_dir: Path, names: list[str]) -> li
         for child in children:
             child.join()
     finally:  # a Ctrl-C or TERM: no drawer goes on writing after the command ended
-        for child in children:
+        for name, child in zip(names, children, strict=True):
             if child.is_alive():
                 child.kill()
                 child.join()
+                for drawn in (f"{name}.png", f"{name}.json"):  # nor half a file behind
+                    atomic.remove_temporaries_of(out_dir / drawn)
     failed = [name for name, child in zip(names, children, strict=True) if child.exitcode != 0]
     if failed:  # draw them here, so their error surfaces as it would without the fork
         render_results(results, out_dir, failed[:1])

@@ -87,3 +87,31 @@ def test_an_interrupted_parallel_render_leaves_no_temporary_of_a_figure(
     with pytest.raises(KeyboardInterrupt):
         render._render_in_parallel(None, out, NAMES)  # type: ignore[arg-type]
     assert sorted(p.name for p in out.iterdir()) == [".other.png.keep1234"]
+
+
+FORKING: list[int] = []  # the signal the at-fork hook below sends the parent, when armed
+
+
+def _signal_as_forked() -> None:
+    if FORKING:
+        signal.raise_signal(FORKING.pop())
+
+
+os.register_at_fork(after_in_parent=_signal_as_forked)  # inert unless FORKING holds one
+
+
+def test_a_ctrl_c_as_a_drawer_is_forked_interrupts_the_render(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Taken inside CPython's at-fork hooks, a Ctrl-C was printed as "Exception ignored"
+    and dropped: the render went on to the end as if none had come."""
+    def short_draw(results: Any, name: str, out_dir: Path) -> None:
+        time.sleep(0.5)
+
+    monkeypatch.setattr(render, "_draw", short_draw)
+    FORKING.append(signal.SIGINT)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            render._render_in_parallel(None, tmp_path, NAMES)  # type: ignore[arg-type]
+    finally:
+        FORKING.clear()

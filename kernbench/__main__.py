@@ -56,12 +56,11 @@ def main() -> None:
     stop_on_signals()
     code: int | str | None = 0
     try:
-        try:
-            from kernbench.cli import main as command_line
-        except KeyboardInterrupt:
-            print("kernbench: interrupted", file=sys.stderr)  # as later, once loaded
-            sys.exit(EXIT_INTERRUPTED)
+        from kernbench.cli import main as command_line
         command_line()
+    except KeyboardInterrupt:  # outside a command, which says it so too
+        print("kernbench: interrupted", file=sys.stderr)
+        code = EXIT_INTERRUPTED
     except SystemExit as ended:
         code = ended.code
     end(code)

@@ -388,11 +388,10 @@ def calibrate_command(
 
 
 def main() -> None:
-    """The command line; its entry point (kernbench/__main__.py) sets the signals first."""
+    """The command line; its entry point (kernbench/__main__.py) sets the signals first,
+    and says a Ctrl-C that comes outside a command (as typer builds the command line)."""
     try:
         app()
     except UserError as exc:  # raised outside a command (e.g. while building the app)
         print(exc.message, file=sys.stderr)
         sys.exit(exc.code)
-    except KeyboardInterrupt:
-        sys.exit(EXIT_INTERRUPTED)

@@ -1,7 +1,8 @@
 """The exit code `kernbench` ends with is the one its command said, whatever CPython does
 with a signal at the end: a Ctrl-C handled as it passed through `exec`-compiled code
 (dataclasses, typer) is still exit 130, not a death by SIGINT, and a TERM that arrives
-as the interpreter tears down leaves the finished command's code and no traceback."""
+as the interpreter tears down leaves the finished command's code and no traceback. A
+Ctrl-C outside any command (as typer builds the command line) says so in its line."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import pytest
 
 from kernbench.errors import EXIT_INTERRUPTED, EXIT_OK
 
@@ -51,3 +54,27 @@ def test_a_term_during_the_teardown_keeps_the_finished_commands_code(tmp_path: P
         print("done")
         """, tmp_path)
     assert (ended.returncode, ended.stdout, ended.stderr) == (EXIT_OK, "done\n", "")
+
+
+def test_a_ctrl_c_as_typer_builds_the_command_line_says_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It exited 130 without a word."""
+    import typer.main
+
+    from kernbench import __main__ as entry
+
+    def building(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    def leave(code: int) -> None:  # instead of os._exit, which would end pytest
+        raise SystemExit(code)
+
+    monkeypatch.setattr(typer.main, "get_command", building)
+    monkeypatch.setattr(entry.signal, "signal", lambda *args: None)  # pytest's stay
+    monkeypatch.setattr(entry.os, "_exit", leave)
+    monkeypatch.setattr(sys, "argv", ["kernbench", "list"])
+    with pytest.raises(SystemExit) as ended:
+        entry.main()
+    assert ended.value.code == EXIT_INTERRUPTED
+    assert capsys.readouterr().err == "kernbench: interrupted\n"

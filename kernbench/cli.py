@@ -82,6 +82,9 @@ class _Group(ReadableHelp):
         except typer.TyperException as exc:  # an option of the group itself
             _echo_one_line(exc)
             raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:  # typer would exit 130 without a word
+            typer.echo("kernbench: interrupted", err=True)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
 
     def invoke(self, ctx: Any) -> Any:
         try:

@@ -78,3 +78,20 @@ def test_a_ctrl_c_as_typer_builds_the_command_line_says_so(
         entry.main()
     assert ended.value.code == EXIT_INTERRUPTED
     assert capsys.readouterr().err == "kernbench: interrupted\n"
+
+
+def test_a_ctrl_c_as_the_command_name_is_parsed_is_the_one_line_and_130(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Click took it for an abort: an empty line, `Aborted!` and exit 1."""
+    from typer.testing import CliRunner
+
+    from kernbench import cli
+    from kernbench.commands.help import ReadableHelp
+
+    def parsing(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ReadableHelp, "make_context", parsing)
+    ended = CliRunner().invoke(cli.app, ["list"])
+    assert (ended.exit_code, ended.stderr) == (EXIT_INTERRUPTED, "kernbench: interrupted\n")

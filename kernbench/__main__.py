@@ -11,8 +11,11 @@ import os
 import signal
 import stat
 import sys
+from typing import NoReturn
 
 from kernbench.errors import EXIT_INTERRUPTED
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def interrupt(signum: int, frame: object) -> None:
@@ -51,12 +54,35 @@ def stop_on_signals() -> None:
 
 def main() -> None:
     stop_on_signals()
+    code: int | str | None = 0
     try:
         from kernbench.cli import main as command_line
-    except KeyboardInterrupt:
-        print("kernbench: interrupted", file=sys.stderr)  # as later, once the CLI is loaded
-        sys.exit(EXIT_INTERRUPTED)
-    command_line()
+        command_line()
+    except KeyboardInterrupt:  # outside a command, which says it so too
+        print("kernbench: interrupted", file=sys.stderr)
+        code = EXIT_INTERRUPTED
+    except SystemExit as ended:
+        code = ended.code
+    end(code)
+
+
+def end(code: int | str | None) -> NoReturn:
+    """Exit with the command's `code`, whatever signal comes now. CPython's teardown puts
+    the default handlers back, so a TERM or a Ctrl-C arriving then would end the process
+    by that signal: from here they are ignored. And CPython takes a Ctrl-C that went
+    through code `exec` compiled (dataclasses and typer make their methods so) for one
+    nothing handled, and ends the process by SIGINT at exit though the command handled it
+    and said 130: an interrupted command leaves without the teardown."""
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+    if code != EXIT_INTERRUPTED:
+        sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed or hung-up stream: nothing more to say
+            pass
+    os._exit(EXIT_INTERRUPTED)
 
 
 if __name__ == "__main__":

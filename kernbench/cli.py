@@ -82,6 +82,9 @@ class _Group(ReadableHelp):
         except typer.TyperException as exc:  # an option of the group itself
             _echo_one_line(exc)
             raise typer.Exit(exc.exit_code) from None
+        except KeyboardInterrupt:  # typer would exit 130 without a word
+            typer.echo("kernbench: interrupted", err=True)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -388,11 +391,10 @@ def calibrate_command(
 
 
 def main() -> None:
-    """The command line; its entry point (kernbench/__main__.py) sets the signals first."""
+    """The command line; its entry point (kernbench/__main__.py) sets the signals first,
+    and says a Ctrl-C that comes outside a command (as typer builds the command line)."""
     try:
         app()
     except UserError as exc:  # raised outside a command (e.g. while building the app)
         print(exc.message, file=sys.stderr)
         sys.exit(exc.code)
-    except KeyboardInterrupt:
-        sys.exit(EXIT_INTERRUPTED)

@@ -208,6 +208,11 @@ def test_a_ctrl_c_while_the_command_line_loads_exits_130_without_a_traceback(
 
     monkeypatch.setitem(sys.modules, "kernbench.cli", Loading())
     monkeypatch.setattr(entry.signal, "signal", lambda *args: None)  # pytest's TERM stays
+
+    def leave(code: int) -> None:  # instead of os._exit, which would end pytest
+        raise SystemExit(code)
+
+    monkeypatch.setattr(entry.os, "_exit", leave)
     with pytest.raises(SystemExit) as ended:
         entry.main()
     assert ended.value.code == 130

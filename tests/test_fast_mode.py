@@ -168,6 +168,23 @@ def test_fast_mode_redraws_its_own_folder_and_refuses_any_other(
                                      "draw; give a new folder")
 
 
+def test_fast_mode_redraws_a_folder_a_kill_left_temporaries_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fast mode killed (kill -9) as it wrote a figure leaves its temporary: the next one
+    draws the folder again, where it said `holds figures/.busbw.png.XXXXXXXX`."""
+    monkeypatch.chdir(REPO)
+    out = tmp_path / "drawn"
+    (out / "figures").mkdir(parents=True)
+    (out / "figures" / ".busbw.png.ab3_x9yz").write_bytes(b"\x89PNG cut by the kill")
+    (out / "figures" / ".latency.json.q1w2e3r4").write_text('{"cut')
+    args = ["run", "--bench", "milestone-1h-ccl", "--fast", "--out", str(out)]
+    assert CliRunner().invoke(cli.app, args).exit_code == EXIT_OK
+    assert (out / "figures" / "busbw.png").read_bytes().startswith(b"\x89PNG")
+    (out / "figures" / ".notes.txt.ab3_x9yz").write_text("a temporary, not of a figure")
+    assert CliRunner().invoke(cli.app, args).exit_code == EXIT_USAGE
+
+
 def copied_ccl_bench(folder: Path, pending: bool = False) -> Path:
     """milestone-1h-ccl and its data in `folder`; `pending`: as a run left it before its
     first cell was measured."""

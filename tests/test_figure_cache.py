@@ -68,3 +68,22 @@ def test_a_change_to_any_module_a_drawing_uses_draws_anew(
     monkeypatch.setattr(cache, "_source_digest",
                         lambda path: b"edited" if path.endswith(module) else digest(path))
     assert cache.figure_key({"title": "a"}, generic_draw.draw) != before
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, OSError(28, "No space left on device")])
+def test_a_copy_into_the_cache_stopped_midway_leaves_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: BaseException
+) -> None:
+    """A Ctrl-C (or a full disk) as the drawn PNG was copied into the cache left
+    `.KEY.XXXXXXXX` there for good."""
+    def copy_cut(source: Path, target: Path) -> None:
+        Path(target).write_bytes(b"\x89PNG cut")
+        raise stop
+
+    monkeypatch.setattr(cache.shutil, "copyfile", copy_cut)
+    if isinstance(stop, OSError):
+        save_figure({"title": "a"}, draw, tmp_path / "one", "fig")  # the cache is skipped
+    else:
+        with pytest.raises(KeyboardInterrupt):
+            save_figure({"title": "a"}, draw, tmp_path / "one", "fig")
+    assert list((tmp_path / "cache").iterdir()) == []

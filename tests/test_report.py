@@ -267,3 +267,18 @@ def test_an_unsteady_cells_interval_spans_its_rounds_and_is_not_called_a_ci(tmp_
     (other,) = [line for line in text.splitlines() if line.startswith(f"| {steady.id} |")]
     assert "not a CI" not in other
     assert "spans the round medians and the pooled CI" in text
+
+
+def test_a_report_draws_the_figures_a_killed_drawing_left_out(tmp_path):
+    """A report (or run) killed as it drew the figures leaves figures/ with some of them:
+    the next report draws the missing ones, not none, and keeps those drawn."""
+    results = results_io.load(DATA / "milestone-1h-ccl.json")
+    drawn, missing = results.spec["figures"]
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    kept = b"\x89PNG\r\n\x1a\n drawn before the kill"
+    (figures / f"{drawn}.png").write_bytes(kept)
+    md, _ = report_results(results, tmp_path)
+    assert (figures / f"{drawn}.png").read_bytes() == kept
+    assert (figures / f"{missing}.png").read_bytes().startswith(b"\x89PNG")
+    assert f"![{missing}](figures/{missing}.png)" in md.read_text()

@@ -17,7 +17,7 @@ from kernbench.execute.options import RunOptions, holds_a_run
 from kernbench.execute.pins import bench_source_hash
 from kernbench.plan import Cell
 from kernbench.results import model as results_io
-from kernbench.results.atomic import is_temporary_of
+from kernbench.results.atomic import is_temporary_of, temporary_target
 from kernbench.results.kinds import RESULTS_NAME, RUN_JSON_NAME
 from kernbench.spec import hardware
 from kernbench.spec.checks import world_size_of
@@ -84,13 +84,19 @@ def check_fast_out(out: Path, figures: str) -> None:
     drawn = out / figures
     strangers = [p for p in out.iterdir() if p != drawn] if out.is_dir() else []
     if drawn.is_dir():
-        strangers += [p for p in drawn.iterdir()
-                      if not p.is_file() or p.suffix not in (".png", ".json")]
+        strangers += [p for p in drawn.iterdir() if not _drawn_by_fast_mode(p)]
     elif drawn.exists():
         strangers.append(drawn)
     if strangers:
         raise UserError(f"--out: {out} holds {strangers[0].relative_to(out)}, which fast mode "
                         "did not draw; give a new folder")
+
+
+def _drawn_by_fast_mode(path: Path) -> bool:
+    """A figure or its data, or the temporary of one that a kill -9 left as it was written
+    (the next fast mode writes over neither, and refuses no folder for it)."""
+    name = temporary_target(path) or path.name
+    return path.is_file() and Path(name).suffix in (".png", ".json")
 
 
 def _stranger(path: Path) -> bool:

@@ -14,7 +14,10 @@ from __future__ import annotations
 import importlib
 import multiprocessing
 import os
-from collections.abc import Sequence
+import signal
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -22,6 +25,7 @@ from typing import Any
 from kernbench.errors import UserError
 from kernbench.execute.lifetime import die_with_parent
 from kernbench.render import style
+from kernbench.results import atomic
 from kernbench.results.build import describe
 from kernbench.results.model import Results
 from kernbench.results.reference import Reference
@@ -32,6 +36,8 @@ from kernbench.spec.figures import (
     figures_of,
     renderer_for,
 )
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 __all__ = ["figure_data", "figures_drawn_by", "render_results", "requested_figures"]
 
@@ -91,19 +97,43 @@ def _render_in_parallel(results: Results, out_dir: Path, names: list[str]) -> li
         for name in names
     ]
     try:
-        for child in children:
-            child.start()
+        with _signals_held():
+            for child in children:
+                child.start()
         for child in children:
             child.join()
     finally:  # a Ctrl-C or TERM: no drawer goes on writing after the command ended
-        for child in children:
+        for name, child in zip(names, children, strict=True):
             if child.is_alive():
                 child.kill()
                 child.join()
+                for drawn in (f"{name}.png", f"{name}.json"):  # nor half a file behind
+                    atomic.remove_temporaries_of(out_dir / drawn)
     failed = [name for name, child in zip(names, children, strict=True) if child.exitcode != 0]
     if failed:  # draw them here, so their error surfaces as it would without the fork
         render_results(results, out_dir, failed[:1])
     return [out_dir / f"{name}.png" for name in names]
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """A Ctrl-C, TERM or HUP that comes as the drawers are forked is taken once they all
+    are: taken in a fork, it raises inside CPython's at-fork hooks, which print it as
+    "Exception ignored" and drop it, and the command goes on as if none had come."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread takes signals, or sets their handlers
+        return
+    came: list[int] = []
+    before = {signum: signal.signal(signum, lambda number, _: came.append(number))
+              for signum in _STOP_SIGNALS
+              if signal.getsignal(signum) is not None}  # None: set outside Python, kept
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+    for held in came[:1]:
+        signal.raise_signal(held)  # to the handler it was meant for
 
 
 def _draw_in_child(results: Results, out_dir: Path, name: str, parent_pid: int) -> None:

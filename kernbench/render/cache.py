@@ -16,7 +16,6 @@ import inspect
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any
 
 import matplotlib
 
+from kernbench.errors import UserError
 from kernbench.results.atomic import CannotWrite, replaced
 
 CACHE_ENV = "KERNBENCH_CACHE_DIR"
@@ -69,12 +69,9 @@ def store(key: str, path: Path) -> None:
     if folder is None:
         return
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", dir=folder)
-        os.close(fd)
-        shutil.copyfile(path, tmp)
-        os.replace(tmp, folder / f"{key}.png")
-    except OSError:
+        with replaced(folder / f"{key}.png") as tmp:  # no temporary left, come what may
+            shutil.copyfile(path, tmp)
+    except UserError:  # CannotWrite, or a folder of that name
         return
 
 

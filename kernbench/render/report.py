@@ -24,7 +24,7 @@ from kernbench.analyze.stats import (
     UNRESOLVED_RULE,
     unresolved_advice,
 )
-from kernbench.render import render_results
+from kernbench.render import render_results, requested_figures
 from kernbench.render.ab import AB_FIGURE
 from kernbench.render.ab_report import AB_FILTERS, ab_context, table_cell
 from kernbench.render.headline import headline
@@ -73,10 +73,13 @@ def _in_bench_order(figures: Iterable[Path], results: Results) -> list[Path]:
 
 
 def report_results(results: Results, folder: Path) -> list[Path]:
-    """A report of any results file: its figures drawn into `folder/figures` first."""
+    """A report of any results file: its figures not yet in `folder/figures` drawn there
+    first (all of them, or those a drawing killed on its way left undrawn)."""
     folder = Path(folder)
-    if not (folder / "figures").is_dir():
-        render_results(results, folder / "figures", parallel=True)
+    missing = [name for name in requested_figures(results, None)
+               if not (folder / "figures" / f"{name}.png").is_file()]
+    if missing:
+        render_results(results, folder / "figures", missing, parallel=True)
     return write_report(results, folder)
 
 

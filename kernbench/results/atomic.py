@@ -7,6 +7,7 @@ block boundary or a PNG that does not decode where a reader (or `report: PATH`) 
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import tempfile
@@ -52,6 +53,10 @@ def replaced(path: Path) -> Iterator[Path]:
         raise
 
 
+# mkstemp's names: the prefix, then 8 of lowercase letters, digits and underscores.
+_TEMPORARY = re.compile(r"\.(.+)\.[a-z0-9_]{8}")
+
+
 def _temporary_prefix(name: str) -> str:
     return f".{name}."
 
@@ -62,8 +67,19 @@ def is_temporary_of(path: Path, name: str) -> bool:
     return path.name.startswith(_temporary_prefix(name))
 
 
-# What `replaced` names a temporary: its prefix, then mkstemp's eight characters.
-_TEMPORARY = re.compile(r"\..+\.[a-z0-9_]{8}")
+def temporary_target(path: Path) -> str | None:
+    """The name of the file whose temporary `path` is (`.NAME.` and mkstemp's 8 random
+    characters), None where `path` is no temporary of `replaced`'s."""
+    found = _TEMPORARY.fullmatch(path.name)
+    return found.group(1) if found else None
+
+
+def remove_temporaries_of(path: Path) -> None:
+    """Remove the temporaries of `path` that a writer killed before its cleanup left (one
+    this process killed: a live writer's temporary must not be taken from it)."""
+    for found in Path(path).parent.glob(f"{glob.escape(_temporary_prefix(path.name))}*"):
+        if temporary_target(found) == path.name:
+            found.unlink(missing_ok=True)
 
 
 def remove_temporaries(folder: Path) -> list[Path]:

@@ -143,7 +143,8 @@ BenchName = Annotated[str, typer.Option("--bench", help="Bench name, or a path t
 Only = Annotated[
     list[str] | None,
     typer.Option("--only", help="Only the cells with KEY=V1[,V2] (repeatable; KEY: a "
-                 "parameter or variant)."),
+                 "parameter, variant, or a mapping axis by its label as plan shows it: "
+                 "shape=1024x1024x1024)."),
 ]
 
 # --- benches: list, validate, plan --------------------------------------------------
@@ -166,9 +167,10 @@ def validate_command(
 ) -> None:
     """Check bench files, or a folder's (default: every bench found, and the profiles).
 
-    A bench needing an optional dependency missing here is skipped, with why; one that
-    checks but that `run` would refuse here (a `requires.imports` module not installed) is
-    ok, with a note saying why."""
+    With no paths, a bench that cannot be checked here (its check imports a module not
+    installed, as an `op:` bench's torch op) is skipped, with why; named, it fails. One that
+    checks but that `run` would refuse here (a module it needs, such as torch, not
+    installed) is ok, with a note saying why."""
     if not print_outcomes(validate_paths(paths or (), bench_dir or ()), skip_extras=not paths):
         raise typer.Exit(EXIT_USAGE)
 

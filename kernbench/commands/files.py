@@ -24,7 +24,7 @@ from kernbench.units import counted
 def collect_command(
     folder: Annotated[Path, typer.Argument(help="A run folder (holding run.json).")],
 ) -> None:
-    """Rebuild a run's results.json and figures from its journal; runs nothing."""
+    """Rebuild a run's results.json, report and figures from its journal; runs nothing."""
     from kernbench.commands.collect import collect
 
     raise typer.Exit(collect(folder))

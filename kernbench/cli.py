@@ -167,10 +167,9 @@ def validate_command(
 ) -> None:
     """Check bench files, or a folder's (default: every bench found, and the profiles).
 
-    With no paths, a bench that cannot be checked here (its check imports a module not
-    installed, as an `op:` bench's torch op) is skipped, with why; named, it fails. One that
-    checks but that `run` would refuse here (a module it needs, such as torch, not
-    installed) is ok, with a note saying why."""
+    With no paths, a bench whose check imports a module not installed here (an `op:`
+    bench's torch op) is skipped, with why; named, it fails. One that checks but that `run`
+    would refuse here (a module it needs not installed) is ok, with a note saying why."""
     if not print_outcomes(validate_paths(paths or (), bench_dir or ()), skip_extras=not paths):
         raise typer.Exit(EXIT_USAGE)
 
@@ -393,8 +392,7 @@ def calibrate_command(
 
 
 def main() -> None:
-    """The command line; its entry point (kernbench/__main__.py) sets the signals first,
-    and says a Ctrl-C that comes outside a command (as typer builds the command line)."""
+    """The command line; its entry point (kernbench/__main__.py) sets the signals first."""
     try:
         app()
     except UserError as exc:  # raised outside a command (e.g. while building the app)

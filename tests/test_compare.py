@@ -275,7 +275,7 @@ def test_the_table_names_each_sides_gpu_driver_code_and_date():
                for line in text.splitlines())
 
 
-@pytest.mark.parametrize("rounds", [GATE_MIN_ROUNDS - 1, 3, 2])
+@pytest.mark.parametrize("rounds", [GATE_MIN_ROUNDS - 1, 3, 2, 1])
 def test_compare_gates_on_the_rounds_ab_gates_on(tmp_path, rounds):
     many = saved(tmp_path, "many", make_gemm_results(failed=False, variants=("resident",),
                                                      rounds=GATE_MIN_ROUNDS))
@@ -285,7 +285,8 @@ def test_compare_gates_on_the_rounds_ab_gates_on(tmp_path, rounds):
         code, out, err = invoke("compare", *paths, "--fail-on", "slower")
         assert code == 2, out
         assert err.startswith(f"--fail-on slower: a gate needs intervals of 95% coverage, "
-                              f"which take {GATE_MIN_ROUNDS} rounds; {rounds} give ")
+                              f"which take {GATE_MIN_ROUNDS} rounds; "
+                              f"{rounds} {'gives' if rounds == 1 else 'give'} ")
         assert err.endswith(": compare runs of more rounds, or drop --fail-on\n")
     assert gate_rounds_problem("slower", rounds) is not None
     assert gate_rounds_problem("slower", GATE_MIN_ROUNDS) is None

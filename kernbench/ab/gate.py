@@ -67,5 +67,5 @@ def gate_rounds_problem(fail_on: FailOn | None, rounds: int) -> str | None:
         return None
     coverage = median_interval([0.0] * rounds, CONFIDENCE).coverage
     return (f"--fail-on {fail_on}: a gate needs intervals of {CONFIDENCE:.0%} coverage, "
-            f"which take {GATE_MIN_ROUNDS} rounds; {rounds} give {coverage:.1%}, so a change "
-            f"that does nothing could fail it by chance")
+            f"which take {GATE_MIN_ROUNDS} rounds; {rounds} {'gives' if rounds == 1 else 'give'} "
+            f"{coverage:.1%}, so a change that does nothing could fail it by chance")
